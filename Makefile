@@ -1,0 +1,32 @@
+# Two commands work on a fresh machine with only Python 3.11+ and make: `make demo`, `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test demo lab bench sandbox clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)  ## run the test suite
+	$(PY) -m pytest
+
+demo: $(STAMP)  ## run the example notebooks against the built-in demo server
+	$(PY) -m invtools demo --out build/demo
+
+lab: $(STAMP)  ## JupyterLab with the demo server running
+	$(PY) -m pip install --quiet -e '.[dev,lab]'
+	$(PY) -m invtools lab
+
+bench: $(STAMP)  ## print the benchmark figures
+	$(PY) -m benchmarks
+
+sandbox: $(STAMP)  ## the stand-in server in the foreground
+	$(PY) -m invtools sandbox --port 8765
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,65 @@
+"""invtools: investigate inventory from BoxHero's REST API as typed pandas DataFrames.
+
+>>> import invtools
+>>> issubclass(invtools.AuthenticationError, invtools.APIError)
+True
+
+The public surface is exactly ``__all__``. Heavy or optional parts (plots need matplotlib,
+widgets need ipywidgets) are imported on first use, so ``import invtools`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from invtools.errors import (
+    APIError,
+    AuthenticationError,
+    ConfigError,
+    InvalidRequestError,
+    InvtoolsError,
+    NotFoundError,
+    PaginationError,
+    RateLimitError,
+    ServerError,
+    TeamModeError,
+    TransportError,
+)
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; resolved on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {}
+
+__all__ = [
+    "__version__",
+    "InvtoolsError",
+    "ConfigError",
+    "TransportError",
+    "PaginationError",
+    "APIError",
+    "AuthenticationError",
+    "TeamModeError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "RateLimitError",
+    "ServerError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'invtools' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass

@@ -1,0 +1,5 @@
+"""`python -m invtools` is the `invtools` command."""
+
+from invtools.cli import main
+
+raise SystemExit(main())

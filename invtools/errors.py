@@ -1,0 +1,219 @@
+"""The exception tree of invtools, in one place.
+
+Errors are split by what the caller can do about them::
+
+    InvtoolsError                      everything invtools raises
+    ├── ConfigError                    bad arguments or set-up (no token, http:// base URL, ...)
+    ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
+    ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
+    └── APIError                       the server answered with an error envelope
+        ├── AuthenticationError        401: token missing, invalid or revoked
+        ├── TeamModeError              400 /errors/invalid-team-mode (or the client's own check)
+        ├── InvalidRequestError        400 /errors/invalid-request and other 4xx
+        ├── NotFoundError              404
+        ├── RateLimitError             429, after the retries ran out
+        └── ServerError                5xx, after the retries ran out
+
+Every :class:`APIError` carries ``status``, ``type``, ``title``, ``correlation_id``, ``method``
+and ``path``. Messages never contain a token: the real service echoes a bad token in the
+``given`` field of a 401 body, so that field is dropped before anything is kept.
+
+>>> err = from_response(404, {"type": "/errors/not-found", "title": "Not found",
+...                           "correlation_id": "rq_1"}, method="GET", path="/v1/items/9")
+>>> type(err).__name__, err.status, err.correlation_id
+('NotFoundError', 404, 'rq_1')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "InvtoolsError",
+    "ConfigError",
+    "TransportError",
+    "PaginationError",
+    "APIError",
+    "AuthenticationError",
+    "TeamModeError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "RateLimitError",
+    "ServerError",
+    "from_response",
+]
+
+#: Location-only endpoints answer this type to a team that does not manage stock by location.
+TEAM_MODE_TYPE = "/errors/invalid-team-mode"
+
+# Body fields that may hold secrets or user input and are never kept on an exception.
+_SECRET_FIELDS = frozenset({"given"})
+
+
+class InvtoolsError(Exception):
+    """Base class of every error raised by invtools."""
+
+
+class ConfigError(InvtoolsError, ValueError):
+    """The toolkit was set up wrongly: a missing token, an unsafe base URL, a bad argument."""
+
+
+class TransportError(InvtoolsError):
+    """No usable HTTP response: connection refused, DNS failure, timeout, dropped connection.
+
+    ``attempts`` says how many times the request was tried.
+    """
+
+    def __init__(self, message: str, *, attempts: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class PaginationError(InvtoolsError):
+    """The server broke the paging rules (a repeated cursor, a page without the envelope)."""
+
+
+class APIError(InvtoolsError):
+    """The server answered with an error.
+
+    Attributes: ``status`` (HTTP status), ``type`` (e.g. ``/errors/not-found``), ``title``
+    (human text), ``correlation_id`` (``rq_...``, quote it to the service's support),
+    ``error_id`` (``ex_...``), ``method`` and ``path`` of the request, ``attempts`` (how many
+    times it was sent) and ``details`` (other body fields, secrets removed).
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        status: int | None = None,
+        type: str | None = None,  # noqa: A002 - the envelope's own name
+        title: str | None = None,
+        correlation_id: str | None = None,
+        error_id: str | None = None,
+        method: str | None = None,
+        path: str | None = None,
+        attempts: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.type = type
+        self.title = title
+        self.correlation_id = correlation_id
+        self.error_id = error_id
+        self.method = method
+        self.path = path
+        self.attempts = attempts
+        self.details = {k: v for k, v in (details or {}).items() if k not in _SECRET_FIELDS}
+        super().__init__(message or self._default_message())
+
+    def _default_message(self) -> str:
+        where = f"{self.method or 'GET'} {self.path}" if self.path else "request"
+        what = self.title or "error"
+        bits = [f"{where} failed with {self.status}: {what}"]
+        if self.type:
+            bits.append(f"(type {self.type})")
+        if self.attempts and self.attempts > 1:
+            bits.append(f"after {self.attempts} attempts")
+        if self.correlation_id:
+            bits.append(f"[correlation id {self.correlation_id}]")
+        return " ".join(bits)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status!r}, type={self.type!r}, "
+            f"title={self.title!r}, correlation_id={self.correlation_id!r}, "
+            f"method={self.method!r}, path={self.path!r})"
+        )
+
+    def __reduce__(self):  # keep keyword-only attributes through pickling (multiprocessing)
+        return (_rebuild, (type(self), str(self), self.__dict__.copy()))
+
+
+def _rebuild(cls, message, state):
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class AuthenticationError(APIError):
+    """401: the token is missing, invalid or was deleted. Issue a new one in the service's
+    settings under Integrations."""
+
+
+class TeamModeError(APIError):
+    """This endpoint needs a team that manages stock by location (mode 2, "Location")."""
+
+
+class InvalidRequestError(APIError):
+    """400 (other than team mode) and other 4xx: a parameter the server refused."""
+
+
+class NotFoundError(APIError):
+    """404: no such object, or no such path."""
+
+
+class RateLimitError(APIError):
+    """429: the rate limit was still exceeded after waiting and retrying."""
+
+
+class ServerError(APIError):
+    """5xx: the server failed, and kept failing through the retries."""
+
+
+def _class_for(status: int, type_: str | None) -> type[APIError]:
+    if status == 401:
+        return AuthenticationError
+    if type_ == TEAM_MODE_TYPE:
+        return TeamModeError
+    if status == 404:
+        return NotFoundError
+    if status == 429:
+        return RateLimitError
+    if status >= 500:
+        return ServerError
+    if 400 <= status < 500:
+        return InvalidRequestError
+    return APIError
+
+
+def from_response(
+    status: int,
+    body: Any,
+    *,
+    method: str | None = None,
+    path: str | None = None,
+    attempts: int | None = None,
+    reason: str | None = None,
+) -> APIError:
+    """Build the right :class:`APIError` for an error ``status`` and its decoded ``body``.
+
+    ``body`` is the parsed JSON envelope, or anything else (``None``, text) when the server
+    sent no JSON; then ``reason`` (the HTTP reason phrase) stands in for the title.
+
+    >>> from_response(401, {"type": "/errors/tokens/invalid", "given": "secret"}).details
+    {}
+    """
+    env = body if isinstance(body, dict) else {}
+    type_ = env.get("type") if isinstance(env.get("type"), str) else None
+    title = env.get("title") if isinstance(env.get("title"), str) else None
+    if title is None:
+        title = reason or ("non-JSON error body" if body else "no error body")
+    known = {"type", "title", "correlation_id", "id"}
+    details = {k: v for k, v in env.items() if k not in known}
+    if status == 401:
+        # The real service echoes the token in `given`; nothing of a 401 body but the
+        # envelope's own fields is kept.
+        details = {}
+    return _class_for(status, type_)(
+        status=status,
+        type=type_,
+        title=title,
+        correlation_id=env.get("correlation_id"),
+        error_id=env.get("id"),
+        method=method,
+        path=path,
+        attempts=attempts,
+        details=details,
+    )
