@@ -1,0 +1,168 @@
+"""Run the example notebooks end to end on the built-in demo data (``make demo``).
+
+Each notebook runs in a fresh kernel with no token in its environment, so it starts the
+stand-in server itself (see :func:`invtools.connect.connect`). For each notebook this writes an
+executed HTML copy and every figure as a PNG under the output folder, and prints a short
+summary: team, rows fetched, requests sent, cache hits, where the files are.
+
+>>> results = run_notebooks(["notebooks/01-quickstart.ipynb"], "build/demo")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
+
+SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
+
+# Appended to each notebook while it runs (and removed before export): reports what the
+# notebook's clients did, so the demo can print it without the notebooks doing bookkeeping.
+_SUMMARY_CELL = (
+    "import json as _json, invtools.connect as _c\n"
+    f"print({SUMMARY_MARKER!r} + _json.dumps(_c.session_summary()))"
+)
+
+
+@dataclass
+class NotebookRun:
+    """What running one notebook gave: where its files are and what its clients did."""
+
+    path: Path
+    html: Path | None = None
+    figures: list[Path] = field(default_factory=list)
+    seconds: float = 0.0
+    summary: dict = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for demo kernels: this one without any ``INVTOOLS_TOKEN*`` (the demo
+    runs on the built-in data, never on a real team), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_TOKEN")}
+    env.pop("INVTOOLS_BASE_URL", None)
+    env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    env.update(extra or {})
+    return env
+
+
+def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
+    """Execute the notebook at ``path`` in a fresh kernel; return (notebook, summary dict).
+
+    Raises nbclient's ``CellExecutionError`` when a cell fails.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(_SUMMARY_CELL))
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute(env=env)
+    summary_cell = nb.cells.pop()
+    summary: dict = {}
+    for out in summary_cell.get("outputs", []):
+        text = out.get("text", "")
+        if SUMMARY_MARKER in text:
+            summary = json.loads(text.split(SUMMARY_MARKER, 1)[1])
+    return nb, summary
+
+
+def _save_figures(nb, stem: str, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                target = folder / f"{stem}-{len(saved) + 1:02d}.png"
+                target.write_bytes(base64.b64decode(data["image/png"]))
+                saved.append(target)
+    return saved
+
+
+def _export_html(nb, target: Path) -> Path:
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def run_notebooks(
+    notebooks: Iterable[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    env: dict[str, str] | None = None,
+    echo=print,
+) -> list[NotebookRun]:
+    """Execute ``notebooks`` one after another, writing HTML and PNGs under ``out_dir``.
+
+    A failing notebook is reported and the others still run. ``echo`` prints progress.
+    """
+    out = Path(out_dir)
+    env = kernel_env(env)
+    # One cache for the whole demo run, inside the build folder: notebooks after the first
+    # reuse what earlier ones fetched, and the user's own cache is left alone.
+    env.setdefault("INVTOOLS_CACHE_DIR", str((out / "cache").resolve()))
+    paths = [Path(p) for p in notebooks]
+    runs = []
+    for i, path in enumerate(paths, 1):
+        echo(f"[{i}/{len(paths)}] {path.name} ...", end=" ", flush=True)
+        run = NotebookRun(path)
+        started = time.perf_counter()
+        try:
+            nb, run.summary = execute_notebook(path, env=env)
+        except Exception as exc:  # report and go on with the other notebooks
+            nb = getattr(exc, "nb", None)
+            run.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        run.seconds = time.perf_counter() - started
+        if run.ok:
+            run.html = _export_html(nb, out / "html" / f"{path.stem}.html")
+            run.figures = _save_figures(nb, path.stem, out / "figures")
+            echo(_summary_line(run))
+        else:
+            echo(f"FAILED after {run.seconds:.1f} s: {run.error}")
+        runs.append(run)
+    return runs
+
+
+def _summary_line(run: NotebookRun) -> str:
+    s = run.summary or {}
+    teams = ", ".join(s.get("teams", [])) or "-"
+    return (
+        f"ok in {run.seconds:.1f} s: team {teams}; {s.get('rows', 0):,} rows fetched, "
+        f"{s.get('sent', 0):,} requests sent, {s.get('from_cache', 0):,} from cache; "
+        f"{len(run.figures)} figures"
+    )
+
+
+def report(runs: Sequence[NotebookRun], out_dir: str | os.PathLike) -> str:
+    """A closing summary of a demo run."""
+    out = Path(out_dir)
+    ok = sum(r.ok for r in runs)
+    lines = [
+        "",
+        f"{ok} of {len(runs)} notebooks ran.",
+        f"HTML copies: {out / 'html'}",
+        f"Figures:     {out / 'figures'} ({sum(len(r.figures) for r in runs)} PNG files)",
+    ]
+    for r in runs:
+        if not r.ok:
+            lines.append(f"FAILED: {r.path.name}: {r.error}")
+    return "\n".join(lines)
