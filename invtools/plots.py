@@ -506,7 +506,10 @@ def plot_activity(
             ax.plot(starts.to_numpy(), table[col].to_numpy(dtype=float), marker="o",
                     markersize=3, label=col, color=colors[col])
 
-    ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
+    if kind == "bar":
+        ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
+    elif len(starts) > 1:  # a line's last point is at the last period's start
+        ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())
     ax.set_ylim(bottom=0)
     if metric == "count":
         from matplotlib.ticker import MaxNLocator
@@ -727,7 +730,9 @@ def plot_calendar(
     ``df`` and ``metric`` as in :func:`activity_table` (count of transactions or lines, or
     absolute quantity). ``year``: the calendar year shown (default: the latest year in ``df``).
     Days are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's ``image.cmap``.
-    Days outside the year are left blank; days without activity get the lowest colour.
+    Days without activity are a faint grey (the colour bar's lower end); days outside the
+    span ``df`` covers (before its first or after its last transaction) are left blank, since
+    nothing is known about them.
 
     >>> import pandas as pd
     >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(
@@ -751,13 +756,29 @@ def plot_calendar(
 
     days = table.index.tz_localize(None)
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
+    # Days outside the span the frame covers are unknown, not quiet: leave them blank.
+    local = times.dropna().dt.tz_convert(tz).dt.tz_localize(None).dt.normalize()
+    if len(local):
+        covered = (days >= local.min()) & (days <= local.max())
+        daily = np.where(covered, daily, np.nan)
     first_monday = days[0] - pd.Timedelta(days=days[0].day_of_week)
     col = np.asarray((days - first_monday).days // 7)
     row = np.asarray(days.day_of_week)
     grid = np.full((7, int(col.max()) + 1), np.nan)
     grid[row, col] = daily
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="equal",
-                      interpolation="nearest", origin="upper", vmin=0,
+
+    import matplotlib as mpl
+
+    # Quiet days in a faint neutral "under" colour (readable on light and dark styles), so the
+    # colour scale is spent on the days with activity.
+    colormap = mpl.colormaps[cmap or mpl.rcParams["image.cmap"]] if not isinstance(
+        cmap, mpl.colors.Colormap) else cmap
+    colormap = colormap.with_extremes(under=(0.5, 0.5, 0.5, 0.2), bad=(0, 0, 0, 0))
+    positive = grid[np.isfinite(grid) & (grid > 0)]
+    vmin = (1.0 if metric == "count" else float(positive.min())) if positive.size else 1.0
+    vmax = max(float(positive.max()), vmin + 1e-9) if positive.size else vmin + 1.0
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=colormap, aspect="equal",
+                      interpolation="nearest", origin="upper", vmin=vmin, vmax=vmax,
                       extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5))
     ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
     month_starts = [d for d in days if d.day == 1]
@@ -767,8 +788,14 @@ def plot_calendar(
     for spine in ax.spines.values():
         spine.set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"
-    ax.figure.colorbar(image, ax=ax, label=label, shrink=0.8, pad=0.01)
-    if not daily.any():
+    bar = ax.figure.colorbar(image, ax=ax, label=label, shrink=0.8, pad=0.01, extend="min",
+                             extendfrac=0.08)
+    if metric == "count":
+        from matplotlib.ticker import MaxNLocator
+
+        bar.locator = MaxNLocator(integer=True)
+        bar.update_ticks()
+    if not np.nansum(daily):
         ax.text(0.5, 0.5, f"no transactions in {year}", transform=ax.transAxes, ha="center",
                 va="center", fontsize="large")
     return ax
