@@ -184,7 +184,7 @@ def activity_table(
         raise ConfigError(f"end ({end!r}) is before start ({start!r}).")
     full = pd.period_range(first, last, freq=pfreq)
 
-    frame = pd.DataFrame({"period": periods.to_numpy(), "cat": categories[keep].to_numpy(),
+    frame = pd.DataFrame({"period": periods.array, "cat": categories[keep].to_numpy(),
                           "value": values[keep].to_numpy()})
     table = frame.pivot_table(index="period", columns="cat", values="value", aggfunc="sum",
                               fill_value=0, observed=True)
@@ -292,8 +292,8 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
             f"by={by!r} is not one of {_choices(_BY_CHOICES)} or None, nor a column of this "
             f"frame ({_cols(df)})."
         )
-    col = col.astype(object)
-    return col.where(col.notna(), NONE).map(str)
+    # Vectorised to text (categories, ids, names alike), so labels are plain str.
+    return col.astype("string").fillna(NONE).astype(object)
 
 
 def _need(df: pd.DataFrame, column: str, by: str) -> pd.Series:
@@ -572,7 +572,7 @@ def plot_stock_history(
     wanted = _select_items(items, label_of, names, h["item_id"])
     ax = _new_axes(ax, (10, 4))
     ax.set_ylabel("stock (units)")
-    ax.set_xlabel("time" + (f" ({tz})" if tz != "UTC" else " (UTC)"))
+    ax.set_xlabel(f"time ({tz})")
     if not wanted:
         ax.set_title("Stock history")
         _no_data(ax, "no stock history")
