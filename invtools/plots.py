@@ -129,7 +129,8 @@ def activity_table(
       into ``"other"``; ``None`` keeps all.
     - ``start``, ``end``: the range, both included (an ``end`` without a time of day includes
       that whole day); by default the first and last transaction. Every period of the range is
-      a row, with zeros where nothing happened.
+      a row, with zeros where nothing happened; the first and last periods count only what
+      falls inside the range (``start="2026-03-04"`` by week leaves out 2 and 3 March).
     - ``tz``: the time zone periods are cut in (default UTC, the service's time zone); a shop
       in Seoul wants ``tz="Asia/Seoul"`` so that its days start at its midnight.
 
@@ -174,10 +175,11 @@ def activity_table(
     local = times[keep].dt.tz_convert(tz).dt.tz_localize(None)
     periods = local.dt.to_period(pfreq)
 
+    seen = periods.dropna()  # a row without a time cannot be placed in any period
     first = pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq) if lo is not None else (
-        periods.min() if len(periods) else None)
+        seen.min() if len(seen) else None)
     last = pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq) if hi is not None else (
-        periods.max() if len(periods) else None)
+        seen.max() if len(seen) else None)
     if first is None or last is None:  # nothing in range and no explicit range
         return _empty_table(by, metric, tz)
     if last < first:

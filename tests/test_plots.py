@@ -234,6 +234,12 @@ def test_location_is_the_destination_or_the_source(tx):
     assert table.iloc[0].to_dict() == {"Main": 1, "Shop": 2, "(none)": 1}
 
 
+def test_rows_without_a_time_are_left_out():
+    df = tx_frame([{"time": "2026-03-02T10:00Z"}, {"time": None}, {"time": "2026-03-03T10:00Z"}])
+    assert activity_table(df, "W", by=None)["all"].tolist() == [2]
+    assert activity_table(df.iloc[[1]], "W").empty
+
+
 def test_empty_frame_gives_an_empty_table_or_a_zero_range():
     empty = tx_frame([])
     table = activity_table(empty, "W")
