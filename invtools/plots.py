@@ -503,15 +503,13 @@ def plot_activity(
             ax.bar(x, heights, width=w, bottom=bottom, align="edge", label=col,
                    color=colors[col], linewidth=0)
             bottom = bottom + heights
+        ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
     else:
         for col in table.columns:
             ax.plot(starts.to_numpy(), table[col].to_numpy(dtype=float), marker="o",
                     markersize=3, label=col, color=colors[col])
-
-    if kind == "bar":
-        ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
-    elif len(starts) > 1:  # a line's last point is at the last period's start
-        ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())
+        if len(starts) > 1:  # a line's last point is at the last period's start
+            ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())
     ax.set_ylim(bottom=0)
     if metric == "count":
         from matplotlib.ticker import MaxNLocator
@@ -629,7 +627,9 @@ def plot_stock_history(
 
 def _item_labels(ids: pd.Series, names: pd.Series) -> dict[Any, str]:
     labels: dict[Any, str] = {}
-    for item_id, name in zip(ids.tolist(), names.astype(object).tolist(), strict=True):
+    # One row per item (first seen, in frame order) rather than a Python loop over every row.
+    first = pd.DataFrame({"id": ids, "name": names.astype(object)}).drop_duplicates("id")
+    for item_id, name in zip(first["id"].tolist(), first["name"].tolist(), strict=True):
         if item_id is pd.NA or item_id in labels:
             continue
         labels[item_id] = str(name) if name is not None and not pd.isna(name) else f"item {item_id}"
