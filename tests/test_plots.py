@@ -1,0 +1,517 @@
+"""invtools.plots: the numbers drawn are the frame's numbers; labels, legends, styles, errors.
+
+Assertions are on artists (bar heights and positions, line data, legend texts, colours) checked
+against totals computed here independently from the frame, never on pixels. The frames are
+built by hand to the schema of the brief (nullable Int64 ids, categorical ``type``,
+``datetime64[ms, UTC]`` times, ``string`` text), since that is what ``invtools.frames`` gives.
+"""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless and deterministic, before pyplot is imported
+
+import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import invtools.plots as plots  # noqa: E402
+from invtools.errors import ConfigError  # noqa: E402
+from invtools.plots import (  # noqa: E402
+    TYPE_COLORS,
+    activity_table,
+    plot_activity,
+    plot_calendar,
+    plot_stock_history,
+)
+
+TYPES = pd.CategoricalDtype(["in", "out", "move", "adjust"])
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# ---------------------------------------------------------------------------- frame builders
+
+
+def _times(values) -> pd.Series:
+    return pd.Series(pd.to_datetime(values, utc=True)).astype("datetime64[ms, UTC]")
+
+
+def tx_frame(rows: list[dict]) -> pd.DataFrame:
+    """A transactions frame (transactions_df schema) from short dicts: time, type, qty, ..."""
+    n = len(rows)
+
+    def col(key, default=None):
+        return [r.get(key, default) for r in rows]
+
+    return pd.DataFrame({
+        "id": pd.array(range(1, n + 1), dtype="Int64"),
+        "type": pd.Series(col("type", "out"), dtype=TYPES),
+        "transaction_time": _times(col("time")),
+        "created_at": _times(col("time")),
+        "revision": pd.array([0] * n, dtype="Int64"),
+        "count_of_items": pd.array([1] * n, dtype="Int64"),
+        "total_quantity": pd.Series(col("qty", 1.0), dtype="float64"),
+        "partner_id": pd.array([None] * n, dtype="Int64"),
+        "partner_name": pd.array(col("partner"), dtype="string"),
+        "partner_deleted": pd.array([False] * n, dtype="boolean"),
+        "from_location_id": pd.array([None] * n, dtype="Int64"),
+        "from_location_name": pd.array(col("from"), dtype="string"),
+        "to_location_id": pd.array([None] * n, dtype="Int64"),
+        "to_location_name": pd.array(col("to", "Main"), dtype="string"),
+        "memo": pd.array([None] * n, dtype="string"),
+    })
+
+
+def lines_frame(rows: list[dict]) -> pd.DataFrame:
+    """A lines frame (lines_df schema): one row per transaction line."""
+    n = len(rows)
+
+    def col(key, default=None):
+        return [r.get(key, default) for r in rows]
+
+    return pd.DataFrame({
+        "transaction_id": pd.array(col("tx", 1), dtype="Int64"),
+        "transaction_time": _times(col("time")),
+        "type": pd.Series(col("type", "out"), dtype=TYPES),
+        "revision": pd.array([0] * n, dtype="Int64"),
+        "partner_name": pd.array(col("partner"), dtype="string"),
+        "from_location_name": pd.array(col("from"), dtype="string"),
+        "to_location_name": pd.array(col("to", "Main"), dtype="string"),
+        "item_id": pd.array(col("item_id", 1), dtype="Int64"),
+        "item_name": pd.array(col("item", "bolt"), dtype="string"),
+        "quantity": pd.Series(col("qty", 1.0), dtype="float64"),
+        "new_stock_level": pd.Series(col("level", 0.0), dtype="float64"),
+    })
+
+
+def history_frame(rows: list[tuple]) -> pd.DataFrame:
+    """A stock_history frame from (time, item_id, item_name, stock) tuples."""
+    h = pd.DataFrame(rows, columns=["transaction_time", "item_id", "item_name", "stock"])
+    h["transaction_time"] = _times(h["transaction_time"])
+    h.insert(1, "transaction_id", pd.array(range(1, len(h) + 1), dtype="Int64"))
+    h["item_id"] = h["item_id"].astype("Int64")
+    h["item_name"] = h["item_name"].astype("string")
+    h["location_id"] = pd.array([None] * len(h), dtype="Int64")
+    h["stock"] = h["stock"].astype("float64")
+    h["change"] = h.groupby("item_id")["stock"].diff().fillna(h["stock"])
+    return h[["transaction_time", "transaction_id", "item_id", "item_name", "location_id",
+              "stock", "change"]]
+
+
+@pytest.fixture
+def tx() -> pd.DataFrame:
+    """Weeks of 2026-03-02 and 03-23 busy, 03-09 and 03-16 empty; all four types."""
+    return tx_frame([
+        {"time": "2026-03-02T08:00Z", "type": "in", "qty": 10, "partner": "Acme"},
+        {"time": "2026-03-03T09:00Z", "type": "out", "qty": 4, "partner": "Globex"},
+        {"time": "2026-03-08T23:59Z", "type": "out", "qty": 2, "partner": "Globex"},
+        {"time": "2026-03-04T10:00Z", "type": "adjust", "qty": -3},
+        {"time": "2026-03-23T00:00Z", "type": "move", "qty": 5, "from": "Main", "to": "Shop"},
+        {"time": "2026-03-24T12:00Z", "type": "out", "qty": 1, "partner": "Initech"},
+        {"time": "2026-03-25T12:00Z", "type": "in", "qty": 7, "partner": "Acme"},
+    ])
+
+
+def _week_start(times: pd.Series) -> pd.Series:
+    """Monday 00:00 UTC of each time, computed without Periods (an independent check)."""
+    day = times.dt.tz_convert("UTC").dt.floor("D")
+    return day - pd.to_timedelta(day.dt.day_of_week, unit="D")
+
+
+def _bars(ax) -> dict[str, list]:
+    """label -> list of (x start as date number, height) of the stacked bar containers."""
+    return {c.get_label(): [(p.get_x(), p.get_height()) for p in c.patches]
+            for c in ax.containers}
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+# ---------------------------------------------------------------------------- activity_table
+
+
+def test_weekly_counts_match_the_frame_and_empty_weeks_are_zero(tx):
+    table = activity_table(tx, "W", by="type")
+    expected = (pd.DataFrame({"week": _week_start(tx["transaction_time"]),
+                              "type": tx["type"].astype(str)})
+                .value_counts().unstack(fill_value=0))
+    weeks = pd.date_range("2026-03-02", "2026-03-23", freq="7D", tz="UTC")
+    assert list(table.index) == list(weeks)  # the two empty weeks are rows, not skipped
+    assert list(table.columns) == ["in", "out", "move", "adjust"]  # type order, not size
+    for week in weeks:
+        for t in table.columns:
+            want = expected.loc[week, t] if week in expected.index else 0
+            assert table.loc[week, t] == want, (week, t)
+    assert table.loc[weeks[1]].sum() == 0 and table.loc[weeks[2]].sum() == 0
+    assert table.to_numpy().sum() == len(tx)
+    assert table.index.name == "period" and table.columns.name == "type"
+
+
+def test_monthly_and_daily_frequencies_and_pandas_spellings(tx):
+    monthly = activity_table(tx, "M", by=None)
+    assert list(monthly.index) == [pd.Timestamp("2026-03-01", tz="UTC")]
+    assert list(monthly.columns) == ["all"] and monthly.iloc[0, 0] == len(tx)
+    pd.testing.assert_frame_equal(activity_table(tx, "ME", by=None), monthly)
+    pd.testing.assert_frame_equal(activity_table(tx, "MS", by=None), monthly)
+    daily = activity_table(tx, "D", by=None)
+    assert len(daily) == 24  # 2 March .. 25 March, every day
+    assert daily.loc[pd.Timestamp("2026-03-08", tz="UTC"), "all"] == 1  # 23:59 stays that day
+    assert daily["all"].sum() == len(tx)
+
+
+def test_start_and_end_reindex_the_whole_range_and_end_date_includes_its_day(tx):
+    table = activity_table(tx, "W", by=None, start="2026-02-16", end="2026-03-23")
+    assert table.index[0] == pd.Timestamp("2026-02-16", tz="UTC")
+    assert table.index[-1] == pd.Timestamp("2026-03-23", tz="UTC")
+    assert table["all"].tolist() == [0, 0, 4, 0, 0, 1]  # only 03-23 of the last week counted
+    daily = activity_table(tx, "D", by=None, start="2026-03-03", end="2026-03-04")
+    assert daily["all"].tolist() == [1, 1]
+
+
+def test_tz_cuts_days_at_local_midnight():
+    df = tx_frame([{"time": "2026-03-01T20:00Z", "type": "in"}])  # 05:00 on 2 March in Seoul
+    utc = activity_table(df, "D", by=None)
+    seoul = activity_table(df, "D", by=None, tz="Asia/Seoul")
+    assert utc.index[0] == pd.Timestamp("2026-03-01", tz="UTC")
+    assert seoul.index[0] == pd.Timestamp("2026-03-02", tz="Asia/Seoul")
+
+
+def test_top_n_keeps_totals_and_puts_missing_values_in_none():
+    rows = ([{"time": "2026-03-02T10:00Z", "partner": "A"}] * 5
+            + [{"time": "2026-03-03T10:00Z", "partner": "B"}] * 3
+            + [{"time": "2026-03-10T10:00Z", "partner": "C"}] * 2
+            + [{"time": "2026-03-10T10:00Z", "partner": "D"}]
+            + [{"time": "2026-03-11T10:00Z", "partner": None}] * 4)
+    df = tx_frame(rows)
+    table = activity_table(df, "W", by="partner", top=2)
+    assert list(table.columns) == ["A", "(none)", "other"]  # largest first, "other" last
+    assert table["other"].sum() == 3 + 2 + 1  # B, C and D
+    assert table.to_numpy().sum() == len(df)  # nothing lost in the lumping
+    assert table.sum(axis=1).tolist() == [8, 7]
+    full = activity_table(df, "W", by="partner", top=None)
+    assert set(full.columns) == {"A", "B", "C", "D", "(none)"}
+
+
+def test_quantity_metric_sums_absolute_quantities(tx):
+    table = activity_table(tx, "W", by="type", metric="quantity")
+    assert table.dtypes.eq("float64").all()
+    assert table.loc[pd.Timestamp("2026-03-02", tz="UTC"), "adjust"] == 3.0  # |-3|
+    assert table.to_numpy().sum() == tx["total_quantity"].abs().sum()
+    lines = lines_frame([
+        {"time": "2026-03-02T10:00Z", "item": "bolt", "qty": 4, "type": "in"},
+        {"time": "2026-03-02T10:00Z", "item": "nut", "qty": -6, "type": "adjust"},
+        {"time": "2026-03-10T10:00Z", "item": "bolt", "qty": 1},
+    ])
+    by_item = activity_table(lines, "W", by="item", metric="quantity")
+    assert by_item.to_dict("list") == {"nut": [6.0, 0.0], "bolt": [4.0, 1.0]}
+    counts = activity_table(lines, "W", by="item")
+    assert counts.to_numpy().sum() == 3  # one per line
+
+
+def test_location_is_the_destination_or_the_source(tx):
+    df = tx_frame([
+        {"time": "2026-03-02T10:00Z", "type": "move", "from": "Main", "to": "Shop"},
+        {"time": "2026-03-02T11:00Z", "type": "out", "to": "Main"},
+        {"time": "2026-03-02T12:00Z", "type": "move", "from": "Shop", "to": None},
+        {"time": "2026-03-02T13:00Z", "type": "in", "to": None},
+    ])
+    table = activity_table(df, "W", by="location")
+    assert table.iloc[0].to_dict() == {"Main": 1, "Shop": 2, "(none)": 1}
+
+
+def test_rows_without_a_time_are_left_out():
+    df = tx_frame([{"time": "2026-03-02T10:00Z"}, {"time": None}, {"time": "2026-03-03T10:00Z"}])
+    assert activity_table(df, "W", by=None)["all"].tolist() == [2]
+    assert activity_table(df.iloc[[1]], "W").empty
+
+
+def test_empty_frame_gives_an_empty_table_or_a_zero_range():
+    empty = tx_frame([])
+    table = activity_table(empty, "W")
+    assert table.empty and table.columns.name == "type"
+    ranged = activity_table(empty, "W", start="2026-03-02", end="2026-03-15")
+    assert len(ranged) == 2 and ranged.shape[1] == 0
+
+
+# ---------------------------------------------------------------------------- plot_activity
+
+
+def test_bars_stack_the_table_and_sum_to_the_frames_counts(tx):
+    fig = Figure()
+    ax = fig.subplots()
+    out = plot_activity(tx, "W", by="type", ax=ax)
+    assert out is ax
+    assert plt.get_fignums() == []  # drew on the given figure, made no pyplot figure
+    bars = _bars(ax)
+    assert list(bars) == ["in", "out", "move", "adjust"]
+    assert _legend(ax) == ["in", "out", "move", "adjust"]
+    assert ax.get_legend().get_title().get_text() == "type"
+    # per period: the heights of the stack add up to the transactions in that week
+    per_week = _week_start(tx["transaction_time"]).value_counts()
+    weeks = pd.date_range("2026-03-02", periods=4, freq="7D")
+    totals = np.sum([[h for _x, h in bars[t]] for t in bars], axis=0)
+    for week, total in zip(weeks, totals, strict=True):
+        assert total == per_week.get(week.tz_localize("UTC"), 0)
+    assert totals.tolist() == [4, 0, 0, 3]
+    # each bar sits inside its week, and stacks sit on the previous layer
+    starts = mdates.date2num(weeks.to_pydatetime())
+    for label in bars:
+        for (x, _h), week_start in zip(bars[label], starts, strict=True):
+            assert week_start < x < week_start + 7
+    move = ax.containers[2].patches[3]
+    assert move.get_y() == 1 + 1  # on top of in (1) and out (1) in the week of 23 March
+    assert ax.get_ylabel() == "transactions per week"
+    assert ax.get_title() == "Transactions per week by type"
+
+
+def test_type_colours_are_fixed_whatever_types_are_present():
+    df = tx_frame([{"time": "2026-03-02T10:00Z", "type": "out"},
+                   {"time": "2026-03-03T10:00Z", "type": "adjust"}])
+    ax = plot_activity(df, "W")
+    for container in ax.containers:
+        face = container.patches[0].get_facecolor()
+        assert mcolors.same_color(face, TYPE_COLORS[container.get_label()])
+
+
+def test_quantity_bars_and_monthly_labels(tx):
+    ax = plot_activity(tx, "M", metric="quantity", by=None)
+    assert ax.get_ylabel() == "quantity (units) per month"
+    assert ax.get_legend() is None  # a single series needs none
+    (container,) = ax.containers
+    assert [p.get_height() for p in container.patches] == [tx["total_quantity"].abs().sum()]
+    assert len(plt.get_fignums()) == 1  # ax=None: one new pyplot figure
+
+
+def test_lines_frame_counts_lines_and_splits_by_item():
+    lines = lines_frame([
+        {"time": "2026-03-02T10:00Z", "item": "bolt"},
+        {"time": "2026-03-02T10:00Z", "item": "nut"},
+        {"time": "2026-03-03T10:00Z", "item": "bolt"},
+    ])
+    ax = plot_activity(lines, "D", by="item")
+    assert ax.get_ylabel() == "lines per day"
+    assert _legend(ax) == ["bolt", "nut"]
+    assert [h for _x, h in _bars(ax)["bolt"]] == [1, 1]
+
+
+def test_line_kind_draws_the_table(tx):
+    ax = plot_activity(tx, "W", by="type", kind="line")
+    table = activity_table(tx, "W", by="type")
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert list(lines) == list(table.columns)
+    for label, line in lines.items():
+        assert line.get_ydata().tolist() == table[label].astype(float).tolist()
+        assert mcolors.same_color(line.get_color(), TYPE_COLORS[label])
+    first_x = mdates.date2num(lines["in"].get_xdata()[0])
+    assert first_x == mdates.date2num(pd.Timestamp("2026-03-02").to_pydatetime())
+
+
+@pytest.mark.parametrize("case", ["empty frame", "nothing in range"])
+def test_empty_input_says_so_instead_of_crashing(tx, case):
+    if case == "empty frame":
+        ax = plot_activity(tx_frame([]), "W")
+    else:
+        ax = plot_activity(tx, "W", start="2030-01-01", end="2030-02-01")
+    assert [t.get_text() for t in ax.texts] == ["no transactions in range"]
+    assert ax.containers == [] and ax.get_ylabel() == "transactions per week"
+
+
+def test_dark_style_takes_text_colours_from_the_style(tx):
+    with plt.style.context("dark_background"):
+        ax = plot_activity(tx, "W")
+        empty = plot_activity(tx_frame([]), "W")
+        fg = matplotlib.rcParams["text.color"]
+        face = matplotlib.rcParams["axes.facecolor"]
+    assert mcolors.same_color(fg, "white")
+    assert mcolors.same_color(ax.title.get_color(), fg)
+    assert mcolors.same_color(ax.yaxis.label.get_color(), fg)
+    assert all(mcolors.same_color(t.get_color(), fg) for t in ax.get_legend().get_texts())
+    assert mcolors.same_color(empty.texts[0].get_color(), fg)
+    assert mcolors.same_color(ax.get_facecolor(), face)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"by": "colour"}, ["'colour'", "'type'", "'partner'", "column"]),
+        ({"metric": "value"}, ["'value'", "'count'", "'quantity'"]),
+        ({"by": "item"}, ["lines frame", "lines_df"]),
+        ({"freq": "fortnight"}, ["'fortnight'", "'W'", "'M'"]),
+        ({"kind": "pie"}, ["'pie'", "'bar'", "'line'"]),
+        ({"top": 0}, ["top=0", "positive"]),
+        ({"start": "2026-03-10", "end": "2026-03-01"}, ["before start"]),
+        ({"start": "not a date"}, ["start='not a date'"]),
+        ({"tz": "Mars/Base"}, ["Mars/Base", "time zone"]),
+    ],
+)
+def test_bad_arguments_raise_config_error_saying_what_to_do(tx, kwargs, words):
+    with pytest.raises(ConfigError) as info:
+        plot_activity(tx, **kwargs)
+    for word in words:
+        assert word in str(info.value), str(info.value)
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(ConfigError, match="'transaction_time' column"):
+        activity_table(pd.DataFrame({"type": ["in"]}))
+    no_qty = tx_frame([{"time": "2026-03-02T10:00Z"}]).drop(columns="total_quantity")
+    with pytest.raises(ConfigError, match="metric='count'"):
+        activity_table(no_qty, metric="quantity")
+    with pytest.raises(ConfigError, match="'partner_name'"):
+        activity_table(no_qty.drop(columns="partner_name"), by="partner")
+
+
+# ---------------------------------------------------------------------------- stock history
+
+
+@pytest.fixture
+def history() -> pd.DataFrame:
+    return history_frame([
+        ("2026-03-01T10:00Z", 7, "bolt", 10),
+        ("2026-03-03T10:00Z", 7, "bolt", 0),
+        ("2026-03-04T10:00Z", 7, "bolt", -2),
+        ("2026-03-06T10:00Z", 7, "bolt", 5),
+        ("2026-03-09T10:00Z", 7, "bolt", 0),
+        ("2026-03-02T10:00Z", 8, "nut", 50),
+        ("2026-03-10T10:00Z", 8, "nut", 30),
+    ])
+
+
+def test_stock_lines_are_the_stock_column_as_steps(history):
+    ax = plt.figure().subplots()
+    assert plot_stock_history(history, ax=ax) is ax
+    lines = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_linestyle() != "None"}
+    for item_id, name in [(7, "bolt"), (8, "nut")]:
+        rows = history[history["item_id"] == item_id]
+        line = lines[name]
+        assert line.get_drawstyle() == "steps-post"
+        assert line.get_ydata().tolist() == rows["stock"].tolist()
+        want_x = rows["transaction_time"].dt.tz_localize(None).to_numpy()
+        assert (np.asarray(line.get_xdata()) == want_x).all()
+    assert ax.get_ylabel() == "stock (units)"
+    assert ax.get_title() == "Stock of 2 items"
+    assert _legend(ax) == ["bolt", "out of stock", "nut"]
+
+
+def test_out_of_stock_points_are_marked_and_spans_shaded(history):
+    ax = plot_stock_history(history, items=["bolt"])
+    (marks,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None"]
+    assert marks.get_marker() == "x"
+    bolt = history[history["item_id"] == 7]
+    out = bolt[bolt["stock"] <= 0]
+    assert (np.asarray(marks.get_xdata())
+            == out["transaction_time"].dt.tz_localize(None).to_numpy()).all()
+    assert marks.get_ydata().tolist() == [0.0, -2.0, 0.0]
+    # shaded: 3 March until stock came back on 6 March; and from 9 March, still out at the end
+    spans = sorted(
+        (round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in ax.patches)
+    day = mdates.date2num
+    assert spans == [
+        (round(day(pd.Timestamp("2026-03-03T10:00")), 6), round(day(pd.Timestamp("2026-03-06T10:00")), 6)),
+    ]  # the run at the very end has zero width here (its item's last point ends the data)
+    assert ax.get_title() == "Stock of bolt"
+
+
+def test_span_reaches_the_end_of_the_data_when_still_out(history):
+    ax = plot_stock_history(history)  # nut's data goes on to 10 March
+    widths = sorted(round(p.get_width(), 6) for p in ax.patches)
+    assert widths == [1.0, 3.0]  # 9->10 March (still out at the end) and 3->6 March
+
+
+def test_min_stock_line_number_and_per_item(history):
+    ax = plot_stock_history(history, min_stock=4)
+    (hline,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert list(hline.get_ydata()) == [4, 4] and hline.get_label() == "minimum stock (4)"
+    ax = plot_stock_history(history, items=[8, "bolt"], min_stock={7: 3, "nut": 20, 99: 1})
+    hlines = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_linestyle() == "--"}
+    assert set(hlines) == {"minimum bolt (3)", "minimum nut (20)"}  # 99 is not drawn: ignored
+    colour = {ln.get_label(): ln.get_color() for ln in ax.get_lines()}
+    assert mcolors.same_color(hlines["minimum nut (20)"].get_color(), colour["nut"])
+    assert _legend(ax)[0] == "nut"  # items drawn in the order asked
+
+
+def test_stock_history_bad_arguments(history):
+    many = history_frame([("2026-03-01T10:00Z", i, f"item {i}", 1) for i in range(10)])
+    with pytest.raises(ConfigError, match=r"10 items are too many.*items=\["):
+        plot_stock_history(many)
+    plot_stock_history(many, items=range(3))  # a few is fine
+    with pytest.raises(ConfigError, match=r"'washer' is not in this stock history.*'bolt'"):
+        plot_stock_history(history, items="washer")
+    with pytest.raises(ConfigError, match="stock_history"):
+        plot_stock_history(history.drop(columns="stock"))
+    with pytest.raises(ConfigError, match="min_stock"):
+        plot_stock_history(history, min_stock="lots")
+
+
+def test_empty_stock_history(history):
+    ax = plot_stock_history(history.iloc[:0])
+    assert [t.get_text() for t in ax.texts] == ["no stock history"]
+
+
+# ---------------------------------------------------------------------------- calendar
+
+
+def test_calendar_cells_hold_daily_counts(tx):
+    fig = Figure(layout="constrained")
+    ax = fig.subplots()
+    assert plot_calendar(tx, ax=ax) is ax
+    grid = ax.images[0].get_array()
+    assert grid.shape[0] == 7
+    assert grid.sum() == len(tx)
+    # 2026-01-01 is a Thursday: column 0 holds Mon 29 Dec .. Sun 4 Jan
+    def cell(date):
+        d = pd.Timestamp(date)
+        return grid[d.day_of_week, (d - pd.Timestamp("2025-12-29")).days // 7]
+    assert cell("2026-03-02") == 1 and cell("2026-03-08") == 1 and cell("2026-03-05") == 0
+    assert cell("2026-03-23") == 1
+    assert cell("2026-02-01") is np.ma.masked  # before the frame's first day: unknown, blank
+    assert cell("2026-06-01") is np.ma.masked  # after its last day
+    assert ax.get_title() == "Transactions per day, 2026"
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["Mon", "Tue"]
+    assert "Mar" in [t.get_text() for t in ax.get_xticklabels()]
+    colorbar_ax = fig.axes[1]
+    assert colorbar_ax.get_ylabel() == "transactions per day"
+
+
+def test_calendar_quantity_year_and_empty_year(tx):
+    ax = plot_calendar(tx, "quantity", year=2026)
+    assert ax.images[0].get_array().sum() == tx["total_quantity"].abs().sum()
+    ax = plot_calendar(tx, year=2025)
+    assert [t.get_text() for t in ax.texts] == ["no transactions in 2025"]
+    with pytest.raises(ConfigError, match="year"):
+        plot_calendar(tx, year="2026")
+    with plt.style.context("dark_background"):
+        ax = plot_calendar(tx)
+        assert mcolors.same_color(ax.title.get_color(), "white")
+
+
+# ---------------------------------------------------------------------------- module
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(plots, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 10 and result.failed == 0
+
+
+def test_import_picks_no_backend_and_needs_no_display():
+    code = ("import sys, invtools.plots; "
+            "print('matplotlib.pyplot' in sys.modules, 'matplotlib' in sys.modules)")
+    env = {"PATH": "/usr/bin:/bin", "DISPLAY": "", "MPLBACKEND": ""}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**env, "PYTHONPATH": ":".join(sys.path)})
+    assert out.stdout.split() == ["False", "False"]
