@@ -30,7 +30,12 @@ from invtools.errors import (
 __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "activity_table": "invtools.plots",
+    "plot_activity": "invtools.plots",
+    "plot_stock_history": "invtools.plots",
+    "plot_calendar": "invtools.plots",
+}
 
 __all__ = [
     "__version__",
