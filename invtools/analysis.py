@@ -1,0 +1,200 @@
+"""Stock investigations on the typed frames: stock-outs, restocking times, movers, stock value.
+
+Pure functions over the frames of :mod:`invtools.frames` (no HTTP): what the example notebooks
+ask of the data more than once lives here, not in the notebooks.
+
+- :func:`stockouts` — one row per out-of-stock episode, from a ``stock_history`` frame.
+- :func:`stockout_summary` — per item: how often it ran out, for how long, how long restocking
+  took.
+- :func:`movement` — per item: received, sold, adjusted, last sale, days since; with the items
+  frame also stock on hand and its value; ``dead`` flags stock that did not sell.
+- :func:`stock_value` — units and value of the stock per location.
+
+"As of" defaults to the newest time in the data rather than the wall clock, so a question asked
+of a fixed download (or of the demo data) always gives the same answer; pass
+``as_of=pd.Timestamp.now(tz="UTC")`` to measure up to today.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.errors import ConfigError
+
+__all__ = ["stockouts", "stockout_summary", "movement", "stock_value"]
+
+_DAY = pd.Timedelta(days=1)
+
+
+def _need(df: pd.DataFrame, columns: list[str], what: str, hint: str) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise ConfigError(f"{what} must be a DataFrame, not {type(df).__name__}. {hint}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ConfigError(f"{what} lacks the column(s) {missing}. {hint}")
+
+
+def _as_of(value: Any, times: pd.Series) -> pd.Timestamp:
+    if value is None:
+        return times.max() if len(times) else pd.NaT
+    ts = pd.Timestamp(value)
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+    """Every out-of-stock episode: when an item's stock reached zero (or below) and when it
+    came back.
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or one).
+    Columns: item_id, item_name, location_id, out_at, restocked_at (NaT while still out),
+    days_out (until the restock, or until ``as_of`` for an item still out), still_out.
+
+    >>> h = pd.DataFrame({"transaction_time": pd.to_datetime(
+    ...         ["2026-01-01", "2026-01-05", "2026-01-08", "2026-01-20"], utc=True),
+    ...     "transaction_id": [1, 2, 3, 4], "item_id": [9, 9, 9, 9],
+    ...     "item_name": ["Mug"] * 4, "location_id": [pd.NA] * 4,
+    ...     "stock": [3.0, 0.0, 5.0, 0.0], "change": [3.0, -3.0, 5.0, -5.0]})
+    >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
+    [[3.0, False], [0.0, True]]
+    """
+    _need(history, ["transaction_time", "item_id", "item_name", "location_id", "stock"],
+          "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().")
+    as_of = _as_of(as_of, history["transaction_time"])
+    keys = ["item_id", "location_id"]
+    h = history.sort_values([*keys, "transaction_time", "transaction_id"], kind="stable",
+                            ignore_index=True)
+    out = pd.Series((h["stock"] <= 0).to_numpy(dtype=bool))
+    grouped = out.groupby([h["item_id"], h["location_id"]], dropna=False, sort=False)
+    prev_out = grouped.shift(fill_value=False).astype(bool)
+    starts, backs = out & ~prev_out, ~out & prev_out
+    # Episode n of a series opens at its n-th start; the restock closing it is the first
+    # back-in-stock row after it, whose running count of starts is also n.
+    episode = starts.astype(int).groupby([h["item_id"], h["location_id"]], dropna=False,
+                                         sort=False).cumsum()
+    opened = h.loc[starts, [*keys, "item_name", "transaction_time"]].assign(
+        episode=episode[starts]).rename(columns={"transaction_time": "out_at"})
+    closed = h.loc[backs, keys].assign(episode=episode[backs],
+                                       restocked_at=h.loc[backs, "transaction_time"])
+    result = opened.merge(closed, on=[*keys, "episode"], how="left").drop(columns="episode")
+    result["location_id"] = result["location_id"].astype("Int64")
+    end = result["restocked_at"].fillna(as_of)
+    result["days_out"] = ((end - result["out_at"]) / _DAY).astype("float64")
+    result["still_out"] = pd.array(result["restocked_at"].isna(), dtype="boolean")
+    return result[["item_id", "item_name", "location_id", "out_at", "restocked_at",
+                   "days_out", "still_out"]]
+
+
+def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+    """Per item that ever ran out: how often, days out of stock in all, the median days until
+    restocked, whether it is out now. Sorted worst first (most days out).
+
+    Columns: item_id, item_name, stockouts, days_out, median_days_to_restock, still_out.
+
+    >>> stockout_summary(invtools.frames.stock_history(lines)).head()   # doctest: +SKIP
+    """
+    eps = stockouts(history, as_of=as_of)
+    if eps.empty:
+        return pd.DataFrame({
+            "item_id": pd.array([], dtype="Int64"), "item_name": pd.array([], dtype="string"),
+            "stockouts": pd.array([], dtype="int64"), "days_out": pd.array([], dtype="float64"),
+            "median_days_to_restock": pd.array([], dtype="float64"),
+            "still_out": pd.array([], dtype="boolean")})
+    restocked = eps["days_out"].where(~eps["still_out"].fillna(False).to_numpy(dtype=bool))
+    g = eps.assign(_restock=restocked).groupby(["item_id", "item_name"], observed=True,
+                                               sort=False)
+    out = g.agg(stockouts=("out_at", "size"), days_out=("days_out", "sum"),
+                median_days_to_restock=("_restock", "median"),
+                still_out=("still_out", "any")).reset_index()
+    out["still_out"] = out["still_out"].astype("boolean")
+    return out.sort_values(["days_out", "stockouts"], ascending=False,
+                           ignore_index=True)
+
+
+def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: Any = None,
+             as_of: Any = None, dead_after_days: float = 90) -> pd.DataFrame:
+    """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
+    the last sale, days since it, and ``dead``: stock on hand that has not sold for
+    ``dead_after_days``.
+
+    ``lines`` is a :func:`invtools.frames.lines_df` frame. With ``items`` (an
+    :func:`invtools.frames.items_df` frame) every item is listed, even one that never moved,
+    with its stock on hand (``quantity``), ``cost`` and ``stock_value`` (quantity x cost).
+    Moves between locations change no total and are left out. Sorted by units sold, slowest
+    first.
+
+    >>> slow = movement(client.lines_df(), client.items_df())       # doctest: +SKIP
+    >>> slow[slow["dead"]]                                           # doctest: +SKIP
+    """
+    _need(lines, ["transaction_time", "type", "item_id", "item_name", "quantity"], "lines",
+          "Pass a lines frame: client.lines_df() or mirror.lines_df().")
+    as_of = _as_of(as_of, lines["transaction_time"])
+    window = lines
+    if since is not None:
+        window = lines[lines["transaction_time"] >= _as_of(since, lines["transaction_time"])]
+    window = window[window["transaction_time"] <= as_of]
+    kind = window["type"].astype("string")
+    qty = window["quantity"].astype("float64")
+    per = pd.DataFrame({
+        "item_id": window["item_id"].array, "item_name": window["item_name"].array,
+        "received": qty.where(kind == "in", 0.0).to_numpy(),
+        "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
+        "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
+        "_sale": window["transaction_time"].where(kind == "out").array,
+    })
+    g = per.groupby("item_id", sort=False)
+    moved = pd.DataFrame({
+        "item_name": g["item_name"].last(),
+        "received": g["received"].sum(), "sold": g["sold"].sum(),
+        "adjusted": g["adjusted"].sum(), "last_sale": g["_sale"].max(),
+    })
+    # the last sale ever, even one before `since`, says how long an item has been idle
+    all_sales = lines.loc[lines["type"].astype("string") == "out"]
+    moved["last_sale"] = all_sales.groupby("item_id")["transaction_time"].max().reindex(
+        moved.index)
+    if items is not None:
+        _need(items, ["id", "name", "quantity", "cost"], "items",
+              "Pass an items frame: client.items_df().")
+        base = items.set_index("id")[["name", "quantity", "cost"]]
+        moved = base.join(moved, how="left")
+        moved["item_name"] = moved["item_name"].fillna(moved["name"])
+        moved = moved.drop(columns="name")
+        ever = all_sales.groupby("item_id")["transaction_time"].max()
+        moved["last_sale"] = ever.reindex(moved.index)
+        for col in ("received", "sold", "adjusted"):
+            moved[col] = moved[col].fillna(0.0)
+        moved["stock_value"] = moved["quantity"] * moved["cost"]
+    moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
+    moved["days_since_last_sale"] = ((as_of - moved["last_sale"]) / _DAY).astype("float64")
+    on_hand = moved["quantity"] > 0 if "quantity" in moved else True
+    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"]
+                                                  > dead_after_days)
+    moved["dead"] = pd.array(idle & on_hand, dtype="boolean")
+    moved["item_name"] = moved["item_name"].astype("string")
+    return moved.reset_index().sort_values(["sold", "days_since_last_sale"],
+                                           ascending=[True, False], ignore_index=True)
+
+
+def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Units on hand and their value at cost and at price, per location, largest value first.
+
+    ``stock`` is a :func:`invtools.frames.stock_df` frame, ``items`` an items frame (for cost
+    and price). Columns: location_id, location_name, items (distinct items in stock), units,
+    value_at_cost, value_at_price.
+
+    >>> stock_value(client.stock_df(), client.items_df())             # doctest: +SKIP
+    """
+    _need(stock, ["item_id", "location_id", "location_name", "quantity"], "stock",
+          "Pass client.stock_df().")
+    _need(items, ["id", "cost", "price"], "items", "Pass client.items_df().")
+    s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id",
+                    how="left")
+    s = s[s["quantity"] > 0]
+    s = s.assign(value_at_cost=s["quantity"] * s["cost"],
+                 value_at_price=s["quantity"] * s["price"])
+    out = s.groupby(["location_id", "location_name"], dropna=False, observed=True).agg(
+        items=("item_id", "nunique"), units=("quantity", "sum"),
+        value_at_cost=("value_at_cost", "sum"), value_at_price=("value_at_price", "sum"))
+    return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)

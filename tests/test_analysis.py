@@ -1,0 +1,123 @@
+"""Stock investigations on small hand-made frames whose answers are known."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from invtools import ConfigError
+from invtools.analysis import movement, stock_value, stockout_summary, stockouts
+
+
+def _t(*days: str) -> pd.arrays.DatetimeArray:
+    return pd.to_datetime(list(days), utc=True).as_unit("ms").array
+
+
+@pytest.fixture
+def history() -> pd.DataFrame:
+    # Mug runs out on Jan 5, back on Jan 8, out again on Jan 20 (still out);
+    # Cup at location 1 runs out on Jan 3 and is back on Jan 13; Pen never runs out.
+    return pd.DataFrame({
+        "transaction_time": _t("2026-01-01", "2026-01-05", "2026-01-08", "2026-01-20",
+                               "2026-01-02", "2026-01-03", "2026-01-13", "2026-01-02"),
+        "transaction_id": pd.array([1, 2, 3, 4, 5, 6, 7, 8], dtype="Int64"),
+        "item_id": pd.array([9, 9, 9, 9, 8, 8, 8, 7], dtype="Int64"),
+        "item_name": pd.array(["Mug"] * 4 + ["Cup"] * 3 + ["Pen"], dtype="string"),
+        "location_id": pd.array([pd.NA] * 4 + [1, 1, 1, pd.NA], dtype="Int64"),
+        "stock": [3.0, 0.0, 5.0, 0.0, 2.0, 0.0, 4.0, 10.0],
+        "change": [3.0, -3.0, 5.0, -5.0, 2.0, -2.0, 4.0, 10.0],
+    })
+
+
+def test_stockouts_finds_each_episode_and_its_restock(history):
+    eps = stockouts(history, as_of="2026-01-30")
+    got = {(int(r.item_id), r.out_at.day, None if pd.isna(r.restocked_at) else r.restocked_at.day,
+            r.days_out, bool(r.still_out)) for r in eps.itertuples()}
+    assert got == {(9, 5, 8, 3.0, False), (9, 20, None, 10.0, True), (8, 3, 13, 10.0, False)}
+    assert str(eps["out_at"].dtype) == "datetime64[ms, UTC]"
+    assert eps["location_id"].dtype == "Int64"
+
+
+def test_stockouts_as_of_defaults_to_the_newest_time_in_the_data(history):
+    eps = stockouts(history)
+    still = eps[eps["still_out"].to_numpy(dtype=bool)]
+    assert still["days_out"].tolist() == [0.0]  # newest time is Jan 20, the moment it ran out
+
+
+def test_stockout_summary_is_worst_first(history):
+    s = stockout_summary(history, as_of="2026-01-30")
+    assert s["item_name"].tolist() == ["Mug", "Cup"]
+    mug = s.iloc[0]
+    assert (mug["stockouts"], mug["days_out"], mug["median_days_to_restock"], mug["still_out"]) == (
+        2, 13.0, 3.0, True)
+    assert s.iloc[1]["median_days_to_restock"] == 10.0
+
+
+def test_stockout_summary_of_history_without_stockouts_is_empty_but_typed(history):
+    s = stockout_summary(history[history["item_name"] == "Pen"])
+    assert s.empty and list(s.columns) == ["item_id", "item_name", "stockouts", "days_out",
+                                           "median_days_to_restock", "still_out"]
+
+
+@pytest.fixture
+def lines() -> pd.DataFrame:
+    return pd.DataFrame({
+        "transaction_time": _t("2026-01-01", "2026-01-02", "2026-03-01", "2026-03-02",
+                               "2026-03-03", "2026-06-01"),
+        "type": pd.Categorical(["in", "out", "out", "adjust", "move", "out"],
+                               categories=["in", "out", "move", "adjust"]),
+        "item_id": pd.array([1, 1, 1, 2, 1, 3], dtype="Int64"),
+        "item_name": pd.array(["Mug", "Mug", "Mug", "Cup", "Mug", "Pen"], dtype="string"),
+        "quantity": [10.0, 2.0, 3.0, -1.0, 4.0, 1.0],
+    })
+
+
+@pytest.fixture
+def items() -> pd.DataFrame:
+    return pd.DataFrame({
+        "id": pd.array([1, 2, 3, 4], dtype="Int64"),
+        "name": pd.array(["Mug", "Cup", "Pen", "Vase"], dtype="string"),
+        "quantity": [5.0, 7.0, 0.0, 2.0], "cost": [2.0, 1.5, 0.5, 10.0],
+    })
+
+
+def test_movement_counts_in_out_adjust_and_not_moves(lines):
+    m = movement(lines).set_index("item_id")
+    assert (m.loc[1, "received"], m.loc[1, "sold"], m.loc[1, "adjusted"]) == (10.0, 5.0, 0.0)
+    assert m.loc[2, "adjusted"] == -1.0 and m.loc[2, "sold"] == 0.0
+    assert m.loc[1, "last_sale"] == pd.Timestamp("2026-03-01", tz="UTC")
+    # as_of is the newest line (Jun 1): Mug last sold Mar 1 = 92 days earlier
+    assert m.loc[1, "days_since_last_sale"] == 92.0
+
+
+def test_movement_with_items_lists_idle_items_and_flags_dead_stock(lines, items):
+    m = movement(lines, items, dead_after_days=90).set_index("item_id")
+    assert set(m.index) == {1, 2, 3, 4}
+    assert m.loc[4, "sold"] == 0.0 and pd.isna(m.loc[4, "last_sale"])
+    assert m.loc[4, "stock_value"] == 20.0
+    dead = set(m.index[m["dead"].to_numpy(dtype=bool)])
+    assert dead == {1, 2, 4}  # Pen sold last on Jun 1 and has no stock; the rest idle > 90 days
+
+
+def test_movement_since_limits_the_window_but_not_the_last_sale(lines):
+    m = movement(lines, since="2026-02-01").set_index("item_id")
+    assert m.loc[1, "sold"] == 3.0 and m.loc[1, "received"] == 0.0
+
+
+def test_stock_value_per_location():
+    stock = pd.DataFrame({"item_id": pd.array([1, 1, 2], dtype="Int64"),
+                          "location_id": pd.array([10, 11, 10], dtype="Int64"),
+                          "location_name": pd.array(["Shop", "Store", "Shop"], dtype="string"),
+                          "quantity": [2.0, 3.0, 0.0]})
+    items = pd.DataFrame({"id": pd.array([1, 2], dtype="Int64"), "cost": [1.0, 5.0],
+                          "price": [2.0, 9.0]})
+    v = stock_value(stock, items).set_index("location_name")
+    assert v.loc["Store", "value_at_cost"] == 3.0 and v.loc["Shop", "value_at_price"] == 4.0
+    assert v.loc["Shop", "items"] == 1  # the item with zero on hand is not counted
+
+
+def test_wrong_frame_says_what_to_pass(lines):
+    with pytest.raises(ConfigError, match="stock_history"):
+        stockouts(lines)
+    with pytest.raises(ConfigError, match="lines_df"):
+        movement(pd.DataFrame({"x": [1]}))
