@@ -31,6 +31,9 @@ __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "connect": "invtools.environment",
+    "demo_server": "invtools.environment",
+    "team_tokens": "invtools.environment",
     "activity_table": "invtools.plots",
     "plot_activity": "invtools.plots",
     "plot_stock_history": "invtools.plots",

@@ -1,7 +1,7 @@
 """Run the example notebooks end to end on the built-in demo data (``make demo``).
 
 Each notebook runs in a fresh kernel with no token in its environment, so it starts the
-stand-in server itself (see :func:`invtools.connect.connect`). For each notebook this writes an
+stand-in server itself (see :func:`invtools.environment.connect`). For each notebook this writes an
 executed HTML copy and every figure as a PNG under the output folder, and prints a short
 summary: team, rows fetched, requests sent, cache hits, where the files are.
 
@@ -25,7 +25,7 @@ SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
 # Appended to each notebook while it runs (and removed before export): reports what the
 # notebook's clients did, so the demo can print it without the notebooks doing bookkeeping.
 _SUMMARY_CELL = (
-    "import json as _json, invtools.connect as _c\n"
+    "import json as _json, invtools.environment as _c\n"
     f"print({SUMMARY_MARKER!r} + _json.dumps(_c.session_summary()))"
 )
 

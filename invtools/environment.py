@@ -21,7 +21,7 @@ from typing import Any
 
 from invtools.errors import ConfigError
 
-__all__ = ["connect", "demo_server", "team_tokens", "session_summary"]
+__all__ = ["connect", "demo_server", "team_tokens", "is_demo", "session_summary"]
 
 TOKEN_ENV = "INVTOOLS_TOKEN"
 BASE_URL_ENV = "INVTOOLS_BASE_URL"
@@ -89,7 +89,8 @@ def team_tokens(environ: dict[str, str] | None = None) -> dict[str, str]:
 def connect(team: str | None = None, *, quiet: bool = False, **client_options: Any):
     """A client for the team to investigate: from the environment, or the demo server.
 
-    - ``team=None``: ``INVTOOLS_TOKEN``; ``team="shop"``: ``INVTOOLS_TOKEN_SHOP``.
+    - ``team=None`` (or ``"default"``): ``INVTOOLS_TOKEN``; ``team="shop"``:
+      ``INVTOOLS_TOKEN_SHOP`` (the names :func:`team_tokens` gives).
     - The base URL comes from ``INVTOOLS_BASE_URL`` when set, else the real service.
     - With no such token, the built-in demo server starts (said loudly, unless ``quiet``) and
       the client talks to its team ``team`` (default ``"shop"``, the location-mode demo shop;
@@ -102,7 +103,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     """
     from invtools.client import Client
 
-    env_name = TOKEN_ENV if team is None else TEAM_TOKEN_PREFIX + team.upper()
+    default = team is None or team == "default"
+    env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
     if token and not _is_demo_token(token):
         base_url = os.environ.get(BASE_URL_ENV) or client_options.pop("base_url", None)
@@ -111,7 +113,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
         return _remember(Client(token, **client_options))
 
     server = demo_server()
-    name = team or "shop"
+    name = "shop" if default else team
     if name not in server.tokens:
         raise ConfigError(
             f"no token for team {name!r}: set {env_name}, or use one of the demo teams "
@@ -155,3 +157,12 @@ def session_summary() -> dict[str, Any]:
 
 def _is_demo_token(token: str) -> bool:
     return _server is not None and token in _server.tokens.values()
+
+
+def is_demo(client) -> bool:
+    """Whether ``client`` talks to the built-in demo server of this process.
+
+    >>> is_demo(connect(quiet=True))        # doctest: +SKIP
+    True
+    """
+    return _server is not None and client.base_url == _server.base_url
