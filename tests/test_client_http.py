@@ -191,3 +191,28 @@ def test_not_found_and_invalid_request(sb, make_client):
 def test_walking_a_plain_list_as_pages_is_a_pagination_error(sb, make_client):
     with pytest.raises(PaginationError, match="page envelope"):
         list(make_client(sb).pages("/v1/members"))
+
+
+def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
+    c = make_client(sb)
+    params = {"type": "in"}
+    with c.measure() as cold:
+        rows = list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
+    prov = c.provenance(cold, "/v1/location-txs", params)
+    team = sb.data("shop").team
+    assert prov["team"] == {"id": team["id"], "name": team["name"], "mode": 2}
+    assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
+    assert prov["pages"] == 2 and prov["requests_sent"] == 2 and prov["from_cache"] == 0
+    assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
+    with c.measure() as warm:
+        list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
+    assert (warm.sent, warm.from_cache, warm.pages) == (0, 2, 2)
+    assert all(str(t) not in repr(prov) for t in sb.tokens.values())
+
+
+def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
+    c = make_client(sb)
+    out = c._repr_html_()
+    team = sb.data("shop").team
+    assert str(team["id"]) in out and "Location mode (2)" in out
+    assert sb.tokens["shop"] not in out and sb.tokens["shop"] not in repr(c)
