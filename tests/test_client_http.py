@@ -203,6 +203,7 @@ def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     assert prov["team"] == {"id": team["id"], "name": team["name"], "mode": 2}
     assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
     assert prov["pages"] == 2 and prov["requests_sent"] == 2 and prov["from_cache"] == 0
+    assert prov["rows"] == len(rows) == cold.rows
     assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
     with c.measure() as warm:
         list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
