@@ -217,3 +217,12 @@ def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
     team = sb.data("shop").team
     assert str(team["id"]) in out and "Location mode (2)" in out
     assert sb.tokens["shop"] not in out and sb.tokens["shop"] not in repr(c)
+
+
+def test_list_methods_are_lazy(sb, make_client):
+    c = make_client(sb, "basic")
+    walk = c.items()
+    c.transactions(since="2026-01-01"), c.partners(), c.rows("/v1/partners")
+    assert sb.requests == []
+    with pytest.raises(TeamModeError):
+        next(walk)
