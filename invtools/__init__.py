@@ -31,6 +31,10 @@ __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "Client": "invtools.client",
+    "Team": "invtools.client",
+    "Page": "invtools.client",
+    "RequestStats": "invtools.client",
     "connect": "invtools.environment",
     "demo_server": "invtools.environment",
     "team_tokens": "invtools.environment",

@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any
 
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "team_tokens", "is_demo", "session_summary"]
 
@@ -146,9 +146,12 @@ def session_summary() -> dict[str, Any]:
     """
     totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
     for client in _clients:
-        name = getattr(client, "_team", None)
-        if name is not None and getattr(name, "name", None) not in totals["teams"]:
-            totals["teams"].append(name.name)
+        try:
+            team_name = client.team().name  # fetched once per client: normally no request
+        except InvtoolsError:
+            team_name = None
+        if team_name is not None and team_name not in totals["teams"]:
+            totals["teams"].append(team_name)
         stats = client.stats
         for key in ("rows", "pages", "sent", "from_cache"):
             totals[key] += int(getattr(stats, key, 0) or 0)

@@ -87,7 +87,8 @@ def route_of(path: str) -> str:
 
 
 def default_cache_path() -> Path:
-    """Where the response cache lives unless told otherwise: the user's cache directory
+    """Where the response cache lives unless told otherwise: the folder named by
+    ``INVTOOLS_CACHE_DIR`` if set, else the user's cache directory
     (``~/.cache/invtools/responses.sqlite`` on Linux), never the notebook's folder.
 
     >>> default_cache_path().name
@@ -95,7 +96,8 @@ def default_cache_path() -> Path:
     """
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("invtools")) / "responses.sqlite"
+    folder = os.environ.get("INVTOOLS_CACHE_DIR") or user_cache_dir("invtools")
+    return Path(folder) / "responses.sqlite"
 
 
 def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:

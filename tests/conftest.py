@@ -1,7 +1,8 @@
 """Shared fixtures.
 
-- every test: ``INVTOOLS_TOKEN`` unset and ``XDG_CACHE_HOME`` pointed at a temporary folder,
-  so no test reads a developer's token or writes into their real cache directory;
+- every test: no ``INVTOOLS_*`` variable set and ``XDG_CACHE_HOME`` / ``XDG_DATA_HOME`` pointed
+  at temporary folders, so no test reads a developer's token or writes into their real cache
+  or data directory;
 - ``sb``: a fresh stand-in server (``invtools.sandbox.serve``) on 127.0.0.1, rate limit off,
   no quirks or faults -- tests switch those on where they are the point;
 - ``make_client``: ``make_client(sb, team="shop", **overrides)`` -> a :class:`Client` for one
@@ -16,8 +17,13 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path_factory):
-    monkeypatch.delenv("INVTOOLS_TOKEN", raising=False)
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("INVTOOLS_"):
+            monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
 @pytest.fixture

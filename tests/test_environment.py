@@ -1,0 +1,64 @@
+"""connect(): a token from the environment, or the built-in demo server, said loudly."""
+
+from __future__ import annotations
+
+import pytest
+
+import invtools
+from invtools import environment
+
+
+@pytest.fixture
+def fresh_demo():
+    yield
+    environment._stop_demo_server()
+    environment._clients.clear()
+    environment._announced = False
+
+
+def test_without_a_token_connect_starts_the_demo_server_and_says_so(fresh_demo, capsys):
+    client = invtools.connect(cache=False, progress=False)
+    err = capsys.readouterr().err
+    assert "BUILT-IN DEMO SERVER" in err and "INVTOOLS_TOKEN" in err
+    team = client.team()
+    assert team.uses_locations and team.name == "Greenfield Hardware & Garden"
+    assert environment.is_demo(client)
+    assert client.rate_limit == 0  # no pacing against the local demo server
+    # the demo tokens are offered by name to the picker, and the banner is not repeated
+    assert set(invtools.team_tokens()) >= {"shop", "basic"}
+    cafe = invtools.connect("basic", cache=False)
+    assert capsys.readouterr().err == ""
+    assert cafe.team().mode_name == "Basic" and not cafe.team().uses_locations
+    assert invtools.demo_server() is environment.demo_server()  # one server per process
+
+
+def test_a_token_in_the_environment_wins(sb, monkeypatch, fresh_demo, capsys):
+    monkeypatch.setenv("INVTOOLS_TOKEN", sb.tokens["basic"])
+    monkeypatch.setenv("INVTOOLS_BASE_URL", sb.base_url)
+    client = invtools.connect(cache=False)
+    assert client.team().name == sb.data("basic").team["name"]
+    assert not environment.is_demo(client) and capsys.readouterr().err == ""
+    assert client.rate_limit == 5  # the real service's pacing unless told otherwise
+
+
+def test_named_team_tokens(sb, monkeypatch, fresh_demo):
+    monkeypatch.setenv("INVTOOLS_TOKEN_CAFE", sb.tokens["basic"])
+    monkeypatch.setenv("INVTOOLS_BASE_URL", sb.base_url)
+    assert invtools.team_tokens() == {"cafe": sb.tokens["basic"]}
+    assert invtools.connect("cafe", cache=False).team().mode == 0
+
+
+def test_unknown_demo_team_says_which_exist(fresh_demo):
+    with pytest.raises(invtools.ConfigError, match="INVTOOLS_TOKEN_NOPE.*shop"):
+        invtools.connect("nope", quiet=True)
+
+
+def test_session_summary_counts_requests_and_cache_hits(fresh_demo, tmp_path):
+    client = invtools.connect(quiet=True, cache=tmp_path / "c.sqlite", progress=False)
+    list(client.items())
+    list(client.items())
+    s = environment.session_summary()
+    assert s["teams"] == ["Greenfield Hardware & Garden"]
+    pages = s["pages"] // 2
+    assert pages >= 3 and s["from_cache"] == pages and s["sent"] == pages + 1  # + the team
+    assert s["rows"] == 2 * len(environment.demo_server().data("shop").items)
