@@ -54,9 +54,66 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
     return 0
 
 
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("notebooks", nargs="*",
+                   help="notebooks to run (default: every notebooks/*.ipynb, in order)")
+    p.add_argument("--out", default="build/demo",
+                   help="where the HTML copies and figures go (default build/demo)")
+
+
+def _notebook_paths(names: list[str]) -> list:
+    from pathlib import Path
+
+    return [Path(n) for n in names] or sorted(Path("notebooks").glob("[0-9]*.ipynb"))
+
+
+def _demo_run(args: argparse.Namespace) -> int:
+    """Execute the example notebooks on the built-in demo data; HTML + PNGs + a summary."""
+    from invtools.demo import report, run_notebooks
+
+    paths = _notebook_paths(args.notebooks)
+    if not paths:
+        print("invtools demo: no notebooks found (run it from the repository's top folder)",
+              file=sys.stderr)
+        return 1
+    print(f"Running {len(paths)} example notebooks on the built-in demo data "
+          "(each starts the stand-in server in its own kernel; no account needed).",
+          flush=True)
+    runs = run_notebooks(paths, args.out)
+    print(report(runs, args.out))
+    return 0 if all(r.ok for r in runs) else 1
+
+
+def _lab_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=8888, help="JupyterLab's port (default 8888)")
+
+
+def _lab_run(args: argparse.Namespace) -> int:
+    """JupyterLab on the notebooks, with no token in its environment: each notebook starts
+    the built-in demo server (set INVTOOLS_TOKEN yourself in a notebook's environment to use
+    your own team)."""
+    import os
+    import subprocess
+
+    from invtools.demo import kernel_env
+
+    print("Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
+          flush=True)
+    cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir=notebooks", "--ip=127.0.0.1",
+           f"--port={args.port}"]
+    try:
+        return subprocess.call(cmd, env=kernel_env({"PWD": os.getcwd()}))
+    except KeyboardInterrupt:
+        return 0
+
+
 COMMANDS: dict[str, Command] = {
     "sandbox": ("run the stand-in server with demo data in the foreground",
                 _sandbox_args, _sandbox_run),
+    "demo": ("run the example notebooks on the demo data: HTML copies, figures, a summary",
+             _demo_args, _demo_run),
+    "lab": ("open JupyterLab on the example notebooks (needs the 'lab' extra)",
+            _lab_args, _lab_run),
 }
 
 
