@@ -247,8 +247,9 @@ class _Columns:
                 app_name(ref.get("name"))
                 app_deleted(ref.get("deleted"))
         if not self._known.issuperset(rec):
-            for key in rec.keys() - self._known:
-                self.extras.setdefault(key, {})[self.n] = rec[key]
+            for key, value in rec.items():  # in the record's order: first appearance
+                if key not in self._known:
+                    self.extras.setdefault(key, {})[self.n] = value
         self.n += 1
 
     def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:
@@ -300,7 +301,7 @@ def _as_int(values: list) -> pd.api.extensions.ExtensionArray:
     try:
         return pd.array(values, dtype="Int64")
     except (TypeError, ValueError):
-        nums = _as_float(values)
+        nums = np.array(_as_float(values))  # a writable copy
         nums[nums != np.round(nums)] = np.nan  # 1.5 is not an id: missing rather than rounded
         return pd.array(nums, dtype="Float64").astype("Int64")
 
