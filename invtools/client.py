@@ -24,6 +24,7 @@ import ipaddress
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -103,8 +104,8 @@ def clean_token(token: Any) -> str:
     value = token.strip()
     if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
         value = value[1:-1].strip()
-    if value[:7].lower() == "bearer ":
-        value = value[7:].strip()
+    if re.match(r"(?i)bearer(\s|$)", value):
+        value = value[6:].strip()
     if not value:
         raise ConfigError(f"The API token is empty. {_TOKEN_HELP}")
     if any(ch.isspace() or not ch.isprintable() for ch in value):

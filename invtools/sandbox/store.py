@@ -36,7 +36,7 @@ import time as _time
 from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 TYPES = ("in", "out", "move", "adjust")
 IN, OUT, MOVE, ADJUST = range(4)
@@ -121,7 +121,7 @@ class TxLog:
 
     # -- building ------------------------------------------------------------------------
     def append(self, *, time: int, created: int, type_code: int, partner: int, from_loc: int,
-               to_loc: int, creator: int, memo: str | None, lines: Iterable[tuple[int, float]],
+               to_loc: int, creator: int, memo: str | None, lines: list[tuple[int, float]],
                deleted: bool = False, tx_id: int | None = None) -> int:
         """Add a row (not yet in ``order``; call :meth:`finish` or :meth:`insert_live`)."""
         r = len(self.time)
@@ -140,17 +140,14 @@ class TxLog:
             self.memo[r] = memo
         return r
 
-    def _set_lines(self, r: int, lines: Iterable[tuple[int, float]], *, new: bool = False) -> None:
+    def _set_lines(self, r: int, lines: list[tuple[int, float]], *, new: bool = False) -> None:
         # Edited lines are appended as a fresh block; the old block is simply left behind.
+        # Level columns are sized by replay(), which fills them.
         off = len(self.l_item)
-        n = 0
+        n = len(lines)
         for item, qty in lines:
             self.l_item.append(item)
-            self.l_qty.append(float(qty))
-            n += 1
-        self.l_lvl.extend([NAN] * n)
-        self.l_from.extend([NAN] * n)
-        self.l_to.extend([NAN] * n)
+            self.l_qty.append(qty)
         if new:
             self.line_off.append(off)
             self.line_cnt.append(n)
@@ -195,6 +192,12 @@ class TxLog:
         frm_, to_ = self.from_loc, self.to_loc
         l_item, l_qty, l_lvl, l_from, l_to = self.l_item, self.l_qty, self.l_lvl, self.l_from, self.l_to
         negative: list[int] = []
+        missing = len(l_item) - len(l_lvl)
+        if missing:
+            pad = array("d", [NAN]) * missing
+            l_lvl.extend(pad)
+            l_from.extend(pad)
+            l_to.extend(pad)
         for r in self.order:
             t = typ[r]
             off = off_[r]
