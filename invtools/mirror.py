@@ -235,7 +235,7 @@ def _changes_frame(records: list[tuple]) -> pd.DataFrame:
     })
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SyncReport:
     """What one :meth:`TransactionMirror.sync` did. Displays itself in a notebook.
 
@@ -353,7 +353,8 @@ def default_path(team_id: int) -> Path:
     """
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("invtools")) / "mirrors" / f"transactions-team-{team_id}.sqlite"
+    folder = Path(platformdirs.user_data_dir("invtools")) / "mirrors"
+    return folder / f"transactions-team-{int(team_id)}.sqlite"
 
 
 class TransactionMirror:

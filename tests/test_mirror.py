@@ -206,7 +206,7 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     sb.delete_transaction(recent[2]["id"])
     moved = recent[3]["id"]  # edited to a time before the window: an edit, not a removal
     sb.edit_transaction(moved, transaction_time=rows[-3]["transaction_time"])
-    sb.edit_transaction(old)
+    sb.edit_transaction(old, memo="recounted")  # a memo edit never oversells
 
     sb.clear_log()
     report = mirror.sync(window="90D")
@@ -367,3 +367,13 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 5 and result.failed == 0
+
+
+def test_a_basic_mode_team_is_told_why_it_cannot_sync(sb, tmp_path):
+    from invtools.errors import TeamModeError
+
+    with make_client(sb, tmp_path, team="basic") as basic:
+        mirror = TransactionMirror(tmp_path / "basic.sqlite", basic)
+        with pytest.raises(TeamModeError, match="Location mode"):
+            mirror.sync()
+    assert mirror.info()["syncs"] == 0
