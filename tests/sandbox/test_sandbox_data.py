@@ -6,56 +6,9 @@ from collections import Counter, defaultdict
 from datetime import datetime
 
 import pytest
-from conftest import call
+from sandbox_helpers import assert_consistent, call, history
 
 from invtools.sandbox import serve
-
-
-def replay(details):
-    """Independent replay of transaction details (oldest first) -> mismatches and final stock.
-
-    Semantics per api-facts: in/out/adjust act on to_location (out subtracts, adjust adds its
-    signed quantity); move takes from from_location and adds to to_location.
-    """
-    at, total, problems = defaultdict(float), defaultdict(float), []
-    for d in details:
-        frm = d["from_location"]["id"] if d["from_location"] else None
-        to = d["to_location"]["id"]
-        for line in d["items"]:
-            i, q = line["id"], line["quantity"]
-            if d["type"] == "move":
-                at[(i, frm)] -= q
-                at[(i, to)] += q
-                got = (line["new_stock_level"], line["from_location_new_stock_level"],
-                       line["to_location_new_stock_level"])
-                want = (total[i], at[(i, frm)], at[(i, to)])
-            else:
-                delta = -q if d["type"] == "out" else q
-                at[(i, to)] += delta
-                total[i] += delta
-                got = (line["new_stock_level"], line["from_location_new_stock_level"],
-                       line["to_location_new_stock_level"])
-                want = (total[i], None, at[(i, to)])
-            if got != pytest.approx(want) and got != want:
-                problems.append((d["id"], i, got, want))
-    return problems, at, total
-
-
-def history(sb, team="shop"):
-    view = sb.data(team)
-    rows = view.transactions[::-1]  # oldest first
-    return [view.transaction(r["id"]) for r in rows]
-
-
-def assert_consistent(sb):
-    details = history(sb)
-    problems, at, total = replay(details)
-    assert problems == []
-    for item in sb.data("shop").items:
-        for q in item["quantities"]:
-            assert q["quantity"] == pytest.approx(at[(item["id"], q["location_id"])])
-        assert item["quantity"] == pytest.approx(total[item["id"]])
-    return details
 
 
 def test_levels_and_current_stock_agree_with_the_history(shop_server):

@@ -7,7 +7,7 @@ import time
 import urllib.error
 
 import pytest
-from conftest import call
+from sandbox_helpers import call
 
 from invtools.sandbox import Faults, serve
 from invtools.sandbox.limits import RateLimiter

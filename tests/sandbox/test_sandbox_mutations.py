@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import call, walk
-from test_sandbox_data import assert_consistent
+from sandbox_helpers import assert_consistent, call, walk
 
 from invtools.sandbox import serve
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import call, walk
+from sandbox_helpers import call, walk
 
 from invtools.sandbox import serve
 

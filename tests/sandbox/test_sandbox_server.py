@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import call
+from sandbox_helpers import call
 
 from invtools.sandbox import Faults, serve
 
