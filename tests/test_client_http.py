@@ -203,6 +203,7 @@ def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     assert prov["team"] == {"id": team["id"], "name": team["name"], "mode": 2}
     assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
     assert prov["pages"] == 2 and prov["requests_sent"] == 2 and prov["from_cache"] == 0
+    assert prov["rows"] == len(rows) == cold.rows
     assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
     with c.measure() as warm:
         list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
@@ -216,3 +217,12 @@ def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
     team = sb.data("shop").team
     assert str(team["id"]) in out and "Location mode (2)" in out
     assert sb.tokens["shop"] not in out and sb.tokens["shop"] not in repr(c)
+
+
+def test_list_methods_are_lazy(sb, make_client):
+    c = make_client(sb, "basic")
+    walk = c.items()
+    c.transactions(since="2026-01-01"), c.partners(), c.rows("/v1/partners")
+    assert sb.requests == []
+    with pytest.raises(TeamModeError):
+        next(walk)

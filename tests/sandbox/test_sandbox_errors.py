@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import call
+from sandbox_helpers import call
 
 ERROR_ID = re.compile(r"^ex_[a-z0-9]{24}$")
 CORRELATION_ID = re.compile(r"^rq_[a-z0-9]{24}$")

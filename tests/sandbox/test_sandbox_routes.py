@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import call, walk
+from sandbox_helpers import call, walk
 
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 MONEY = re.compile(r"^\d+\.\d{2}$")
