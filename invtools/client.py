@@ -36,14 +36,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pandas as pd
 import requests
 
+from invtools import frames
 from invtools.errors import (
     TEAM_MODE_TYPE,
     APIError,
     AuthenticationError,
     ConfigError,
     InvalidRequestError,
+    NotFoundError,
     PaginationError,
     RateLimitError,
     ServerError,
@@ -793,6 +796,106 @@ class Client:
     def attributes(self, *, refresh: bool = False) -> list[dict]:
         """The item attribute definitions (not paginated; every team)."""
         return self._plain_list("/v1/item-attrs", refresh)
+
+    # -- DataFrames: one line each over invtools.frames, provenance in df.attrs (mirror branch)
+
+    def items_df(self, **filters: Any) -> pd.DataFrame:
+        """Items as a typed frame (:func:`invtools.frames.items_df`); takes the keywords of
+        :meth:`items`. ``df.attrs`` says where it came from.
+
+        >>> client.items_df(location_ids=[1]).attrs["endpoint"]        # doctest: +SKIP
+        '/v1/items'
+        """
+        return self._framed("/v1/items", {k: filters.get(k) for k in ("item_ids", "location_ids")},
+                            lambda: frames.items_df(self.items(**filters)))
+
+    def stock_df(self, **filters: Any) -> pd.DataFrame:
+        """Stock per item and location (:func:`invtools.frames.stock_df`), location names
+        included; takes the keywords of :meth:`items`."""
+        return self._framed("/v1/items", {k: filters.get(k) for k in ("item_ids", "location_ids")},
+                            lambda: frames.stock_df(self.items(**filters), self.locations()))
+
+    def transactions_df(self, *, type=None, since=None, until=None,  # noqa: A002
+                        with_lines: bool = False, **walk: Any) -> pd.DataFrame:
+        """Transaction rows, newest first (:func:`invtools.frames.transactions_df`); takes the
+        keywords of :meth:`transactions`. ``with_lines=True`` fetches each row's detail (one
+        request per transaction, cached for good per revision; ``since``/``until`` limit how
+        many) and returns one row per line: the transaction columns followed by the line
+        columns of :func:`invtools.frames.lines_df` (a transaction without lines keeps one
+        row with <NA> line columns).
+
+        >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
+        """
+        filters = {"type": type, "since": since, "until": until}
+        if not with_lines:
+            return self._framed(TXS_PATH, filters, lambda: frames.transactions_df(
+                self.transactions(**filters, **walk)))
+        return self._framed(TXS_PATH, filters, lambda: self._join_lines(
+            *self._rows_and_details(filters, walk)))
+
+    def lines_df(self, *, type=None, since=None, until=None,  # noqa: A002
+                 **walk: Any) -> pd.DataFrame:
+        """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
+        request per transaction in the window (``since``/``until``), each cached for good per
+        revision; a progress bar shows the detail requests and the time left."""
+        filters = {"type": type, "since": since, "until": until}
+        return self._framed(TXS_PATH, filters, lambda: frames.lines_df(
+            self._rows_and_details(filters, walk)[1]))
+
+    def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
+        """All locations (:func:`invtools.frames.locations_df`)."""
+        return self._framed("/v1/locations", {},
+                            lambda: frames.locations_df(self.locations(refresh=refresh)))
+
+    def partners_df(self, *, type=None, **walk: Any) -> pd.DataFrame:  # noqa: A002
+        """Partners (:func:`invtools.frames.partners_df`); takes the keywords of :meth:`partners`."""
+        return self._framed("/v1/partners", {"type": type},
+                            lambda: frames.partners_df(self.partners(type=type, **walk)))
+
+    def members_df(self, *, refresh: bool = False) -> pd.DataFrame:
+        """Team members (:func:`invtools.frames.members_df`)."""
+        return self._framed("/v1/members", {},
+                            lambda: frames.members_df(self.members(refresh=refresh)))
+
+    def attributes_df(self, *, refresh: bool = False) -> pd.DataFrame:
+        """Item attribute definitions (:func:`invtools.frames.attributes_df`)."""
+        return self._framed("/v1/item-attrs", {},
+                            lambda: frames.attributes_df(self.attributes(refresh=refresh)))
+
+    def _framed(self, path: str, filters: Mapping[str, Any], build) -> pd.DataFrame:
+        """Build a frame while counting its requests; record where it came from."""
+        with self.measure() as m:
+            df = build()
+        p = self.provenance(m, path, filters)
+        return frames.with_provenance(
+            df, team_id=p["team"]["id"], team_name=p["team"]["name"], endpoint=path,
+            filters=p["filters"], fetched_at=pd.Timestamp(m.finished_at), pages=p["pages"],
+            requests=p["requests_sent"], from_cache=p["from_cache"])
+
+    def _rows_and_details(self, filters: dict, walk: dict) -> tuple[list[dict], list[dict]]:
+        """The rows in the window, then their details: one request each, at the revision the
+        list shows (so never re-fetched), with a bar that knows the total and the time left."""
+        from tqdm.auto import tqdm  # here: in a notebook tqdm.auto imports ipywidgets
+
+        rows = list(self.transactions(**filters, **walk))
+        details = []
+        for row in tqdm(rows, desc="transaction details", unit=" req", leave=False,
+                        disable=not self.progress or not rows):
+            try:
+                details.append(self.transaction(row["id"], revision=row.get("revision")))
+            except NotFoundError:
+                continue  # deleted since the list was read: no lines to show
+        return rows, details
+
+    @staticmethod
+    def _join_lines(rows: list[dict], details: list[dict]) -> pd.DataFrame:
+        """Transactions frame left-joined with the line-only columns of their details
+        (row order kept)."""
+        tx = frames.transactions_df(rows)
+        lines = frames.lines_df(details)
+        own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
+        return tx.merge(lines[own], how="left", left_on="id", right_on="transaction_id",
+                        sort=False).drop(columns="transaction_id")
 
     # -- cache
 

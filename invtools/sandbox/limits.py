@@ -44,7 +44,8 @@ class RateLimiter:
             if allowed:
                 q.append(now)
             reset = (q[0] + WINDOW - now) if q else 0.0
-            return allowed, max(0, limit - len(q)), math.ceil(reset * 1000) / 1000
+            # round(…, 6) first: float noise (0.0400000001) must not round up a whole ms
+            return allowed, max(0, limit - len(q)), math.ceil(round(reset * 1000, 6)) / 1000
 
     def clear(self) -> None:
         with self._lock:

@@ -42,7 +42,7 @@ import string
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -318,9 +318,10 @@ class Sandbox:
         return 200, limit_headers, payload
 
     def _authenticate(self, header: str | None) -> TeamStore:
-        token = (header or "").strip()
-        if token[:7].lower() == "bearer ":
-            token = token[7:].strip()
+        header = (header or "").strip()
+        scheme, _, rest = header.partition(" ")
+        # Without the Bearer scheme the whole header is taken as the (then unknown) token.
+        token = rest.strip() if scheme.lower() == "bearer" else header
         if not token:
             raise ApiError(401, "/errors/tokens/required",
                            "An API token is required: send 'Authorization: Bearer <token>'")

@@ -1,0 +1,81 @@
+"""Client *_df() methods: typed frames over real HTTP, provenance in df.attrs, detail counts."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from invtools import frames
+from invtools.client import Client
+from invtools.sandbox import serve
+
+pytestmark = pytest.mark.network
+
+DETAIL = "/v1/location-txs/{id}"
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with serve(rate_limit=0, size=120) as server:
+        yield server
+
+
+@pytest.fixture
+def client(sb, tmp_path):
+    with Client(sb.tokens["shop"], base_url=sb.base_url, cache=tmp_path / "c.sqlite",
+                rate_limit=0, progress=False) as c:
+        yield c
+
+
+def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
+    team = sb.data("shop").team
+    built = {
+        "items": client.items_df(), "transactions": client.transactions_df(),
+        "locations": client.locations_df(), "partners": client.partners_df(),
+        "members": client.members_df(), "attributes": client.attributes_df(),
+        "stock": client.stock_df(),
+    }
+    for name, df in built.items():
+        schema = list(frames.SCHEMAS[name])
+        assert list(df.columns[:len(schema)]) == schema, name
+        assert df.attrs["team_id"] == team["id"] and df.attrs["team_name"] == team["name"]
+        assert df.attrs["requests"] + df.attrs["from_cache"] >= 1 and isinstance(df.attrs["fetched_at"], pd.Timestamp)
+    assert len(built["transactions"]) == 120 and built["transactions"].attrs["pages"] == 2
+    assert built["transactions"].attrs["endpoint"] == "/v1/location-txs"
+    assert len(built["items"]) == len(sb.data("shop").items)
+    assert built["stock"].attrs["requests"] == 0  # items and locations came from the cache
+    assert sb.tokens["shop"] not in repr([df.attrs for df in built.values()])
+
+
+def test_second_call_is_answered_from_the_cache_and_provenance_says_so(client):
+    first = client.partners_df(type="supplier")
+    again = client.partners_df(type="supplier")
+    assert first.attrs["filters"] == {"type": "supplier"}
+    assert first.attrs["requests"] >= 1 and again.attrs["requests"] == 0
+    assert again.attrs["from_cache"] == again.attrs["pages"] >= 1
+    pd.testing.assert_frame_equal(first, again, check_flags=False)
+
+
+def test_lines_fetch_one_detail_per_transaction_in_the_window_once_for_life(sb, client):
+    rows = sb.data("shop").transactions
+    since = rows[29]["transaction_time"]  # the 30 newest rows (distinct times in the demo data)
+    in_window = [r for r in rows if r["transaction_time"] >= since]
+    sb.clear_log()
+    lines = client.lines_df(since=since)
+    detail_requests = [r for r in sb.requests if r.route == DETAIL]
+    assert len(detail_requests) == len(in_window) == 30
+    assert lines.attrs["requests"] == len(sb.requests)  # + the team and one list page
+    assert all(r.params.get("revision") for r in detail_requests)  # pinned: cacheable for good
+    assert set(lines["transaction_id"]) <= {r["id"] for r in in_window}
+    view = sb.data("shop")
+    want = frames.lines_df([view.transaction(r["id"]) for r in in_window])
+    pd.testing.assert_frame_equal(lines, want, check_flags=False)
+
+    sb.clear_log()
+    joined = client.transactions_df(since=since, with_lines=True, refresh=True)
+    assert [r.route for r in sb.requests] == ["/v1/location-txs"]  # details came from cache
+    assert len(joined) == len(lines)
+    assert list(joined.columns[:len(frames.SCHEMAS["transactions"])]) == list(
+        frames.SCHEMAS["transactions"])
+    assert {"item_id", "quantity", "new_stock_level"} <= set(joined.columns)
+    assert joined["id"].tolist() == lines["transaction_id"].tolist()

@@ -1,0 +1,379 @@
+"""TransactionMirror against the stand-in server over real HTTP.
+
+Every test starts its own sandbox (same seed and size, so identical data) and, to keep the
+suite fast, most start from a copy of one mirror file synced once per module ("pristine"):
+a full sync costs one detail request per transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from invtools import frames
+from invtools.client import Client
+from invtools.errors import ConfigError, ServerError
+from invtools.mirror import TransactionMirror
+from invtools.sandbox import Faults, serve
+
+pytestmark = pytest.mark.network
+
+SIZE = 60  # transactions of the shop; >= 50 (sandbox minimum), one list page is 100 rows
+ROOT = Path(__file__).resolve().parents[1]
+LIST, DETAIL = "/v1/location-txs", "/v1/location-txs/{id}"
+
+
+def make_client(sb, tmp_path, team="shop", **kw):
+    kw = {"cache": tmp_path / f"cache-{team}.sqlite", "rate_limit": 0, "progress": False, **kw}
+    return Client(sb.tokens[team], base_url=sb.base_url, **kw)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A mirror file after one full sync of the seed-0 shop, synced once for the module."""
+    tmp = tmp_path_factory.mktemp("pristine")
+    with serve(rate_limit=0, size=SIZE) as sb, make_client(sb, tmp) as client:
+        TransactionMirror(tmp / "mirror.sqlite", client).sync()
+    return tmp / "mirror.sqlite"
+
+
+@pytest.fixture
+def sb():
+    with serve(rate_limit=0, size=SIZE) as server:
+        yield server
+
+
+@pytest.fixture
+def client(sb, tmp_path):
+    with make_client(sb, tmp_path) as c:
+        yield c
+
+
+@pytest.fixture
+def mirror(pristine, client, tmp_path):
+    shutil.copy(pristine, tmp_path / "mirror.sqlite")
+    return TransactionMirror(tmp_path / "mirror.sqlite", client)
+
+
+def routes(sb):
+    return [r.route for r in sb.requests]
+
+
+def rows_by_time(sb):
+    """Live rows of the shop, newest first (the list order)."""
+    return sb.data("shop").transactions
+
+
+def fresh_lines(sb):
+    """Lines as the server shows them now (current revisions, current stock levels)."""
+    view = sb.data("shop")
+    return frames.lines_df([view.transaction(r["id"]) for r in view.transactions])
+
+
+def assert_same_frame(a, b):
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
+                                  check_like=False, check_flags=False)
+
+
+# ------------------------------------------------------------------------------- first sync
+
+def test_first_sync_is_full_and_mirrors_rows_and_lines_exactly(sb, client, tmp_path):
+    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+    sb.clear_log()
+    report = mirror.sync()
+    assert (report.kind, report.new, report.changed, report.removed) == ("full", SIZE, 0, 0)
+    assert report.changes["change"].astype(str).tolist() == ["new"] * SIZE
+    # One list page + one detail per transaction, counted at the server and in the report.
+    assert routes(sb).count(DETAIL) == SIZE and routes(sb).count(LIST) == 1
+    assert report.requests == len(sb.requests) == SIZE + 1
+    live = client.transactions_df(refresh=True)
+    assert_same_frame(mirror.transactions_df(), live.drop(columns=[]))
+    assert_same_frame(mirror.lines_df(), fresh_lines(sb))
+    info = mirror.info()
+    assert (info["transactions"], info["removed"], info["syncs"]) == (SIZE, 0, 1)
+    assert info["lines"] == len(mirror.lines_df())
+
+
+def test_second_sync_without_changes_sends_only_the_list_pages(sb, mirror):
+    sb.clear_log()
+    report = mirror.sync()
+    assert (report.new, report.changed, report.removed, report.unchanged) == (0, 0, 0, SIZE)
+    assert set(routes(sb)) == {LIST}
+    assert report.requests == report.list_pages == len(sb.requests) == 1
+    assert report.details_fetched == 0 and len(report.changes) == 0
+
+
+# ------------------------------------------------------------------ changes between syncs
+
+def test_edits_deletes_new_and_backdated_are_reported_exactly(sb, mirror, client):
+    rows = rows_by_time(sb)
+    before = {r["id"]: r for r in rows}
+    edited = [rows[3]["id"], rows[40]["id"]]
+    deleted = rows[7]["id"]
+    for tx in edited:
+        sb.edit_transaction(tx)
+    sb.delete_transaction(deleted)
+    new = sb.add_transaction(type="in")
+    backdated = sb.add_transaction(type="in", transaction_time=rows[30]["transaction_time"])
+    after = {r["id"]: r for r in rows_by_time(sb)}
+
+    sb.clear_log()
+    report = mirror.sync()
+    assert (report.new, report.changed, report.removed, report.unchanged) == (2, 2, 1, SIZE - 3)
+    assert report.backdated_new == 1
+    # Requests: the list pages, plus exactly the details of the 2 new and 2 edited rows.
+    details = sorted(int(r.path.rsplit("/", 1)[1]) for r in sb.requests if r.route == DETAIL)
+    assert details == sorted(edited + [new["id"], backdated["id"]])
+    assert report.requests == len(sb.requests) == report.list_pages + 4
+
+    t = lambda s: pd.Timestamp(s)  # noqa: E731
+    expected = {
+        new["id"]: ("new", None, 0, None, after[new["id"]]["total_quantity"], None,
+                    t(new["transaction_time"])),
+        backdated["id"]: ("backdated-new", None, 0, None,
+                          after[backdated["id"]]["total_quantity"], None,
+                          t(backdated["transaction_time"])),
+        deleted: ("removed", before[deleted]["revision"], None,
+                  before[deleted]["total_quantity"], None,
+                  t(before[deleted]["transaction_time"]), None),
+    }
+    for tx in edited:
+        expected[tx] = ("edited", before[tx]["revision"], before[tx]["revision"] + 1,
+                        before[tx]["total_quantity"], after[tx]["total_quantity"],
+                        t(before[tx]["transaction_time"]), t(after[tx]["transaction_time"]))
+    got = {}
+    for row in report.changes.itertuples():
+        got[row.transaction_id] = tuple(
+            None if pd.isna(v) else v for v in (
+                row.change, row.old_revision, row.new_revision, row.old_total_quantity,
+                row.new_total_quantity, row.old_transaction_time, row.new_transaction_time))
+    assert got == expected
+    assert report.changes.set_index("transaction_id").loc[backdated["id"], "backdated"]
+
+    # The mirror now equals the server: rows, lines (stock levels included) and history.
+    assert_same_frame(mirror.transactions_df(), client.transactions_df(refresh=True))
+    assert_same_frame(mirror.lines_df(), fresh_lines(sb))
+    removed = mirror.transactions_df(include_removed=True).set_index("id")
+    assert pd.notna(removed.loc[deleted, "removed_at"])
+    assert removed["removed_at"].notna().sum() == 1
+    log = mirror.changes_df()
+    assert (log["sync_id"] == log["sync_id"].max()).sum() == 5  # this sync's five rows
+    assert "Full sync" in str(report) and "2 new (1 backdated), 2 changed, 1 removed" in str(report)
+    html = report._repr_html_()
+    assert "Full sync" in html and "<table" in html and str(deleted) in html
+
+
+def test_stock_history_ends_at_the_servers_current_stock(sb, mirror):
+    rows = rows_by_time(sb)
+    sb.edit_transaction(rows[50]["id"])  # an old edit shifts every later level of its items
+    sb.add_transaction(type="in", transaction_time=rows[45]["transaction_time"])
+    sb.delete_transaction(rows[20]["id"])
+    mirror.sync()
+    items = sb.data("shop").items
+    last = mirror.stock_history().groupby("item_id")["stock"].last()
+    touched = [it for it in items if it["id"] in last.index]
+    assert len(touched) > 10
+    assert {it["id"]: last[it["id"]] for it in touched} == {
+        it["id"]: float(it["quantity"]) for it in touched}
+    for loc in sb.data("shop").locations:
+        here = mirror.stock_history(location_id=loc["id"]).groupby("item_id")["stock"].last()
+        want = {it["id"]: float(q["quantity"]) for it in items for q in it["quantities"]
+                if q["location_id"] == loc["id"] and it["id"] in here.index}
+        assert want and {i: here[i] for i in want} == want
+    one = mirror.stock_history(touched[0]["id"])
+    assert set(one["item_id"]) == {touched[0]["id"]}
+
+
+# -------------------------------------------------------------------------- window syncs
+
+def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
+    rows = rows_by_time(sb)
+    newest = pd.Timestamp(rows[0]["transaction_time"])
+    recent = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")]
+    assert 4 <= len(recent) < SIZE - 10
+    old = rows[-5]["id"]
+    sb.edit_transaction(recent[1]["id"])
+    sb.delete_transaction(recent[2]["id"])
+    moved = recent[3]["id"]  # edited to a time before the window: an edit, not a removal
+    sb.edit_transaction(moved, transaction_time=rows[-3]["transaction_time"])
+    sb.edit_transaction(old, memo="recounted")  # a memo edit never oversells
+
+    sb.clear_log()
+    report = mirror.sync(window="90D")
+    assert report.kind == "window" and report.window == pd.Timedelta("90D")
+    assert report.anchor == newest and report.cutoff == newest - pd.Timedelta("90D")
+    assert (report.new, report.changed, report.removed) == (0, 2, 1)
+    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    assert changes == {recent[1]["id"]: "edited", recent[2]["id"]: "removed", moved: "edited"}
+    assert report.list_pages == 1 and report.requests < 10
+    text = str(report)
+    assert "Window sync" in text and "90 days" in text
+    assert "not seen until the next full sync" in text
+    assert "removals were only inferred inside the window" in text
+
+    full = mirror.sync()
+    assert full.kind == "full" and (full.new, full.changed, full.removed) == (0, 1, 0)
+    assert full.changes["transaction_id"].tolist() == [old]
+
+
+def test_window_reaching_the_end_of_the_list_is_a_full_sync(sb, mirror):
+    report = mirror.sync(window="3650D")
+    assert report.kind == "full" and report.unchanged == SIZE
+    assert "the window reached the end of the list" in str(report).lower()
+
+
+@pytest.mark.parametrize("bad", ["soon", "-3D", 0])
+def test_bad_window_is_a_config_error(mirror, bad):
+    with pytest.raises(ConfigError, match="window"):
+        mirror.sync(window=bad)
+
+
+# ------------------------------------------------------------------------- interruptions
+
+def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
+        sb, tmp_path, pristine):
+    with make_client(sb, tmp_path, retries=0) as client:
+        mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+        sb.faults = Faults(on_requests={25}, kinds=("500",))  # 1 list page, then 23 details
+        with pytest.raises(ServerError):
+            mirror.sync()
+        info = mirror.info()
+        assert (info["transactions"], info["syncs"], info["interrupted_sync_pending"]) == (
+            0, 0, True)
+        with sqlite3.connect(tmp_path / "m.sqlite") as conn:
+            assert conn.execute("SELECT count(*) FROM details").fetchone()[0] == 23
+        sb.faults = None
+        report = mirror.sync()
+    assert (report.new, report.details_reused, report.details_fetched) == (SIZE, 23, SIZE - 23)
+    assert "23 details reused from an interrupted sync" in str(report)
+    done = TransactionMirror(pristine)
+    assert_same_frame(mirror.transactions_df(), done.transactions_df())
+    assert_same_frame(mirror.lines_df(), done.lines_df())
+
+
+_CHILD = """
+import os, sys
+from invtools.client import Client
+from invtools.mirror import TransactionMirror
+client = Client(os.environ["SBX_TOKEN"], base_url=sys.argv[1], cache=False, rate_limit=15,
+                progress=False)
+TransactionMirror(sys.argv[2], client).sync()
+print("finished")
+"""
+
+
+def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, pristine):
+    path = tmp_path / "killed.sqlite"
+    env = {**os.environ, "SBX_TOKEN": sb.tokens["shop"], "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, sb.base_url, str(path)], cwd=ROOT,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stored = 0
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            if path.exists():
+                try:
+                    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                        stored = conn.execute("SELECT count(*) FROM details").fetchone()[0]
+                except sqlite3.OperationalError:
+                    stored = 0  # schema not created yet
+            if stored >= 15:
+                break
+            time.sleep(0.05)
+        assert child.poll() is None, child.communicate()
+        child.send_signal(signal.SIGKILL)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+
+    with make_client(sb, tmp_path) as client:
+        mirror = TransactionMirror(path, client)
+        assert mirror.info()["transactions"] == 0  # nothing applied, nothing half-applied
+        report = mirror.sync()
+    assert report.new == SIZE and report.details_reused >= 15
+    assert report.details_fetched == SIZE - report.details_reused < SIZE
+    done = TransactionMirror(pristine)
+    assert_same_frame(mirror.transactions_df(), done.transactions_df())
+    assert_same_frame(mirror.lines_df(), done.lines_df())
+
+
+# ------------------------------------------------------------------ the file and its team
+
+def test_refuses_to_sync_another_teams_client_into_the_file(sb, mirror, tmp_path):
+    with make_client(sb, tmp_path, team="basic") as other:
+        with pytest.raises(ConfigError) as err:
+            TransactionMirror(mirror.path, other)
+    msg = str(err.value)
+    assert sb.data("shop").team["name"] in msg and sb.data("basic").team["name"] in msg
+    assert "another file" in msg
+
+
+def test_file_is_private_and_holds_no_token(sb, mirror):
+    mirror.sync()
+    for f in mirror.path.parent.glob(mirror.path.name + "*"):
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+        assert sb.tokens["shop"].encode() not in f.read_bytes()
+    assert sb.tokens["shop"] not in repr(mirror) + mirror._repr_html_()
+
+
+def test_default_path_is_per_team_in_the_user_data_dir(client, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    mirror = TransactionMirror(None, client)
+    team = client.team()
+    assert mirror.path.is_relative_to(tmp_path / "data" / "invtools")
+    assert str(team.id) in mirror.path.name
+    assert mirror.info()["team_name"] == team.name
+
+
+def test_offline_reading_needs_no_client_and_sync_says_what_to_do(pristine, tmp_path):
+    path = shutil.copy(pristine, tmp_path / "copy.sqlite")
+    mirror = TransactionMirror(path)
+    assert len(mirror.transactions_df()) == SIZE and len(mirror.changes_df()) == SIZE
+    assert list(mirror.transactions_df().columns) == list(frames.SCHEMAS["transactions"])
+    assert list(mirror.lines_df().columns) == list(frames.SCHEMAS["lines"])
+    assert mirror.syncs_df()["kind"].tolist() == ["full"]
+    with pytest.raises(ConfigError, match="without a client"):
+        mirror.sync()
+
+
+def test_a_file_that_is_not_a_mirror_is_refused(tmp_path):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE responses (key TEXT)")
+    with pytest.raises(ConfigError, match="not an invtools transaction mirror"):
+        TransactionMirror(other)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"hello, not sqlite" * 100)
+    with pytest.raises(ConfigError, match="not a SQLite file"):
+        TransactionMirror(junk)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from invtools import mirror as module
+
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5 and result.failed == 0
+
+
+def test_a_basic_mode_team_is_told_why_it_cannot_sync(sb, tmp_path):
+    from invtools.errors import TeamModeError
+
+    with make_client(sb, tmp_path, team="basic") as basic:
+        mirror = TransactionMirror(tmp_path / "basic.sqlite", basic)
+        with pytest.raises(TeamModeError, match="Location mode"):
+            mirror.sync()
+    assert mirror.info()["syncs"] == 0
