@@ -35,6 +35,8 @@ _LAZY: dict[str, str] = {
     "Team": "invtools.client",
     "Page": "invtools.client",
     "RequestStats": "invtools.client",
+    "TransactionMirror": "invtools.mirror",
+    "SyncReport": "invtools.mirror",
     "connect": "invtools.environment",
     "demo_server": "invtools.environment",
     "team_tokens": "invtools.environment",
