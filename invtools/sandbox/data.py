@@ -344,7 +344,7 @@ def _simulate(store: TeamStore, rng: random.Random, seed: int, size: int, start_
     daily_units = {i: size * 0.72 * 1.8 * 1.6 * pop[i] / total_pop / DAYS for i in item_ids}
     shelf_cap = {i: max(4, round(daily_units[i] * 8)) for i in item_ids}
     shelf_low = {i: max(1, round(daily_units[i] * 2.5)) for i in item_ids}
-    order_qty = {i: max(8, round(daily_units[i] * 40)) for i in item_ids}
+    order_qty = {i: max(10, round(daily_units[i] * 40)) for i in item_ids}
     reorder_at = {i: max(3, round(daily_units[i] * 12)) for i in item_ids}
 
     # Event days: weighted by weekday and month traffic, times within opening hours.
