@@ -1,0 +1,78 @@
+"""The ``invtools`` command (also ``python -m invtools``): one argparse subcommand per job.
+
+>>> build_parser().parse_args(["sandbox", "--port", "8765"]).port
+8765
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import Callable
+
+# name -> (help, function adding the arguments, function running it); the lead adds
+# "demo" and "lab" here.
+Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+
+
+def _sandbox_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=8765,
+                   help="port on 127.0.0.1 (default 8765; 0 picks a free one)")
+    p.add_argument("--seed", type=int, default=0, help="demo data seed (default 0)")
+    p.add_argument("--size", type=int, default=None,
+                   help="number of the shop's transactions (default 4000)")
+    p.add_argument("--rate-limit", type=int, default=5,
+                   help="requests per second per token and endpoint; 0 turns it off (default 5)")
+    p.add_argument("--quiet", action="store_true", help="do not print one line per request")
+
+
+def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
+    """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
+    from invtools.sandbox import serve
+
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        with serve(port=args.port, seed=args.seed, size=args.size, rate_limit=args.rate_limit,
+                   log=log) as sb:
+            print(f"invtools sandbox listening on {sb.base_url}")
+            print("demo tokens (fake, for this local server only):")
+            for team, token in sb.tokens.items():
+                mode = sb.data(team).team["mode"]
+                print(f"  {team:<6} (mode {mode}): {token}")
+            print(f"e.g.  curl -H 'Authorization: Bearer {sb.tokens['shop']}' "
+                  f"{sb.base_url}/v1/teams/linked")
+            print("Ctrl-C stops it.", flush=True)
+            (stop or threading.Event()).wait()
+    except KeyboardInterrupt:
+        pass
+    except OSError as err:
+        print(f"invtools sandbox: cannot listen on 127.0.0.1:{args.port} ({err.strerror}); "
+              "try another --port, or --port 0 for a free one", file=sys.stderr)
+        return 1
+    print("stopped")
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "sandbox": ("run the stand-in server with demo data in the foreground",
+                _sandbox_args, _sandbox_run),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="invtools", description="Investigate inventory data from BoxHero's REST API.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add_args, _run) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``invtools`` command line; returns the exit status.
+
+    >>> main(["sandbox", "--help"])  # doctest: +SKIP
+    """
+    args = build_parser().parse_args(argv)
+    return COMMANDS[args.command][2](args)

@@ -1,0 +1,194 @@
+"""The spec's page-walking rules, as a plain generator: no HTTP, no pandas.
+
+A list endpoint answers with a page envelope ``{items, count, limit, cursor, has_more}``.
+Walking it (spec part 4, rules 1-4):
+
+1. call without ``cursor`` first;
+2. while ``has_more`` is true, call again with the ``cursor`` of the last page;
+3. stop when ``has_more`` is false -- even if that last page carries a non-null cursor
+   (the real service sometimes does; a ``while cursor:`` loop would never end);
+4. keep every filter identical on every call.
+
+A server that breaks these rules (hands out the same cursor twice, drops a field of the
+envelope, says ``has_more`` with no cursor to follow) gets a :class:`PaginationError`
+instead of an endless loop.
+
+>>> pages = {None: {"items": [1, 2], "cursor": 2, "has_more": True},
+...          2: {"items": [3], "cursor": None, "has_more": False}}
+>>> [p.rows for p in iter_pages(lambda params: pages[params.get("cursor")], {})]
+[[1, 2], [3]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from invtools.errors import PaginationError
+
+__all__ = ["Page", "iter_pages", "check_envelope", "with_progress", "DEFAULT_LIMIT", "MAX_LIMIT"]
+
+#: Page size used unless asked otherwise; also the largest the service accepts.
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 100
+
+Fetch = Callable[[dict[str, Any]], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a walk.
+
+    ``rows`` are the page's rows (after any ``keep``/``stop_at``/``max_rows`` trimming),
+    ``number`` counts from 1, ``cursor`` and ``has_more`` are the server's, and
+    ``from_cache`` says whether the page came from the local cache instead of the server.
+    """
+
+    rows: list[dict[str, Any]] = field(repr=False)
+    number: int
+    cursor: Any
+    has_more: bool
+    from_cache: bool = False
+
+    def __repr__(self) -> str:  # rows can be 100 dicts; show their count instead
+        return (f"Page(number={self.number}, rows={len(self.rows)}, cursor={self.cursor!r}, "
+                f"has_more={self.has_more}, from_cache={self.from_cache})")
+
+
+def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
+    """Return ``(items, cursor, has_more)`` of a page body, or raise :class:`PaginationError`.
+
+    >>> check_envelope({"items": [], "count": 0, "cursor": None, "has_more": False})
+    ([], None, False)
+    """
+    where = f"page {number}"
+    if not isinstance(body, Mapping):
+        raise PaginationError(f"{where} is not a JSON object but {type(body).__name__}; "
+                              "is this a list endpoint?")
+    missing = [k for k in ("items", "has_more") if k not in body]
+    if "cursor" not in body:
+        missing.append("cursor")
+    if missing:
+        raise PaginationError(f"{where} lacks {', '.join(missing)} of the page envelope "
+                              "(items, count, limit, cursor, has_more); is this a list endpoint?")
+    items, cursor, has_more = body["items"], body["cursor"], body["has_more"]
+    if not isinstance(items, list):
+        raise PaginationError(f"{where}: 'items' is {type(items).__name__}, not a list")
+    if not isinstance(has_more, bool):
+        raise PaginationError(f"{where}: 'has_more' is {has_more!r}, not true/false")
+    if cursor is not None and (isinstance(cursor, bool) or not isinstance(cursor, (int, str))):
+        raise PaginationError(f"{where}: 'cursor' is {cursor!r}, not an integer or null")
+    if has_more and cursor in (None, ""):
+        raise PaginationError(f"{where} says has_more but gives no cursor to continue from")
+    return items, cursor, has_more
+
+
+def iter_pages(
+    fetch: Fetch,
+    params: Mapping[str, Any] | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    max_pages: int | None = None,
+    max_rows: int | None = None,
+    keep: Callable[[dict], bool] | None = None,
+    stop_at: Callable[[dict], bool] | None = None,
+) -> Iterator[Page]:
+    """Walk a list endpoint page by page, lazily: nothing is fetched until asked.
+
+    ``fetch(params)`` returns one decoded page body. ``params`` are the filters, sent
+    identically on every call together with ``limit`` (and ``cursor`` after the first page).
+    ``max_pages``/``max_rows`` stop the walk early (``max_rows`` trims the last page).
+    ``keep(row)`` drops rows it returns false for (they do not count towards ``max_rows``);
+    ``stop_at(row)`` ends the walk at the first row it returns true for -- that row and the
+    rest are dropped and no further page is fetched (how ``since=`` stops early on a list
+    that is newest first).
+
+    >>> def fetch(params):
+    ...     start = params.get("cursor", 0)
+    ...     rows = list(range(start, min(start + params["limit"], 7)))
+    ...     more = rows[-1] < 6
+    ...     return {"items": rows, "cursor": rows[-1] + 1 if more else None, "has_more": more}
+    >>> [len(p.rows) for p in iter_pages(fetch, limit=3)]
+    [3, 3, 1]
+    >>> sum(len(p.rows) for p in iter_pages(fetch, limit=3, max_rows=4))
+    4
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
+    for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):
+        if value is not None and (not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer or None, not {value!r}")
+    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at)
+
+
+def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at) -> Iterator[Page]:
+    base.pop("cursor", None)  # the walk owns the cursor
+    base["limit"] = limit
+    cursor = None
+    seen: set = set()
+    number = rows_out = 0
+    while max_pages is None or number < max_pages:
+        if max_rows is not None and rows_out >= max_rows:
+            return
+        # A fresh dict per call: the filters stay identical even if fetch mutates its argument.
+        call = dict(base) if cursor is None else {**base, "cursor": cursor}
+        number += 1
+        items, cursor, has_more = check_envelope(fetch(call), number=number)
+        rows, stopped = _select(items, keep, stop_at)
+        if max_rows is not None and rows_out + len(rows) >= max_rows:
+            rows, stopped = rows[: max_rows - rows_out], True
+        rows_out += len(rows)
+        yield Page(rows=rows, number=number, cursor=cursor, has_more=has_more)
+        if stopped or not has_more:
+            return
+        if cursor in seen:
+            raise PaginationError(
+                f"the server handed out cursor {cursor!r} twice (again on page {number}); "
+                "stopping instead of looping. Filters: "
+                + ", ".join(f"{k}={v!r}" for k, v in base.items()))
+        seen.add(cursor)
+
+
+def _select(items: list, keep, stop_at) -> tuple[list, bool]:
+    if keep is None and stop_at is None:
+        return list(items), False
+    rows = []
+    for row in items:
+        if stop_at is not None and stop_at(row):
+            return rows, True
+        if keep is None or keep(row):
+            rows.append(row)
+    return rows, False
+
+
+def with_progress(pages: Iterable[Page], *, enabled: bool = True, desc: str = "",
+                  after: int = 3) -> Iterator[Page]:
+    """Pass ``pages`` through, showing a ``tqdm.auto`` bar (rows, pages, rate) once the walk
+    goes past ``after`` pages -- short walks stay silent. The bar is removed when done.
+
+    >>> [p.number for p in with_progress([Page([], 1, None, False)], enabled=False)]
+    [1]
+    """
+    if not enabled:
+        yield from pages
+        return
+    bar = None
+    rows = 0
+    try:
+        for page in pages:
+            rows += len(page.rows)
+            if bar is None and page.number > after:
+                # Imported here: tqdm.auto pulls in ipywidgets in a notebook, and importing
+                # invtools must stay light.
+                from tqdm.auto import tqdm
+
+                bar = tqdm(desc=desc or None, unit=" rows", initial=rows - len(page.rows),
+                           leave=False, dynamic_ncols=True)
+            if bar is not None:
+                bar.update(len(page.rows))
+                bar.set_postfix(pages=page.number, refresh=False)
+            yield page
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,104 @@
+"""The stand-in server's rate limiter and fault injector: small, pure, clock passed in.
+
+Rate limit: at most ``limit`` accepted requests per rolling second per key (the server uses
+``(token, route template)``, or ``(token, "*")`` under the ``shared_rate_limit`` quirk).
+A rejected request does not consume budget.
+
+>>> rl = RateLimiter()
+>>> [rl.hit("k", limit=2, now=t)[0] for t in (0.0, 0.1, 0.2, 1.05)]
+[True, True, False, True]
+>>> rl.hit("k", limit=2, now=1.06)
+(False, 0, 0.04)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+WINDOW = 1.0  # seconds
+
+
+class RateLimiter:
+    """Sliding-window log per key; thread-safe."""
+
+    def __init__(self) -> None:
+        self._hits: dict[object, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: object, *, limit: int, now: float) -> tuple[bool, int, float]:
+        """Try to spend one request of ``key``'s budget at time ``now``.
+
+        Returns ``(allowed, remaining, reset)``: ``remaining`` requests left in the window
+        after this one, ``reset`` seconds until the oldest counted request leaves the window
+        (rounded *up* to the millisecond, so waiting exactly that long is always enough).
+        """
+        with self._lock:
+            q = self._hits.setdefault(key, deque())
+            while q and q[0] <= now - WINDOW:
+                q.popleft()
+            allowed = len(q) < limit
+            if allowed:
+                q.append(now)
+            reset = (q[0] + WINDOW - now) if q else 0.0
+            return allowed, max(0, limit - len(q)), math.ceil(reset * 1000) / 1000
+
+    def clear(self) -> None:
+        with self._lock:
+            self._hits.clear()
+
+
+FAULT_KINDS = ("500", "502", "503", "slow", "drop")
+
+
+@dataclass
+class Faults:
+    """Faults the stand-in server injects, for testing a client's retries and timeouts.
+
+    A request is faulty when its number (1-based, counted from when these faults were set on
+    the server) is in ``on_requests``, or else with probability ``rate`` (seeded, so a run is
+    reproducible). Its kind is drawn from ``kinds``: ``"500"``/``"502"``/``"503"`` answer that
+    status with an HTML (non-JSON) body, ``"slow"`` waits ``slow_seconds`` and then answers
+    normally, ``"drop"`` closes the connection without any response.
+
+    >>> f = Faults(on_requests={2}, kinds=("503",))
+    >>> [f.decide() for _ in range(3)]
+    [None, '503', None]
+    """
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    on_requests: frozenset[int] | set[int] = frozenset()
+    slow_seconds: float = 2.0
+    seed: int = 0
+    _count: int = field(default=0, init=False, repr=False, compare=False)
+    _rng: random.Random = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
+                                  compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.kinds) - set(FAULT_KINDS)
+        if unknown or not self.kinds:
+            raise ValueError(f"fault kinds must be a non-empty subset of {FAULT_KINDS}, "
+                             f"got {tuple(self.kinds)!r}")
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"rate is a probability between 0 and 1, not {self.rate!r}")
+        self.kinds = tuple(self.kinds)
+        self.on_requests = frozenset(self.on_requests)
+        self.reset()
+
+    def reset(self) -> None:
+        """Start counting requests (and drawing faults) from the beginning again."""
+        self._count = 0
+        self._rng = random.Random(self.seed)
+
+    def decide(self) -> str | None:
+        """Count one request and return the fault kind to inject, or None."""
+        with self._lock:
+            self._count += 1
+            hit = self._count in self.on_requests or (
+                self.rate > 0 and self._rng.random() < self.rate)
+            return self._rng.choice(self.kinds) if hit else None

@@ -1,0 +1,160 @@
+"""Client set-up without a server: token, base URL, timeouts, reprs. No HTTP is sent."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from invtools.client import Client, Team, clean_token, normalise_base_url, parse_when
+from invtools.errors import ConfigError
+
+TOKEN = "tok_SECRET_0123456789abcdef"
+
+
+def make(**kw):
+    kw.setdefault("base_url", "http://127.0.0.1:9")
+    kw.setdefault("cache", False)
+    kw.setdefault("rate_limit", 0)
+    return Client(kw.pop("token", TOKEN), **kw)
+
+
+def test_no_token_anywhere_says_where_tokens_come_from(monkeypatch):
+    monkeypatch.delenv("INVTOOLS_TOKEN", raising=False)
+    with pytest.raises(ConfigError) as info:
+        Client(cache=False)
+    msg = str(info.value)
+    assert "Integrations" in msg and "INVTOOLS_TOKEN" in msg and "Client(token=" in msg
+
+
+def test_token_from_environment(monkeypatch):
+    monkeypatch.setenv("INVTOOLS_TOKEN", f"  Bearer {TOKEN}\n")
+    c = Client(base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+    assert c._session.headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("pasted", [f"  {TOKEN}  ", f"Bearer {TOKEN}", f"bearer   {TOKEN}\n",
+                                    f"'{TOKEN}'", f'"Bearer {TOKEN}"'])
+def test_pasted_token_is_cleaned(pasted):
+    assert clean_token(pasted) == TOKEN
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "Bearer ", "abc def", "abc\r\nX-Evil: 1", 123])
+def test_unusable_token_is_refused_without_echoing_it(bad):
+    with pytest.raises(ConfigError) as info:
+        clean_token(bad)
+    if isinstance(bad, str) and bad.strip():
+        assert bad.strip() not in str(info.value)
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("https://rest.boxhero-app.com", "https://rest.boxhero-app.com"),
+    ("https://rest.boxhero-app.com/", "https://rest.boxhero-app.com"),
+    ("https://rest.boxhero-app.com/v1", "https://rest.boxhero-app.com"),
+    ("https://rest.boxhero-app.com/v1/", "https://rest.boxhero-app.com"),
+    (" HTTPS://REST.boxhero-app.com ", "https://rest.boxhero-app.com"),
+    ("https://proxy.example.com/boxhero/v1", "https://proxy.example.com/boxhero"),
+    ("http://127.0.0.1:8765", "http://127.0.0.1:8765"),
+    ("http://127.1.2.3:80/", "http://127.1.2.3:80"),
+    ("http://localhost:8765/v1", "http://localhost:8765"),
+    ("http://[::1]:8765", "http://[::1]:8765"),
+])
+def test_base_url_is_normalised(url, expected):
+    assert normalise_base_url(url) == expected
+
+
+@pytest.mark.parametrize("url, match", [
+    ("http://rest.boxhero-app.com", "Refusing plain http://"),
+    ("http://10.0.0.5:8765", "Refusing plain http://"),
+    ("http://localhost.evil.com", "Refusing plain http://"),
+    ("ftp://example.com", "https://"),
+    ("rest.boxhero-app.com", "https://"),
+    ("https://user:pw@example.com", "user name or password"),
+    ("https://example.com/?x=1", "query"),
+    ("", "base_url"),
+])
+def test_unsafe_or_broken_base_url_is_refused(url, match):
+    with pytest.raises(ConfigError, match=match):
+        make(base_url=url)
+
+
+@pytest.mark.parametrize("timeout", [None, 0, -1, float("inf"), (5, None), "soon"])
+def test_timeouts_must_be_finite(timeout):
+    with pytest.raises(ConfigError, match="timeout"):
+        make(timeout=timeout)
+
+
+def test_defaults_are_finite_and_keyword_only():
+    c = make()
+    assert c.timeout == (5.0, 60.0) and c.retries == 5
+    with pytest.raises(TypeError):
+        Client(TOKEN, "https://rest.boxhero-app.com")  # base_url is keyword-only
+
+
+@pytest.mark.parametrize("kw", [{"retries": -1}, {"retries": 1.5}, {"rate_limit": -2},
+                                {"rate_limit_scope": "host"}, {"backoff": -1},
+                                {"cache": 3.5}])
+def test_bad_settings_raise_config_error(kw):
+    with pytest.raises(ConfigError):
+        make(**kw)
+
+
+def test_token_in_no_repr_str_or_attribute():
+    c = make()
+    assert TOKEN not in repr(c)
+    assert TOKEN not in str(c)
+    assert TOKEN not in repr(vars(c))
+    assert all(TOKEN not in repr(v) for v in vars(c).values())
+    assert "not fetched yet" in repr(c)
+
+
+def test_repr_html_never_shows_the_token_even_when_the_team_is_unreachable():
+    c = make(retries=0, timeout=0.5)
+    out = c._repr_html_()
+    assert TOKEN not in out
+    assert "unknown" in out and "TransportError" in out
+
+
+def test_team_html_and_repr_show_name_id_mode():
+    t = Team.from_body({"item": {"id": 4, "name": "<Shop>", "mode": 0}})
+    assert t.uses_locations is False and t.mode_name == "Basic"
+    assert "&lt;Shop&gt;" in t._repr_html_() and "team 4" in t._repr_html_()
+    assert "raw" not in repr(t)
+    assert pickle.loads(pickle.dumps(t)) == t
+
+
+@pytest.mark.parametrize("value, iso", [
+    ("2026-05-02", "2026-05-02T00:00:00+00:00"),
+    ("2026-05-02T01:10:00.000Z", "2026-05-02T01:10:00+00:00"),
+    ("2026-05-02T03:10:00+02:00", "2026-05-02T01:10:00+00:00"),
+])
+def test_parse_when_is_utc(value, iso):
+    assert parse_when(value).isoformat() == iso
+
+
+def test_parse_when_end_of_day_and_naive():
+    from datetime import date, datetime
+
+    assert parse_when(date(2026, 5, 2), end_of_day=True).isoformat().startswith(
+        "2026-05-02T23:59:59")
+    assert parse_when(datetime(2026, 5, 2, 1)).tzinfo is not None
+    with pytest.raises(ConfigError, match="ISO"):
+        parse_when("last tuesday")
+
+
+def test_path_must_be_an_api_path():
+    with pytest.raises(ConfigError, match="/v1/"):
+        make().get("https://elsewhere.example.com/v1/items")
+
+
+def test_walk_arguments_are_checked_before_anything_is_sent():
+    c = make()
+    with pytest.raises(ValueError):
+        c.pages("/v1/items", limit=500)
+    with pytest.raises(ConfigError):
+        c.transactions(since="2026-05-02", until="2026-05-01")
+    with pytest.raises(ConfigError):
+        c.transactions(type="sold")
+    with pytest.raises(ConfigError):
+        c.partners(type="friend")
+    assert c.stats.sent == 0

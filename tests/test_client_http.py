@@ -1,0 +1,193 @@
+"""The client against the stand-in server over real HTTP: team, walks, filters, team mode,
+errors as the server sends them."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+import pytest
+
+from invtools.client import Client
+from invtools.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    NotFoundError,
+    PaginationError,
+    TeamModeError,
+)
+
+pytestmark = pytest.mark.network
+
+
+def _requests_to(sb, route):
+    return [r for r in sb.requests if r.route == route]
+
+
+def _time(row):
+    return datetime.fromisoformat(row["transaction_time"])
+
+
+def test_team_is_fetched_once_and_describes_the_mode(sb, make_client):
+    shop, basic = make_client(sb, "shop"), make_client(sb, "basic")
+    t = shop.team()
+    assert t.uses_locations and t.mode == 2 and t.mode_name == "Location"
+    assert t.id == sb.data("shop")["team"]["id"] and t.name == sb.data("shop")["team"]["name"]
+    assert shop.team() is t
+    b = basic.team()
+    assert b.uses_locations is False and b.mode in (0, 1)
+    assert len(_requests_to(sb, "/v1/teams/linked")) == 2
+    assert repr(t.name) in repr(shop) and t.mode_name in shop._repr_html_()
+
+
+def test_team_wrapped_quirk_is_tolerated(sb, make_client):
+    sb.quirks = {"team_wrapped"}
+    t = make_client(sb, "shop", cache=False).team()
+    assert t.name == sb.data("shop")["team"]["name"] and t.uses_locations
+
+
+def test_items_walk_every_row_once_in_id_order(sb, make_client):
+    c = make_client(sb)
+    ids = [r["id"] for r in c.items(limit=7)]
+    expected = sorted(i["id"] for i in sb.data("shop")["items"])
+    assert ids == expected
+    pages = _requests_to(sb, "/v1/items")
+    assert len(pages) == -(-len(expected) // 7) and c.stats.pages == len(pages)
+    # the filters and limit travel unchanged on every page
+    assert all(r.params.get("limit") == ["7"] for r in pages)
+    assert "cursor" not in pages[0].params
+
+
+def test_array_filters_repeat_the_key(sb, make_client):
+    c = make_client(sb)
+    wanted = sorted(i["id"] for i in sb.data("shop")["items"])[:3]
+    rows = list(c.items(item_ids=wanted))
+    assert [r["id"] for r in rows] == wanted
+    assert _requests_to(sb, "/v1/items")[0].params["item_ids"] == [str(i) for i in wanted]
+
+
+def test_partners_by_type_on_every_page(sb, make_client):
+    c = make_client(sb, "basic")
+    rows = list(c.partners(type="customer", limit=3))
+    expected = [p["id"] for p in sb.data("basic")["partners"] if p["type"] == 1]
+    assert [r["id"] for r in rows] == sorted(expected) and rows
+    assert all(r.params.get("type") == ["1"] for r in _requests_to(sb, "/v1/partners"))
+
+
+def test_transactions_newest_first_and_max_rows_max_pages(sb, make_client):
+    c = make_client(sb)
+    rows = list(c.transactions(limit=10, max_rows=25))
+    assert len(rows) == 25
+    assert [_time(r) for r in rows] == sorted((_time(r) for r in rows), reverse=True)
+    assert len(_requests_to(sb, "/v1/location-txs")) == 3
+    sb.clear_log()
+    assert len(list(c.pages("/v1/location-txs", limit=5, max_pages=2, refresh=True))) == 2
+    assert len(_requests_to(sb, "/v1/location-txs")) == 2
+
+
+def test_since_stops_the_walk_early_and_until_filters(sb, make_client):
+    c = make_client(sb)
+    newest = list(c.transactions(limit=10, max_rows=40))
+    since, until = newest[34]["transaction_time"], newest[5]["transaction_time"]
+    sb.clear_log()
+    rows = list(c.transactions(since=since, until=until, limit=10, refresh=True))
+    lo, hi = datetime.fromisoformat(since), datetime.fromisoformat(until)
+    expected = [r["id"] for r in newest if lo <= _time(r) <= hi]
+    assert [r["id"] for r in rows] == expected
+    # 35 rows are at or after `since`: pages 1-4 hold them; no page after the first older row
+    sent = _requests_to(sb, "/v1/location-txs")
+    assert len(sent) <= 4 + 1 and len(sent) < len(sb.data("shop")["transactions"]) / 10
+
+
+def test_last_cursor_not_null_quirk_does_not_loop(sb, make_client):
+    sb.quirks = {"last_cursor_not_null"}
+    c = make_client(sb, cache=False)
+    pages = list(c.pages("/v1/items", limit=10))
+    assert pages[-1].has_more is False
+    assert [r["id"] for p in pages for r in p.rows] == sorted(
+        i["id"] for i in sb.data("shop")["items"])
+    assert len(_requests_to(sb, "/v1/items")) == len(pages)
+
+
+def test_transaction_detail_and_revision(sb, make_client):
+    c = make_client(sb)
+    row = next(c.transactions())
+    detail = c.transaction(row["id"])
+    assert detail["id"] == row["id"] and isinstance(detail["items"], list)
+    edited = sb.edit_transaction(row["id"])
+    assert c.transaction(row["id"], revision=edited["revision"])["revision"] == edited["revision"]
+    assert c.transaction(row["id"], revision=detail["revision"])["revision"] == detail["revision"]
+
+
+def test_plain_lists(sb, make_client):
+    c = make_client(sb)
+    assert {x["id"] for x in c.locations()} == {x["id"] for x in sb.data("shop")["locations"]}
+    assert {x["id"] for x in c.members()} == {x["id"] for x in sb.data("shop")["members"]}
+    assert {x["id"] for x in c.attributes()} == {x["id"] for x in sb.data("shop")["attrs"]}
+
+
+@pytest.mark.parametrize("call, path", [
+    (lambda c: list(c.items()), "/v1/items"),
+    (lambda c: c.item(1), "/v1/items/{id}"),
+    (lambda c: list(c.transactions()), "/v1/location-txs"),
+    (lambda c: c.transaction(1), "/v1/location-txs/{id}"),
+    (lambda c: c.locations(), "/v1/locations"),
+])
+def test_location_only_endpoints_refused_client_side_without_a_request(sb, make_client,
+                                                                       call, path):
+    c = make_client(sb, "basic")
+    team = c.team()
+    sb.clear_log()
+    with pytest.raises(TeamModeError) as info:
+        call(c)
+    assert sb.requests == []  # the cached team answered; nothing was sent
+    msg = str(info.value)
+    assert repr(team.name) in msg and f"{team.mode_name} mode ({team.mode})" in msg
+    assert path in msg and "members()" in msg and "partners()" in msg and "attributes()" in msg
+
+
+def test_location_only_endpoint_refused_server_side(sb, make_client):
+    c = make_client(sb, "basic")
+    with pytest.raises(TeamModeError) as info:
+        c.get("/v1/items")  # the raw layer does not check first: the server says no
+    err = info.value
+    assert err.status == 400 and err.type == "/errors/invalid-team-mode"
+    assert err.correlation_id and err.correlation_id in str(err)
+    assert repr(c.team().name) in str(err) and "members()" in str(err)
+
+
+def test_basic_team_can_use_every_team_endpoints(sb, make_client):
+    c = make_client(sb, "basic")
+    assert c.members() and c.attributes() is not None
+    assert list(c.partners()) == sorted(sb.data("basic")["partners"], key=lambda p: p["id"])
+
+
+def test_invalid_token_is_authentication_error_without_the_token(sb, caplog):
+    caplog.set_level(logging.DEBUG)
+    bad = "tok_not_a_real_one_ABCDEFGH123"
+    c = Client(bad, base_url=sb.base_url, cache=False, rate_limit=0, progress=False)
+    with pytest.raises(AuthenticationError) as info:
+        c.team()
+    err = info.value
+    assert err.status == 401 and err.type == "/errors/tokens/invalid"
+    for text in (str(err), repr(err), repr(err.details), caplog.text, repr(c)):
+        assert bad not in text
+    assert err.details.get("given") is None
+
+
+def test_not_found_and_invalid_request(sb, make_client):
+    c = make_client(sb)
+    with pytest.raises(NotFoundError) as nf:
+        c.transaction(2_000_000_000)
+    assert nf.value.status == 404 and nf.value.type == "/errors/not-found"
+    with pytest.raises(NotFoundError):
+        c.get("/v1/no-such-thing")
+    with pytest.raises(InvalidRequestError) as ir:
+        c.get("/v1/items", {"limit": 1000})
+    assert ir.value.status == 400 and ir.value.type == "/errors/invalid-request"
+    assert c.stats.retries == 0  # 4xx other than 429 is never retried
+
+
+def test_walking_a_plain_list_as_pages_is_a_pagination_error(sb, make_client):
+    with pytest.raises(PaginationError, match="page envelope"):
+        list(make_client(sb).pages("/v1/members"))
