@@ -1,0 +1,698 @@
+"""Records in, typed DataFrames out: one function per resource, pure (no HTTP, no I/O).
+
+Each function takes any iterable of record dicts exactly as the API sends them (a list from
+``json.loads``, or a generator such as ``client.rows(...)``: rows are consumed once) and returns
+a DataFrame whose columns, order and dtypes are declared once, in :data:`SCHEMAS`:
+
+=================  ==========================================================================
+resource           columns (dtype)
+=================  ==========================================================================
+``transactions``   id, type (category in/out/move/adjust), transaction_time, created_at (both
+                   datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity
+                   (float64), partner_/from_location_/to_location_/created_by_ + id (Int64),
+                   name (string), deleted (boolean); memo, url (string); backdated (boolean)
+``lines``          transaction_id, transaction_time, type, revision, partner_id, partner_name,
+                   from_location_id, from_location_name, to_location_id, to_location_name,
+                   item_id, item_name, sku, barcode, quantity, item_deleted, new_stock_level,
+                   from_location_new_stock_level, to_location_new_stock_level
+``items``          id, name, sku, barcode, photo_url, cost, price, quantity, then
+                   ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
+                   text/barcode string)
+``stock``          item_id, item_name, sku, location_id, location_name, quantity
+``locations``      id, name, quantity, memo
+``partners``       id, type (category supplier/customer), name, phone, email, address, memo
+``members``        id, name, role (category admin/member/viewer)
+``attributes``     id, attr_type, attr_name (string), rank (Int64)
+``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id, stock, change
+=================  ==========================================================================
+
+Conventions (the contract plots and the mirror rely on):
+
+- ids and counts are ``Int64`` (nullable); times ``datetime64[ms, UTC]`` (the wire has
+  millisecond precision, so nothing is lost); quantities and money ``float64``; text is
+  ``string`` (``pd.StringDtype()``, missing values ``<NA>``); flags ``boolean`` (nullable).
+- An embedded reference ``{id, name, deleted}`` becomes ``<ref>_id``, ``<ref>_name``,
+  ``<ref>_deleted``; a null reference gives ``<NA>`` in all three.
+- A missing known field is ``<NA>``. A value that does not parse (a money string like
+  ``"n/a"``, a malformed time, an id that is not an integer, a ``type`` outside the known
+  categories) becomes ``<NA>``/``NaN``/``NaT`` rather than an exception: one bad row must not
+  cost the analyst the whole download.
+- Fields the server sends that the schema does not know are kept, as-is (``object`` dtype),
+  appended after the schema columns in order of first appearance; rows without them hold
+  ``None``. If such a field's name clashes with a schema column it is renamed ``extra_<name>``.
+- An empty input gives an empty frame with every schema column and its dtype.
+
+Rows are read once into per-column Python lists (references to the parsed values, no copies)
+and each column is then converted in one vectorised call, which is what keeps a 200,000-row
+conversion fast and its memory small (see ``benchmarks/bench_frames.py``).
+
+:func:`with_provenance` records where a frame came from in ``df.attrs``.
+
+>>> df = transactions_df([{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z",
+...                        "created_at": "2026-05-02T01:10:05.000Z", "partner": None}])
+>>> df.loc[0, "partner_id"] is pd.NA, str(df["transaction_time"].dtype), bool(df.loc[0, "backdated"])
+(True, 'datetime64[ms, UTC]', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "SCHEMAS",
+    "TIME_DTYPE",
+    "TX_TYPE_DTYPE",
+    "PARTNER_TYPE_DTYPE",
+    "ROLE_DTYPE",
+    "BACKDATE_THRESHOLD",
+    "PROVENANCE_KEYS",
+    "transactions_df",
+    "lines_df",
+    "items_df",
+    "stock_df",
+    "locations_df",
+    "partners_df",
+    "members_df",
+    "attributes_df",
+    "stock_history",
+    "with_provenance",
+]
+
+# --------------------------------------------------------------------------------------------
+# The schemas: the single place that says which columns each frame has, in order, and their dtype.
+# --------------------------------------------------------------------------------------------
+
+TIME_DTYPE = pd.DatetimeTZDtype(unit="ms", tz="UTC")
+TX_TYPE_DTYPE = pd.CategoricalDtype(["in", "out", "move", "adjust"])
+PARTNER_TYPE_DTYPE = pd.CategoricalDtype(["supplier", "customer"])
+ROLE_DTYPE = pd.CategoricalDtype(["admin", "member", "viewer"])
+STRING = pd.StringDtype()  # pyarrow-backed, missing values are pd.NA
+
+#: The wire encodes a partner's type as an integer.
+PARTNER_TYPE_NAMES = {0: "supplier", 1: "customer"}
+
+#: A transaction is ``backdated`` when it was recorded (``created_at``) **more than** this long
+#: after its business time (``transaction_time``). Exactly one day later is not backdated; a
+#: transaction dated in the future of its recording is not backdated; <NA> if either time is.
+BACKDATE_THRESHOLD = pd.Timedelta(days=1)
+
+
+def _ref(prefix: str, *, deleted: bool = True) -> dict[str, Any]:
+    cols: dict[str, Any] = {f"{prefix}_id": "Int64", f"{prefix}_name": STRING}
+    if deleted:
+        cols[f"{prefix}_deleted"] = "boolean"
+    return cols
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "transactions": {
+        "id": "Int64",
+        "type": TX_TYPE_DTYPE,
+        "transaction_time": TIME_DTYPE,
+        "created_at": TIME_DTYPE,
+        "revision": "Int64",
+        "count_of_items": "Int64",
+        "total_quantity": "float64",
+        **_ref("partner"),
+        **_ref("from_location"),
+        **_ref("to_location"),
+        **_ref("created_by"),
+        "memo": STRING,
+        "url": STRING,
+        "backdated": "boolean",
+    },
+    "lines": {
+        "transaction_id": "Int64",
+        "transaction_time": TIME_DTYPE,
+        "type": TX_TYPE_DTYPE,
+        "revision": "Int64",
+        **_ref("partner", deleted=False),
+        **_ref("from_location", deleted=False),
+        **_ref("to_location", deleted=False),
+        "item_id": "Int64",
+        "item_name": STRING,
+        "sku": STRING,
+        "barcode": STRING,
+        "quantity": "float64",
+        "item_deleted": "boolean",
+        "new_stock_level": "float64",
+        "from_location_new_stock_level": "float64",
+        "to_location_new_stock_level": "float64",
+    },
+    # items_df appends one attr_<name> column per item attribute after these.
+    "items": {
+        "id": "Int64",
+        "name": STRING,
+        "sku": STRING,
+        "barcode": STRING,
+        "photo_url": STRING,
+        "cost": "float64",
+        "price": "float64",
+        "quantity": "float64",
+    },
+    "stock": {
+        "item_id": "Int64",
+        "item_name": STRING,
+        "sku": STRING,
+        "location_id": "Int64",
+        "location_name": STRING,
+        "quantity": "float64",
+    },
+    "locations": {"id": "Int64", "name": STRING, "quantity": "float64", "memo": STRING},
+    "partners": {
+        "id": "Int64",
+        "type": PARTNER_TYPE_DTYPE,
+        "name": STRING,
+        "phone": STRING,
+        "email": STRING,
+        "address": STRING,
+        "memo": STRING,
+    },
+    "members": {"id": "Int64", "name": STRING, "role": ROLE_DTYPE},
+    # attr_type stays text (not a category) so a type the server adds later is not lost.
+    "attributes": {"id": "Int64", "attr_type": STRING, "attr_name": STRING, "rank": "Int64"},
+    "stock_history": {
+        "transaction_time": TIME_DTYPE,
+        "transaction_id": "Int64",
+        "item_id": "Int64",
+        "item_name": STRING,
+        "location_id": "Int64",
+        "stock": "float64",
+        "change": "float64",
+    },
+}
+
+#: item attribute ``type`` -> dtype of its ``attr_<name>`` column (unknown types: string).
+ATTR_DTYPES: dict[str, Any] = {"number": "float64", "date": TIME_DTYPE, "text": STRING,
+                               "barcode": STRING}
+
+#: Keys :func:`with_provenance` accepts, and what they mean.
+PROVENANCE_KEYS: dict[str, str] = {
+    "team_id": "id of the team whose data this is",
+    "team_name": "that team's name",
+    "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
+    "filters": "query filters used (dict), without cursor/limit",
+    "fetched_at": "when the rows were fetched (tz-aware UTC Timestamp)",
+    "pages": "number of pages walked",
+    "requests": "number of HTTP requests actually sent (cache hits excluded)",
+    "from_cache": "True if every page came from the local cache",
+}
+
+# --------------------------------------------------------------------------------------------
+# Reading rows: one pass, column-wise lists.
+# --------------------------------------------------------------------------------------------
+
+_REF_KEYS = (("id", "_id"), ("name", "_name"), ("deleted", "_deleted"))
+
+
+class _Columns:
+    """Column-wise lists filled from records in one pass, plus the unknown fields seen.
+
+    ``plain`` maps wire key -> column name; ``refs`` maps wire key of an embedded reference ->
+    column prefix; ``ignore`` names wire keys that are known but not columns here.
+    """
+
+    def __init__(self, plain: Mapping[str, str], refs: Mapping[str, str] = (),
+                 ignore: Iterable[str] = ()):
+        refs = dict(refs)
+        self.lists: dict[str, list] = {}
+        self._plain = [(key, self.new_column(col)) for key, col in plain.items()]
+        self._refs = [(key, tuple(self.new_column(prefix + suffix) for _, suffix in _REF_KEYS))
+                      for key, prefix in refs.items()]
+        self._known = frozenset(plain) | frozenset(refs) | frozenset(ignore)
+        self.extras: dict[str, dict[int, Any]] = {}  # key -> {row number: value}, sparse
+        self.n = 0
+
+    def new_column(self, col: str):
+        """Start an empty column list and return its ``append``."""
+        self.lists[col] = values = []
+        return values.append
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        get = rec.get
+        for key, append in self._plain:
+            append(get(key))
+        for key, (app_id, app_name, app_deleted) in self._refs:
+            ref = get(key)
+            if ref is None or (type(ref) is not dict and not isinstance(ref, Mapping)):
+                app_id(None)
+                app_name(None)
+                app_deleted(None)
+            else:
+                app_id(ref.get("id"))
+                app_name(ref.get("name"))
+                app_deleted(ref.get("deleted"))
+        if not self._known.issuperset(rec):
+            for key, value in rec.items():  # in the record's order: first appearance
+                if key not in self._known:
+                    self.extras.setdefault(key, {})[self.n] = value
+        self.n += 1
+
+    def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:
+        """The unknown fields as object columns, renamed ``extra_<key>`` if a name is taken."""
+        taken = set(taken)
+        out = {}
+        for key, sparse in self.extras.items():
+            values = np.full(self.n, None, dtype=object)
+            for row, value in sparse.items():
+                values[row] = value
+            name = key if key not in taken else f"extra_{key}"
+            out[name] = pd.Series(values, dtype=object, copy=False)
+        return out
+
+
+def _fill(cols: _Columns, records: Iterable[Mapping[str, Any]], what: str) -> None:
+    _check_iterable(records, what)
+    try:
+        for rec in records:
+            cols.add(rec)
+    except AttributeError as exc:  # a row that is not a mapping
+        raise TypeError(f"{what}: row {cols.n} is not a record dict ({exc}); pass the rows "
+                        "themselves, e.g. page['items'] or client.rows(...)") from None
+
+
+def _check_iterable(records: Any, what: str) -> None:
+    if isinstance(records, (Mapping, str, bytes, pd.DataFrame)):
+        raise TypeError(f"{what} expects an iterable of record dicts, got a "
+                        f"{type(records).__name__}; for a response envelope pass its 'items'")
+
+
+# --------------------------------------------------------------------------------------------
+# Typing columns: one vectorised conversion per column; bad values become missing, never raise.
+# --------------------------------------------------------------------------------------------
+
+_NONE_OR_STR = {str, type(None)}
+
+
+def _as_float(values: list) -> np.ndarray:
+    try:
+        # numpy parses decimal strings ("4.20") and turns None into NaN in one C loop.
+        return np.array(values, dtype="float64")
+    except (TypeError, ValueError):
+        return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan)
+
+
+def _as_int(values: list) -> pd.api.extensions.ExtensionArray:
+    try:
+        return pd.array(values, dtype="Int64")
+    except (TypeError, ValueError):
+        nums = np.array(_as_float(values))  # a writable copy
+        nums[nums != np.round(nums)] = np.nan  # 1.5 is not an id: missing rather than rounded
+        return pd.array(nums, dtype="Float64").astype("Int64")
+
+
+def _as_time(values: list) -> pd.DatetimeIndex:
+    if not set(map(type, values)) <= _NONE_OR_STR:
+        # Numbers would be read as epochs (and pandas warns): only strings are times here.
+        values = [v if isinstance(v, str) else None for v in values]
+    return pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce").as_unit("ms")
+
+
+def _as_string(values: list):
+    try:
+        return pd.array(values, dtype=STRING)
+    except (TypeError, ValueError):
+        return pd.array([None if v is None else str(v) for v in values], dtype=STRING)
+
+
+def _as_boolean(values: list):
+    try:
+        return pd.array(values, dtype="boolean")
+    except (TypeError, ValueError):
+        return pd.array([v if isinstance(v, bool) else None for v in values], dtype="boolean")
+
+
+def _as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
+    lookup = {c: i for i, c in enumerate(dtype.categories)}
+    if names:
+        lookup.update({wire: lookup[name] for wire, name in names.items()})
+    try:
+        codes = [lookup.get(v, -1) for v in values]
+    except TypeError:  # an unhashable value (a list or dict) is not a category either
+        codes = [lookup.get(v, -1) if isinstance(v, (str, int)) else -1 for v in values]
+    return pd.Categorical.from_codes(np.array(codes, dtype="int8"), dtype=dtype)
+
+
+def _typed(values: list, dtype: Any, names: Mapping | None = None):
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _as_category(values, dtype, names)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return _as_time(values)
+    if isinstance(dtype, pd.StringDtype):
+        return _as_string(values)
+    return {"Int64": _as_int, "float64": _as_float, "boolean": _as_boolean}[dtype](values)
+
+
+def _frame(schema: Mapping[str, Any], cols: _Columns, computed: Mapping[str, Any] = (),
+           names: Mapping[str, Mapping] = ()) -> pd.DataFrame:
+    """Type every schema column from ``cols`` (or ``computed``), then append the unknown fields."""
+    computed, names = dict(computed), dict(names)
+    data = {}
+    for col, dtype in schema.items():
+        data[col] = computed[col] if col in computed else _typed(cols.lists[col], dtype,
+                                                                 names.get(col))
+    data.update(cols.extra_columns(schema))
+    return pd.DataFrame(data, index=pd.RangeIndex(cols.n))
+
+
+def _identity(schema: Mapping[str, Any]) -> dict[str, str]:
+    return {col: col for col in schema}
+
+
+# --------------------------------------------------------------------------------------------
+# One function per resource.
+# --------------------------------------------------------------------------------------------
+
+_TX_REFS = {"partner": "partner", "from_location": "from_location",
+            "to_location": "to_location", "created_by": "created_by"}
+_TX_PLAIN = ("id", "type", "transaction_time", "created_at", "revision", "count_of_items",
+             "total_quantity", "memo", "url")
+
+
+def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Transaction rows (``/v1/location-txs``) as a typed frame, one row per transaction.
+
+    Columns: id, type (category in/out/move/adjust), transaction_time, created_at
+    (datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity (float64),
+    partner_id, partner_name, partner_deleted, from_location_id, from_location_name,
+    from_location_deleted, to_location_id, to_location_name, to_location_deleted,
+    created_by_id, created_by_name, created_by_deleted, memo, url, backdated (boolean), then
+    any unknown fields. ``backdated`` is ``created_at - transaction_time >``
+    :data:`BACKDATE_THRESHOLD` (one day). Transaction details are accepted too; their lines
+    (``items``) are ignored here, see :func:`lines_df`.
+
+    >>> df = transactions_df([{"id": 1, "type": "out", "transaction_time": "2026-05-01T09:00:00.000Z",
+    ...     "created_at": "2026-05-03T09:00:00.000Z", "total_quantity": 3,
+    ...     "to_location": {"id": 2, "name": "Shop", "deleted": False}}])
+    >>> df[["type", "to_location_name", "total_quantity", "backdated"]]
+      type to_location_name  total_quantity  backdated
+    0  out             Shop             3.0       True
+    """
+    schema = SCHEMAS["transactions"]
+    cols = _Columns({k: k for k in _TX_PLAIN}, _TX_REFS, ignore=("items",))
+    _fill(cols, records, "transactions_df")
+    created = _as_time(cols.lists["created_at"])
+    business = _as_time(cols.lists["transaction_time"])
+    late = pd.array(created - business > BACKDATE_THRESHOLD, dtype="boolean")
+    late[pd.isna(created) | pd.isna(business)] = pd.NA
+    return _frame(schema, cols, computed={"transaction_time": business, "created_at": created,
+                                          "backdated": late})
+
+
+_LINE_TX_PLAIN = {"id": "transaction_id", "transaction_time": "transaction_time", "type": "type",
+                  "revision": "revision"}
+_LINE_PLAIN = {"id": "item_id", "name": "item_name", "sku": "sku", "barcode": "barcode",
+               "quantity": "quantity", "deleted": "item_deleted",
+               "new_stock_level": "new_stock_level",
+               "from_location_new_stock_level": "from_location_new_stock_level",
+               "to_location_new_stock_level": "to_location_new_stock_level"}
+_LINE_TX_REFS = ("partner", "from_location", "to_location")
+
+
+def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Transaction details (``/v1/location-txs/{id}``, unwrapped) as one row per line.
+
+    Columns: transaction_id, transaction_time (datetime64[ms, UTC]), type (category), revision,
+    partner_id, partner_name, from_location_id, from_location_name, to_location_id,
+    to_location_name (from the transaction), item_id, item_name, sku, barcode, quantity
+    (float64; signed for adjust), item_deleted (boolean), new_stock_level,
+    from_location_new_stock_level, to_location_new_stock_level (float64, NaN when null),
+    then unknown fields of the lines. A transaction without lines contributes no row.
+
+    >>> d = {"id": 5, "type": "move", "transaction_time": "2026-05-02T01:10:00.000Z", "revision": 0,
+    ...      "from_location": {"id": 1, "name": "WH", "deleted": False},
+    ...      "to_location": {"id": 2, "name": "Shop", "deleted": False},
+    ...      "items": [{"id": 9, "name": "Mug", "quantity": 4, "new_stock_level": 10,
+    ...                 "from_location_new_stock_level": 6, "to_location_new_stock_level": 4}]}
+    >>> lines_df([d])[["transaction_id", "item_name", "from_location_name", "quantity"]]
+       transaction_id item_name from_location_name  quantity
+    0               5       Mug                 WH       4.0
+    """
+    schema = SCHEMAS["lines"]
+    lines = _Columns(_LINE_PLAIN)
+    tx_cols = {col: lines.new_column(col) for col in schema if col not in lines.lists}
+    _check_iterable(details, "lines_df")
+    tx_keys = [(key, tx_cols[col]) for key, col in _LINE_TX_PLAIN.items()]
+    ref_keys = [(key, tx_cols[f"{key}_id"], tx_cols[f"{key}_name"]) for key in _LINE_TX_REFS]
+    try:
+        for detail in details:
+            items = detail.get("items") or ()
+            if not items:
+                continue
+            get = detail.get
+            head = [(append, get(key)) for key, append in tx_keys]
+            for key, app_id, app_name in ref_keys:
+                ref = get(key)
+                ref = ref if isinstance(ref, Mapping) else {}
+                head += ((app_id, ref.get("id")), (app_name, ref.get("name")))
+            for line in items:
+                for append, value in head:
+                    append(value)
+                lines.add(line)
+    except AttributeError as exc:  # a detail or a line that is not a mapping
+        raise TypeError(f"lines_df: line {lines.n} or its transaction is not a record dict "
+                        f"({exc}); pass unwrapped transaction details with their 'items' "
+                        "lines, e.g. client.transaction(id)") from None
+    return _frame(schema, lines)
+
+
+def items_df(records: Iterable[Mapping[str, Any]],
+             attributes: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Items (``/v1/items``) as a typed frame, with one column per item attribute.
+
+    Columns: id (Int64), name, sku, barcode, photo_url (string), cost, price (float64 from the
+    decimal strings; unparsable -> NaN), quantity (float64), then ``attr_<attribute name>`` for
+    each attribute (number -> float64, date -> datetime64[ms, UTC], text/barcode -> string),
+    then unknown fields. Per-location ``quantities`` are not a column: see :func:`stock_df`.
+
+    ``attributes`` (the ``/v1/item-attrs`` records, or :func:`attributes_df`) is optional: with
+    it, every attribute gets its column, in ``rank`` order and typed by ``attr_type``, even if
+    no item has a value; without it, columns follow first appearance, typed by each value's
+    ``type``.
+
+    >>> df = items_df([{"id": 3, "name": "Mug", "cost": "4.20", "price": "n/a",
+    ...     "attrs": [{"id": 1, "type": "number", "name": "Weight", "value": 0.3}]}])
+    >>> df.loc[0, ["cost", "attr_Weight"]].tolist(), bool(pd.isna(df.loc[0, "price"]))
+    ([4.2, 0.3], True)
+    """
+    schema = SCHEMAS["items"]
+    cols = _Columns(_identity(schema), ignore=("attrs", "quantities"))
+    attr_types: dict[str, str] = {}
+    if attributes is not None:
+        specs = attributes_df(attributes) if not isinstance(attributes, pd.DataFrame) else attributes
+        specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
+        for name, kind in zip(specs["attr_name"], specs["attr_type"]):
+            if not pd.isna(name):
+                attr_types.setdefault(name, None if pd.isna(kind) else kind)
+    attr_values: dict[str, dict[int, Any]] = {name: {} for name in attr_types}
+    _check_iterable(records, "items_df")
+    for rec in records:
+        if not isinstance(rec, Mapping):
+            raise TypeError(f"items_df: row {cols.n} is a {type(rec).__name__}, not a dict")
+        for attr in rec.get("attrs") or ():
+            name = attr.get("name")
+            if name is None:
+                continue
+            if name not in attr_values:
+                attr_values[name] = {}
+            if attr_types.get(name) is None:
+                attr_types[name] = attr.get("type")
+            attr_values[name][cols.n] = attr.get("value")
+        cols.add(rec)
+    df = _frame(schema, cols)
+    attr_cols = {}
+    for name, sparse in attr_values.items():
+        values = [None] * cols.n
+        for row, value in sparse.items():
+            values[row] = value
+        attr_cols[f"attr_{name}"] = _typed(values, ATTR_DTYPES.get(attr_types.get(name), STRING))
+    if not attr_cols:
+        return df
+    # Attribute columns go right after the schema columns, before any unknown fields.
+    return pd.concat([df.iloc[:, :len(schema)], pd.DataFrame(attr_cols, index=df.index),
+                      df.iloc[:, len(schema):]], axis=1)
+
+
+def stock_df(items: Iterable[Mapping[str, Any]],
+             locations: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Stock per item and location, one row per entry of each item's ``quantities``.
+
+    Columns: item_id (Int64), item_name, sku (string), location_id (Int64), location_name
+    (string; <NA> unless ``locations`` - records or :func:`locations_df` - names that id),
+    quantity (float64). Rows keep the items' order, then the order of their ``quantities``.
+
+    >>> stock_df([{"id": 3, "name": "Mug", "sku": "M-1",
+    ...            "quantities": [{"location_id": 1, "quantity": 5}]}],
+    ...          [{"id": 1, "name": "Warehouse"}])
+       item_id item_name  sku  location_id location_name  quantity
+    0        3       Mug  M-1            1     Warehouse       5.0
+    """
+    schema = SCHEMAS["stock"]
+    cols = _Columns({"location_id": "location_id", "quantity": "quantity"})
+    heads = {col: cols.new_column(col) for col in ("item_id", "item_name", "sku")}
+    _check_iterable(items, "stock_df")
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise TypeError(f"stock_df: an item is a {type(item).__name__}, not a dict")
+        head = (item.get("id"), item.get("name"), item.get("sku"))
+        for entry in item.get("quantities") or ():
+            for append, value in zip(heads.values(), head):
+                append(value)
+            cols.add(entry)
+    location_ids = _as_int(cols.lists["location_id"])
+    names = pd.array([pd.NA] * cols.n, dtype=STRING)
+    if locations is not None:
+        locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations)
+        lookup = pd.Series(locs["name"].array, index=locs["id"].array)
+        lookup = lookup[~lookup.index.duplicated()]
+        names = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
+    return _frame(schema, cols, computed={"location_id": location_ids, "location_name": names})
+
+
+def locations_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Locations (``/v1/locations``): id (Int64), name (string), quantity (float64), memo (string).
+
+    >>> locations_df([{"id": 1, "name": "Warehouse", "quantity": 120, "memo": None}]).dtypes.astype(str).tolist()
+    ['Int64', 'string', 'float64', 'string']
+    """
+    return _simple("locations", records)
+
+
+def partners_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Partners (``/v1/partners``): id (Int64), type (category supplier/customer, from the wire's
+    0/1), name, phone, email, address, memo (string).
+
+    >>> partners_df([{"id": 4, "type": 1, "name": "Cafe Rosa"}]).loc[0, ["type", "email"]].tolist()
+    ['customer', <NA>]
+    """
+    return _simple("partners", records, names={"type": PARTNER_TYPE_NAMES})
+
+
+def members_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Team members (``/v1/members``): id (Int64), name (string), role (category admin/member/viewer).
+
+    >>> members_df([{"id": 2, "name": "Ana", "role": "admin"}])["role"].cat.categories.tolist()
+    ['admin', 'member', 'viewer']
+    """
+    return _simple("members", records)
+
+
+def attributes_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Item attribute specs (``/v1/item-attrs``): id (Int64), attr_type, attr_name (string),
+    rank (Int64).
+
+    >>> attributes_df([{"id": 1, "attr_type": "date", "attr_name": "Expiry", "rank": 0}])
+       id attr_type attr_name  rank
+    0   1      date    Expiry     0
+    """
+    return _simple("attributes", records)
+
+
+def _simple(resource: str, records, names: Mapping[str, Mapping] = ()) -> pd.DataFrame:
+    schema = SCHEMAS[resource]
+    cols = _Columns(_identity(schema))
+    _fill(cols, records, f"{resource}_df")
+    return _frame(schema, cols, names=names)
+
+
+# --------------------------------------------------------------------------------------------
+# Stock over time.
+# --------------------------------------------------------------------------------------------
+
+def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
+                  item_ids: Iterable[int] | None = None,
+                  location_id: int | None = None) -> pd.DataFrame:
+    """Stock level of each item after every transaction line that touched it.
+
+    ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
+    Columns: transaction_time (datetime64[ms, UTC]), transaction_id, item_id (Int64), item_name
+    (string), location_id (Int64; <NA> means all locations), stock, change (float64).
+
+    - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
+    - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
+      lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
+      are left out. A move between two locations thus appears in both locations' histories.
+    - Lines without a level for that stock are left out.
+    - ``change`` is the step in ``stock`` from the item's previous point. The first point of
+      each item has no previous level in the data, so its change is the line's own signed
+      effect: in ``+quantity``, out ``-quantity``, adjust the signed quantity, move ``-quantity``
+      out of the source, ``+quantity`` into the destination and ``0`` for all locations.
+    - Sorted by item_id, then transaction_time, then transaction_id ascending (so transactions
+      at the same instant are ordered by id, the API's tiebreaker), then original line order.
+
+    >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
+    ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
+    ...     "items": [{"id": 9, "name": "Mug", "quantity": 5, "new_stock_level": 5,
+    ...                "to_location_new_stock_level": 5}]},
+    ...    {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",
+    ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
+    ...     "items": [{"id": 9, "name": "Mug", "quantity": 2, "new_stock_level": 3,
+    ...                "to_location_new_stock_level": 3}]}])
+    >>> stock_history(lines)[["stock", "change"]].values.tolist()
+    [[5.0, 5.0], [3.0, -2.0]]
+    """
+    if not isinstance(lines, pd.DataFrame):
+        lines = lines_df(lines)
+    schema = SCHEMAS["stock_history"]
+    if item_ids is not None:
+        lines = lines[lines["item_id"].isin(list(item_ids)).fillna(False).to_numpy(dtype=bool)]
+    qty = lines["quantity"].to_numpy(dtype="float64", na_value=np.nan)
+    kind = lines["type"].astype(object).to_numpy()
+    inward = np.where(kind == "out", -np.abs(qty),
+                      np.where(kind == "adjust", qty, np.abs(qty)))
+    if location_id is None:
+        parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward))]
+    else:
+        to_here = (lines["to_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
+        from_here = (lines["from_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
+        from_here &= ~to_here
+        parts = [(lines[to_here], lines["to_location_new_stock_level"][to_here], inward[to_here]),
+                 (lines[from_here], lines["from_location_new_stock_level"][from_here],
+                  -np.abs(qty[from_here]))]
+    frames = []
+    for part, stock, effect in parts:
+        frames.append(pd.DataFrame({
+            "transaction_time": part["transaction_time"].array,
+            "transaction_id": part["transaction_id"].array,
+            "item_id": part["item_id"].array,
+            "item_name": part["item_name"].array,
+            "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
+            "effect": effect,
+            "_line": part.index.to_numpy(),
+        }))
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    out = out[out["stock"].notna()]
+    out = out.sort_values(["item_id", "transaction_time", "transaction_id", "_line"],
+                          kind="stable", na_position="last", ignore_index=True)
+    step = out.groupby("item_id", sort=False, dropna=False)["stock"].diff()
+    out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
+    out["location_id"] = pd.array([location_id] * len(out), dtype="Int64")
+    return pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance.
+# --------------------------------------------------------------------------------------------
+
+def with_provenance(df: pd.DataFrame, **info: Any) -> pd.DataFrame:
+    """Record where ``df`` came from in ``df.attrs`` and return ``df`` (the same object).
+
+    Accepted keys (see :data:`PROVENANCE_KEYS`): team_id, team_name, endpoint, filters,
+    fetched_at, pages, requests, from_cache. An unknown key raises ``TypeError`` so a typo
+    does not silently drop information. pandas carries ``attrs`` through most operations.
+
+    >>> df = with_provenance(members_df([]), team_name="Shop", endpoint="/v1/members", pages=1)
+    >>> df.attrs["endpoint"], df.attrs["pages"]
+    ('/v1/members', 1)
+    """
+    unknown = sorted(set(info) - set(PROVENANCE_KEYS))
+    if unknown:
+        raise TypeError(f"with_provenance() got unknown key(s) {unknown}; "
+                        f"known keys: {', '.join(PROVENANCE_KEYS)}")
+    df.attrs.update(info)
+    return df

@@ -1,0 +1,462 @@
+"""invtools.frames: records (as recorded from the wire, tests/data/*.json) -> typed DataFrames.
+
+The recorded files are hand-written in the wire format of api-facts.md: list endpoints are page
+envelopes (``items, count, limit, cursor, has_more``), non-paginated ones ``{items, count}``,
+and ``transaction_details.json`` is a list of single-object responses ``{"item": detail}``.
+The scenario: two locations (1 Main Warehouse, 2 Shop Floor); transactions 1001 in, 1002 move
+1 -> 2, 1003 out at 2 and 1004 adjust (-3) at 1 at the same instant, 1005 in (with a line of a
+deleted item carrying an unknown ``unit`` field).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from invtools import frames
+from invtools.frames import (
+    BACKDATE_THRESHOLD,
+    PARTNER_TYPE_DTYPE,
+    ROLE_DTYPE,
+    SCHEMAS,
+    TIME_DTYPE,
+    TX_TYPE_DTYPE,
+    attributes_df,
+    items_df,
+    lines_df,
+    locations_df,
+    members_df,
+    partners_df,
+    stock_df,
+    stock_history,
+    transactions_df,
+    with_provenance,
+)
+
+DATA = Path(__file__).parent / "data"
+
+
+def load(name: str):
+    return json.loads((DATA / name).read_text())
+
+
+@pytest.fixture
+def tx_rows():
+    return load("transactions_page.json")["items"]
+
+
+@pytest.fixture
+def details():
+    """Unwrapped details, newest first (the list order) so sorting is exercised."""
+    return [resp["item"] for resp in reversed(load("transaction_details.json"))]
+
+
+@pytest.fixture
+def item_rows():
+    return load("items_page.json")["items"]
+
+
+def ts(text: str) -> pd.Timestamp:
+    return pd.Timestamp(text).tz_convert("UTC")
+
+
+def assert_schema(df: pd.DataFrame, resource: str, extra: tuple[str, ...] = ()):
+    schema = SCHEMAS[resource]
+    assert list(df.columns) == [*schema, *extra]
+    for col, dtype in schema.items():
+        assert df[col].dtype == dtype, (col, df[col].dtype, dtype)
+
+
+def values(series: pd.Series) -> list:
+    """Values with every kind of missing turned into None, for plain list comparison."""
+    return [None if pd.isna(v) else v for v in series.astype(object)]
+
+
+# ------------------------------------------------------------------------------ schemas
+
+
+def test_declared_dtypes_are_the_contract():
+    assert str(TIME_DTYPE) == "datetime64[ms, UTC]"
+    assert list(TX_TYPE_DTYPE.categories) == ["in", "out", "move", "adjust"]
+    assert list(PARTNER_TYPE_DTYPE.categories) == ["supplier", "customer"]
+    assert list(ROLE_DTYPE.categories) == ["admin", "member", "viewer"]
+    assert SCHEMAS["transactions"]["memo"] == "string"
+    assert list(SCHEMAS["stock_history"]) == ["transaction_time", "transaction_id", "item_id",
+                                              "item_name", "location_id", "stock", "change"]
+
+
+@pytest.mark.parametrize("build, resource", [
+    (transactions_df, "transactions"), (lines_df, "lines"), (items_df, "items"),
+    (stock_df, "stock"), (locations_df, "locations"), (partners_df, "partners"),
+    (members_df, "members"), (attributes_df, "attributes"), (stock_history, "stock_history"),
+])
+def test_empty_input_gives_the_full_schema(build, resource):
+    df = build([])
+    assert len(df) == 0
+    assert_schema(df, resource)
+
+
+def test_empty_generator_works_too():
+    assert_schema(transactions_df(r for r in []), "transactions")
+
+
+# ------------------------------------------------------------------------------ transactions
+
+
+def test_transactions_column_by_column(tx_rows):
+    df = transactions_df(tx_rows)
+    assert_schema(df, "transactions")
+    assert df["transaction_time"].dt.tz is not None and str(df["transaction_time"].dt.tz) == "UTC"
+    assert values(df["id"]) == [1005, 1004, 1003, 1002, 1001]
+    assert values(df["type"]) == ["in", "adjust", "out", "move", "in"]
+    assert df.loc[2, "transaction_time"] == ts("2026-04-05T15:45:10.250Z")
+    assert df.loc[2, "created_at"] == ts("2026-04-05T15:45:12.004Z")
+    assert values(df["revision"]) == [0, 0, 2, 1, 0]
+    assert values(df["count_of_items"]) == [2, 1, 1, 2, 2]
+    assert values(df["total_quantity"]) == [11.0, -3.0, 2.0, 15.0, 70.0]
+    assert values(df["partner_id"]) == [501, None, 502, None, 501]
+    assert values(df["partner_name"]) == ["Acme Ceramics", None, "Cafe Rosa", None,
+                                          "Acme Ceramics"]
+    assert values(df["partner_deleted"]) == [False, None, True, None, False]
+    assert values(df["from_location_id"]) == [None, None, None, 1, None]
+    assert values(df["from_location_name"]) == [None, None, None, "Main Warehouse", None]
+    assert values(df["to_location_id"]) == [1, 1, 2, 2, 1]
+    assert values(df["to_location_deleted"]) == [False] * 5
+    assert values(df["created_by_id"]) == [1, 9, 2, 1, 1]
+    assert values(df["created_by_name"]) == ["Ana Souza", "Former Staff", "Ben Okafor",
+                                             "Ana Souza", "Ana Souza"]
+    assert values(df["created_by_deleted"]) == [False, True, False, False, False]
+    assert values(df["memo"]) == ["Restock", "Stock count: 3 broken", None, "Fill the shop",
+                                  "Opening stock"]
+    assert df.loc[0, "url"] == "https://web.boxhero-app.com/team/77/tx/1005"
+
+
+def test_backdated_is_more_than_one_day_between_business_time_and_recording(tx_rows):
+    assert BACKDATE_THRESHOLD == pd.Timedelta(days=1)
+    df = transactions_df(tx_rows).set_index("id")
+    # 1005: exactly one day later (not backdated); 1004: four days; 1002: one day and 1 ms.
+    assert df["backdated"].to_dict() == {1005: False, 1004: True, 1003: False, 1002: True,
+                                         1001: False}
+
+
+def test_backdated_is_missing_when_a_time_is_missing_or_bad():
+    df = transactions_df([
+        {"id": 1, "transaction_time": "2026-05-01T00:00:00.000Z"},
+        {"id": 2, "transaction_time": "yesterday", "created_at": "2026-05-01T00:00:00.000Z"},
+        {"id": 3, "transaction_time": "2026-05-05T00:00:00.000Z",
+         "created_at": "2026-05-01T00:00:00.000Z"},  # dated in the future: not backdated
+    ])
+    assert values(df["backdated"]) == [None, None, False]
+    assert values(df["transaction_time"])[1] is None
+
+
+def test_details_in_transactions_df_ignore_their_lines(details):
+    df = transactions_df(details)
+    assert_schema(df, "transactions")  # no stray "items" column
+    assert sorted(values(df["id"])) == [1001, 1002, 1003, 1004, 1005]
+
+
+def test_unknown_fields_are_kept_after_the_schema_and_missing_ones_are_na():
+    rows = [
+        {"id": 1, "type": "in", "source": "app"},
+        {"id": 2, "type": "teleport", "tags": ["a", "b"], "backdated": "server says so"},
+    ]
+    df = transactions_df(rows)
+    assert_schema(df, "transactions", extra=("source", "tags", "extra_backdated"))
+    assert df["source"].dtype == object and df["tags"].dtype == object
+    assert df["source"].tolist() == ["app", None]
+    assert df["tags"].tolist() == [None, ["a", "b"]]
+    assert df["extra_backdated"].tolist() == [None, "server says so"]
+    assert values(df["type"]) == ["in", None]  # outside the categories: missing, not a crash
+    assert values(df["total_quantity"]) == [None, None]
+    assert values(df["created_by_name"]) == [None, None]
+
+
+def test_odd_values_become_missing_not_errors():
+    df = transactions_df([{"id": "x", "revision": 1.5, "created_at": 1714000000,
+                           "partner": 501, "to_location": {"id": 2, "deleted": "no"},
+                           "total_quantity": "lots", "memo": 42}])
+    assert_schema(df, "transactions")
+    assert values(df[["id", "revision", "created_at", "partner_id", "total_quantity",
+                      "to_location_deleted"]].iloc[0]) == [None] * 6
+    assert df.loc[0, "to_location_id"] == 2
+    assert df.loc[0, "memo"] == "42"
+
+
+def test_a_generator_is_consumed_once(tx_rows):
+    consumed = []
+
+    def gen():
+        for row in tx_rows:
+            consumed.append(row["id"])
+            yield row
+
+    df = transactions_df(gen())
+    assert consumed == [1005, 1004, 1003, 1002, 1001]
+    assert values(df["id"]) == consumed
+
+
+def test_wrong_input_shapes_say_what_to_pass(tx_rows):
+    envelope = load("transactions_page.json")
+    with pytest.raises(TypeError, match="'items'"):
+        transactions_df(envelope)
+    with pytest.raises(TypeError, match="row 1 is not a record dict"):
+        transactions_df([tx_rows[0], "oops"])
+
+
+# ------------------------------------------------------------------------------ lines
+
+
+def test_lines_one_row_per_line_with_the_transaction_alongside(details):
+    df = lines_df(details)
+    assert_schema(df, "lines", extra=("unit",))
+    assert values(df["transaction_id"]) == [1005, 1005, 1004, 1003, 1002, 1002, 1001, 1001]
+    assert values(df["item_id"]) == [101, 104, 101, 101, 101, 102, 101, 102]
+    assert values(df["type"]) == ["in", "in", "adjust", "out", "move", "move", "in", "in"]
+    assert values(df["revision"]) == [0, 0, 0, 2, 1, 1, 0, 0]
+    assert df.loc[0, "transaction_time"] == ts("2026-04-07T09:00:00.000Z")
+    assert values(df["partner_name"]) == ["Acme Ceramics"] * 2 + [None, "Cafe Rosa", None, None,
+                                                                  "Acme Ceramics", "Acme Ceramics"]
+    move = df[df["transaction_id"] == 1002]
+    assert values(move["from_location_id"]) == [1, 1]
+    assert values(move["from_location_name"]) == ["Main Warehouse"] * 2
+    assert values(move["to_location_name"]) == ["Shop Floor"] * 2
+    assert values(move["from_location_new_stock_level"]) == [28.0, 27.0]
+    assert values(move["to_location_new_stock_level"]) == [12.0, 3.0]
+    adjust = df[df["type"] == "adjust"].iloc[0]
+    assert adjust["quantity"] == -3.0 and adjust["new_stock_level"] == 35.0
+    assert values(df["item_name"])[:2] == ["Ceramic Mug", "Old Mug"]
+    assert values(df["barcode"])[:2] == ["8801234567890", None]  # 104's line has no barcode
+    assert values(df["item_deleted"])[:2] == [False, True]
+    assert values(df["unit"]) == [None, "pcs", None, None, None, None, None, None]
+    assert values(df["from_location_new_stock_level"])[0] is None
+
+
+def test_lines_skip_transactions_without_lines_and_reject_wrapped_details(details):
+    no_lines = dict(details[0], items=[])
+    assert len(lines_df([no_lines, {"id": 7}])) == 0
+    with pytest.raises(TypeError, match="unwrapped"):
+        lines_df([{"item": details[0]}, "not a detail"])
+
+
+# ------------------------------------------------------------------------------ items, stock
+
+
+def test_items_columns_and_money(item_rows):
+    df = items_df(item_rows)
+    attrs = ("attr_Color", "attr_Weight (kg)", "attr_Supplier code", "attr_Expiry")
+    assert_schema(df, "items", extra=(*attrs, "unit"))
+    assert values(df["id"]) == [101, 102, 103]
+    assert values(df["barcode"]) == ["8801234567890", None, "GC25"]
+    assert values(df["photo_url"]) == ["https://img.example/mug.jpg", None, None]
+    assert values(df["cost"]) == [4.2, 1.5, None]       # "n/a" -> NaN
+    assert values(df["price"]) == [9.9, None, 25.0]     # "" -> NaN
+    assert values(df["quantity"]) == [45.0, 30.0, 0.5]
+    assert values(df["unit"]) == [None, None, "pcs"]
+
+
+def test_item_attributes_typed_by_their_type(item_rows):
+    df = items_df(item_rows)
+    assert df["attr_Color"].dtype == "string"
+    assert df["attr_Weight (kg)"].dtype == "float64"
+    assert df["attr_Expiry"].dtype == TIME_DTYPE
+    assert df["attr_Supplier code"].dtype == "string"
+    assert values(df["attr_Color"]) == ["white", "blue", None]
+    assert values(df["attr_Weight (kg)"]) == [0.35, None, None]
+    assert values(df["attr_Expiry"]) == [None, ts("2027-01-31T00:00:00Z"), None]
+    assert values(df["attr_Supplier code"]) == ["SUP-0077", None, None]
+
+
+def test_item_attribute_specs_give_every_column_in_rank_order(item_rows):
+    specs = load("item_attrs.json")["items"]
+    df = items_df(item_rows, attributes=specs)
+    assert list(df.columns[8:]) == ["attr_Color", "attr_Weight (kg)", "attr_Expiry",
+                                    "attr_Supplier code", "attr_Notes", "unit"]
+    assert df["attr_Notes"].dtype == "string" and df["attr_Notes"].isna().all()
+    # The same from an attributes_df frame, and for no items at all.
+    empty = items_df([], attributes=attributes_df(specs))
+    assert list(empty.columns[8:]) == list(df.columns[8:-1])
+    assert empty["attr_Expiry"].dtype == TIME_DTYPE
+    assert empty["attr_Weight (kg)"].dtype == "float64"
+
+
+def test_attribute_values_that_do_not_parse_are_missing():
+    df = items_df([
+        {"id": 1, "attrs": [{"type": "number", "name": "W", "value": "heavy"},
+                            {"type": "date", "name": "D", "value": "someday"}]},
+        {"id": 2, "attrs": [{"type": "number", "name": "W", "value": "2.5"},
+                            {"type": "date", "name": "D", "value": "2026-06-01"}]},
+    ])
+    assert values(df["attr_W"]) == [None, 2.5]
+    assert values(df["attr_D"]) == [None, ts("2026-06-01T00:00:00Z")]
+
+
+def test_stock_with_location_names(item_rows):
+    locations = load("locations.json")["items"]
+    for locs in (locations, locations_df(locations)):
+        df = stock_df(item_rows, locs)
+        assert_schema(df, "stock")
+        assert values(df["item_id"]) == [101, 101, 102, 102]
+        assert values(df["item_name"]) == ["Ceramic Mug"] * 2 + ["Tea Towel"] * 2
+        assert values(df["sku"]) == ["MUG-01", "MUG-01", "TT-02", "TT-02"]
+        assert values(df["location_id"]) == [1, 2, 1, 2]
+        assert values(df["location_name"]) == ["Main Warehouse", "Shop Floor"] * 2
+        assert values(df["quantity"]) == [35.0, 10.0, 27.0, 3.0]
+
+
+def test_stock_without_locations_and_with_unknown_location(item_rows):
+    df = stock_df(item_rows)
+    assert_schema(df, "stock")
+    assert df["location_name"].isna().all()
+    assert values(df["location_id"]) == [1, 2, 1, 2]
+    one = stock_df([{"id": 5, "quantities": [{"location_id": 9, "quantity": 1}]}],
+                   [{"id": 1, "name": "Main Warehouse"}])
+    assert values(one["location_name"]) == [None]
+
+
+def test_stock_sums_match_the_item_and_location_totals(item_rows):
+    stock = stock_df(item_rows)
+    items = items_df(item_rows).set_index("id")
+    per_item = stock.groupby("item_id")["quantity"].sum()
+    assert per_item.to_dict() == items.loc[per_item.index, "quantity"].to_dict()
+    per_location = stock.groupby("location_id")["quantity"].sum()
+    locations = locations_df(load("locations.json")["items"]).set_index("id")["quantity"]
+    assert per_location.to_dict() == locations.to_dict()
+
+
+# ------------------------------------------------------------------------------ small resources
+
+
+def test_locations_partners_members_attributes():
+    loc = locations_df(load("locations.json")["items"])
+    assert_schema(loc, "locations")
+    assert values(loc["memo"]) == ["Back entrance, dock 2", None]
+    assert values(loc["quantity"]) == [62.0, 13.0]
+
+    partners = partners_df(load("partners_page.json")["items"])
+    assert_schema(partners, "partners")
+    assert values(partners["type"]) == ["supplier", "customer"]
+    assert values(partners["phone"]) == ["+1 555 0100", None]
+    assert values(partners["address"]) == ["1 Kiln Road, Stoke", None]
+
+    members = members_df(load("members.json")["items"])
+    assert_schema(members, "members")
+    assert values(members["role"]) == ["admin", "member", "viewer"]
+    assert values(members_df([{"id": 4, "role": "owner"}])["role"]) == [None]
+
+    attrs = attributes_df(load("item_attrs.json")["items"])
+    assert_schema(attrs, "attributes")
+    assert values(attrs["attr_type"]) == ["text", "barcode", "number", "date", "text"]
+    assert values(attrs["rank"]) == [0, 3, 1, 2, 4]
+
+
+def test_partner_type_outside_zero_and_one_is_missing():
+    assert values(partners_df([{"id": 1, "type": 7}, {"id": 2, "type": None}])["type"]) == [
+        None, None]
+
+
+# ------------------------------------------------------------------------------ stock history
+
+
+def history_tuples(df: pd.DataFrame) -> list[tuple]:
+    return [(int(t), int(i), float(s), float(c))
+            for t, i, s, c in df[["transaction_id", "item_id", "stock", "change"]].itertuples(
+                index=False)]
+
+
+def test_stock_history_all_locations(details):
+    df = stock_history(lines_df(details))
+    assert_schema(df, "stock_history")
+    assert df["location_id"].isna().all()
+    # Hand-computed from the recorded levels; 1003 and 1004 share an instant: id order.
+    assert history_tuples(df) == [
+        (1001, 101, 40.0, 40.0), (1002, 101, 40.0, 0.0), (1003, 101, 38.0, -2.0),
+        (1004, 101, 35.0, -3.0), (1005, 101, 45.0, 10.0),
+        (1001, 102, 30.0, 30.0), (1002, 102, 30.0, 0.0),
+        (1005, 104, 1.0, 1.0),
+    ]
+    assert values(df["item_name"])[-1] == "Old Mug"
+    assert df.loc[2, "transaction_time"] == df.loc[3, "transaction_time"]
+
+
+def test_stock_history_one_location_sees_both_sides_of_a_move(details):
+    lines = lines_df(details)
+    warehouse = stock_history(lines, location_id=1)
+    assert_schema(warehouse, "stock_history")
+    assert values(warehouse["location_id"]) == [1] * len(warehouse)
+    assert history_tuples(warehouse) == [
+        (1001, 101, 40.0, 40.0), (1002, 101, 28.0, -12.0), (1004, 101, 25.0, -3.0),
+        (1005, 101, 35.0, 10.0),
+        (1001, 102, 30.0, 30.0), (1002, 102, 27.0, -3.0),
+        (1005, 104, 1.0, 1.0),
+    ]
+    shop = stock_history(lines, location_id=2)
+    assert history_tuples(shop) == [
+        (1002, 101, 12.0, 12.0), (1003, 101, 10.0, -2.0),
+        (1002, 102, 3.0, 3.0),
+    ]
+    # The last level per item and location is today's stock.
+    stock = stock_df(load("items_page.json")["items"]).set_index(["item_id", "location_id"])
+    for loc, hist in ((1, warehouse), (2, shop)):
+        last = hist.groupby("item_id")["stock"].last()
+        for item, level in last.items():
+            if item != 104:  # deleted item: not listed any more
+                assert stock.loc[(item, loc), "quantity"] == level
+
+
+def test_stock_history_first_point_change_is_the_lines_own_effect(details):
+    by_id = {d["id"]: d for d in details}
+    out_and_adjust = stock_history([by_id[1003], by_id[1004]], item_ids=[101])
+    assert history_tuples(out_and_adjust) == [(1003, 101, 38.0, -2.0), (1004, 101, 35.0, -3.0)]
+    only_move = lines_df([by_id[1002]])
+    assert history_tuples(stock_history(only_move, location_id=1)) == [
+        (1002, 101, 28.0, -12.0), (1002, 102, 27.0, -3.0)]
+    assert history_tuples(stock_history(only_move, location_id=2)) == [
+        (1002, 101, 12.0, 12.0), (1002, 102, 3.0, 3.0)]
+    assert history_tuples(stock_history(only_move)) == [
+        (1002, 101, 40.0, 0.0), (1002, 102, 30.0, 0.0)]
+
+
+def test_stock_history_filters_items_and_skips_lines_without_levels(details):
+    df = stock_history(lines_df(details), item_ids=[102, 104])
+    assert values(df["item_id"]) == [102, 102, 104]
+    changed = copy.deepcopy(details)
+    changed[0]["items"][0]["new_stock_level"] = None  # 1005's mug line
+    assert values(stock_history(lines_df(changed), item_ids=[101])["transaction_id"]) == [
+        1001, 1002, 1003, 1004]
+
+
+def test_stock_history_change_adds_up_to_stock(details):
+    df = stock_history(lines_df(details), location_id=1)
+    for _, group in df.groupby("item_id"):
+        assert np.allclose(group["change"].cumsum(), group["stock"])
+
+
+# ------------------------------------------------------------------------------ provenance
+
+
+def test_provenance_attrs():
+    fetched = pd.Timestamp("2026-05-02T01:10:00Z")
+    df = transactions_df([])
+    out = with_provenance(df, team_id=77, team_name="Shop", endpoint="/v1/location-txs",
+                          filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1,
+                          from_cache=False)
+    assert out is df
+    assert df.attrs == {"team_id": 77, "team_name": "Shop", "endpoint": "/v1/location-txs",
+                        "filters": {"type": "in"}, "fetched_at": fetched, "pages": 3,
+                        "requests": 1, "from_cache": False}
+    assert set(df.attrs) == set(frames.PROVENANCE_KEYS)
+    with pytest.raises(TypeError, match="team_nmae"):
+        with_provenance(df, team_nmae="typo")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(frames, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0
