@@ -32,7 +32,8 @@ import html
 import io
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import ipywidgets as widgets
@@ -275,9 +276,10 @@ class TokenPicker(widgets.VBox):
         self.message = text
         icon, color = {"ok": ("✓", "#2ca02c"), "warn": ("⚠", "#b8860b"),
                        "error": ("✗", "#d62728"), "info": ("", "inherit")}[level]
-        body = html.escape(text)
+        esc = lambda t: html.escape(t, quote=False)  # noqa: E731 - element text, not attributes
+        body = esc(text)
         if strong:
-            body = body.replace(html.escape(strong), f"<b>{html.escape(strong)}</b>", 1)
+            body = body.replace(esc(strong), f"<b>{esc(strong)}</b>", 1)
         self.status.value = (f"<span style='color:{color}'>{icon}</span> {body}" if icon
                              else body)
 
@@ -363,6 +365,7 @@ class ActivityExplorer(widgets.VBox):
         self.summary = pd.DataFrame()
         self.busiest: tuple[pd.Timestamp, float] | None = None
         self.redraws = 0
+        self._held = 0
 
         item_frame = lines if lines is not None else (data if _has_items(data) else None)
         self._item_frame = item_frame
@@ -423,6 +426,18 @@ class ActivityExplorer(widgets.VBox):
                 "top": self.top, "start": self.start.value, "end": self.end.value,
                 "tz": self.tz}
 
+    @contextmanager
+    def hold(self) -> Iterator[ActivityExplorer]:
+        """Change several controls with one redraw at the end:
+        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "partner"``."""
+        self._held += 1
+        try:
+            yield self
+        finally:
+            self._held -= 1
+            if not self._held:
+                self.redraw()
+
     def redraw(self) -> None:
         """Recompute the table and the picture from the controls (called on every change)."""
         df = self.frame()
@@ -457,7 +472,8 @@ class ActivityExplorer(widgets.VBox):
     # -- internals
 
     def _on_control(self, _change: dict) -> None:
-        self.redraw()
+        if not self._held:
+            self.redraw()
 
     def _date_bounds(self) -> tuple[dt.date | None, dt.date | None]:
         frames = [f for f in (self.data, self._item_frame) if f is not None and len(f)
