@@ -371,9 +371,9 @@ class ActivityExplorer(widgets.VBox):
         self._item_frame = item_frame
         first, last = self._date_bounds()
         self.start = widgets.DatePicker(value=first, description="From",
-                                        layout=widgets.Layout(width="14em"))
+                                        layout=widgets.Layout(width="18em"))
         self.end = widgets.DatePicker(value=last, description="To",
-                                      layout=widgets.Layout(width="14em"))
+                                      layout=widgets.Layout(width="18em"))
         self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", description="Per",
                                           style={"button_width": "5em"})
         self.metric = widgets.ToggleButtons(options=(("count", "count"),
@@ -515,7 +515,8 @@ class ActivityExplorer(widgets.VBox):
         self.summary_html.value = (
             f"<b>Total:</b> {grand:,.0f} {unit} in {len(table)} {noun}(s) &nbsp; "
             f"<b>Busiest {noun}:</b> {html.escape(busiest)}"
-            + shown.to_html(escape=True, border=0, classes="invtools-summary")
+            + shown.reset_index().to_html(escape=True, border=0, index=False,
+                                          classes="invtools-summary")
         )
 
 
