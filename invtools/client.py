@@ -252,16 +252,18 @@ class RequestStats:
     """Cumulative request counts of a client.
 
     ``sent``: HTTP requests that went to the server (every attempt); ``from_cache``:
-    responses answered by the local cache; ``pages``: list pages handed out by walks;
-    ``retries``: attempts that were retries; ``rate_limited``: 429 answers received.
+    responses answered by the local cache; ``pages``/``rows``: list pages and rows handed
+    out by walks; ``retries``: attempts that were retries; ``rate_limited``: 429 answers
+    received.
 
     >>> RequestStats(sent=3) - RequestStats(sent=1)
-    RequestStats(sent=2, from_cache=0, pages=0, retries=0, rate_limited=0)
+    RequestStats(sent=2, from_cache=0, pages=0, rows=0, retries=0, rate_limited=0)
     """
 
     sent: int = 0
     from_cache: int = 0
     pages: int = 0
+    rows: int = 0
     retries: int = 0
     rate_limited: int = 0
 
@@ -292,13 +294,14 @@ class Measurement:
     sent = property(lambda self: self.stats.sent)
     from_cache = property(lambda self: self.stats.from_cache)
     pages = property(lambda self: self.stats.pages)
+    rows = property(lambda self: self.stats.rows)
     retries = property(lambda self: self.stats.retries)
     rate_limited = property(lambda self: self.stats.rate_limited)
 
     def __repr__(self) -> str:
         s = self.stats
         return (f"Measurement(sent={s.sent}, from_cache={s.from_cache}, pages={s.pages}, "
-                f"retries={s.retries}, rate_limited={s.rate_limited})")
+                f"rows={s.rows}, retries={s.retries}, rate_limited={s.rate_limited})")
 
 
 class _Counters:
@@ -513,6 +516,7 @@ class Client:
             "filters": {k: v for k, v in (params or {}).items() if v is not None},
             "fetched_at": fetched.isoformat(timespec="seconds").replace("+00:00", "Z"),
             "pages": s.pages,
+            "rows": s.rows,
             "requests_sent": s.sent,
             "from_cache": s.from_cache,
             "retries": s.retries,
@@ -701,7 +705,7 @@ class Client:
 
     def _count_pages(self, walk: Iterator[Page], last: dict) -> Iterator[Page]:
         for page in walk:
-            self._counters.add(pages=1)
+            self._counters.add(pages=1, rows=len(page.rows))
             yield replace(page, from_cache=last["from_cache"])
 
     def rows(self, path: str, params: Mapping[str, Any] | None = None,
@@ -712,14 +716,12 @@ class Client:
 
     def _location_rows(self, path: str, params: dict, walk: dict) -> Iterator[dict]:
         pages = self.pages(path, params, **walk)  # arguments checked now, nothing sent yet
-        self_ = self
+        return self._rows_after_mode_check(path, pages)
 
-        def gen() -> Iterator[dict]:
-            self_._require_locations(path)
-            for page in pages:
-                yield from page.rows
-
-        return gen()
+    def _rows_after_mode_check(self, path: str, pages: Iterator[Page]) -> Iterator[dict]:
+        self._require_locations(path)  # on first next(): the walk stays lazy
+        for page in pages:
+            yield from page.rows
 
     def items(self, *, item_ids=None, location_ids=None, **walk: Any) -> Iterator[dict]:
         """Items by id ascending (Location-mode teams). ``location_ids`` makes each item's

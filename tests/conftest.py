@@ -24,7 +24,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
 def sb():
     from invtools.sandbox import serve
 
-    with serve(port=0, rate_limit=0, seed=0) as server:
+    with serve(port=0, rate_limit=0, seed=0, size=600) as server:
         yield server
 
 

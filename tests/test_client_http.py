@@ -32,7 +32,7 @@ def test_team_is_fetched_once_and_describes_the_mode(sb, make_client):
     shop, basic = make_client(sb, "shop"), make_client(sb, "basic")
     t = shop.team()
     assert t.uses_locations and t.mode == 2 and t.mode_name == "Location"
-    assert t.id == sb.data("shop")["team"]["id"] and t.name == sb.data("shop")["team"]["name"]
+    assert t.id == sb.data("shop").team["id"] and t.name == sb.data("shop").team["name"]
     assert shop.team() is t
     b = basic.team()
     assert b.uses_locations is False and b.mode in (0, 1)
@@ -43,24 +43,24 @@ def test_team_is_fetched_once_and_describes_the_mode(sb, make_client):
 def test_team_wrapped_quirk_is_tolerated(sb, make_client):
     sb.quirks = {"team_wrapped"}
     t = make_client(sb, "shop", cache=False).team()
-    assert t.name == sb.data("shop")["team"]["name"] and t.uses_locations
+    assert t.name == sb.data("shop").team["name"] and t.uses_locations
 
 
 def test_items_walk_every_row_once_in_id_order(sb, make_client):
     c = make_client(sb)
-    ids = [r["id"] for r in c.items(limit=7)]
-    expected = sorted(i["id"] for i in sb.data("shop")["items"])
+    ids = [r["id"] for r in c.items(limit=37)]
+    expected = sorted(i["id"] for i in sb.data("shop").items)
     assert ids == expected
     pages = _requests_to(sb, "/v1/items")
-    assert len(pages) == -(-len(expected) // 7) and c.stats.pages == len(pages)
+    assert len(pages) == -(-len(expected) // 37) and c.stats.pages == len(pages)
     # the filters and limit travel unchanged on every page
-    assert all(r.params.get("limit") == ["7"] for r in pages)
+    assert all(r.params.get("limit") == ["37"] for r in pages)
     assert "cursor" not in pages[0].params
 
 
 def test_array_filters_repeat_the_key(sb, make_client):
     c = make_client(sb)
-    wanted = sorted(i["id"] for i in sb.data("shop")["items"])[:3]
+    wanted = sorted(i["id"] for i in sb.data("shop").items)[:3]
     rows = list(c.items(item_ids=wanted))
     assert [r["id"] for r in rows] == wanted
     assert _requests_to(sb, "/v1/items")[0].params["item_ids"] == [str(i) for i in wanted]
@@ -69,7 +69,7 @@ def test_array_filters_repeat_the_key(sb, make_client):
 def test_partners_by_type_on_every_page(sb, make_client):
     c = make_client(sb, "basic")
     rows = list(c.partners(type="customer", limit=3))
-    expected = [p["id"] for p in sb.data("basic")["partners"] if p["type"] == 1]
+    expected = [p["id"] for p in sb.data("basic").partners if p["type"] == 1]
     assert [r["id"] for r in rows] == sorted(expected) and rows
     assert all(r.params.get("type") == ["1"] for r in _requests_to(sb, "/v1/partners"))
 
@@ -96,16 +96,16 @@ def test_since_stops_the_walk_early_and_until_filters(sb, make_client):
     assert [r["id"] for r in rows] == expected
     # 35 rows are at or after `since`: pages 1-4 hold them; no page after the first older row
     sent = _requests_to(sb, "/v1/location-txs")
-    assert len(sent) <= 4 + 1 and len(sent) < len(sb.data("shop")["transactions"]) / 10
+    assert len(sent) <= 4 + 1 and len(sent) < len(sb.data("shop").transactions) / 10
 
 
 def test_last_cursor_not_null_quirk_does_not_loop(sb, make_client):
     sb.quirks = {"last_cursor_not_null"}
     c = make_client(sb, cache=False)
-    pages = list(c.pages("/v1/items", limit=10))
-    assert pages[-1].has_more is False
+    pages = list(c.pages("/v1/items", limit=40))
+    assert pages[-1].has_more is False and pages[-1].cursor is not None
     assert [r["id"] for p in pages for r in p.rows] == sorted(
-        i["id"] for i in sb.data("shop")["items"])
+        i["id"] for i in sb.data("shop").items)
     assert len(_requests_to(sb, "/v1/items")) == len(pages)
 
 
@@ -121,9 +121,9 @@ def test_transaction_detail_and_revision(sb, make_client):
 
 def test_plain_lists(sb, make_client):
     c = make_client(sb)
-    assert {x["id"] for x in c.locations()} == {x["id"] for x in sb.data("shop")["locations"]}
-    assert {x["id"] for x in c.members()} == {x["id"] for x in sb.data("shop")["members"]}
-    assert {x["id"] for x in c.attributes()} == {x["id"] for x in sb.data("shop")["attrs"]}
+    assert {x["id"] for x in c.locations()} == {x["id"] for x in sb.data("shop").locations}
+    assert {x["id"] for x in c.members()} == {x["id"] for x in sb.data("shop").members}
+    assert {x["id"] for x in c.attributes()} == {x["id"] for x in sb.data("shop").attrs}
 
 
 @pytest.mark.parametrize("call, path", [
@@ -159,7 +159,7 @@ def test_location_only_endpoint_refused_server_side(sb, make_client):
 def test_basic_team_can_use_every_team_endpoints(sb, make_client):
     c = make_client(sb, "basic")
     assert c.members() and c.attributes() is not None
-    assert list(c.partners()) == sorted(sb.data("basic")["partners"], key=lambda p: p["id"])
+    assert list(c.partners()) == sorted(sb.data("basic").partners, key=lambda p: p["id"])
 
 
 def test_invalid_token_is_authentication_error_without_the_token(sb, caplog):
@@ -191,3 +191,38 @@ def test_not_found_and_invalid_request(sb, make_client):
 def test_walking_a_plain_list_as_pages_is_a_pagination_error(sb, make_client):
     with pytest.raises(PaginationError, match="page envelope"):
         list(make_client(sb).pages("/v1/members"))
+
+
+def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
+    c = make_client(sb)
+    params = {"type": "in"}
+    with c.measure() as cold:
+        rows = list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
+    prov = c.provenance(cold, "/v1/location-txs", params)
+    team = sb.data("shop").team
+    assert prov["team"] == {"id": team["id"], "name": team["name"], "mode": 2}
+    assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
+    assert prov["pages"] == 2 and prov["requests_sent"] == 2 and prov["from_cache"] == 0
+    assert prov["rows"] == len(rows) == cold.rows
+    assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
+    with c.measure() as warm:
+        list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
+    assert (warm.sent, warm.from_cache, warm.pages) == (0, 2, 2)
+    assert all(str(t) not in repr(prov) for t in sb.tokens.values())
+
+
+def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
+    c = make_client(sb)
+    out = c._repr_html_()
+    team = sb.data("shop").team
+    assert str(team["id"]) in out and "Location mode (2)" in out
+    assert sb.tokens["shop"] not in out and sb.tokens["shop"] not in repr(c)
+
+
+def test_list_methods_are_lazy(sb, make_client):
+    c = make_client(sb, "basic")
+    walk = c.items()
+    c.transactions(since="2026-01-01"), c.partners(), c.rows("/v1/partners")
+    assert sb.requests == []
+    with pytest.raises(TeamModeError):
+        next(walk)
