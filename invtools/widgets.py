@@ -106,8 +106,8 @@ class TokenPicker(widgets.VBox):
             raise ConfigError("pass base_url= to token_picker itself, not in client_options")
         self.base_url = base_url
         self._options = options
-        # A callable, not the mapping: the environment is read again when a name is chosen,
-        # so no attribute of the picker holds a token between choices.
+        # Looked up when a name is chosen, not copied: the picker keeps no token of its own
+        # (an explicit ``environ`` is only referenced) and never puts one in widget state.
         self._tokens = (lambda: team_tokens(os.environ)) if environ is None else (
             lambda: team_tokens(dict(environ)))
         self._callbacks: list[Callable[[Client], Any]] = []

@@ -233,6 +233,17 @@ def test_callbacks_list_decorator_and_a_failing_callback(server, env):
     assert [name for name, _ in calls] == ["a", "b", "a", "b"]
 
 
+def test_refresh_offers_a_token_exported_later(server, env, monkeypatch):
+    picker = picker_for(server)
+    picker.dropdown.value = "shop"
+    monkeypatch.setenv("INVTOOLS_TOKEN_SECOND", env["shop"])
+    picker.refresh()
+    assert picker.names == ["basic", "second", "shop"] and picker.dropdown.value == "shop"
+    picker.dropdown.value = "second"
+    assert picker.team.name == server.data("shop").team["name"]
+    assert_no_token(picker, env.values())
+
+
 def test_connect_without_a_choice_asks_for_one(server):
     picker = picker_for(server, environ={})
     picker.button.click()
