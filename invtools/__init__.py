@@ -37,6 +37,8 @@ _LAZY: dict[str, str] = {
     "RequestStats": "invtools.client",
     "TransactionMirror": "invtools.mirror",
     "SyncReport": "invtools.mirror",
+    "token_picker": "invtools.widgets",
+    "activity_explorer": "invtools.widgets",
     "connect": "invtools.environment",
     "demo_server": "invtools.environment",
     "team_tokens": "invtools.environment",

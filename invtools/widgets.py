@@ -42,7 +42,7 @@ import traitlets
 from matplotlib.figure import Figure
 
 from invtools.client import DEFAULT_BASE_URL, TEAM_PATH, Client, clean_token
-from invtools.connect import team_tokens
+from invtools.environment import team_tokens
 from invtools.errors import (
     APIError,
     AuthenticationError,
@@ -557,13 +557,7 @@ def activity_explorer(
     {'in': [1], 'out': [1]}
     """
     if _is_client(df_or_client):
-        client = df_or_client
-        if hasattr(client, "transactions_df"):
-            data = client.transactions_df()
-        else:  # a client without the DataFrame conveniences: build the frame here
-            from invtools.frames import transactions_df
-
-            data = transactions_df(client.transactions())
+        data = df_or_client.transactions_df()
     else:
         data = df_or_client
     return ActivityExplorer(data, lines=lines, tz=tz, top=top)

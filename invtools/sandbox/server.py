@@ -539,6 +539,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "invtools-sandbox"
     sys_version = ""
     timeout = 30  # idle keep-alive connections are closed after this long
+    # Headers and body go out in separate writes; with Nagle's algorithm on, the body waits
+    # for the client's delayed ACK (~40 ms a response). Real servers set TCP_NODELAY too.
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         sb: Sandbox = self.server.sandbox
