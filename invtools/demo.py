@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
     Raises nbclient's ``CellExecutionError`` when a cell fails.
     """
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
@@ -71,6 +73,8 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        # IPC sockets: the kernel's traffic never crosses TCP, not even on loopback
+        km=KernelManager(kernel_name="python3", transport="ipc"),
     )
     client.execute(env=env)
     summary_cell = nb.cells.pop()
@@ -130,7 +134,7 @@ def run_notebooks(
             nb, run.summary = execute_notebook(path, env=env)
         except Exception as exc:  # report and go on with the other notebooks
             nb = getattr(exc, "nb", None)
-            run.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            run.error = _last_line(exc)
         run.seconds = time.perf_counter() - started
         if run.ok:
             run.html = _export_html(nb, out / "html" / f"{path.stem}.html")
@@ -140,6 +144,12 @@ def run_notebooks(
             echo(f"FAILED after {run.seconds:.1f} s: {run.error}")
         runs.append(run)
     return runs
+
+
+def _last_line(exc: BaseException) -> str:
+    """The gist of a notebook failure: the error's last line, without terminal colours."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
 
 
 def _summary_line(run: NotebookRun) -> str:
