@@ -205,7 +205,7 @@ def test_wrong_input_shapes_say_what_to_pass(tx_rows):
     envelope = load("transactions_page.json")
     with pytest.raises(TypeError, match="'items'"):
         transactions_df(envelope)
-    with pytest.raises(TypeError, match="row 1 is not a record dict"):
+    with pytest.raises(TypeError, match="row 1 is a str, not a record dict"):
         transactions_df([tx_rows[0], "oops"])
 
 
