@@ -42,9 +42,11 @@ Conventions (the contract plots and the mirror rely on):
   ``None``. If such a field's name clashes with a schema column it is renamed ``extra_<name>``.
 - An empty input gives an empty frame with every schema column and its dtype.
 
-Rows are read once into per-column Python lists (references to the parsed values, no copies)
-and each column is then converted in one vectorised call, which is what keeps a 200,000-row
-conversion fast and its memory small (see ``benchmarks/bench_frames.py``).
+Rows are read once, a chunk at a time, into per-column lists (references to the parsed values,
+no copies; embedded references straight into pyarrow struct arrays), and each column is then
+typed in one vectorised call. Only one chunk of the input is held at a time, so a generator's
+rows can be freed as they are read. ``benchmarks/bench_frames.py`` measures this against
+``pd.json_normalize``.
 
 :func:`with_provenance` records where a frame came from in ``df.attrs``.
 
@@ -56,7 +58,7 @@ conversion fast and its memory small (see ``benchmarks/bench_frames.py``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from itertools import islice, repeat
 from types import MappingProxyType
 from typing import Any
@@ -413,6 +415,13 @@ def _as_boolean(values: list):
     return pd.BooleanDtype().__from_arrow__(arrow)
 
 
+def _code_or_missing(code: Mapping, value: Any) -> int:
+    try:
+        return code.get(value, -1)
+    except TypeError:
+        return -1
+
+
 def _as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
     code = {c: i for i, c in enumerate(dtype.categories)}
     if names:
@@ -420,8 +429,7 @@ def _as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None
     try:
         codes = np.fromiter(map(code.get, values, repeat(-1)), dtype=np.int8, count=len(values))
     except TypeError:  # an unhashable value (a list or dict) is not a category either
-        codes = np.array([code.get(v, -1) if isinstance(v, Hashable) else -1 for v in values],
-                         dtype=np.int8)
+        codes = np.array([_code_or_missing(code, v) for v in values], dtype=np.int8)
     return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
