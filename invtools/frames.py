@@ -228,7 +228,7 @@ class _Reader:
     keys that are known but not read here. With ``extras=False`` unknown keys are not kept.
 
     Rows are consumed once, a chunk at a time. Within a chunk each plain field is pulled out of
-    every row by ``map(dict.get, ...)``, which runs in C (about 1.5x faster than a Python loop
+    every row by ``map(dict.get, ...)``, which runs in C (measured faster than any Python loop
     over rows and fields), and each reference column becomes one pyarrow struct array. A chunk
     that holds rows that are not dicts is re-read row by row with the forgiving rules.
     """
