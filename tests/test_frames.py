@@ -205,7 +205,7 @@ def test_wrong_input_shapes_say_what_to_pass(tx_rows):
     envelope = load("transactions_page.json")
     with pytest.raises(TypeError, match="'items'"):
         transactions_df(envelope)
-    with pytest.raises(TypeError, match="row 1 is not a record dict"):
+    with pytest.raises(TypeError, match="row 1 is a str, not a record dict"):
         transactions_df([tx_rows[0], "oops"])
 
 
@@ -460,3 +460,23 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(frames, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
+    from types import MappingProxyType
+
+    n = frames._CHUNK * 2 + 5
+    rows = ({"id": i, "type": "out", "total_quantity": i / 2,
+             "partner": None if i % 3 else {"id": i, "name": f"P{i}", "deleted": False}}
+            for i in range(n))
+    rows = [dict(r) for r in rows]
+    rows[-1]["late"] = "x"                                  # unknown field in the last chunk
+    rows[frames._CHUNK + 1] = MappingProxyType(rows[frames._CHUNK + 1])  # a mapping, not a dict
+    df = transactions_df(iter(rows))
+    assert_schema(df, "transactions", extra=("late",))
+    assert values(df["id"]) == list(range(n))
+    assert df["total_quantity"].tolist() == [i / 2 for i in range(n)]
+    assert values(df["partner_id"]) == [None if i % 3 else i for i in range(n)]
+    assert values(df["partner_name"])[frames._CHUNK + 1] == (
+        None if (frames._CHUNK + 1) % 3 else f"P{frames._CHUNK + 1}")
+    assert df["late"].iloc[-1] == "x" and df["late"].iloc[:-1].isna().all()
