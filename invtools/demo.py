@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import re
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -62,9 +63,14 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
 
     Raises nbclient's ``CellExecutionError`` when a cell fails.
     """
+    with tempfile.TemporaryDirectory(prefix="invtools-kernel-") as sockets:
+        return _execute(path, env=env, timeout=timeout, sockets=sockets)
+
+
+def _execute(path: Path, *, env: dict[str, str], timeout: int, sockets: str):
     import nbformat
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(_SUMMARY_CELL))
@@ -73,8 +79,9 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
-        # IPC sockets: the kernel's traffic never crosses TCP, not even on loopback
-        km=KernelManager(kernel_name="python3", transport="ipc"),
+        # IPC sockets: the kernel's traffic never crosses TCP, not even on loopback. Their
+        # path must be absolute: the kernel runs in the notebook's folder, not ours.
+        config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}}),
     )
     client.execute(env=env)
     summary_cell = nb.cells.pop()

@@ -31,6 +31,8 @@ takes from ``from_location`` and adds to ``to_location``.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import bisect
 import copy
 import math
@@ -521,5 +523,10 @@ def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, f
     return out
 
 
-def _as_ms(value: str | int) -> int:
+def _as_ms(value: str | int | datetime) -> int:
+    """A time given to a mutation: ms since the epoch, a wire/ISO string, or a datetime
+    (naive = UTC; a pandas Timestamp is one)."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return round(aware.timestamp() * 1000)
     return value if isinstance(value, int) else parse_time(value)
