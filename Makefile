@@ -22,8 +22,8 @@ lab: $(STAMP)  ## JupyterLab with the demo server running
 	$(PY) -m pip install --quiet -e '.[dev,lab]'
 	$(PY) -m invtools lab
 
-bench: $(STAMP)  ## print the benchmark figures
-	$(PY) -m benchmarks
+bench: $(STAMP)  ## print the benchmark figures (several minutes; not part of the tests)
+	@status=0; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || status=1; done; exit $$status
 
 sandbox: $(STAMP)  ## the stand-in server in the foreground
 	$(PY) -m invtools sandbox --port 8765

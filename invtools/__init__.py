@@ -48,6 +48,9 @@ _LAZY: dict[str, str] = {
     "plot_calendar": "invtools.plots",
 }
 
+# Public submodules, also imported on first access: ``invtools.frames.stock_history(...)``.
+_SUBMODULES = ("frames", "analysis", "sandbox")
+
 __all__ = [
     "__version__",
     "InvtoolsError",
@@ -62,10 +65,13 @@ __all__ = [
     "RateLimitError",
     "ServerError",
     *_LAZY,
+    *_SUBMODULES,
 ]
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"invtools.{name}")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

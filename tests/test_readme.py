@@ -1,0 +1,63 @@
+"""The README says what the code does: its Python blocks run, in order, against the stand-in
+server (no token in the environment, so ``invtools.connect()`` starts the demo server), and its
+shell blocks name only make targets and commands that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from invtools import environment
+from invtools.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", README, flags=re.S | re.M)
+
+
+@pytest.fixture
+def demo_process(monkeypatch, tmp_path):
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    yield
+    environment._stop_demo_server()
+    environment._clients.clear()
+    environment._announced = False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_python_blocks_run_in_order(demo_process, capsys):
+    import matplotlib.pyplot as plt
+
+    blocks = _blocks("python")
+    assert len(blocks) >= 6
+    namespace: dict = {"__name__": "__readme__"}
+    for i, code in enumerate(blocks, 1):
+        try:
+            exec(compile(code, f"README.md python block {i}", "exec"), namespace)
+        finally:
+            plt.close("all")
+    out = capsys.readouterr()
+    assert "BUILT-IN DEMO SERVER" in out.err  # the quickstart said so
+    assert "team 'Corner Café' (id 51877) is in Basic mode" in out.out  # the team-mode error
+    assert "1 changed" in out.out  # the mirror block saw the colleague's edit
+    for token in environment.demo_server().tokens.values():
+        assert token not in out.out + out.err
+
+
+def test_shell_blocks_use_only_what_exists():
+    makefile = (ROOT / "Makefile").read_text()
+    for block in _blocks("sh"):
+        for line in block.splitlines():
+            cmd = line.split("#")[0].strip()
+            if cmd.startswith("make "):
+                target = cmd.split()[1]
+                assert re.search(rf"^{target}:", makefile, flags=re.M), f"no make target {target}"
+            elif cmd.startswith("python -m invtools "):
+                assert cmd.split()[3] in COMMANDS
