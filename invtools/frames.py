@@ -536,8 +536,9 @@ def transactions_df_from_pages(bodies: Iterable[bytes]) -> pd.DataFrame:
     ``client.transactions_df()`` uses this for walks read whole from the cache or the server.
 
     >>> body = b'{"items": [{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z"}], "cursor": null, "has_more": false}'
-    >>> transactions_df_from_pages([body]).loc[0, ["id", "type"]].tolist()
-    [7, 'in']
+    >>> df = transactions_df_from_pages([body])
+    >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
+    (7, 'in', 'datetime64[ms, UTC]')
     """
     parts: list = []  # pa.StructArray (fast path) or a DataFrame (a block read as dicts)
     block: list[bytes] = []
