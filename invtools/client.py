@@ -54,7 +54,7 @@ from invtools.errors import (
     TransportError,
     from_response,
 )
-from invtools.pagination import DEFAULT_LIMIT, Page, iter_pages, with_progress
+from invtools.pagination import DEFAULT_LIMIT, Page, iter_pages, iter_raw_pages, with_progress
 from invtools.session import make_session, resolve_cache_path, route_of
 
 __all__ = ["Client", "Team", "Page", "RequestStats", "Measurement", "normalise_base_url",
@@ -541,8 +541,9 @@ class Client:
         return self._send(path, params, refresh=refresh)[0]
 
     def _send(self, path: str, params: Mapping[str, Any] | None, *,
-              refresh: bool = False) -> tuple[Any, bool]:
-        """Send a GET with retries; return (decoded body, from_cache)."""
+              refresh: bool = False, raw: bool = False) -> tuple[Any, bool]:
+        """Send a GET with retries; return (decoded body, from_cache), or with ``raw`` the
+        undecoded bytes of a JSON success (errors are raised exactly as without it)."""
         if not isinstance(path, str) or not path.startswith("/v1/"):
             raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
         url = self.base_url + path
@@ -577,6 +578,8 @@ class Client:
                     continue
             elif status == 429:
                 self._counters.add(rate_limited=1)
+            if raw and 200 <= status < 300 and "json" in resp.headers.get("Content-Type", ""):
+                return resp.content, from_cache
             return self._to_data(resp, path, attempt), from_cache
 
     def _wait_for(self, resp: requests.Response, attempt: int) -> tuple[float | None, str]:
@@ -706,6 +709,43 @@ class Client:
         show = self.progress if progress is None else progress
         return self._count_pages(with_progress(walk, enabled=show, desc=route_of(path)), last)
 
+    def _page_bodies(self, path: str, params: Mapping[str, Any] | None) -> Iterator[bytes]:
+        """The raw bodies of a whole walk, for :func:`frames.transactions_df_from_pages`.
+
+        Counted in :attr:`stats` like :meth:`pages`. A fresh cached page is read straight
+        from the cache: going through ``session.get`` costs about 1.5 ms per hit in requests'
+        and requests-cache's per-request machinery, which is most of a warm walk. Anything
+        else (a miss, an expired entry) takes the normal path, so it is fetched, retried,
+        paced and stored as usual.
+        """
+        def fetch(call: dict) -> bytes:
+            hit = self._cached_body(path, call)
+            if hit is not None:
+                self._counters.add(from_cache=1)
+                return hit
+            return self._send(path, call, raw=True)[0]
+
+        walk = iter_raw_pages(fetch, params)
+        if self.progress:  # the bar counts pages here: rows are not decoded yet
+            walk = _with_page_bar(walk, route_of(path))
+        for page in walk:
+            self._counters.add(pages=1)
+            yield page.body
+
+    def _cached_body(self, path: str, params: Mapping[str, Any]) -> bytes | None:
+        """The body of a fresh cached 200 for this GET, or None. Uses requests-cache's own
+        key function and freshness rule, so it finds exactly what ``session.get`` would."""
+        cache = getattr(self._session, "cache", None)
+        if cache is None:
+            return None
+        params = {k: v for k, v in params.items() if v is not None}
+        request = requests.Request("GET", self.base_url + path, params=params,
+                                   headers=self._session.headers).prepare()
+        response = cache.get_response(cache.create_key(request))
+        if response is None or response.is_expired or response.status_code != 200:
+            return None
+        return response.content
+
     def _count_pages(self, walk: Iterator[Page], last: dict) -> Iterator[Page]:
         for page in walk:
             self._counters.add(pages=1, rows=len(page.rows))
@@ -827,6 +867,20 @@ class Client:
         >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
         """
         filters = {"type": type, "since": since, "until": until}
+        if not with_lines and since is None and until is None and not walk:
+            # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
+            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py).
+            if type is not None and type not in ("in", "out", "move", "adjust"):
+                raise ConfigError(f"transaction type must be in, out, move or adjust, "
+                                  f"not {type!r}")
+
+            def build() -> pd.DataFrame:
+                self._require_locations(TXS_PATH)
+                df = frames.transactions_df_from_pages(self._page_bodies(TXS_PATH, {"type": type}))
+                self._counters.add(rows=len(df))
+                return df
+
+            return self._framed(TXS_PATH, filters, build)
         if not with_lines:
             return self._framed(TXS_PATH, filters, lambda: frames.transactions_df(
                 self.transactions(**filters, **walk)))
@@ -912,6 +966,24 @@ class Client:
             self._team = None
         logger.info("cleared %d cached responses of this team", len(keys))
         return len(keys)
+
+
+def _with_page_bar(walk: Iterator, desc: str) -> Iterator:
+    """Pass a raw walk through with a page-counting tqdm bar, shown after three pages."""
+    bar = None
+    try:
+        for page in walk:
+            if bar is None and page.number > 3:
+                from tqdm.auto import tqdm  # here: in a notebook tqdm.auto imports ipywidgets
+
+                bar = tqdm(desc=desc, unit=" pages", initial=page.number - 1, leave=False,
+                           dynamic_ncols=True)
+            if bar is not None:
+                bar.update(1)
+            yield page
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _unwrap(body: Any, path: str) -> dict:

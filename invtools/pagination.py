@@ -21,13 +21,16 @@ instead of an endless loop.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from invtools.errors import PaginationError
 
-__all__ = ["Page", "iter_pages", "check_envelope", "with_progress", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["Page", "RawPage", "iter_pages", "iter_raw_pages", "check_envelope", "raw_envelope",
+           "with_progress", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
@@ -84,6 +87,61 @@ def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
     return items, cursor, has_more
 
 
+class RawPage(NamedTuple):
+    """One page of a raw walk: the undecoded ``body`` (bytes) and the envelope's fields."""
+
+    body: bytes
+    number: int
+    cursor: Any
+    has_more: bool
+
+
+# A JSON key as it appears in a body: escaped quotes inside a string (\"cursor\") never match.
+_CURSOR = re.compile(rb'"cursor"\s*:\s*(null|-?\d+|"[^"\\]*")')
+_HAS_MORE = re.compile(rb'"has_more"\s*:\s*(true|false)')
+
+
+def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool]:
+    """``(cursor, has_more)`` of an undecoded page body, checked like :func:`check_envelope`.
+
+    Decoding a whole page only to learn where the walk goes next costs more than everything
+    else in a warm walk, so the two fields are found in the bytes. When a key appears other
+    than exactly once (a row with a field of that name, say), the body is decoded instead.
+
+    >>> raw_envelope(b'{"items": [], "count": 0, "cursor": 42, "has_more": true}')
+    (42, True)
+    """
+    cursors, more = _CURSOR.findall(body), _HAS_MORE.findall(body)
+    if len(cursors) != 1 or len(more) != 1:
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            raise PaginationError(f"page {number} is not JSON; is this a list endpoint?") from None
+        _, cursor, has_more = check_envelope(decoded, number=number)
+        return cursor, has_more
+    cursor, has_more = json.loads(cursors[0]), more[0] == b"true"
+    _, cursor, has_more = check_envelope({"items": [], "cursor": cursor, "has_more": has_more},
+                                         number=number)
+    return cursor, has_more
+
+
+def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
+                   params: Mapping[str, Any] | None = None, *, limit: int = DEFAULT_LIMIT,
+                   max_pages: int | None = None) -> Iterator[RawPage]:
+    """:func:`iter_pages` for callers that decode rows themselves, in bulk (see
+    :func:`invtools.frames.transactions_df_from_pages`): ``fetch(params)`` returns a page's
+    raw body, and the walk reads only ``cursor``/``has_more`` from it (:func:`raw_envelope`).
+    Same rules; no row filters (they need decoded rows).
+
+    >>> bodies = {None: b'{"items":[1,2],"cursor":2,"has_more":true}',
+    ...           2: b'{"items":[3],"cursor":null,"has_more":false}'}
+    >>> [p.number for p in iter_raw_pages(lambda params: bodies[params.get("cursor")])]
+    [1, 2]
+    """
+    _check_walk_args(limit, max_pages, None)
+    return _walk(fetch, dict(params or {}), limit, max_pages, None, None, None, raw=True)
+
+
 def iter_pages(
     fetch: Fetch,
     params: Mapping[str, Any] | None = None,
@@ -114,15 +172,19 @@ def iter_pages(
     >>> sum(len(p.rows) for p in iter_pages(fetch, limit=3, max_rows=4))
     4
     """
+    _check_walk_args(limit, max_pages, max_rows)
+    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at)
+
+
+def _check_walk_args(limit, max_pages, max_rows) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
     for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):
         if value is not None and (not isinstance(value, int) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer or None, not {value!r}")
-    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at)
 
 
-def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at) -> Iterator[Page]:
+def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, raw=False):
     base.pop("cursor", None)  # the walk owns the cursor
     base["limit"] = limit
     cursor = None
@@ -134,12 +196,18 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at) -> Iterator[Pa
         # A fresh dict per call: the filters stay identical even if fetch mutates its argument.
         call = dict(base) if cursor is None else {**base, "cursor": cursor}
         number += 1
-        items, cursor, has_more = check_envelope(fetch(call), number=number)
-        rows, stopped = _select(items, keep, stop_at)
-        if max_rows is not None and rows_out + len(rows) >= max_rows:
-            rows, stopped = rows[: max_rows - rows_out], True
-        rows_out += len(rows)
-        yield Page(rows=rows, number=number, cursor=cursor, has_more=has_more)
+        if raw:
+            body = fetch(call)
+            cursor, has_more = raw_envelope(body, number=number)
+            yield RawPage(body, number, cursor, has_more)
+            stopped = False
+        else:
+            items, cursor, has_more = check_envelope(fetch(call), number=number)
+            rows, stopped = _select(items, keep, stop_at)
+            if max_rows is not None and rows_out + len(rows) >= max_rows:
+                rows, stopped = rows[: max_rows - rows_out], True
+            rows_out += len(rows)
+            yield Page(rows=rows, number=number, cursor=cursor, has_more=has_more)
         if stopped or not has_more:
             return
         if cursor in seen:

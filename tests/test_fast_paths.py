@@ -1,0 +1,123 @@
+"""The bulk paths of a whole transactions walk (issue 4) give exactly what the dict paths give.
+
+- ``frames.transactions_df_from_pages(bodies)`` == ``frames.transactions_df(rows of the bodies)``,
+  for well-formed pages (pyarrow) and for pages pyarrow refuses (the forgiving dict path);
+- ``pagination.raw_envelope`` reads cursor/has_more from bytes by the same rules;
+- ``client.transactions_df()`` (raw bodies, read straight from a warm cache) == the frame of
+  ``client.transactions()``, counts its cache hits, and sends nothing when warm.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from invtools import frames
+from invtools.errors import PaginationError
+from invtools.frames import transactions_df, transactions_df_from_pages
+from invtools.pagination import iter_raw_pages, raw_envelope
+
+DATA = Path(__file__).parent / "data"
+TXS = "/v1/location-txs"
+
+
+@pytest.fixture
+def page_body() -> bytes:
+    return (DATA / "transactions_page.json").read_bytes()  # pretty-printed, several lines
+
+
+def rows_of(bodies) -> list[dict]:
+    return [row for body in bodies for row in json.loads(body)["items"]]
+
+
+def pages(rows: list[dict], size: int = 2) -> list[bytes]:
+    return [json.dumps({"items": rows[i:i + size], "count": len(rows[i:i + size]),
+                        "limit": size, "cursor": i + size, "has_more": True}).encode()
+            for i in range(0, len(rows), size)]
+
+
+def test_recorded_page_gives_the_dict_paths_frame(page_body):
+    pd.testing.assert_frame_equal(transactions_df_from_pages([page_body]),
+                                  transactions_df(rows_of([page_body])))
+
+
+def test_no_pages_give_the_empty_schema():
+    pd.testing.assert_frame_equal(transactions_df_from_pages([]), transactions_df([]))
+
+
+def test_bad_values_and_unknown_fields_in_some_blocks_match_the_dict_path(page_body, monkeypatch):
+    rows = rows_of([page_body])
+    odd = copy.deepcopy(rows)
+    odd[0]["id"] = "not an id"          # pyarrow refuses the block: dict path
+    odd[1]["partner"] = 501             # not an object
+    odd[2]["total_quantity"] = "4.5"    # numeric string -> 4.5 on the dict path
+    odd[3]["unit"] = "box"              # unknown field: kept as-is, None elsewhere
+    mixed = rows + odd + rows           # good block, odd blocks, good block
+    monkeypatch.setattr(frames, "_BLOCK_BYTES", 1)  # one page per block
+    bodies = pages(mixed)
+    got = transactions_df_from_pages(bodies)
+    pd.testing.assert_frame_equal(got, transactions_df(rows_of(bodies)))
+    assert got["unit"].tolist().count("box") == 1 and got["unit"].isna().sum() == len(mixed) - 1
+    assert got["unit"].dtype == object
+
+
+def test_a_body_that_is_not_a_page_says_what_to_pass():
+    with pytest.raises(TypeError, match="page envelope"):
+        transactions_df_from_pages([b'[{"id": 1}]'])
+
+
+def test_raw_envelope_reads_the_two_fields_by_the_envelope_rules():
+    assert raw_envelope(b'{"items":[],"cursor":null,"has_more":false}') == (None, False)
+    assert raw_envelope(b'{"has_more" : true, "cursor" : "abc", "items": []}') == ("abc", True)
+    # A row with a field of the same name: the body is decoded, the top level wins.
+    body = b'{"items":[{"id":1,"cursor":9}],"cursor":5,"has_more":true}'
+    assert raw_envelope(body) == (5, True)
+    # A quoted "cursor" inside a string value is escaped, so it is not a key.
+    assert raw_envelope(b'{"items":[{"memo":"\\"cursor\\":7"}],"cursor":3,"has_more":true}') \
+        == (3, True)
+    with pytest.raises(PaginationError, match="no cursor"):
+        raw_envelope(b'{"items":[],"cursor":null,"has_more":true}')
+    with pytest.raises(PaginationError, match="not JSON"):
+        raw_envelope(b"<html>login</html>")
+
+
+def test_raw_walk_follows_cursors_and_refuses_a_repeated_one():
+    bodies = {None: b'{"items":[1],"cursor":2,"has_more":true}',
+              2: b'{"items":[2],"cursor":3,"has_more":true}',
+              3: b'{"items":[3],"cursor":null,"has_more":false}'}
+    calls = []
+
+    def fetch(params):
+        calls.append(dict(params))
+        return bodies[params.get("cursor")]
+
+    assert [p.cursor for p in iter_raw_pages(fetch, {"type": "in"}, limit=1)] == [2, 3, None]
+    assert calls == [{"type": "in", "limit": 1}, {"type": "in", "limit": 1, "cursor": 2},
+                     {"type": "in", "limit": 1, "cursor": 3}]
+    loop = {None: b'{"items":[],"cursor":2,"has_more":true}',
+            2: b'{"items":[],"cursor":2,"has_more":true}'}
+    with pytest.raises(PaginationError, match="twice"):
+        list(iter_raw_pages(lambda p: loop[p.get("cursor")]))
+
+
+@pytest.mark.network
+def test_client_whole_walk_matches_the_row_path_and_is_served_by_the_cache(sb, make_client):
+    client = make_client(sb)
+    expected = transactions_df(list(client.transactions()))  # also fills the cache
+    sb.clear_log()
+    got = client.transactions_df()
+    pd.testing.assert_frame_equal(got, expected)
+    assert [r for r in sb.requests if r.route.startswith(TXS)] == []
+    n = len(sb.data("shop").transactions)
+    assert got.attrs["requests"] == 0 and got.attrs["pages"] == -(-n // 100) and len(got) == n
+    assert client.stats.rows >= len(got)
+    # A type filter is sent on every page, and cold pages are fetched and stored as usual.
+    outs = client.transactions_df(type="out")
+    assert set(outs["type"].astype(str)) == {"out"}
+    assert outs.attrs["requests"] > 0
+    assert all(r.params.get("type") == ["out"] for r in sb.requests if r.route == TXS)
+    assert client.transactions_df(type="out").attrs["requests"] == 0
