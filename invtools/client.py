@@ -434,9 +434,11 @@ class Client:
         self._session = make_session(cache_path=self.cache_path, rate_limit=self.rate_limit,
                                      rate_limit_scope=rate_limit_scope,
                                      private_cache_dir=cache is True)
-        # The token lives only in the session's default headers: no attribute of the client
-        # holds it, so no repr, pickle of attributes or traceback locals shows it.
-        self._session.headers["Authorization"] = f"Bearer {token}"
+        # The token lives only in the session's auth object, whose repr hides it: no attribute
+        # of the client holds it, so no repr, pickle of attributes or traceback locals shows
+        # it. Being an auth object (not a default header) also stops requests from replacing
+        # it with credentials from ~/.netrc.
+        self._session.auth = BearerAuth(token)
         self._session.headers["Accept"] = "application/json"
         self._session.headers["User-Agent"] = "invtools (+requests)"
         del token
@@ -740,7 +742,8 @@ class Client:
             return None
         params = {k: v for k, v in params.items() if v is not None}
         request = requests.Request("GET", self.base_url + path, params=params,
-                                   headers=self._session.headers).prepare()
+                                   headers=self._session.headers,
+                                   auth=self._session.auth).prepare()
         response = cache.get_response(cache.create_key(request))
         if response is None or response.is_expired or response.status_code != 200:
             return None
@@ -957,7 +960,7 @@ class Client:
         """Delete this token's cached responses (other teams' stay); returns how many."""
         if self.cache_path is None:
             return 0
-        prefix = self._session.cache_prefix_for(self._session.headers["Authorization"]) + ":"
+        prefix = self._session.cache_prefix_for(self._session.auth.header) + ":"
         cache = self._session.cache
         keys = [k for k in cache.responses.keys() if k.startswith(prefix)]
         if keys:
@@ -984,6 +987,27 @@ def _with_page_bar(walk: Iterator, desc: str) -> Iterator:
     finally:
         if bar is not None:
             bar.close()
+
+
+class BearerAuth(requests.auth.AuthBase):
+    """Adds ``Authorization: Bearer <token>`` to each request; its repr never shows the token.
+
+    >>> BearerAuth("s3cret")
+    BearerAuth(<hidden>)
+    """
+
+    def __init__(self, token: str) -> None:
+        self.header = f"Bearer {token}"
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = self.header
+        return request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(<hidden>)"
+
+    def __eq__(self, other: object) -> bool:  # requests compares auth objects when merging
+        return isinstance(other, BearerAuth) and other.header == self.header
 
 
 def _unwrap(body: Any, path: str) -> dict:

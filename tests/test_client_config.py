@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+import requests
 
 from invtools.client import Client, Team, clean_token, normalise_base_url, parse_when
 from invtools.errors import ConfigError
@@ -30,7 +31,8 @@ def test_no_token_anywhere_says_where_tokens_come_from(monkeypatch):
 def test_token_from_environment(monkeypatch):
     monkeypatch.setenv("INVTOOLS_TOKEN", f"  Bearer {TOKEN}\n")
     c = Client(base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-    assert c._session.headers["Authorization"] == f"Bearer {TOKEN}"
+    sent = c._session.prepare_request(requests.Request("GET", "http://127.0.0.1:9/v1/items"))
+    assert sent.headers["Authorization"] == f"Bearer {TOKEN}"
 
 
 @pytest.mark.parametrize("pasted", [f"  {TOKEN}  ", f"Bearer {TOKEN}", f"bearer   {TOKEN}\n",

@@ -226,3 +226,18 @@ def test_list_methods_are_lazy(sb, make_client):
     assert sb.requests == []
     with pytest.raises(TeamModeError):
         next(walk)
+
+
+def test_a_netrc_entry_for_the_host_does_not_replace_the_token(sb, make_client, tmp_path,
+                                                               monkeypatch):
+    # requests fills in credentials from ~/.netrc when a session has no auth of its own;
+    # that must never override the team's Bearer token.
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password other-secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    client = make_client(sb, "shop")
+    assert client.team().name == sb.data("shop").team["name"]
+    assert "other-secret" not in repr(client.__dict__) and "BearerAuth(<hidden>)" in repr(
+        client._session.auth)
