@@ -894,10 +894,15 @@ class Client:
                  **walk: Any) -> pd.DataFrame:
         """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
         request per transaction in the window (``since``/``until``), each cached for good per
-        revision; a progress bar shows the detail requests and the time left."""
+        revision; a progress bar shows the detail requests and the time left.
+
+        The stock-level columns are recomputed from the line quantities
+        (:func:`invtools.frames.rebase_levels`): when an earlier transaction is edited the
+        service recomputes every later level without raising those transactions' revisions,
+        so a detail cached earlier may carry levels that are no longer true."""
         filters = {"type": type, "since": since, "until": until}
-        return self._framed(TXS_PATH, filters, lambda: frames.lines_df(
-            self._rows_and_details(filters, walk)[1]))
+        return self._framed(TXS_PATH, filters, lambda: frames.rebase_levels(frames.lines_df(
+            self._rows_and_details(filters, walk)[1])))
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -949,7 +954,7 @@ class Client:
         """Transactions frame left-joined with the line-only columns of their details
         (row order kept)."""
         tx = frames.transactions_df(rows)
-        lines = frames.lines_df(details)
+        lines = frames.rebase_levels(frames.lines_df(details))
         own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
         return tx.merge(lines[own], how="left", left_on="id", right_on="transaction_id",
                         sort=False).drop(columns="transaction_id")

@@ -712,14 +712,14 @@ class TransactionMirror:
         with the schema of :func:`invtools.frames.lines_df`.
 
         The three stock-level columns are rebuilt from the line quantities (see
-        :func:`rebase_levels`): the service recomputes later stock levels when an earlier
+        :func:`invtools.frames.rebase_levels`): the service recomputes later stock levels when an earlier
         transaction is edited, backdated or deleted, without raising their revisions, so the
         levels stored with a detail are those of the moment it was fetched.
 
         >>> mirror.lines_df().groupby("item_name")["quantity"].sum()     # doctest: +SKIP
         """
         lines = frames.lines_df(self._details(include_removed))
-        return lines if include_removed else rebase_levels(lines)
+        return lines if include_removed else frames.rebase_levels(lines)
 
     def _details(self, include_removed: bool) -> list[dict]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
@@ -863,68 +863,6 @@ class _DetailBatch:
 
     def __exit__(self, *exc: object) -> None:
         self.flush()
-
-
-def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
-    """Recompute the stock-level columns of a :func:`invtools.frames.lines_df` frame from the
-    line quantities, so they agree with the history the frame holds.
-
-    Stock after a line = the stock before the item's first line in the frame + the signed
-    effects of its lines since, in (transaction_time, transaction_id) order -- the service's
-    own replay order. The opening stock of each item (all locations) and of each item at each
-    location is read off the *earliest* line's stored level (level minus its own effect):
-    a detail stored early keeps the levels of its fetch, and the earliest line is the one no
-    later edit can shift, except the deletion of that very line. Effects: in ``+q``, out
-    ``-q``, adjust the signed ``q``, move ``0`` overall and ``-q``/``+q`` at its from/to
-    location. A returned level is null where the stored one was.
-
-    >>> lines = frames.lines_df([
-    ...   {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",
-    ...    "items": [{"id": 9, "quantity": 2, "new_stock_level": 1}]},     # stale: was 3
-    ...   {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
-    ...    "items": [{"id": 9, "quantity": 5, "new_stock_level": 5}]}])
-    >>> rebase_levels(lines)["new_stock_level"].tolist()
-    [3.0, 5.0]
-    """
-    if lines.empty:
-        return lines
-    out = lines.copy()
-    qty = out["quantity"].to_numpy(dtype="float64", na_value=np.nan)
-    kind = out["type"].astype(object).to_numpy()
-    to_effect = np.where(kind == "out", -np.abs(qty), np.where(kind == "adjust", qty, np.abs(qty)))
-    is_move = kind == "move"
-    has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
-    has_from = out["from_location_id"].notna().to_numpy(dtype=bool) & is_move
-    parts = [  # (rows, level column, location key, effect)
-        (np.ones(len(out), dtype=bool), "new_stock_level", None, np.where(is_move, 0.0, to_effect)),
-        (has_to, "to_location_new_stock_level", "to_location_id", to_effect),
-        (has_from, "from_location_new_stock_level", "from_location_id", -np.abs(qty)),
-    ]
-    steps = pd.concat([pd.DataFrame({
-        "row": np.flatnonzero(rows),
-        "col": col,
-        "item": out["item_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        # -1 stands for "all locations"; a location's from- and to-lines share one stock.
-        "loc": -1.0 if loc is None else out[loc].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        "time": out["transaction_time"].to_numpy()[rows],
-        "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        "effect": effect[rows],
-        "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
-    }) for rows, col, loc, effect in parts], ignore_index=True)
-    steps = steps.sort_values(["time", "tx", "row"], kind="stable")
-    groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
-    running = groups["effect"].cumsum()
-    opening = (steps["level"] - running).groupby([steps["item"], steps["loc"]], sort=False,
-                                                 dropna=False).transform("first")
-    steps["rebased"] = np.where(steps["level"].isna(), np.nan,
-                                np.round(opening + running, 9))
-    for col in ("new_stock_level", "to_location_new_stock_level",
-                "from_location_new_stock_level"):
-        mine = steps[steps["col"] == col]
-        values = out[col].to_numpy(dtype="float64", na_value=np.nan, copy=True)
-        values[mine["row"].to_numpy()] = mine["rebased"].to_numpy()
-        out[col] = pd.array(values, dtype=out[col].dtype)
-    return out
 
 
 def _backdated_flags(rows: list[dict]) -> list[bool | None]:

@@ -79,3 +79,25 @@ def test_lines_fetch_one_detail_per_transaction_in_the_window_once_for_life(sb, 
         frames.SCHEMAS["transactions"])
     assert {"item_id", "quantity", "new_stock_level"} <= set(joined.columns)
     assert joined["id"].tolist() == lines["transaction_id"].tolist()
+
+
+def test_lines_df_levels_stay_true_after_an_earlier_edit(sb, make_client, tmp_path):
+    # Details are cached for good per revision, but an edit of an earlier transaction moves
+    # the stock levels of every later one without raising their revisions.
+    client = make_client(sb, "shop")
+    before = client.lines_df()
+    rows = sorted(sb.data("shop").transactions, key=lambda t: t["transaction_time"])
+    middle = next(t for t in rows[len(rows) // 2:] if t["type"] in ("in", "out"))
+    sb.edit_transaction(middle["id"])
+    after = client.lines_df(refresh=True)  # a fresh list; the details come from the cache
+    assert after.attrs["from_cache"] > 0
+    fresh = make_client(sb, "shop", cache=False).lines_df()
+    key = ["transaction_id", "item_id"]
+    got = after.sort_values(key, ignore_index=True)
+    want = fresh.sort_values(key, ignore_index=True)
+    assert len(got) == len(want) == len(before)
+    changed = (before.sort_values(key, ignore_index=True)["new_stock_level"]
+               != want["new_stock_level"]).sum()
+    assert changed > 0  # the edit really moved later levels
+    for col in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level"):
+        pd.testing.assert_series_equal(got[col], want[col])
