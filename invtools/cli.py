@@ -97,10 +97,16 @@ def _lab_run(args: argparse.Namespace) -> int:
 
     from invtools.demo import kernel_env
 
+    if not os.path.isdir("notebooks"):
+        print("invtools lab: no notebooks/ folder here (run it from the repository's top folder)",
+              file=sys.stderr)
+        return 1
     print("Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
           flush=True)
     cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir=notebooks", "--ip=127.0.0.1",
            f"--port={args.port}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
         return subprocess.call(cmd, env=kernel_env({"PWD": os.getcwd()}))
     except KeyboardInterrupt:
