@@ -34,7 +34,7 @@ from datetime import date, datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pandas as pd
 import requests
@@ -735,16 +735,16 @@ class Client:
             yield page.body
 
     def _cached_body(self, path: str, params: Mapping[str, Any]) -> bytes | None:
-        """The body of a fresh cached 200 for this GET, or None. Uses requests-cache's own
-        key function and freshness rule, so it finds exactly what ``session.get`` would."""
-        cache = getattr(self._session, "cache", None)
-        if cache is None:
+        """The body of a fresh cached 200 for this GET, or None. Uses the session's own key
+        (built from the URL exactly as requests encodes it) and requests-cache's freshness
+        rule, so it finds what ``session.get`` would; should the URLs ever differ, the result
+        is a miss and the page goes the normal way."""
+        key_for = getattr(self._session, "cache_key_for", None)
+        if key_for is None:
             return None
-        params = {k: v for k, v in params.items() if v is not None}
-        request = requests.Request("GET", self.base_url + path, params=params,
-                                   headers=self._session.headers,
-                                   auth=self._session.auth).prepare()
-        response = cache.get_response(cache.create_key(request))
+        query = urlencode([(k, v) for k, v in params.items() if v is not None], doseq=True)
+        url = f"{self.base_url}{path}?{query}" if query else self.base_url + path
+        response = self._session.cache.get_response(key_for(self._session.auth.header, "GET", url))
         if response is None or response.is_expired or response.status_code != 200:
             return None
         return response.content

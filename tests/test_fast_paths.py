@@ -121,3 +121,22 @@ def test_client_whole_walk_matches_the_row_path_and_is_served_by_the_cache(sb, m
     assert outs.attrs["requests"] > 0
     assert all(r.params.get("type") == ["out"] for r in sb.requests if r.route == TXS)
     assert client.transactions_df(type="out").attrs["requests"] == 0
+
+
+@pytest.mark.parametrize("params", [
+    {"limit": 100},
+    {"limit": 100, "cursor": 5203997, "type": "in"},
+    {"type": None, "limit": 7, "cursor": None},
+    {"item_ids": [3, 1, 2], "location_ids": [9], "limit": 100},
+])
+def test_fast_path_urls_are_the_urls_requests_sends(params):
+    # The fast path builds cache keys from URLs it encodes itself; they must be byte for byte
+    # what requests sends, or every warm page would miss and go the slow way.
+    from urllib.parse import urlencode
+
+    import requests
+
+    base = "http://127.0.0.1:8765/v1/location-txs"
+    sent = requests.Request("GET", base, params=params).prepare().url
+    query = urlencode([(k, v) for k, v in params.items() if v is not None], doseq=True)
+    assert sent == (f"{base}?{query}" if query else base)
