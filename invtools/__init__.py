@@ -11,7 +11,6 @@ widgets need ipywidgets) are imported on first use, so ``import invtools`` stays
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 from invtools.errors import (
     APIError,
@@ -82,6 +81,3 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass

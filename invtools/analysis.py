@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
@@ -148,12 +147,11 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     moved = pd.DataFrame({
         "item_name": g["item_name"].last(),
         "received": g["received"].sum(), "sold": g["sold"].sum(),
-        "adjusted": g["adjusted"].sum(), "last_sale": g["_sale"].max(),
+        "adjusted": g["adjusted"].sum(),
     })
     # the last sale ever, even one before `since`, says how long an item has been idle
-    all_sales = lines.loc[lines["type"].astype("string") == "out"]
-    moved["last_sale"] = all_sales.groupby("item_id")["transaction_time"].max().reindex(
-        moved.index)
+    sales = lines.loc[lines["type"].astype("string") == "out"]
+    last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
         _need(items, ["id", "name", "quantity", "cost"], "items",
               "Pass an items frame: client.items_df().")
@@ -161,11 +159,10 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
         moved = base.join(moved, how="left")
         moved["item_name"] = moved["item_name"].fillna(moved["name"])
         moved = moved.drop(columns="name")
-        ever = all_sales.groupby("item_id")["transaction_time"].max()
-        moved["last_sale"] = ever.reindex(moved.index)
         for col in ("received", "sold", "adjusted"):
             moved[col] = moved[col].fillna(0.0)
         moved["stock_value"] = moved["quantity"] * moved["cost"]
+    moved["last_sale"] = last_sale.reindex(moved.index)
     moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
     moved["days_since_last_sale"] = ((as_of - moved["last_sale"]) / _DAY).astype("float64")
     on_hand = moved["quantity"] > 0 if "quantity" in moved else True

@@ -11,8 +11,7 @@ import sys
 import threading
 from typing import Callable
 
-# name -> (help, function adding the arguments, function running it); the lead adds
-# "demo" and "lab" here.
+# name -> (help, function adding the arguments, function running it)
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 
@@ -108,7 +107,9 @@ def _lab_run(args: argparse.Namespace) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
-        return subprocess.call(cmd, env=kernel_env({"PWD": os.getcwd()}))
+        # the notebooks' demo responses go to a cache in the build folder, not the user's own
+        cache = os.path.abspath(os.path.join("build", "lab", "cache"))
+        return subprocess.call(cmd, env=kernel_env({"INVTOOLS_CACHE_DIR": cache}))
     except KeyboardInterrupt:
         return 0
 

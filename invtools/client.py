@@ -856,7 +856,8 @@ class Client:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names
         included; takes the keywords of :meth:`items`."""
         return self._framed("/v1/items", {k: filters.get(k) for k in ("item_ids", "location_ids")},
-                            lambda: frames.stock_df(self.items(**filters), self.locations()))
+                            lambda: frames.stock_df(self.items(**filters), self.locations(
+                                refresh=bool(filters.get("refresh")))))
 
     def transactions_df(self, *, type=None, since=None, until=None,  # noqa: A002
                         with_lines: bool = False, **walk: Any) -> pd.DataFrame:
@@ -888,7 +889,7 @@ class Client:
             return self._framed(TXS_PATH, filters, lambda: frames.transactions_df(
                 self.transactions(**filters, **walk)))
         return self._framed(TXS_PATH, filters, lambda: self._join_lines(
-            *self._rows_and_details(filters, walk)))
+            *self._rows_and_details(filters, walk), all_types=type is None))
 
     def lines_df(self, *, type=None, since=None, until=None,  # noqa: A002
                  **walk: Any) -> pd.DataFrame:
@@ -896,13 +897,19 @@ class Client:
         request per transaction in the window (``since``/``until``), each cached for good per
         revision; a progress bar shows the detail requests and the time left.
 
-        The stock-level columns are recomputed from the line quantities
-        (:func:`invtools.frames.rebase_levels`): when an earlier transaction is edited the
-        service recomputes every later level without raising those transactions' revisions,
-        so a detail cached earlier may carry levels that are no longer true."""
+        Stock levels: when an earlier transaction is edited, the service recomputes every later
+        level without raising those transactions' revisions, so a detail cached before the edit
+        carries levels that are no longer true. Without a ``type`` filter the level columns are
+        therefore recomputed from the line quantities (:func:`invtools.frames.rebase_levels`),
+        starting from each item's earliest line in the frame; that keeps the whole history
+        right. With ``since=``, an edit *before* the window made after its details were cached
+        still shifts the whole window (``refresh=True`` refreshes the list, not the details):
+        ``client.clear_cache()`` first, or use a full history or the mirror. With a
+        ``type`` filter the levels are the stored ones (the other types' lines, needed to
+        recompute them, are not in the frame)."""
         filters = {"type": type, "since": since, "until": until}
-        return self._framed(TXS_PATH, filters, lambda: frames.rebase_levels(frames.lines_df(
-            self._rows_and_details(filters, walk)[1])))
+        return self._framed(TXS_PATH, filters, lambda: self._lines(
+            self._rows_and_details(filters, walk)[1], all_types=type is None))
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -936,7 +943,8 @@ class Client:
 
     def _rows_and_details(self, filters: dict, walk: dict) -> tuple[list[dict], list[dict]]:
         """The rows in the window, then their details: one request each, at the revision the
-        list shows (so never re-fetched), with a bar that knows the total and the time left."""
+        list shows (cached for good, so fetched once, even with ``refresh=True``, which
+        refreshes the list), with a bar that knows the total and the time left."""
         from tqdm.auto import tqdm  # here: in a notebook tqdm.auto imports ipywidgets
 
         rows = list(self.transactions(**filters, **walk))
@@ -950,11 +958,19 @@ class Client:
         return rows, details
 
     @staticmethod
-    def _join_lines(rows: list[dict], details: list[dict]) -> pd.DataFrame:
+    def _lines(details: list[dict], *, all_types: bool) -> pd.DataFrame:
+        """The lines of ``details``; their stock levels recomputed from the quantities when
+        every type of transaction is there to recompute them from (see :meth:`lines_df`)."""
+        lines = frames.lines_df(details)
+        return frames.rebase_levels(lines) if all_types else lines
+
+    @classmethod
+    def _join_lines(cls, rows: list[dict], details: list[dict], *,
+                    all_types: bool) -> pd.DataFrame:
         """Transactions frame left-joined with the line-only columns of their details
         (row order kept)."""
         tx = frames.transactions_df(rows)
-        lines = frames.rebase_levels(frames.lines_df(details))
+        lines = cls._lines(details, all_types=all_types)
         own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
         return tx.merge(lines[own], how="left", left_on="id", right_on="transaction_id",
                         sort=False).drop(columns="transaction_id")

@@ -8,7 +8,7 @@ fresh machine with no account.
 
 >>> client = connect(quiet=True)            # doctest: +SKIP
 >>> client.team().name                      # doctest: +SKIP
-'Greenleaf Garden & Hardware'
+'Greenfield Hardware & Garden'
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 from invtools.errors import ConfigError, InvtoolsError
 
-__all__ = ["connect", "demo_server", "team_tokens", "is_demo", "session_summary"]
+__all__ = ["connect", "demo_server", "team_tokens", "TeamTokens", "is_demo", "session_summary"]
 
-TOKEN_ENV = "INVTOOLS_TOKEN"
+TOKEN_ENV = "INVTOOLS_TOKEN"  # the same name the Client reads (invtools.client.TOKEN_ENV)
 BASE_URL_ENV = "INVTOOLS_BASE_URL"
 TEAM_TOKEN_PREFIX = "INVTOOLS_TOKEN_"
 
@@ -69,15 +69,30 @@ def _stop_demo_server() -> None:
         _server = _server_cm = None
 
 
-def team_tokens(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Tokens found in the environment, by name: ``INVTOOLS_TOKEN`` as ``"default"`` and each
-    ``INVTOOLS_TOKEN_<NAME>`` as ``"<name>"`` (lower case). Empty values are skipped.
+class TeamTokens(dict):
+    """name -> token, as :func:`team_tokens` finds them; displays the names only, so showing
+    it in a notebook (or a log line, or an error) never reveals a token."""
 
-    >>> team_tokens({"INVTOOLS_TOKEN_SHOP": "t1", "INVTOOLS_TOKEN": "t0", "HOME": "/"})
-    {'default': 't0', 'shop': 't1'}
+    def __repr__(self) -> str:
+        return "TeamTokens(" + ", ".join(f"{name}=<hidden>" for name in self) + ")"
+
+    __str__ = __repr__
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's display of a cell's value
+        printer.text(repr(self))
+
+
+def team_tokens(environ: dict[str, str] | None = None) -> TeamTokens:
+    """Tokens found in the environment, by name: ``INVTOOLS_TOKEN`` as ``"default"`` and each
+    ``INVTOOLS_TOKEN_<NAME>`` as ``"<name>"`` (lower case). Empty values are skipped. The
+    result is a dict whose display shows the names, never the tokens.
+
+    >>> found = team_tokens({"INVTOOLS_TOKEN_SHOP": "t1", "INVTOOLS_TOKEN": "t0", "HOME": "/"})
+    >>> found, sorted(found), found["shop"]
+    (TeamTokens(default=<hidden>, shop=<hidden>), ['default', 'shop'], 't1')
     """
     env = os.environ if environ is None else environ
-    found: dict[str, str] = {}
+    found = TeamTokens()
     if env.get(TOKEN_ENV, "").strip():
         found["default"] = env[TOKEN_ENV]
     for key in sorted(env):
@@ -107,10 +122,14 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
     if token and not _is_demo_token(token):
-        base_url = os.environ.get(BASE_URL_ENV) or client_options.pop("base_url", None)
-        if base_url:
-            client_options["base_url"] = base_url
+        # an explicit base_url= wins over the environment's
+        if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
+            client_options["base_url"] = os.environ[BASE_URL_ENV]
         return _remember(Client(token, **client_options))
+    if "base_url" in client_options:
+        raise ConfigError(
+            f"base_url={client_options['base_url']!r} was given but there is no token: set "
+            f"{env_name}, or pass the token to invtools.Client(token, base_url=...)")
 
     server = demo_server()
     name = "shop" if default else team

@@ -210,7 +210,7 @@ PROVENANCE_KEYS: dict[str, str] = {
     "fetched_at": "when the rows were fetched (tz-aware UTC Timestamp)",
     "pages": "number of pages walked",
     "requests": "number of HTTP requests actually sent (cache hits excluded)",
-    "from_cache": "True if every page came from the local cache",
+    "from_cache": "how many of its responses came from the local cache",
 }
 
 # --------------------------------------------------------------------------------------------
@@ -959,11 +959,16 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     Stock after a line = the stock before the item's first line in the frame + the signed
     effects of its lines since, in (transaction_time, transaction_id) order -- the service's
     own replay order. The opening stock of each item (all locations) and of each item at each
-    location is read off the *earliest* line's stored level (level minus its own effect):
-    a detail stored early keeps the levels of its fetch, and the earliest line is the one no
-    later edit can shift, except the deletion of that very line. Effects: in ``+q``, out
-    ``-q``, adjust the signed ``q``, move ``0`` overall and ``-q``/``+q`` at its from/to
-    location. A returned level is null where the stored one was.
+    location is read off the *earliest* line's stored level (level minus its own effect).
+
+    Why: editing a transaction makes the service recompute every later level without raising
+    the later transactions' revisions, so details stored before the edit keep the old levels.
+    Recomputing repairs every line after the earliest one. It cannot repair the opening stock
+    itself: when the frame starts mid-history (a ``since=`` window), an edit of a transaction
+    before the window shifts it, and only re-fetching the details helps. Every type of
+    transaction must be in the frame (a ``type``-filtered frame lacks the other types'
+    effects). Effects: in ``+q``, out ``-q``, adjust the signed ``q``, move ``0`` overall and
+    ``-q``/``+q`` at its from/to location. A returned level is null where the stored one was.
 
     >>> lines = lines_df([
     ...   {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",

@@ -101,3 +101,32 @@ def test_lines_df_levels_stay_true_after_an_earlier_edit(sb, make_client, tmp_pa
     assert changed > 0  # the edit really moved later levels
     for col in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level"):
         pd.testing.assert_series_equal(got[col], want[col])
+
+
+def _by_key(df):
+    return df.sort_values(["transaction_id", "item_id"], ignore_index=True)
+
+
+def test_lines_df_with_a_type_filter_keeps_the_servers_levels(sb, make_client):
+    # Recomputing levels needs every type's effect; an "out"-only frame must not try.
+    outs = make_client(sb, "shop").lines_df(type="out")
+    fresh = make_client(sb, "shop", cache=False).lines_df()
+    want = _by_key(fresh[fresh["type"] == "out"])
+    assert set(outs["type"].astype(str)) == {"out"} and len(outs) == len(want)
+    pd.testing.assert_series_equal(_by_key(outs)["new_stock_level"], want["new_stock_level"])
+
+
+def test_an_edit_before_a_since_window_is_repaired_by_clearing_the_cache(sb, make_client):
+    rows = sorted(sb.data("shop").transactions, key=lambda t: t["transaction_time"])
+    since = rows[len(rows) * 3 // 4]["transaction_time"]
+    client = make_client(sb, "shop")
+    client.lines_df(since=since)  # details of the window now cached for good
+    early = next(t for t in rows[: len(rows) // 2] if t["type"] == "in")
+    sb.edit_transaction(early["id"])  # shifts the true levels of every later line
+    fresh = _by_key(make_client(sb, "shop", cache=False).lines_df(since=since))
+    stale = _by_key(client.lines_df(since=since, refresh=True))
+    assert (stale["new_stock_level"] != fresh["new_stock_level"]).any()  # the documented limit
+    client.clear_cache()
+    again = _by_key(client.lines_df(since=since))
+    pd.testing.assert_series_equal(again["new_stock_level"], fresh["new_stock_level"])
+    assert again.attrs["from_cache"] == 0

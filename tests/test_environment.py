@@ -62,3 +62,24 @@ def test_session_summary_counts_requests_and_cache_hits(fresh_demo, tmp_path):
     pages = s["pages"] // 2
     assert pages >= 3 and s["from_cache"] == pages and s["sent"] == pages + 1  # + the team
     assert s["rows"] == 2 * len(environment.demo_server().data("shop").items)
+
+
+def test_team_tokens_never_display_a_token(monkeypatch):
+    monkeypatch.setenv("INVTOOLS_TOKEN_SHOP", "tok-shop-secret")
+    monkeypatch.setenv("INVTOOLS_TOKEN", "tok-default-secret")
+    found = invtools.team_tokens()
+    from IPython.lib.pretty import pretty
+
+    for shown in (repr(found), str(found), f"{found}", pretty(found)):
+        assert "secret" not in shown and "shop" in shown and "default" in shown
+    assert found["shop"] == "tok-shop-secret"  # still a mapping for those who need the value
+
+
+def test_an_explicit_base_url_wins_and_needs_a_token(sb, monkeypatch, fresh_demo):
+    monkeypatch.setenv("INVTOOLS_TOKEN", sb.tokens["shop"])
+    monkeypatch.setenv("INVTOOLS_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    client = invtools.connect(base_url=sb.base_url, cache=False)
+    assert client.base_url == sb.base_url and client.team().uses_locations
+    monkeypatch.delenv("INVTOOLS_TOKEN")
+    with pytest.raises(invtools.ConfigError, match="no token"):
+        invtools.connect(base_url=sb.base_url)

@@ -8,6 +8,30 @@ import sys
 import invtools
 
 
+EXPECTED = {
+    "__version__",
+    # errors
+    "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
+    "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
+    "RateLimitError", "ServerError",
+    # the client and the mirror
+    "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
+    # connecting from notebooks
+    "connect", "demo_server", "team_tokens",
+    # plots and widgets (imported on first use)
+    "activity_table", "plot_activity", "plot_stock_history", "plot_calendar",
+    "token_picker", "activity_explorer",
+    # public submodules
+    "frames", "analysis", "sandbox",
+}
+
+
+def test_the_public_surface_is_exactly_what_we_promise():
+    # Adding or removing a public name is a decision: make it here, on purpose.
+    assert set(invtools.__all__) == EXPECTED
+    assert len(invtools.__all__) == len(EXPECTED)  # no duplicates
+
+
 def test_every_public_name_resolves():
     for name in invtools.__all__:
         assert getattr(invtools, name) is not None, name
