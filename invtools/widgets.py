@@ -12,8 +12,13 @@ How the picker keeps tokens out of sight: widget state is what a notebook saves 
 browser holds), so no synced trait ever holds a token. The dropdown's options are names; the
 environment is read again at the moment a name is chosen; the ``Password`` field is emptied
 as soon as it is read, before the network check; status lines and the picker's repr are built
-from the team's name, never the token, and every message is scrubbed of the token even when
-the server echoes it back. The token then lives only inside the client's HTTP session.
+from the team's name, never the token, and every message (and log line) is scrubbed of the
+token even when the server echoes it back. The token then lives only inside the client's HTTP
+session.
+
+The picker owns the clients it makes: choosing another team (or a choice failing) closes the
+previous client, so its connections, cache file and rate limiter's thread do not pile up over
+a session of switching teams.
 
 The explorer draws on its own ``matplotlib.figure.Figure`` (never pyplot, so nothing shows
 twice under ``%matplotlib inline``) and shows it as PNG bytes in an ``Image`` widget: that
@@ -42,7 +47,7 @@ import traitlets
 from matplotlib.figure import Figure
 
 from invtools.client import DEFAULT_BASE_URL, TEAM_PATH, Client, clean_token
-from invtools.environment import team_tokens
+from invtools.environment import BASE_URL_ENV, team_tokens
 from invtools.errors import (
     APIError,
     AuthenticationError,
@@ -84,7 +89,8 @@ class TokenPicker(widgets.VBox):
     """Choose the team to work with; see :func:`token_picker`.
 
     Attributes: ``client`` (the ready :class:`~invtools.client.Client`, ``None`` until a token
-    works and again after a choice fails), ``team`` (its :class:`~invtools.client.Team`),
+    works and again after a choice fails; the picker closes it when another choice replaces
+    it), ``team`` (its :class:`~invtools.client.Team`), ``base_url`` (where tokens are checked),
     ``message`` (the status as plain text), and the parts ``dropdown``, ``password``,
     ``button``, ``status``. ``client`` and ``team`` are (unsynced) traits, so
     ``picker.observe(handler, names="client")`` works too.
@@ -96,7 +102,7 @@ class TokenPicker(widgets.VBox):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
         on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
         client_options: Mapping[str, Any] | None = None,
@@ -104,6 +110,12 @@ class TokenPicker(widgets.VBox):
         options = dict(client_options or {})
         if "base_url" in options:
             raise ConfigError("pass base_url= to token_picker itself, not in client_options")
+        if base_url is None:
+            # The same environment the tokens come from, read the way connect() reads it (an
+            # empty value counts as unset), so a notebook pointed at a server by
+            # INVTOOLS_BASE_URL gets a picker that checks tokens there too.
+            base_url = (os.environ if environ is None else environ).get(BASE_URL_ENV) \
+                or DEFAULT_BASE_URL
         self.base_url = base_url
         self._options = options
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
@@ -213,7 +225,7 @@ class TokenPicker(widgets.VBox):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status line
             if client is not None:
                 client.close()
-            self._fail(scrub(self._explain(exc, label), secrets))
+            self._fail(scrub(self._explain(exc, label), secrets))  # closes the previous one
             return None
         finally:
             del token
@@ -232,15 +244,19 @@ class TokenPicker(widgets.VBox):
                               f"stock by location: {LOCATION_ONLY} will not work (the service "
                               "refuses them). Members, partners and item attributes do.",
                       strong=team.name)
+        self._close_client()
         self.team = team
         self.client = client
         for callback in list(self._callbacks):
             try:
                 callback(client)
             except Exception as exc:  # noqa: BLE001 - one bad callback must not hide the rest
-                logger.warning("token_picker on_change callback %r failed: %s", callback, exc)
-                self._say("warn", f"{self.message} (A callback failed: "
-                                  f"{type(exc).__name__}: {scrub(str(exc), secrets)})")
+                # The exception may quote the token (a callback that formats a request, say):
+                # the log line is scrubbed like the status line.
+                why = scrub(f"{type(exc).__name__}: {exc}", secrets)
+                logger.warning("token_picker on_change callback %s failed: %s",
+                               scrub(repr(callback), secrets), why)
+                self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
     def _explain(self, exc: BaseException, label: str) -> str:
@@ -268,9 +284,17 @@ class TokenPicker(widgets.VBox):
     # -- status line
 
     def _fail(self, text: str) -> None:
+        self._close_client()
         self.team = None
         self.client = None
         self._say("error", text)
+
+    def _close_client(self) -> None:
+        # The picker made this client, so it closes it (connection pool, cache file, limiter
+        # thread) before handing out another; it stays the ``client`` trait's ``old`` value,
+        # so observers still see which one was replaced.
+        if self.client is not None:
+            self.client.close()
 
     def _say(self, level: str, text: str, *, strong: str | None = None) -> None:
         self.message = text
@@ -290,7 +314,7 @@ def _label(label: str) -> str:
 
 def token_picker(
     *,
-    base_url: str = DEFAULT_BASE_URL,
+    base_url: str | None = None,
     environ: Mapping[str, str] | None = None,
     on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
     client_options: Mapping[str, Any] | None = None,
@@ -304,8 +328,14 @@ def token_picker(
     or what went wrong (refused token, wrong URL, a team that does not manage stock by
     location).
 
+    - ``base_url``: where tokens are checked and clients point; ``None`` (the default) means
+      ``INVTOOLS_BASE_URL`` from ``environ`` (default ``os.environ``) when set, else the real
+      service (the same rule as :func:`invtools.environment.connect`).
     - ``picker.client``: the ready :class:`~invtools.client.Client` (``None`` until a token
-      works, and after a choice that failed); ``picker.team``: its team.
+      works, and after a choice that failed); ``picker.team``: its team. The picker owns it:
+      choosing another team, reconnecting, or a failed choice **closes** the previous client,
+      so read ``picker.client`` again after a switch rather than keeping an old one (to keep a
+      client for good, make your own: ``Client(token, base_url=...)``).
     - ``on_change``: a callable or a list of callables, called with the client each time a
       token works; add more with ``picker.on_change(fn)`` or observe the ``client`` trait:
       ``picker.observe(fn, names="client")`` (also sees it become ``None``).

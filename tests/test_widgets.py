@@ -213,6 +213,116 @@ def test_a_failed_choice_drops_the_previous_client(server, env, monkeypatch):
     assert "INVTOOLS_TOKEN_BASIC" in picker.message
 
 
+LEAKER = "PyrateLimiter's Leaker"  # the thread each rate-limited client's limiter runs
+
+
+def leaker_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == LEAKER and t.is_alive()}
+
+
+def test_switching_teams_closes_the_previous_client(server, env, monkeypatch):
+    closed = []
+    real_close = Client.close
+
+    def spy(self):
+        closed.append(self)
+        real_close(self)
+
+    monkeypatch.setattr(Client, "close", spy)
+    before = leaker_threads()
+    # Rate-limited (generously) so each client runs a limiter thread we can watch stop.
+    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000})
+    old_and_new = []
+    picker.observe(lambda ch: old_and_new.append((ch["old"], ch["new"])), names="client")
+
+    picker.dropdown.value = "shop"
+    shop = picker.client
+    (shop_thread,) = leaker_threads() - before
+    assert closed == []
+
+    picker.dropdown.value = "basic"
+    basic = picker.client
+    assert basic is not shop and closed == [shop]
+    assert old_and_new[-1] == (shop, basic)  # observers still see which client was replaced
+    shop_thread.join(timeout=30)
+    assert not shop_thread.is_alive()
+    (basic_thread,) = leaker_threads() - before
+    assert basic_thread is not shop_thread
+
+    picker.button.click()  # reconnecting the same team hands out a new client, closes the old
+    assert closed == [shop, basic] and picker.client is not basic
+    basic_thread.join(timeout=30)
+    assert not basic_thread.is_alive()
+    current = picker.client
+
+    # A failed choice closes the client it drops, as well as the one it made.
+    monkeypatch.delenv("INVTOOLS_TOKEN_SHOP")
+    picker.dropdown.value = "shop"
+    assert picker.client is None and closed == [shop, basic, current]
+    for thread in leaker_threads() - before:
+        thread.join(timeout=30)
+    assert leaker_threads() - before == set()
+
+
+def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch):
+    closed = []
+    real_close = Client.close
+    monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))
+    picker = picker_for(server)
+    picker.dropdown.value = "shop"
+    shop = picker.client
+    picker.password.value = "tok_refused-0123456789"
+    picker.button.click()
+    assert picker.client is None and "token refused" in picker.message
+    assert len(closed) == 2 and closed[1] is shop  # the refused client first, then the old one
+    assert closed[0] is not shop
+
+
+def test_a_failing_callback_is_logged_without_the_token(server, env, caplog):
+    caplog.set_level(logging.DEBUG, logger="invtools")
+    token = env["shop"]
+
+    def leaky(client):
+        raise ValueError(f"could not use Bearer {token} for export")
+
+    picker = picker_for(server, on_change=leaky)
+    picker.dropdown.value = "shop"
+    assert picker.client is not None
+    records = [r for r in caplog.records if "callback" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.WARNING
+    logged = records[0].getMessage()
+    assert "ValueError: could not use Bearer *** for export" in logged
+    assert token not in logged and token not in caplog.text
+    assert_no_token(picker, env.values(), caplog.text)
+
+
+def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, monkeypatch):
+    from invtools.client import DEFAULT_BASE_URL
+
+    token = server.tokens["shop"]
+    # From os.environ when no environ is given, as connect() reads it.
+    monkeypatch.setenv("INVTOOLS_BASE_URL", server.base_url)
+    monkeypatch.setenv("INVTOOLS_TOKEN_SHOP", token)
+    picker = token_picker(client_options=FAST)
+    assert picker.base_url == server.base_url
+    picker.dropdown.value = "shop"
+    assert picker.client.base_url == server.base_url
+    assert picker.team.name == server.data("shop").team["name"]
+
+    # From the given environ when there is one (the tokens' environment).
+    picker = token_picker(environ={"INVTOOLS_BASE_URL": server.base_url,
+                                   "INVTOOLS_TOKEN_SHOP": token}, client_options=FAST)
+    picker.dropdown.value = "shop"
+    assert picker.client is not None and picker.client.base_url == server.base_url
+
+    # An explicit base_url wins; unset or empty means the real service.
+    assert token_picker(base_url="https://other.example").base_url == "https://other.example"
+    assert token_picker(environ={"INVTOOLS_TOKEN_SHOP": token}).base_url == DEFAULT_BASE_URL
+    assert token_picker(environ={"INVTOOLS_BASE_URL": ""}).base_url == DEFAULT_BASE_URL
+    monkeypatch.delenv("INVTOOLS_BASE_URL")
+    assert token_picker().base_url == DEFAULT_BASE_URL
+
+
 def test_callbacks_list_decorator_and_a_failing_callback(server, env):
     calls = []
 
