@@ -6,10 +6,13 @@ Lines (the items of a transaction) come only from the detail endpoint, one reque
 mirror fetches a detail only when a transaction is new or its revision went up, and keeps it
 for good: a transaction's detail at a given revision does not change.
 
-One file per team. It records the team's id and name (never a token) and refuses to sync a
-client of another team into it. Inside (all plain SQLite, readable with any tool)::
+One file per team and service. It records the team's id and name and the API's base URL (never
+a token) and refuses to sync a client of another team or another service into it. One sync at
+a time: ``sync()`` holds an OS lock on ``<file>.lock`` and refuses to start while another sync
+of the same file runs (another notebook, say). Inside (all plain SQLite, readable with any
+tool)::
 
-    meta          team id/name/mode, schema version
+    meta          team id/name/mode, API base URL, schema version
     transactions  one row per transaction ever seen: current revision, removed_at (or NULL)
     revisions     every (id, revision) row ever applied, as the raw JSON the list returned
     details       every (id, revision) detail fetched, raw JSON with its lines
@@ -46,6 +49,7 @@ detail already stored.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import html
 import json
 import os
@@ -56,16 +60,22 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import numpy as np
 import pandas as pd
 
 from invtools import frames
+from invtools.client import TXS_PATH
 from invtools.errors import ConfigError, NotFoundError
 
-__all__ = ["TransactionMirror", "SyncReport", "CHANGE_KINDS"]
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+try:  # Windows
+    import msvcrt
+except ImportError:
+    msvcrt = None  # type: ignore[assignment]
 
-#: Path of the transaction list and detail endpoints (api-facts: the client uses this one).
-TX_PATH = "/v1/location-txs"
+__all__ = ["TransactionMirror", "SyncReport", "CHANGE_KINDS"]
 
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
 _APP_ID = 0x696E766D
@@ -345,22 +355,26 @@ class _Walk:
     complete: bool = False
 
 
-def default_path(team_id: int) -> Path:
-    """The per-team mirror file under the user data directory.
+def default_path(team_id: int, base_url: str) -> Path:
+    """The mirror file of one team of one service (``base_url``) under the user data
+    directory. Team ids are only unique within a service (the stand-in server's demo teams
+    have ids a real team may have), hence the short hash of the base URL in the name.
 
-    >>> default_path(7).name
-    'transactions-team-7.sqlite'
+    >>> default_path(7, "https://rest.boxhero-app.com").name
+    'transactions-team-7-1ba8b413.sqlite'
     """
     import platformdirs
 
     folder = Path(platformdirs.user_data_dir("invtools")) / "mirrors"
-    return folder / f"transactions-team-{int(team_id)}.sqlite"
+    service = hashlib.sha256(base_url.encode()).hexdigest()[:8]
+    return folder / f"transactions-team-{int(team_id)}-{service}.sqlite"
 
 
 class TransactionMirror:
     """A local SQLite copy of one team's transactions and their lines, synced by revision.
 
-    ``path=None`` uses a per-team file in the user data directory (needs ``client``).
+    ``path=None`` uses a file per team and service (base URL) in the user data directory
+    (needs ``client``).
     ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
     The file is created readable by its owner only (0600) and never holds a token.
 
@@ -379,13 +393,15 @@ class TransactionMirror:
                     "TransactionMirror(None, client=None): give a path to read a mirror "
                     "offline, or a client so the per-team default file can be found"
                 )
-            path = default_path(team.id)
+            path = default_path(team.id, client.base_url)
         self.path = Path(path).expanduser()
+        if client is not None and not self.path.exists():
+            _require_locations(client)  # a team that cannot sync gets no file
         self._create_private_file()
         with self._connect() as conn:
             self._init_schema(conn)
             if team is not None:
-                self._check_team(conn, team)
+                self._check_team(conn, client, team)
 
     # ---- file and connection
 
@@ -438,20 +454,34 @@ class TransactionMirror:
                 f"{version}, this one reads {_SCHEMA_VERSION}); sync into a new file"
             )
 
-    def _check_team(self, conn: sqlite3.Connection, team: Any) -> None:
+    def _check_team(self, conn: sqlite3.Connection, client: Any, team: Any) -> None:
+        """Refuse a client of another service or team; then claim the file for this one
+        (a Location-mode team only: nothing is written for a team that cannot sync)."""
+        base_url = str(client.base_url)
+        stored_url = _meta(conn, "base_url")
+        if stored_url is not None and stored_url != base_url:
+            raise ConfigError(
+                f"{self.path} mirrors team {_meta(conn, 'team_name')!r} of the API at "
+                f"{stored_url}, but this client talks to {base_url}. Use another file for that "
+                "service, e.g. TransactionMirror(None, client) for its default file."
+            )
         stored = _meta(conn, "team_id")
-        if stored is None:
-            with _transaction(conn):
-                _set_meta(conn, team_id=str(team.id), team_name=str(team.name),
-                          team_mode=str(getattr(team, "mode", "")))
-            return
-        if int(stored) != int(team.id):
+        if stored is not None and int(stored) != int(team.id):
             raise ConfigError(
                 f"{self.path} mirrors team {_meta(conn, 'team_name')!r} (id {stored}), but "
                 f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
                 "another file for that team, e.g. TransactionMirror(None, client) for its "
                 "default file."
             )
+        _require_locations(client)
+        if stored is None:
+            with _transaction(conn):
+                _set_meta(conn, team_id=str(team.id), team_name=str(team.name),
+                          team_mode=str(getattr(team, "mode", "")), base_url=base_url)
+            return
+        if stored_url is None:  # a file claimed before the base URL was recorded
+            with _transaction(conn):
+                _set_meta(conn, base_url=base_url)
         if _meta(conn, "team_name") != str(team.name):  # teams get renamed; the id is what counts
             with _transaction(conn):
                 _set_meta(conn, team_name=str(team.name))
@@ -484,6 +514,10 @@ class TransactionMirror:
         If it is interrupted (exception, Ctrl-C, killed process), nothing applied is lost and
         the file stays consistent; run it again: details already stored are not re-fetched.
 
+        Only one sync of a file runs at a time: while one runs (in another notebook, say),
+        another raises :class:`~invtools.errors.ConfigError`. A team not in Location mode
+        raises :class:`~invtools.errors.TeamModeError` before anything is sent or written.
+
         >>> report = mirror.sync()                                          # doctest: +SKIP
         >>> report.new, report.changed, report.removed, report.requests     # doctest: +SKIP
         """
@@ -491,8 +525,11 @@ class TransactionMirror:
         win = _parse_window(window)
         started = pd.Timestamp.now(tz="UTC")
         team = client.team()
-        with self._connect() as conn:
-            self._check_team(conn, team)
+        _require_locations(client)  # before the lock file or anything else is written
+        # Two syncs of one file would share the staging table: the second one's re-walk
+        # empties it under the first, whose apply step would then mark every row removed.
+        with _sync_lock(self.path), self._connect() as conn:
+            self._check_team(conn, client, team)
             with client.measure() as m:
                 walk = self._walk_list(conn, client, win, progress)               # step 1
                 fetched, reused = self._fetch_new_details(conn, client, progress)  # step 2
@@ -510,7 +547,7 @@ class TransactionMirror:
         walk = _Walk()
         with _transaction(conn):
             conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
-        pages = client.pages(TX_PATH, refresh=True, progress=progress)
+        pages = client.pages(TXS_PATH, refresh=True, progress=progress)
         try:
             for page in pages:
                 walk.pages += 1
@@ -765,6 +802,7 @@ class TransactionMirror:
                 "path": str(self.path),
                 "team_id": None if team_id is None else int(team_id),
                 "team_name": _meta(conn, "team_name"),
+                "base_url": _meta(conn, "base_url"),
                 "transactions": one("SELECT count(*) FROM transactions "
                                     "WHERE removed_at IS NULL")[0],
                 "removed": one("SELECT count(*) FROM transactions "
@@ -798,6 +836,61 @@ class TransactionMirror:
 
 
 # --------------------------------------------------------------------------- storage helpers
+
+def _require_locations(client: Any) -> None:
+    """The client's own TeamModeError (naming the team, its mode and what works) for a team
+    whose transactions cannot be listed, before anything is sent or written."""
+    client._require_locations(TXS_PATH)
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def _sync_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
+    ConfigError if another sync (any process or thread) holds it. The OS drops the lock when
+    its holder dies, so a killed sync never leaves the file locked. The lock file is left in
+    place: removing it would let a waiting opener lock an unlinked file."""
+    fd = os.open(_lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        if not _try_lock(fd):
+            raise ConfigError(
+                f"another sync of this mirror is running ({path}); wait for it to finish, "
+                "then sync again"
+            )
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+    if msvcrt is not None:  # pragma: no cover - Windows: lock the first byte
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    return True  # pragma: no cover - no OS locking here: concurrent syncs are not prevented
+
+
+def _unlock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:  # pragma: no cover - Windows
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
 
 @contextlib.contextmanager
 def _transaction(conn: sqlite3.Connection) -> Iterator[None]:

@@ -59,10 +59,19 @@ def client(sb, tmp_path):
         yield c
 
 
+def copy_for(pristine, sb, path):
+    """A copy of the pristine file, re-pointed at this test's server: same seed and data,
+    but another port, and the mirror refuses a client of another base URL."""
+    shutil.copy(pristine, path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'base_url'", (sb.base_url,))
+    conn.close()
+    return path
+
+
 @pytest.fixture
-def mirror(pristine, client, tmp_path):
-    shutil.copy(pristine, tmp_path / "mirror.sqlite")
-    return TransactionMirror(tmp_path / "mirror.sqlite", client)
+def mirror(pristine, sb, client, tmp_path):
+    return TransactionMirror(copy_for(pristine, sb, tmp_path / "mirror.sqlite"), client)
 
 
 def routes(sb):
@@ -369,11 +378,123 @@ def test_docstring_examples_run():
     assert result.attempted >= 5 and result.failed == 0
 
 
-def test_a_basic_mode_team_is_told_why_it_cannot_sync(sb, tmp_path):
+def test_a_basic_mode_team_is_told_why_before_any_file_is_written(sb, tmp_path, monkeypatch):
     from invtools.errors import TeamModeError
 
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    path = tmp_path / "basic.sqlite"
     with make_client(sb, tmp_path, team="basic") as basic:
-        mirror = TransactionMirror(tmp_path / "basic.sqlite", basic)
+        sb.clear_log()
+        for where in (path, None):  # a given path and the default one
+            with pytest.raises(TeamModeError, match="Location mode") as err:
+                TransactionMirror(where, basic)
+            assert sb.data("basic").team["name"] in str(err.value)
+        assert not path.exists() and not (tmp_path / "data").exists()
+        # An existing (offline-opened, unclaimed) file: sync refuses and writes nothing.
+        mirror = TransactionMirror(path)
+        mirror.client = basic
         with pytest.raises(TeamModeError, match="Location mode"):
             mirror.sync()
-    assert mirror.info()["syncs"] == 0
+        assert not any(r.route == LIST for r in sb.requests)  # the server was never asked
+    info = mirror.info()
+    assert (info["team_id"], info["base_url"], info["syncs"]) == (None, None, 0)
+    assert not Path(str(path) + ".lock").exists()
+
+
+# --------------------------------------------------------------- one service per file
+
+def test_refuses_a_client_of_another_service_with_the_same_team(pristine, sb, client, tmp_path):
+    """The pristine file came from another server with the same seed: same team id and name,
+    another base URL -- exactly a demo team and a real one that happen to share an id."""
+    path = shutil.copy(pristine, tmp_path / "other-service.sqlite")
+    stored = TransactionMirror(path).info()
+    assert stored["team_id"] == client.team().id and stored["base_url"] != sb.base_url
+    with pytest.raises(ConfigError) as err:
+        TransactionMirror(path, client)
+    assert stored["base_url"] in str(err.value) and sb.base_url in str(err.value)
+    assert sb.tokens["shop"] not in str(err.value)
+    assert TransactionMirror(path).info()["base_url"] == stored["base_url"]  # not overwritten
+
+
+def test_default_path_differs_per_service(sb, client, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    here = TransactionMirror(None, client)
+    assert here.info()["base_url"] == sb.base_url
+    with serve(rate_limit=0, size=SIZE) as other_sb, make_client(other_sb, tmp_path) as other:
+        assert other.team().id == client.team().id
+        there = TransactionMirror(None, other)
+    assert there.path != here.path and there.path.parent == here.path.parent
+    assert there.info()["base_url"] == other_sb.base_url
+
+
+# ------------------------------------------------------------------- one sync at a time
+
+def dump(path):
+    with sqlite3.connect(path) as conn:
+        lines = list(conn.iterdump())
+    conn.close()
+    return lines
+
+
+def test_a_second_sync_while_the_lock_is_held_is_refused_and_changes_nothing(sb, mirror):
+    import fcntl
+
+    sb.edit_transaction(rows_by_time(sb)[0]["id"])  # something a sync would write
+    before = dump(mirror.path)
+    # Take the lock the way sync() does: another process or notebook holding it.
+    fd = os.open(str(mirror.path) + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        sb.clear_log()
+        with pytest.raises(ConfigError, match="another sync of this mirror is running"):
+            mirror.sync()
+        assert sb.requests == [] and dump(mirror.path) == before
+    finally:
+        os.close(fd)  # releases the lock, as a dying holder would
+    report = mirror.sync()
+    assert (report.changed, report.unchanged) == (1, SIZE - 1)
+
+
+def test_concurrent_syncs_cannot_corrupt_each_other(sb, mirror, tmp_path):
+    """A sync paused in step 2 (details) holds the lock; a second mirror object on the same
+    file (another notebook of the team) is refused instead of emptying the first one's
+    staging table, so the first one finishes with the right counts."""
+    import threading
+
+    new = sb.add_transaction(type="in")
+    paused, resume = threading.Event(), threading.Event()
+    first_client = mirror.client
+    real = first_client.transaction
+
+    def slow_transaction(*args, **kw):
+        paused.set()
+        assert resume.wait(60)
+        return real(*args, **kw)
+
+    first_client.transaction = slow_transaction
+    result = {}
+
+    def run():
+        try:
+            result["report"] = mirror.sync()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            result["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert paused.wait(60)
+        with make_client(sb, tmp_path / "second") as second_client:
+            second = TransactionMirror(mirror.path, second_client)
+            with pytest.raises(ConfigError, match="wait for it to finish"):
+                second.sync()
+    finally:
+        resume.set()
+        thread.join(60)
+    assert "error" not in result, result.get("error")
+    report = result["report"]
+    assert (report.new, report.removed, report.unchanged) == (1, 0, SIZE)
+    assert report.changes["transaction_id"].tolist() == [new["id"]]
+    with make_client(sb, tmp_path / "second") as second_client:
+        again = TransactionMirror(mirror.path, second_client).sync()
+    assert (again.new, again.changed, again.removed, again.unchanged) == (0, 0, 0, SIZE + 1)
