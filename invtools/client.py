@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
 
 import pandas as pd
@@ -55,7 +55,7 @@ from invtools.errors import (
     from_response,
 )
 from invtools.pagination import DEFAULT_LIMIT, Page, iter_pages, iter_raw_pages, with_progress
-from invtools.session import make_session, resolve_cache_path, route_of
+from invtools.session import RATE_LIMIT_SCOPES, make_session, resolve_cache_path, route_of
 
 __all__ = ["Client", "Team", "Page", "RequestStats", "Measurement", "normalise_base_url",
            "DEFAULT_BASE_URL", "TOKEN_ENV"]
@@ -123,25 +123,51 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _redact_url(text: str) -> str:
+    """A URL as it may appear in a message: no query, no fragment, no user name or password.
+
+    >>> _redact_url("https://me:secret@h.example/v1?token=abc")
+    'https://***@h.example/v1'
+    """
+    text = re.split(r"[?#]", text, maxsplit=1)[0]
+    head = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
+    head_text = head.group(0) if head else ""
+    rest = text[len(head_text):]
+    if "@" in rest:  # user-info, even where urlsplit would not see it (no scheme, '/' in it)
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return head_text + rest
+
+
 def normalise_base_url(url: Any) -> str:
     """Canonical base URL: no trailing slash, no ``/v1`` (paths carry it), https unless
-    the host is this machine.
+    the host is this machine. Messages never repeat a user name, password or query.
 
     >>> normalise_base_url("http://127.0.0.1:8765/")
     'http://127.0.0.1:8765'
     """
     if not isinstance(url, str) or not url.strip():
-        raise ConfigError(f"base_url must be a URL such as {DEFAULT_BASE_URL!r}, not {url!r}")
-    parts = urlsplit(url.strip())
+        shown = repr(url) if isinstance(url, str) or url is None else type(url).__name__
+        raise ConfigError(f"base_url must be a URL such as {DEFAULT_BASE_URL!r}, not {shown}")
+    text = url.strip()
+    parts = urlsplit(text)
+    if parts.username or parts.password or "@" in parts.netloc:
+        raise ConfigError("base_url must not contain a user name or password; the token is "
+                          "passed separately.")
+    shown = _redact_url(text)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"base_url must start with https:// and name a host, e.g. "
-                          f"{DEFAULT_BASE_URL!r}; got {url.strip()!r}")
-    if parts.username or parts.password:
-        raise ConfigError("base_url must not contain a user name or password; the token is "
-                          "passed separately.")
+                          f"{DEFAULT_BASE_URL!r}; got {shown!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ConfigError(f"base_url has no valid port (a number from 1 to 65535 after the "
+                          f"host, or none at all): {shown!r}")
     if parts.query or parts.fragment:
-        raise ConfigError(f"base_url must not have a query or fragment: {url.strip()!r}")
+        raise ConfigError(f"base_url must not have a query or fragment (after {shown!r}); "
+                          "filters are arguments of the methods, the token is token=")
     if scheme == "http" and not _is_loopback(parts.hostname):
         raise ConfigError(
             f"Refusing plain http:// to {parts.hostname}: the token would cross the network "
@@ -324,8 +350,24 @@ class _Counters:
 
 # ---------------------------------------------------------------- transport failures
 
-def _describe_transport(exc: BaseException) -> tuple[str, str, bool]:
-    """(what happened, what to check, worth retrying) for a requests exception."""
+class TransportFailure(NamedTuple):
+    """How :meth:`Client._send` reads a requests exception."""
+
+    what: str        # what happened, for the message
+    check: str       # what the user should check
+    retryable: bool  # worth sending again: only connection failures, timeouts, drops
+    sent: bool       # the request may have reached the server (counts in stats.sent)
+
+
+def _describe_transport(exc: BaseException) -> TransportFailure:
+    """Classify a requests exception. Only what a second try can cure is retryable (refused
+    or dropped connections, timeouts); anything else -- a bad URL, a redirect loop, a TLS
+    failure, an unknown error -- fails at once, because repeating it only makes the user
+    wait through the backoff for the same answer.
+
+    >>> _describe_transport(requests.exceptions.InvalidURL("bad port")).retryable
+    False
+    """
     chain, cur = [], exc
     while cur is not None and len(chain) < 8:
         chain.append(cur)
@@ -333,29 +375,44 @@ def _describe_transport(exc: BaseException) -> tuple[str, str, bool]:
                                                    isinstance(cur.args[0], BaseException)
                                                    else None)
     names = " ".join(type(e).__name__ for e in chain) + " " + " ".join(str(e) for e in chain)
-    if isinstance(exc, requests.exceptions.SSLError):
-        return ("TLS/SSL handshake failed", "that base_url is the service's https address and "
-                "that no proxy intercepts it", False)
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return ("connecting timed out", "your network or proxy, or raise the connect timeout "
-                "(timeout=(connect, read))", True)
-    if isinstance(exc, requests.exceptions.ReadTimeout):
-        return ("no answer within the read timeout", "raise timeout=(connect, read) if the "
-                "server is just slow", True)
-    if "NameResolution" in names or "Name or service not known" in names \
-            or "getaddrinfo" in names:
-        return ("the host name could not be resolved (DNS)", "the host in base_url and your "
-                "network connection", False)
-    if "Connection refused" in names or "ConnectionRefused" in names:
-        return ("the connection was refused", "base_url and its port; if it is the stand-in "
-                "server, that it is still running", True)
-    if isinstance(exc, requests.exceptions.ChunkedEncodingError) or "IncompleteRead" in names:
-        return ("the connection dropped in the middle of a response", "your network; the "
-                "request is safe to repeat", True)
-    if "RemoteDisconnected" in names or "ConnectionReset" in names or "aborted" in names:
-        return ("the server closed the connection without answering", "your network or proxy; "
-                "the request is safe to repeat", True)
-    return (type(exc).__name__, "your network connection and base_url", True)
+    exc_ = requests.exceptions
+    if isinstance(exc, exc_.SSLError):
+        return TransportFailure("TLS/SSL handshake failed", "that base_url is the service's "
+                                "https address and that no proxy intercepts it", False, False)
+    if isinstance(exc, exc_.ConnectTimeout):
+        return TransportFailure("connecting timed out", "your network or proxy, or raise the "
+                                "connect timeout (timeout=(connect, read))", True, False)
+    if isinstance(exc, exc_.Timeout):
+        return TransportFailure("no answer within the read timeout", "raise timeout=(connect, "
+                                "read) if the server is just slow", True, True)
+    if isinstance(exc, exc_.ProxyError):
+        return TransportFailure("the proxy failed or refused the connection", "your proxy "
+                                "settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)", True, False)
+    if isinstance(exc, exc_.ChunkedEncodingError) or "IncompleteRead" in names:
+        return TransportFailure("the connection dropped in the middle of a response", "your "
+                                "network; the request is safe to repeat", True, True)
+    if isinstance(exc, exc_.ConnectionError):
+        if "NameResolution" in names or "Name or service not known" in names \
+                or "getaddrinfo" in names:
+            return TransportFailure("the host name could not be resolved (DNS)", "the host in "
+                                    "base_url and your network connection", False, False)
+        if "Connection refused" in names or "ConnectionRefused" in names:
+            return TransportFailure("the connection was refused", "base_url and its port; if "
+                                    "it is the stand-in server, that it is still running",
+                                    True, False)
+        if "RemoteDisconnected" in names or "ConnectionReset" in names or "aborted" in names:
+            return TransportFailure("the server closed the connection without answering",
+                                    "your network or proxy; the request is safe to repeat",
+                                    True, True)
+        # NewConnectionError: no connection was made (network unreachable, ...).
+        return TransportFailure(f"the connection failed ({type(exc).__name__})", "your network "
+                                "connection and base_url", True, "NewConnection" not in names)
+    if isinstance(exc, exc_.TooManyRedirects):
+        return TransportFailure("the server kept redirecting", "that base_url is the API's "
+                                f"address (normally {DEFAULT_BASE_URL})", False, True)
+    # Invalid URL, schema or header: refused by requests before anything went out.
+    return TransportFailure(f"the request could not be made ({type(exc).__name__}: {exc})",
+                            "base_url and the path", False, not isinstance(exc, ValueError))
 
 
 def _backoff(attempt: int, base: float) -> float:
@@ -419,8 +476,9 @@ class Client:
                                        or rate_limit < 0):
             raise ConfigError(f"rate_limit must be requests per second >= 0 (0 = off), "
                               f"not {rate_limit!r}")
-        if rate_limit_scope not in ("endpoint", "token"):
-            raise ConfigError(f"rate_limit_scope must be 'endpoint' or 'token', "
+        if rate_limit_scope not in RATE_LIMIT_SCOPES:
+            raise ConfigError(f"rate_limit_scope must be one of "
+                              f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "
                               f"not {rate_limit_scope!r}")
         self.retries = retries
         self.backoff = float(backoff)
@@ -432,8 +490,7 @@ class Client:
         except TypeError:
             raise ConfigError(f"cache must be True, False or a path, not {cache!r}") from None
         self._session = make_session(cache_path=self.cache_path, rate_limit=self.rate_limit,
-                                     rate_limit_scope=rate_limit_scope,
-                                     private_cache_dir=cache is True)
+                                     rate_limit_scope=rate_limit_scope)
         # The token lives only in the session's auth object, whose repr hides it: no attribute
         # of the client holds it, so no repr, pickle of attributes or traceback locals shows
         # it. Being an auth object (not a default header) also stops requests from replacing
@@ -469,11 +526,15 @@ class Client:
     def _repr_html_(self) -> str:
         e = html.escape
         try:
-            t = self.team()
+            t = self._team or self._team_for_display()
             team = (f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
                     f"{e(t.mode_name)} mode ({t.mode})")
+        except TransportError as exc:
+            team = (f"<i>not fetched yet, could not reach the API: {e(str(exc))} Call "
+                    "client.team() to try again.</i>")
         except Exception as exc:  # noqa: BLE001 - a display must not raise
-            team = f"<i>unknown: {e(type(exc).__name__)}: {e(str(exc))}</i>"
+            team = (f"<i>not fetched yet ({e(type(exc).__name__)}: {e(str(exc))}); call "
+                    "client.team() to try again</i>")
         s = self.stats
         rows = [("Team", team), ("API", e(self.base_url)),
                 ("Cache", e(str(self.cache_path)) if self.cache_path else "off"),
@@ -483,6 +544,24 @@ class Client:
         body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>"
                        f"{v}</td></tr>" for k, v in rows)
         return f"<table><caption>invtools Client</caption>{body}</table>"
+
+    #: A display asks for the team once, briefly: it must not block a notebook through the
+    #: retries and backoff that a real call would sit out.
+    DISPLAY_TIMEOUT = (1.0, 3.0)
+
+    def _team_for_display(self) -> Team:
+        """The team for a repr: one attempt, no retries, short timeouts (the cache still
+        answers if it can). Raises like :meth:`team`."""
+        if not self._team_lock.acquire(timeout=self.DISPLAY_TIMEOUT[1]):
+            raise TimeoutError("another thread is fetching the team")
+        try:
+            if self._team is None:
+                body = self._send(TEAM_PATH, None, retries=0, timeout=tuple(
+                    min(a, b) for a, b in zip(self.DISPLAY_TIMEOUT, self.timeout)))[0]
+                self._team = Team.from_body(body)
+            return self._team
+        finally:
+            self._team_lock.release()
 
     # -- stats
 
@@ -543,40 +622,46 @@ class Client:
         return self._send(path, params, refresh=refresh)[0]
 
     def _send(self, path: str, params: Mapping[str, Any] | None, *,
-              refresh: bool = False, raw: bool = False) -> tuple[Any, bool]:
+              refresh: bool = False, raw: bool = False, retries: int | None = None,
+              timeout: tuple[float, float] | None = None) -> tuple[Any, bool]:
         """Send a GET with retries; return (decoded body, from_cache), or with ``raw`` the
-        undecoded bytes of a JSON success (errors are raised exactly as without it)."""
+        undecoded bytes of a JSON success (errors are raised exactly as without it).
+        ``retries``/``timeout`` override the client's for this one call."""
         if not isinstance(path, str) or not path.startswith("/v1/"):
             raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
         url = self.base_url + path
         params = {k: v for k, v in (params or {}).items() if v is not None}
         extra = {"force_refresh": True} if refresh and self.cache_path else {}
+        retries = self.retries if retries is None else retries
+        timeout = timeout or self.timeout
         attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
             try:
-                resp = self._session.get(url, params=params, timeout=self.timeout, **extra)
+                resp = self._session.get(url, params=params, timeout=timeout, **extra)
             except requests.RequestException as exc:
-                self._counters.add(sent=1)
-                what, check, retryable = _describe_transport(exc)
-                if retryable and attempt <= self.retries:
-                    self._retry_wait(path, what, _backoff(attempt, self.backoff), attempt)
+                failure = _describe_transport(exc)
+                if failure.sent:  # a refused connection or a bad URL sent nothing
+                    self._counters.add(sent=1)
+                if failure.retryable and attempt <= retries:
+                    self._retry_wait(path, failure.what, _backoff(attempt, self.backoff),
+                                     attempt, retries)
                     continue
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 raise TransportError(
-                    f"GET {path} to {self.base_url} failed after {tries}: {what}. "
-                    f"Check {check}.", attempts=attempt) from exc
+                    f"GET {path} to {self.base_url} failed after {tries}: {failure.what}. "
+                    f"Check {failure.check}.", attempts=attempt) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self._counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
             logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", resp.status_code,
                          " (from cache)" if from_cache else "",
                          (time.monotonic() - started) * 1000)
             status = resp.status_code
-            if status in RETRY_STATUSES and attempt <= self.retries:
+            if status in RETRY_STATUSES and attempt <= retries:
                 wait, why = self._wait_for(resp, attempt)
                 if wait is not None:
-                    self._retry_wait(path, why, wait, attempt)
+                    self._retry_wait(path, why, wait, attempt, retries)
                     continue
             elif status == 429:
                 self._counters.add(rate_limited=1)
@@ -597,10 +682,10 @@ class Client:
                 return max(secs, 0.0) + 0.05, f"429, {header}: {resp.headers[header]}"
         return _backoff(attempt, max(self.backoff, 0.5)), "429 without a reset header"
 
-    def _retry_wait(self, path: str, why: str, wait: float, attempt: int) -> None:
+    def _retry_wait(self, path: str, why: str, wait: float, attempt: int,
+                    retries: int) -> None:
         self._counters.add(retries=1)
-        logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, self.retries,
-                    wait)
+        logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, retries, wait)
         time.sleep(wait)
 
     def _to_data(self, resp: requests.Response, path: str, attempts: int) -> Any:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from invtools.errors import PaginationError
+from invtools.errors import ConfigError, PaginationError
 
 __all__ = ["Page", "RawPage", "iter_pages", "iter_raw_pages", "check_envelope", "raw_envelope",
            "with_progress", "DEFAULT_LIMIT", "MAX_LIMIT"]
@@ -178,10 +178,11 @@ def iter_pages(
 
 def _check_walk_args(limit, max_pages, max_rows) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
+        raise ConfigError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
     for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):
-        if value is not None and (not isinstance(value, int) or value < 0):
-            raise ValueError(f"{name} must be a non-negative integer or None, not {value!r}")
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            raise ConfigError(f"{name} must be a non-negative integer or None, not {value!r}")
 
 
 def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, raw=False):

@@ -27,6 +27,8 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
+import time
 from datetime import timedelta
 from fractions import Fraction
 from pathlib import Path
@@ -38,6 +40,8 @@ from requests_cache import CacheMixin
 from requests_cache.policy.expiration import NEVER_EXPIRE
 from requests_ratelimiter import LimiterMixin
 from requests_ratelimiter.buckets import HostBucketFactory
+
+from invtools.errors import ConfigError
 
 __all__ = [
     "make_session",
@@ -117,30 +121,79 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     return path if path.suffix else path.with_suffix(".sqlite")
 
 
-def _prepare_cache_file(path: Path, *, private_dir: bool) -> None:
-    """Create the cache file (and, for our own default directory, its folder) readable by
-    the user only: cached bodies are a team's inventory, stored unencrypted."""
-    if private_dir:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
+def _make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parents, each one we create readable by the user
+    only (0700). A folder that already exists is left exactly as it is: it may be the
+    user's own choice (``INVTOOLS_CACHE_DIR=/tmp``), shared with others, or not ours to
+    change."""
+    missing: list[Path] = []
+    cur = folder
+    while not cur.exists():
+        missing.append(cur)
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    for part in reversed(missing):
+        try:
+            part.mkdir(mode=0o700)
+        except FileExistsError:  # made by another process meanwhile: theirs, leave it
+            pass
+
+
+def _prepare_cache_file(path: Path) -> None:
+    """Create the cache file readable by the user only (0600): cached bodies are a team's
+    inventory, stored unencrypted. Folders are made only when missing (0700)."""
+    _make_private_dirs(path.parent)
     fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
     os.close(fd)
     os.chmod(path, 0o600)  # SQLite gives its journal files the database file's mode
 
 
-def _salt_for(path: Path) -> bytes:
-    """A random salt kept next to the cache file (0600), made on first use."""
-    salt_path = path.with_name(path.name + ".salt")
+def _read_salt(salt_path: Path) -> bytes | None:
     try:
-        return bytes.fromhex(salt_path.read_text().strip())
+        salt = bytes.fromhex(salt_path.read_text().strip())
     except (FileNotFoundError, ValueError):
+        return None
+    return salt or None
+
+
+def _salt_for(path: Path) -> bytes:
+    """The random salt kept next to the cache file (0600), made on first use.
+
+    Made with ``O_EXCL``: when two processes open a new cache at once, one writes the salt
+    and the other reads it, so both key their entries the same way.
+    """
+    salt_path = path.with_name(path.name + ".salt")
+    for _ in range(100):
+        try:
+            fd = os.open(salt_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            salt = _read_salt(salt_path)
+            if salt is not None:
+                return salt
+            time.sleep(0.01)  # another process may be writing it right now
+            continue
         salt = secrets.token_bytes(16)
-        fd = os.open(salt_path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(salt.hex())
         return salt
+    # Still empty or not hex after a second: a damaged file, not a writer at work. Replace
+    # it whole (a temporary file renamed over it), then use whatever is there now.
+    salt = secrets.token_bytes(16)
+    tmp = salt_path.with_name(f"{salt_path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(salt.hex())
+    os.replace(tmp, salt_path)
+    return _read_salt(salt_path) or salt
+
+
+def _cache_error(path: Path, exc: BaseException) -> ConfigError:
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return ConfigError(
+        f"Cannot use the response cache at {str(path)!r}: {reason}. Pass cache=False to work "
+        "without a cache, or another folder or file as cache=... (or set INVTOOLS_CACHE_DIR) "
+        "where you may create files.")
 
 
 def cache_prefix(authorization: str | None, salt: bytes) -> str:
@@ -211,12 +264,12 @@ def make_session(
     cache_path: Path | None,
     rate_limit: float | None = 5.0,
     rate_limit_scope: str = "endpoint",
-    private_cache_dir: bool = False,
 ) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced at
     ``rate_limit`` requests per second per endpoint (or per token; 0/None = not paced).
 
-    The session's ``close()`` also stops the limiter's background thread.
+    The session's ``close()`` also stops the limiter's background thread. Raises
+    :class:`~invtools.errors.ConfigError` naming the path if the cache cannot be made there.
 
     >>> s = make_session(cache_path=None, rate_limit=0)
     >>> type(s).__name__
@@ -224,13 +277,20 @@ def make_session(
     >>> s.close()
     """
     if rate_limit_scope not in RATE_LIMIT_SCOPES:
-        raise ValueError(f"rate_limit_scope must be one of {RATE_LIMIT_SCOPES}, "
-                         f"not {rate_limit_scope!r}")
+        raise ConfigError(f"rate_limit_scope must be one of {RATE_LIMIT_SCOPES}, "
+                          f"not {rate_limit_scope!r}")
     bases: list[type] = []
     kwargs: dict[str, Any] = {}
+    salt = b""
     if cache_path is not None:
         cache_path = Path(cache_path)
-        _prepare_cache_file(cache_path, private_dir=private_cache_dir)
+        if not cache_path.suffix:  # requests-cache would add it, and use another file
+            cache_path = cache_path.with_suffix(".sqlite")
+        try:
+            _prepare_cache_file(cache_path)
+            salt = _salt_for(cache_path)  # read once; made here on first use
+        except OSError as exc:
+            raise _cache_error(cache_path, exc) from exc
         bases.append(CacheMixin)
         kwargs.update(
             cache_name=str(cache_path),
@@ -239,7 +299,7 @@ def make_session(
             urls_expire_after=EXPIRY,
             allowable_codes=(200,),
             allowable_methods=("GET",),
-            key_fn=_key_fn(_salt_for(cache_path)),  # salt made here on first use
+            key_fn=_key_fn(salt),
             # Never: it would serve a stale 200 for any error, even a revoked token's 401.
             stale_if_error=False,
             # A 200 that is not JSON (a proxy's login page, say) must not stick in the cache.
@@ -254,9 +314,15 @@ def make_session(
     if not bases:
         return requests.Session()
     cls = type("InvtoolsSession", (*bases, requests.Session), {})
-    session = cls(**kwargs)
+    try:
+        session = cls(**kwargs)
+    except (OSError, sqlite3.Error) as exc:  # the file exists but SQLite cannot use it
+        if limiter is not None:
+            limiter.bucket_factory.close()
+        if cache_path is None:
+            raise
+        raise _cache_error(cache_path, exc) from exc
     if cache_path is not None:
-        salt = _salt_for(cache_path)
         #: Authorization header value -> this cache's key prefix (used to clear one team's entries).
         session.cache_prefix_for = lambda authorization: cache_prefix(authorization, salt)
         #: (Authorization value, method, full URL) -> the key its response is stored under.

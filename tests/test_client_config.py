@@ -74,10 +74,29 @@ def test_base_url_is_normalised(url, expected):
     ("https://user:pw@example.com", "user name or password"),
     ("https://example.com/?x=1", "query"),
     ("", "base_url"),
+    ("http://127.0.0.1:99999", "port"),
+    ("http://127.0.0.1:0", "port"),
+    ("https://example.com:https", "port"),
 ])
 def test_unsafe_or_broken_base_url_is_refused(url, match):
     with pytest.raises(ConfigError, match=match):
         make(base_url=url)
+
+
+@pytest.mark.parametrize("url", [
+    "ftp://me:hunter2secret@example.com",       # bad scheme: was echoed before the check
+    "me:hunter2secret@example.com",             # no scheme at all
+    "https://me:hunter2secret@example.com",
+    "https://me:hunter2/secret@example.com",    # a '/' hides the user-info from urlsplit
+    "https://example.com/?token=hunter2secret",
+    "https://example.com/#hunter2secret",
+    "http://example.com/?token=hunter2secret",  # http refused: the query is not shown
+    "http://127.0.0.1:99999/?token=hunter2secret",
+])
+def test_base_url_errors_never_repeat_credentials_or_query(url):
+    with pytest.raises(ConfigError) as info:
+        make(base_url=url)
+    assert "hunter2" not in str(info.value) and "me:" not in str(info.value)
 
 
 @pytest.mark.parametrize("timeout", [None, 0, -1, float("inf"), (5, None), "soon"])
@@ -114,7 +133,63 @@ def test_repr_html_never_shows_the_token_even_when_the_team_is_unreachable():
     c = make(retries=0, timeout=0.5)
     out = c._repr_html_()
     assert TOKEN not in out
-    assert "unknown" in out and "TransportError" in out
+    assert "could not reach" in out and "client.team()" in out
+
+
+def test_repr_html_of_an_unreachable_client_tries_once_and_does_not_block():
+    import socket
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    # With these settings a real call would retry 5 times with seconds of backoff.
+    c = make(base_url=f"http://127.0.0.1:{port}", retries=5, backoff=2.0)
+    started = time.monotonic()
+    out = c._repr_html_()
+    assert time.monotonic() - started < 3  # generous: a refused connection is immediate
+    assert "could not reach" in out and "refused" in out and TOKEN not in out
+    assert c.stats.retries == 0 and c.stats.sent == 0  # refused: nothing went out
+    assert "not fetched yet" in repr(c)
+
+
+def test_cache_folder_the_user_named_keeps_its_mode(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    # INVTOOLS_CACHE_DIR=/tmp (as root) must not lock everyone else out of /tmp.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(shared))
+    for cache in (True, shared):
+        c = make(cache=cache)
+        c.close()
+        assert c.cache_path.parent == shared
+        assert stat.S_IMODE(os.stat(shared).st_mode) == 0o777
+        assert stat.S_IMODE(os.stat(c.cache_path).st_mode) == 0o600
+
+
+def test_cache_folders_the_client_creates_are_private(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "new" / "cache"))
+    c = make(cache=True)
+    c.close()
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(c.cache_path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(c.cache_path).st_mode) == 0o600
+
+
+def test_unusable_cache_path_is_a_config_error_saying_what_to_do(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("a file, not a folder")
+    with pytest.raises(ConfigError) as info:
+        make(cache=afile / "x")
+    msg = str(info.value)
+    assert str(afile / "x") in msg and "cache=False" in msg and "INVTOOLS_CACHE_DIR" in msg
 
 
 def test_team_html_and_repr_show_name_id_mode():

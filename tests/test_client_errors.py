@@ -30,7 +30,8 @@ TOKEN = "tok_SECRET_errors_0123456789"
 
 def client(**kw) -> Client:
     kw.setdefault("base_url", "http://127.0.0.1:9")
-    return Client(TOKEN, cache=False, rate_limit=0, progress=False, backoff=0.01, **kw)
+    kw.setdefault("backoff", 0.01)
+    return Client(TOKEN, cache=False, rate_limit=0, progress=False, **kw)
 
 
 def response(status: int, body=None, *, text: str | None = None, reason: str = "Reason",
@@ -141,9 +142,49 @@ def test_refused_connection_is_a_transport_error_naming_the_url(caplog):
     err = info.value
     assert base in str(err) and "refused" in str(err) and "still running" in str(err)
     assert err.attempts == 3 and isinstance(err.__cause__, requests.ConnectionError)
-    assert c.stats.sent == 3 and c.stats.retries == 2
+    # Refused: nothing reached a server, so nothing counts as sent; the retries do count.
+    assert c.stats.sent == 0 and c.stats.retries == 2
     assert "retry 1 of 2" in caplog.text
     assert TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize("exc, words", [
+    (requests.exceptions.InvalidURL("Failed to parse: port out of range"), "InvalidURL"),
+    (requests.exceptions.InvalidSchema("No connection adapters"), "InvalidSchema"),
+    (requests.exceptions.MissingSchema("No scheme supplied"), "MissingSchema"),
+    (requests.exceptions.TooManyRedirects("Exceeded 30 redirects."), "kept redirecting"),
+    (requests.exceptions.ContentDecodingError("bad gzip"), "ContentDecodingError"),
+    (requests.exceptions.RequestException("something new"), "RequestException"),
+])
+def test_failures_a_retry_cannot_cure_fail_at_once(monkeypatch, exc, words):
+    c = client(retries=5, backoff=5.0)  # a retry would sleep for seconds
+    calls = []
+
+    def fail(*args, **kwargs):
+        calls.append(args)
+        raise exc
+
+    monkeypatch.setattr(c._session, "get", fail)
+    with pytest.raises(TransportError) as info:
+        c.get("/v1/members")
+    assert len(calls) == 1 and info.value.attempts == 1 and info.value.__cause__ is exc
+    assert words in str(info.value) and c.stats.retries == 0
+    # A URL requests refused to build never left; a redirect loop or a bad body did.
+    assert c.stats.sent == (0 if isinstance(exc, ValueError) else 1)
+
+
+def test_connection_errors_are_still_retried(monkeypatch):
+    c = client(retries=2)
+    calls = []
+
+    def fail(*args, **kwargs):
+        calls.append(args)
+        raise requests.exceptions.ConnectionError("Connection aborted. RemoteDisconnected")
+
+    monkeypatch.setattr(c._session, "get", fail)
+    with pytest.raises(TransportError, match="closed the connection"):
+        c.get("/v1/members")
+    assert len(calls) == 3 and c.stats.retries == 2 and c.stats.sent == 3
 
 
 def _listener(behaviour: str):

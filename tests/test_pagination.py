@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from invtools.errors import PaginationError
+from invtools.errors import ConfigError, PaginationError
 from invtools.pagination import Page, check_envelope, iter_pages, with_progress
 
 
@@ -150,10 +150,11 @@ def test_keep_filters_rows_and_max_rows_counts_kept_rows():
 
 
 @pytest.mark.parametrize("kwargs", [{"limit": 0}, {"limit": 101}, {"limit": "10"},
-                                    {"max_pages": -1}, {"max_rows": 1.5}])
+                                    {"max_pages": -1}, {"max_rows": 1.5},
+                                    {"max_pages": True}])
 def test_bad_arguments_raise_at_once(kwargs):
     fake = FakeList(5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):  # an InvtoolsError, and still a ValueError
         iter_pages(fake, {}, **kwargs)
     assert fake.calls == []
 

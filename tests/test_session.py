@@ -10,9 +10,11 @@ import requests
 from requests_cache import CacheMixin
 from requests_ratelimiter import LimiterMixin
 
+from invtools.errors import ConfigError
 from invtools.session import (
     EXPIRY,
     RouteLimiterMixin,
+    _salt_for,
     cache_prefix,
     make_session,
     resolve_cache_path,
@@ -64,18 +66,84 @@ def test_no_cache_no_limit_is_a_plain_session():
 
 
 def test_bad_scope_is_refused():
-    with pytest.raises(ValueError, match="rate_limit_scope"):
+    with pytest.raises(ConfigError, match="rate_limit_scope"):
         make_session(cache_path=None, rate_limit=5, rate_limit_scope="host")
 
 
 def test_cache_file_is_private(tmp_path):
-    path = tmp_path / "sub" / "c.sqlite"
-    s = make_session(cache_path=path, rate_limit=0, private_cache_dir=True)
+    path = tmp_path / "sub" / "deeper" / "c.sqlite"
+    s = make_session(cache_path=path, rate_limit=0)
     s.close()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # Folders the session had to create are the user's only.
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path.parent.parent).st_mode) == 0o700
     salt = path.with_name(path.name + ".salt")
     assert stat.S_IMODE(os.stat(salt).st_mode) == 0o600
+
+
+def test_a_path_without_suffix_is_the_file_sqlite_uses(tmp_path):
+    s = make_session(cache_path=tmp_path / "plain", rate_limit=0)
+    s.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.sqlite", "plain.sqlite.salt"]
+    assert stat.S_IMODE(os.stat(tmp_path / "plain.sqlite").st_mode) == 0o600
+
+
+def test_an_existing_folder_keeps_its_mode(tmp_path, monkeypatch):
+    # INVTOOLS_CACHE_DIR=/tmp must not turn /tmp into a private folder.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(shared))
+    path = resolve_cache_path(True)
+    s = make_session(cache_path=path, rate_limit=0)
+    s.close()
+    assert path.parent == shared
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o777
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "a_folder_as_the_file", "not_sqlite"])
+def test_an_unusable_cache_path_is_a_config_error_naming_it(tmp_path, where):
+    afile = tmp_path / "afile.sqlite"
+    afile.write_text("not a folder, not a database " * 20)
+    (tmp_path / "folder.sqlite").mkdir()
+    path = {"under_a_file": afile / "x" / "c.sqlite",
+            "a_folder_as_the_file": tmp_path / "folder.sqlite",
+            "not_sqlite": afile}[where]
+    with pytest.raises(ConfigError) as info:
+        make_session(cache_path=path, rate_limit=5)
+    msg = str(info.value)
+    assert str(path) in msg and "cache=False" in msg and "INVTOOLS_CACHE_DIR" in msg
+
+
+def test_salt_is_made_once_and_then_kept(tmp_path):
+    path = tmp_path / "c.sqlite"
+    salt_file = path.with_name(path.name + ".salt")
+    first = _salt_for(path)
+    assert len(first) == 16 and _salt_for(path) == first
+    assert stat.S_IMODE(os.stat(salt_file).st_mode) == 0o600
+    salt_file.write_text("00" * 16)  # e.g. written by another process a moment earlier
+    assert _salt_for(path) == bytes(16)
+
+
+def test_a_damaged_salt_file_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setattr("invtools.session.time.sleep", lambda s: None)
+    path = tmp_path / "c.sqlite"
+    path.with_name(path.name + ".salt").write_text("not hex")
+    salt = _salt_for(path)
+    assert len(salt) == 16 and _salt_for(path) == salt
+
+
+def test_salt_file_is_read_once_per_session(tmp_path, monkeypatch):
+    import invtools.session as session
+
+    calls = []
+    real = session._salt_for
+    monkeypatch.setattr(session, "_salt_for", lambda p: calls.append(p) or real(p))
+    s = make_session(cache_path=tmp_path / "c.sqlite", rate_limit=0)
+    s.close()
+    assert len(calls) == 1
 
 
 def test_resolve_cache_path(tmp_path, monkeypatch):
