@@ -54,6 +54,7 @@ from invtools.errors import (
     TransportError,
     from_response,
 )
+from invtools.environment import TOKEN_ENV
 from invtools.pagination import DEFAULT_LIMIT, Page, iter_pages, iter_raw_pages, with_progress
 from invtools.session import RATE_LIMIT_SCOPES, make_session, resolve_cache_path, route_of
 
@@ -63,7 +64,6 @@ __all__ = ["Client", "Team", "Page", "RequestStats", "Measurement", "normalise_b
 logger = logging.getLogger("invtools")
 
 DEFAULT_BASE_URL = "https://rest.boxhero-app.com"
-TOKEN_ENV = "INVTOOLS_TOKEN"
 TEAM_PATH = "/v1/teams/linked"
 TXS_PATH = "/v1/location-txs"
 

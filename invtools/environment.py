@@ -23,7 +23,7 @@ from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "team_tokens", "TeamTokens", "is_demo", "session_summary"]
 
-TOKEN_ENV = "INVTOOLS_TOKEN"  # the same name the Client reads (invtools.client.TOKEN_ENV)
+TOKEN_ENV = "INVTOOLS_TOKEN"  # the name the Client reads too (it imports it from here)
 BASE_URL_ENV = "INVTOOLS_BASE_URL"
 TEAM_TOKEN_PREFIX = "INVTOOLS_TOKEN_"
 
