@@ -321,6 +321,66 @@ def test_line_kind_draws_the_table(tx):
     assert first_x == mdates.date2num(pd.Timestamp("2026-03-02").to_pydatetime())
 
 
+def _long_daily_frame(days: int) -> pd.DataFrame:
+    """``days`` days from 2026-01-01, with types cycling; every 7th day is empty."""
+    rows = []
+    for d in range(days):
+        if d % 7 == 3:
+            continue
+        day = pd.Timestamp("2026-01-01T08:00Z") + pd.Timedelta(days=d)
+        for k in range(d % 4 + 1):
+            rows.append({"time": (day + pd.Timedelta(hours=k)).isoformat(),
+                         "type": ["in", "out", "move", "adjust"][(d + k) % 4]})
+    # the last day must hold a transaction, so the table spans exactly ``days`` days
+    assert (days - 1) % 7 != 3
+    return tx_frame(rows)
+
+
+def test_many_periods_draw_one_step_area_per_category_holding_the_stacks():
+    from matplotlib.patches import StepPatch
+
+    days = plots.MAX_BAR_PERIODS + 60
+    df = _long_daily_frame(days)
+    table = activity_table(df, "D", by="type")
+    assert len(table) == days
+    ax = plot_activity(df, "D", by="type")
+    assert ax.containers == []  # no patch per period
+    steps = [p for p in ax.patches if isinstance(p, StepPatch)]
+    assert len(steps) == len(ax.patches) == 4
+    assert [p.get_label() for p in steps] == list(table.columns) == ["in", "out", "move", "adjust"]
+    assert _legend(ax) == ["in", "out", "move", "adjust"]
+    edges = mdates.date2num(pd.date_range("2026-01-01", periods=days + 1, freq="D").to_pydatetime())
+    stacked = table.cumsum(axis=1).to_numpy(dtype=float)
+    for i, patch in enumerate(steps):
+        data = patch.get_data()
+        np.testing.assert_array_equal(data.edges, edges)
+        np.testing.assert_array_equal(data.values, stacked[:, i])  # top of this layer
+        np.testing.assert_array_equal(data.baseline, stacked[:, i - 1] if i else 0.0)
+        assert mcolors.same_color(patch.get_facecolor(), TYPE_COLORS[patch.get_label()])
+        assert patch.get_fill()
+    # the top layer is each day's total, and an empty day is drawn as zero
+    per_day = df["transaction_time"].dt.floor("D").value_counts()
+    top = steps[-1].get_data().values
+    for day, total in zip(table.index, top, strict=True):
+        assert total == per_day.get(day, 0)
+    assert top[3] == 0 and top[4] > 0
+    assert ax.get_xlim() == (edges[0], edges[-1])
+    assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
+    assert ax.get_ylabel() == "transactions per day"
+
+
+def test_up_to_the_threshold_periods_stay_separate_bars():
+    days = plots.MAX_BAR_PERIODS
+    df = _long_daily_frame(days)
+    ax = plot_activity(df, "D", by="type")
+    bars = _bars(ax)
+    assert list(bars) == ["in", "out", "move", "adjust"]
+    assert len(ax.patches) == 4 * days  # one bar per period and type
+    table = activity_table(df, "D", by="type")
+    for label, drawn in bars.items():
+        assert [h for _x, h in drawn] == table[label].astype(float).tolist()
+
+
 @pytest.mark.parametrize("case", ["empty frame", "nothing in range"])
 def test_empty_input_says_so_instead_of_crashing(tx, case):
     if case == "empty frame":
