@@ -812,9 +812,8 @@ class Client:
                 return hit
             return self._send(path, call, raw=True)[0]
 
-        walk = iter_raw_pages(fetch, params)
-        if self.progress:  # the bar counts pages here: rows are not decoded yet
-            walk = _with_page_bar(walk, route_of(path))
+        walk = with_progress(iter_raw_pages(fetch, params), enabled=self.progress,
+                             desc=route_of(path))  # counts pages: rows are not decoded yet
         for page in walk:
             self._counters.add(pages=1)
             yield page.body
@@ -886,8 +885,7 @@ class Client:
         window. The service has no date filter, so the walk stops at the first row older
         than ``since`` -- no page beyond it is fetched.
         """
-        if type is not None and type not in ("in", "out", "move", "adjust"):
-            raise ConfigError(f"transaction type must be in, out, move or adjust, not {type!r}")
+        _check_tx_type(type)
         lo, hi = parse_when(since), parse_when(until, end_of_day=True)
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
@@ -959,9 +957,7 @@ class Client:
         if not with_lines and since is None and until is None and not walk:
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
             # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py).
-            if type is not None and type not in ("in", "out", "move", "adjust"):
-                raise ConfigError(f"transaction type must be in, out, move or adjust, "
-                                  f"not {type!r}")
+            _check_tx_type(type)
 
             def build() -> pd.DataFrame:
                 self._require_locations(TXS_PATH)
@@ -1077,22 +1073,9 @@ class Client:
         return len(keys)
 
 
-def _with_page_bar(walk: Iterator, desc: str) -> Iterator:
-    """Pass a raw walk through with a page-counting tqdm bar, shown after three pages."""
-    bar = None
-    try:
-        for page in walk:
-            if bar is None and page.number > 3:
-                from tqdm.auto import tqdm  # here: in a notebook tqdm.auto imports ipywidgets
-
-                bar = tqdm(desc=desc, unit=" pages", initial=page.number - 1, leave=False,
-                           dynamic_ncols=True)
-            if bar is not None:
-                bar.update(1)
-            yield page
-    finally:
-        if bar is not None:
-            bar.close()
+def _check_tx_type(type_: Any) -> None:
+    if type_ is not None and type_ not in ("in", "out", "move", "adjust"):
+        raise ConfigError(f"transaction type must be in, out, move or adjust, not {type_!r}")
 
 
 class BearerAuth(requests.auth.AuthBase):

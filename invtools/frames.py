@@ -858,6 +858,15 @@ def _simple(resource: str, records, names: Mapping[str, Mapping] = MappingProxyT
 # Stock over time.
 # --------------------------------------------------------------------------------------------
 
+def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(quantities, types, signed effect on the stock a line goes *to*) of a lines frame:
+    in ``+q``, out ``-q``, adjust the signed ``q``, move ``+q`` (into its destination)."""
+    qty = lines["quantity"].to_numpy(dtype="float64", na_value=np.nan)
+    kind = lines["type"].astype(object).to_numpy()
+    inward = np.where(kind == "out", -np.abs(qty), np.where(kind == "adjust", qty, np.abs(qty)))
+    return qty, kind, inward
+
+
 def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
                   item_ids: Iterable[int] | None = None,
                   location_id: int | None = None) -> pd.DataFrame:
@@ -895,10 +904,7 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     schema = SCHEMAS["stock_history"]
     if item_ids is not None:
         lines = lines[lines["item_id"].isin(list(item_ids)).fillna(False).to_numpy(dtype=bool)]
-    qty = lines["quantity"].to_numpy(dtype="float64", na_value=np.nan)
-    kind = lines["type"].astype(object).to_numpy()
-    inward = np.where(kind == "out", -np.abs(qty),
-                      np.where(kind == "adjust", qty, np.abs(qty)))
+    qty, kind, inward = _line_effects(lines)
     if location_id is None:
         parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward))]
     else:
@@ -981,9 +987,7 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     if lines.empty:
         return lines
     out = lines.copy()
-    qty = out["quantity"].to_numpy(dtype="float64", na_value=np.nan)
-    kind = out["type"].astype(object).to_numpy()
-    to_effect = np.where(kind == "out", -np.abs(qty), np.where(kind == "adjust", qty, np.abs(qty)))
+    qty, kind, to_effect = _line_effects(out)
     is_move = kind == "move"
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
     has_from = out["from_location_id"].notna().to_numpy(dtype=bool) & is_move

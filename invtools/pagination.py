@@ -231,10 +231,11 @@ def _select(items: list, keep, stop_at) -> tuple[list, bool]:
     return rows, False
 
 
-def with_progress(pages: Iterable[Page], *, enabled: bool = True, desc: str = "",
-                  after: int = 3) -> Iterator[Page]:
-    """Pass ``pages`` through, showing a ``tqdm.auto`` bar (rows, pages, rate) once the walk
-    goes past ``after`` pages -- short walks stay silent. The bar is removed when done.
+def with_progress(pages: Iterable[Page] | Iterable[RawPage], *, enabled: bool = True,
+                  desc: str = "", after: int = 3) -> Iterator:
+    """Pass ``pages`` through, showing a ``tqdm.auto`` bar once the walk goes past ``after``
+    pages -- short walks stay silent. The bar counts rows (and shows pages), or pages for a
+    raw walk whose rows are not decoded yet. It is removed when done.
 
     >>> [p.number for p in with_progress([Page([], 1, None, False)], enabled=False)]
     [1]
@@ -243,20 +244,23 @@ def with_progress(pages: Iterable[Page], *, enabled: bool = True, desc: str = ""
         yield from pages
         return
     bar = None
-    rows = 0
+    done = 0
     try:
         for page in pages:
-            rows += len(page.rows)
+            size = len(page.rows) if isinstance(page, Page) else 1
+            done += size
             if bar is None and page.number > after:
                 # Imported here: tqdm.auto pulls in ipywidgets in a notebook, and importing
                 # invtools must stay light.
                 from tqdm.auto import tqdm
 
-                bar = tqdm(desc=desc or None, unit=" rows", initial=rows - len(page.rows),
-                           leave=False, dynamic_ncols=True)
+                unit = " rows" if isinstance(page, Page) else " pages"
+                bar = tqdm(desc=desc or None, unit=unit, initial=done - size, leave=False,
+                           dynamic_ncols=True)
             if bar is not None:
-                bar.update(len(page.rows))
-                bar.set_postfix(pages=page.number, refresh=False)
+                bar.update(size)
+                if isinstance(page, Page):
+                    bar.set_postfix(pages=page.number, refresh=False)
             yield page
     finally:
         if bar is not None:

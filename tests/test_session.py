@@ -207,6 +207,7 @@ def test_close_stops_the_limiter_thread():
     s._bucket_name(requests.Request("GET", "http://x/v1/items").prepare())
     s.limiter.bucket_factory.get(
         s.limiter.bucket_factory.wrap_item("/v1/items"))  # creates the bucket + leak thread
-    s.close()
     leaker = s.limiter.bucket_factory._leaker
-    assert leaker is None or leaker._stop_event.is_set()
+    assert leaker is not None and not leaker._stop_event.is_set()  # there is a thread to stop
+    s.close()
+    assert leaker._stop_event.is_set()
