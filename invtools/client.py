@@ -56,7 +56,8 @@ from invtools.errors import (
 )
 from invtools.environment import TOKEN_ENV
 from invtools.pagination import DEFAULT_LIMIT, Page, iter_pages, iter_raw_pages, with_progress
-from invtools.session import RATE_LIMIT_SCOPES, make_session, resolve_cache_path, route_of
+from invtools.session import (RATE_LIMIT_SCOPES, is_json, make_session, resolve_cache_path,
+                              route_of)
 
 __all__ = ["Client", "Team", "Page", "RequestStats", "Measurement", "normalise_base_url",
            "DEFAULT_BASE_URL", "TOKEN_ENV"]
@@ -665,7 +666,7 @@ class Client:
                     continue
             elif status == 429:
                 self._counters.add(rate_limited=1)
-            if raw and 200 <= status < 300 and "json" in resp.headers.get("Content-Type", ""):
+            if raw and 200 <= status < 300 and is_json(resp):
                 return resp.content, from_cache
             return self._to_data(resp, path, attempt), from_cache
 

@@ -61,7 +61,8 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Mapping
-from itertools import islice, repeat
+from itertools import count, islice, repeat
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -232,10 +233,12 @@ class _Reader:
     -> column prefix (giving ``<prefix>_id``, ``_name``, ``_deleted``); ``ignore`` names wire
     keys that are known but not read here. With ``extras=False`` unknown keys are not kept.
 
-    Rows are consumed once, a chunk at a time. Within a chunk each plain field is pulled out of
-    every row by ``map(dict.get, ...)``, which runs in C (measured faster than any Python loop
-    over rows and fields), and each reference column becomes one pyarrow struct array. A chunk
-    that holds rows that are not dicts is re-read row by row with the forgiving rules.
+    Rows are consumed once, a chunk at a time, and each reference column of a chunk becomes
+    one pyarrow struct array. A chunk whose rows all have the same keys (what a server sends)
+    is turned into columns by :meth:`_read_uniform`; any other chunk has each known field
+    pulled out of every row by ``map(dict.get, ...)`` (in C) and its unknown keys noted; a
+    chunk that holds rows that are not dicts is re-read row by row with the forgiving rules.
+    All three give the same columns.
     """
 
     def __init__(self, plain: Mapping[str, str], refs: Mapping[str, str] = MappingProxyType({}),
@@ -245,6 +248,9 @@ class _Reader:
         self._refs: list[tuple[str, str, list[pa.StructArray]]] = [
             (key, prefix, []) for key, prefix in refs.items()]
         self._known = frozenset(plain) | frozenset(refs) | frozenset(ignore)
+        self._plain_at = dict(self._plain)  # wire key -> its column's list
+        self._ref_at = {key: parts for key, _, parts in self._refs}
+        self._wanted = frozenset(self._plain_at) | frozenset(self._ref_at)
         self._keep_extras = extras
         self.extras: dict[str, dict[int, Any]] = {}  # key -> {row number: value}, sparse
         self.n = 0
@@ -252,18 +258,55 @@ class _Reader:
     def read(self, rows: Iterable[Mapping[str, Any]], what: str) -> None:
         rows = iter(rows)
         while chunk := list(islice(rows, _CHUNK)):
-            done = len(self._refs[0][2]) if self._refs else 0
-            try:
-                self._read_dicts(chunk)
-            except TypeError:  # dict.get met a row that is not a dict: undo, go row by row
-                for values in self.lists.values():
-                    del values[self.n:]
-                for _, _, parts in self._refs:
-                    del parts[done:]
-                self._read_mappings(chunk, what)
-            if self._keep_extras and not self._known.issuperset(set().union(*chunk)):
-                self._note_extras(chunk)
+            if not self._read_uniform(chunk):
+                self._read_mixed(chunk, what)
             self.n += len(chunk)
+
+    def _read_uniform(self, chunk: list) -> bool:
+        """The usual case, and the fastest: every row a dict with exactly the first row's keys.
+
+        One ``itemgetter`` call per row pulls all of its fields in C and ``zip`` turns the rows
+        into columns (measured 1.5x faster than one ``dict.get`` pass per field, see
+        ``benchmarks/bench_frames.py``). A row has exactly the first row's keys when it has as
+        many keys and the getter finds every one of them. Returns False, having kept nothing,
+        when the chunk is not like that.
+        """
+        first = chunk[0]
+        if type(first) is not dict or len(first) < 2:  # one key: itemgetter returns no tuple
+            return False
+        layout = tuple(first)
+        if not all(map(len(layout).__eq__, map(len, chunk))):
+            return False
+        try:
+            columns = list(zip(*map(itemgetter(*layout), chunk)))
+        except (KeyError, TypeError):  # a key missing from a row, or a row that is no mapping
+            return False
+        for key, values in zip(layout, columns):
+            if key in self._plain_at:
+                self._plain_at[key].extend(values)
+            elif key in self._ref_at:
+                self._ref_at[key].append(_ref_array(values))
+            elif key not in self._known and self._keep_extras:
+                self.extras.setdefault(key, {}).update(zip(count(self.n), values))
+        for key in self._wanted.difference(layout):  # a known field no row of the chunk has
+            if key in self._plain_at:
+                self._plain_at[key].extend(repeat(None, len(chunk)))
+            else:
+                self._ref_at[key].append(pa.nulls(len(chunk), _REF_TYPE))
+        return True
+
+    def _read_mixed(self, chunk: list, what: str) -> None:
+        done = len(self._refs[0][2]) if self._refs else 0
+        try:
+            self._read_dicts(chunk)
+        except TypeError:  # dict.get met a row that is not a dict: undo, go row by row
+            for values in self.lists.values():
+                del values[self.n:]
+            for _, _, parts in self._refs:
+                del parts[done:]
+            self._read_mappings(chunk, what)
+        if self._keep_extras and not self._known.issuperset(set().union(*chunk)):
+            self._note_extras(chunk)
 
     def _read_dicts(self, chunk: list) -> None:
         get = dict.get

@@ -51,6 +51,7 @@ __all__ = [
     "resolve_cache_path",
     "EXPIRY",
     "RATE_LIMIT_SCOPES",
+    "is_json",
 ]
 
 logger = logging.getLogger("invtools")
@@ -208,7 +209,9 @@ def cache_prefix(authorization: str | None, salt: bytes) -> str:
     return digest.hexdigest()[:16]
 
 
-def _is_json(response) -> bool:
+def is_json(response) -> bool:
+    """Whether a response says it holds JSON: what the cache keeps, and what the client's raw
+    (bytes) path hands on without decoding."""
     return "json" in response.headers.get("Content-Type", "")
 
 
@@ -303,7 +306,7 @@ def make_session(
             # Never: it would serve a stale 200 for any error, even a revoked token's 401.
             stale_if_error=False,
             # A 200 that is not JSON (a proxy's login page, say) must not stick in the cache.
-            filter_fn=_is_json,
+            filter_fn=is_json,
         )
     limiter = None
     if rate_limit:

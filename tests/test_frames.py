@@ -480,3 +480,35 @@ def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     assert values(df["partner_name"])[frames._CHUNK + 1] == (
         None if (frames._CHUNK + 1) % 3 else f"P{frames._CHUNK + 1}")
     assert df["late"].iloc[-1] == "x" and df["late"].iloc[:-1].isna().all()
+
+
+def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows, monkeypatch):
+    """Uniform chunks (itemgetter), mixed chunks (dict.get) and non-dict rows (row by row)."""
+    from types import MappingProxyType
+
+    monkeypatch.setattr(frames, "_CHUNK", 3)
+    base = copy.deepcopy(tx_rows)[:3]
+    reordered = [dict(reversed(list(r.items()))) for r in base]     # same keys, other order
+    with_unit = [{**r, "unit": f"box{i}"} for i, r in enumerate(base)]  # unknown, every row
+    no_memo = [{k: v for k, v in r.items() if k != "memo"} for r in base]  # known, no row
+    swapped = copy.deepcopy(base)                                   # same width, other key
+    swapped[1]["colour"] = swapped[1].pop("url")
+    ragged = copy.deepcopy(base)
+    ragged[2]["late"] = 1                                           # one row wider
+    rows = base + reordered + with_unit + no_memo + swapped + ragged
+    reference = transactions_df([MappingProxyType(r) for r in rows])  # forces row by row
+    got = transactions_df(rows)
+    pd.testing.assert_frame_equal(got, reference)
+    assert list(got.columns[-3:]) == ["unit", "colour", "late"]
+    assert got["unit"].tolist()[6:9] == ["box0", "box1", "box2"]
+    assert got["memo"].iloc[9:12].isna().all() and got["url"].iloc[13] is pd.NA
+    assert got["colour"].iloc[13] == base[1]["url"] and got["late"].iloc[17] == 1
+
+
+def test_a_uniform_chunk_is_read_without_dict_get(tx_rows, monkeypatch):
+    # The fast path must really be taken for well-formed rows, not only give the same result.
+    calls = []
+    monkeypatch.setattr(frames._Reader, "_read_mixed",
+                        lambda self, chunk, what: calls.append(len(chunk)))
+    df = transactions_df(copy.deepcopy(tx_rows))
+    assert calls == [] and len(df) == len(tx_rows)
