@@ -19,9 +19,10 @@ kept). A last step checks the two frames have the same columns holding the same 
 Goals (issue 4): at least 8x faster and at most half the peak memory of the plain approach.
 
 For context, a "floor" line times only reading every field into Arrow arrays (no typing, no
-frame), the least any conversion of these rows must do, and a last line times the same rows from their page bytes, parse included:
-``transactions_df_from_pages`` (what ``client.transactions_df()`` does with a whole walk)
-against ``json.loads`` plus the plain approach.
+frame), the least any conversion of these rows must do, and a last line times the same rows
+from their page bytes, parse included: ``transactions_df_from_pages`` (what
+``client.transactions_df()`` does with a whole walk) against ``json.loads`` plus the plain
+approach.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from operator import itemgetter
 from datetime import datetime, timedelta, timezone
+from operator import itemgetter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{results['plain']['seconds'] / least:.1f}x the plain time; frames spends "
           f"{results['frames']['seconds'] - least:.3f} s more on types, checks and the frame")
     pages, loads = results["pages"]["seconds"], results["loads"]["seconds"]
+    ratio = (loads + results["plain"]["seconds"]) / pages
     print(f"  context    from the page bytes, parse included: pages->frame {pages:.3f} s against "
-          f"json.loads {loads:.3f} s + plain = {(loads + results['plain']['seconds']) / pages:.1f}x")
+          f"json.loads {loads:.3f} s + plain = {ratio:.1f}x")
     return 0 if ok_speed and ok_memory else 1
 
 
