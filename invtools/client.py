@@ -767,8 +767,9 @@ class Client:
                              error_id=server_err.error_id, method="GET", path=path,
                              attempts=server_err.attempts, details=server_err.details)
 
-    def _require_locations(self, path: str) -> None:
-        """Raise TeamModeError before sending anything if the team cannot use ``path``."""
+    def require_locations(self, path: str) -> None:
+        """Raise :class:`TeamModeError` (naming the team, its mode and what works for it)
+        before anything is sent, if this token's team cannot use the location-only ``path``."""
         team = self.team()
         if not team.uses_locations:
             raise TeamModeError(self._team_mode_message(team, path), type=TEAM_MODE_TYPE,
@@ -850,7 +851,7 @@ class Client:
         return self._rows_after_mode_check(path, pages)
 
     def _rows_after_mode_check(self, path: str, pages: Iterator[Page]) -> Iterator[dict]:
-        self._require_locations(path)  # on first next(): the walk stays lazy
+        self.require_locations(path)  # on first next(): the walk stays lazy
         for page in pages:
             yield from page.rows
 
@@ -863,7 +864,7 @@ class Client:
     def item(self, id: int, *, location_ids=None, refresh: bool = False) -> dict:
         """One item (Location-mode teams)."""
         path = f"/v1/items/{int(id)}"
-        self._require_locations(path)
+        self.require_locations(path)
         return _unwrap(self.get(path, {"location_ids": _ids(location_ids)}, refresh=refresh),
                        path)
 
@@ -901,7 +902,7 @@ class Client:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
         never changes and so is cached for good (Location-mode teams)."""
         path = f"{TXS_PATH}/{int(id)}"
-        self._require_locations(path)
+        self.require_locations(path)
         return _unwrap(self.get(path, {"revision": revision}, refresh=refresh), path)
 
     def _plain_list(self, path: str, refresh: bool) -> list[dict]:
@@ -913,7 +914,7 @@ class Client:
 
     def locations(self, *, refresh: bool = False) -> list[dict]:
         """All locations (not paginated; Location-mode teams)."""
-        self._require_locations("/v1/locations")
+        self.require_locations("/v1/locations")
         return self._plain_list("/v1/locations", refresh)
 
     def members(self, *, refresh: bool = False) -> list[dict]:
@@ -961,7 +962,7 @@ class Client:
             _check_tx_type(type)
 
             def build() -> pd.DataFrame:
-                self._require_locations(TXS_PATH)
+                self.require_locations(TXS_PATH)
                 df = frames.transactions_df_from_pages(self._page_bodies(TXS_PATH, {"type": type}))
                 self._counters.add(rows=len(df))
                 return df

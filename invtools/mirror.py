@@ -840,7 +840,7 @@ class TransactionMirror:
 def _require_locations(client: Any) -> None:
     """The client's own TeamModeError (naming the team, its mode and what works) for a team
     whose transactions cannot be listed, before anything is sent or written."""
-    client._require_locations(TXS_PATH)
+    client.require_locations(TXS_PATH)
 
 
 def _lock_path(path: Path) -> Path:

@@ -1,0 +1,152 @@
+"""Configuration rules: environment names, the default base URL, and the checks of what a user
+passes in (token, base URL, timeouts, numbers).
+
+Pure functions: no HTTP, no files. Every message says what was expected and never repeats a
+token. Imports nothing of invtools but :mod:`invtools.errors`.
+
+>>> normalise_base_url("https://rest.boxhero-app.com/v1/")
+'https://rest.boxhero-app.com'
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from invtools.errors import ConfigError
+
+__all__ = [
+    "TOKEN_ENV", "TEAM_TOKEN_PREFIX", "BASE_URL_ENV", "CACHE_DIR_ENV", "DEFAULT_BASE_URL",
+    "TOKEN_HELP", "clean_token", "normalise_base_url", "redact_url", "is_loopback",
+    "check_timeout",
+]
+
+#: The token of the team to investigate (``Client()`` and ``connect()`` read it).
+TOKEN_ENV = "INVTOOLS_TOKEN"
+#: ``INVTOOLS_TOKEN_<NAME>``: more teams, offered by name by ``connect(name)`` and the picker.
+TEAM_TOKEN_PREFIX = "INVTOOLS_TOKEN_"
+#: Another API address (the stand-in server, say) for tokens read from the environment.
+BASE_URL_ENV = "INVTOOLS_BASE_URL"
+#: Where the response cache lives instead of the user cache directory.
+CACHE_DIR_ENV = "INVTOOLS_CACHE_DIR"
+
+DEFAULT_BASE_URL = "https://rest.boxhero-app.com"
+
+TOKEN_HELP = (
+    "API tokens are issued in the service's app, in Settings under Integrations (one token "
+    f"per team). Pass it as Client(token=...) or set the {TOKEN_ENV} environment variable."
+)
+
+
+def clean_token(token: Any) -> str:
+    """Strip what a paste adds (whitespace, quotes, a ``Bearer`` prefix); refuse the rest.
+
+    Messages never contain the token.
+
+    >>> clean_token("  Bearer abc123\\n")
+    'abc123'
+    """
+    if token is None:
+        raise ConfigError(f"No API token given. {TOKEN_HELP}")
+    if not isinstance(token, str):
+        raise ConfigError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
+    value = token.strip()
+    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
+        value = value[1:-1].strip()
+    if re.match(r"(?i)bearer(\s|$)", value):
+        value = value[6:].strip()
+    if not value:
+        raise ConfigError(f"The API token is empty. {TOKEN_HELP}")
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise ConfigError("The API token contains spaces, line breaks or control characters; "
+                          "copy it again from Settings > Integrations.")
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine (``localhost``, 127.0.0.0/8, ::1).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("example.com")
+    (True, False)
+    """
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def redact_url(text: str) -> str:
+    """A URL as it may appear in a message: no query, no fragment, no user name or password.
+
+    >>> redact_url("https://me:secret@h.example/v1?token=abc")
+    'https://***@h.example/v1'
+    """
+    text = re.split(r"[?#]", text, maxsplit=1)[0]
+    head = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
+    head_text = head.group(0) if head else ""
+    rest = text[len(head_text):]
+    if "@" in rest:  # user-info, even where urlsplit would not see it (no scheme, '/' in it)
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return head_text + rest
+
+
+def normalise_base_url(url: Any) -> str:
+    """Canonical base URL: no trailing slash, no ``/v1`` (paths carry it), https unless
+    the host is this machine. Messages never repeat a user name, password or query.
+
+    >>> normalise_base_url("http://127.0.0.1:8765/")
+    'http://127.0.0.1:8765'
+    """
+    if not isinstance(url, str) or not url.strip():
+        shown = repr(url) if isinstance(url, str) or url is None else type(url).__name__
+        raise ConfigError(f"base_url must be a URL such as {DEFAULT_BASE_URL!r}, not {shown}")
+    text = url.strip()
+    parts = urlsplit(text)
+    if parts.username or parts.password or "@" in parts.netloc:
+        raise ConfigError("base_url must not contain a user name or password; the token is "
+                          "passed separately.")
+    shown = redact_url(text)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"base_url must start with https:// and name a host, e.g. "
+                          f"{DEFAULT_BASE_URL!r}; got {shown!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ConfigError(f"base_url has no valid port (a number from 1 to 65535 after the "
+                          f"host, or none at all): {shown!r}")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"base_url must not have a query or fragment (after {shown!r}); "
+                          "filters are arguments of the methods, the token is token=")
+    if scheme == "http" and not is_loopback(parts.hostname):
+        raise ConfigError(
+            f"Refusing plain http:// to {parts.hostname}: the token would cross the network "
+            "unencrypted. Use https:// (http:// is allowed only for this machine: "
+            "localhost, 127.0.0.0/8, ::1).")
+    path = parts.path.rstrip("/")
+    if path.lower().endswith("/v1"):
+        path = path[:-3].rstrip("/")
+    return f"{scheme}://{parts.netloc.lower()}{path}"
+
+
+def check_timeout(timeout: Any) -> tuple[float, float]:
+    """``(connect, read)`` seconds from seconds or a pair; finite and positive.
+
+    >>> check_timeout(5)
+    (5.0, 5.0)
+    """
+    pair = timeout if isinstance(timeout, (tuple, list)) else (timeout, timeout)
+    try:
+        connect, read = (float(x) for x in pair)
+    except (TypeError, ValueError):
+        raise ConfigError(f"timeout must be seconds or (connect, read) seconds, not {timeout!r}; "
+                          "waiting forever is not an option") from None
+    if not (0 < connect < float("inf") and 0 < read < float("inf")):
+        raise ConfigError(f"timeout must be finite and positive, not {timeout!r}")
+    return connect, read

@@ -1,0 +1,207 @@
+"""The shared vocabulary: API paths, transaction types, team modes, and the one time parser.
+
+Every module that names a path, checks a transaction type or reads a time takes it from here,
+so there is one answer to "what is a valid type" and one way a time is read, whether it comes
+from the wire (``"2026-05-02T01:10:00.000Z"``), from an analyst (``since="2026-10"``), or from
+an HTTP header (``Retry-After: Wed, 21 Oct 2026 07:28:00 GMT``).
+
+Imports nothing of invtools but :mod:`invtools.errors`.
+
+>>> parse_time("2026-10").isoformat(), parse_time("2026-10", end=True).isoformat()
+('2026-10-01T00:00:00+00:00', '2026-10-31T23:59:59.999999+00:00')
+>>> to_ms("1970-01-01T00:00:01.500Z")
+1500
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from datetime import date, datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from invtools.errors import ConfigError
+
+__all__ = [
+    "TX_TYPES", "MODE_NAMES", "LOCATION_MODE", "TEAM_PATH", "TXS_PATH", "ITEMS_PATH",
+    "LOCATIONS_PATH", "PARTNERS_PATH", "MEMBERS_PATH", "ATTRS_PATH", "check_tx_type",
+    "parse_time", "to_ms", "parse_duration",
+]
+
+# ------------------------------------------------------------------------------- the API's names
+
+TEAM_PATH = "/v1/teams/linked"
+#: The transactions list of a Location-mode team (api-facts: the client's decision).
+TXS_PATH = "/v1/location-txs"
+ITEMS_PATH = "/v1/items"
+LOCATIONS_PATH = "/v1/locations"
+PARTNERS_PATH = "/v1/partners"
+MEMBERS_PATH = "/v1/members"
+ATTRS_PATH = "/v1/item-attrs"
+
+#: The transaction types, in the order every table and picture shows them.
+TX_TYPES = ("in", "out", "move", "adjust")
+
+MODE_NAMES = {0: "Basic", 1: "Unit", 2: "Location"}
+#: The only mode that "manages stock by location" (spec part 7).
+LOCATION_MODE = 2
+
+
+def check_tx_type(value: Any, *, name: str = "type") -> str | None:
+    """``value`` if it is a transaction type (or None), else a :class:`ConfigError`.
+
+    >>> check_tx_type("out"), check_tx_type(None)
+    ('out', None)
+    """
+    if value is None or (isinstance(value, str) and value in TX_TYPES):
+        return value
+    raise ConfigError(f"{name} must be one of {', '.join(TX_TYPES)} (or None for all), "
+                      f"not {value!r}")
+
+
+# ------------------------------------------------------------------------------- times
+
+_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR = re.compile(r"^(\d{4})$")
+_HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
+_EXAMPLES = "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z' or a datetime"
+
+
+def parse_time(value: Any, *, end: bool = False, name: str = "time") -> datetime | None:
+    """A point in time as an aware UTC ``datetime`` (None stays None).
+
+    Accepts a ``datetime`` or ``pandas.Timestamp`` (naive means UTC), a ``date``, a
+    ``numpy.datetime64``, or a string: ISO 8601 (``"2026-05-02T01:10:00.000Z"``, a date
+    ``"2026-05-02"``, a month ``"2026-05"``, a year ``"2026"``) or an HTTP date (``Retry-After``).
+    A date, month or year stands for its first moment, or with ``end=True`` its last (so
+    ``until="2026-05"`` keeps all of May). Anything else is a :class:`ConfigError` naming
+    ``name``.
+
+    >>> parse_time("2026-05-02T01:10:00.000Z")
+    datetime.datetime(2026, 5, 2, 1, 10, tzinfo=datetime.timezone.utc)
+    >>> parse_time("2026-05-02", end=True).time()
+    datetime.time(23, 59, 59, 999999)
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):  # pandas.Timestamp too
+        if value != value:  # NaT
+            raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
+        out = value.replace(tzinfo=timezone.utc) if value.tzinfo is None \
+            else value.astimezone(timezone.utc)
+        return out.to_pydatetime() if hasattr(out, "to_pydatetime") else out
+    if isinstance(value, date):
+        return _span(value.year, value.month, value.day, end=end, unit="day")
+    if type(value).__name__ == "datetime64":  # numpy, without importing it
+        if value != value:
+            raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
+        return parse_time(value.astype("datetime64[us]").item(), end=end, name=name)
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be a date or time ({_EXAMPLES}), "
+                          f"not {type(value).__name__} {value!r}")
+    return _parse_text(value.strip(), value, end, name)
+
+
+def _parse_text(text: str, original: str, end: bool, name: str) -> datetime:
+    if m := _YEAR_MONTH.match(text):
+        year, month = int(m[1]), int(m[2])
+        if 1 <= month <= 12:
+            return _span(year, month, 1, end=end, unit="month")
+    elif m := _YEAR.match(text):
+        return _span(int(m[1]), 1, 1, end=end, unit="year")
+    elif _HTTP_DATE.match(text):
+        try:
+            return parse_time(parsedate_to_datetime(text), name=name)
+        except (TypeError, ValueError):
+            pass
+    else:
+        try:
+            if len(text) == 10:
+                return _span(*date.fromisoformat(text).timetuple()[:3], end=end, unit="day")
+            return parse_time(datetime.fromisoformat(text), name=name)
+        except ValueError:
+            pass
+    raise ConfigError(f"{name}={original!r} is not a date or time; {_EXAMPLES}")
+
+
+def _span(year: int, month: int, day: int, *, end: bool, unit: str) -> datetime:
+    """The first moment of a day, month or year (UTC), or with ``end`` its last."""
+    start = datetime(year, month, day, tzinfo=timezone.utc)
+    if not end:
+        return start
+    if unit == "day":
+        last = start
+    elif unit == "month":
+        last = start.replace(day=calendar.monthrange(year, month)[1])
+    else:
+        last = start.replace(month=12, day=31)
+    return datetime.combine(last.date(), datetime.max.time(), tzinfo=timezone.utc)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def to_ms(value: Any, *, name: str = "time") -> int:
+    """Epoch milliseconds of a time that :func:`parse_time` reads (exact: no float rounding).
+
+    >>> to_ms("2026-05-02T01:10:00.000Z")
+    1777684200000
+    """
+    when = parse_time(value, name=name)
+    if when is None:
+        raise ConfigError(f"{name} is missing")
+    return (when - _EPOCH) // timedelta(milliseconds=1)
+
+
+# ------------------------------------------------------------------------------- durations
+
+_DURATION_EXAMPLES = "e.g. '90D', '12h', '30min' or a datetime.timedelta"
+
+
+def parse_duration(value: Any, *, name: str = "duration") -> timedelta | None:
+    """A positive length of time as a ``timedelta`` (None stays None).
+
+    Accepts a ``timedelta`` (``pandas.Timedelta`` too) or a string with a unit (``"90D"``,
+    ``"12h"``, ``"1 day"``). A bare number is refused: ``90`` could mean days, seconds or (as
+    pandas reads it) nanoseconds.
+
+    >>> parse_duration("90D")
+    datetime.timedelta(days=90)
+    >>> parse_duration(90)
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: duration=90 has no unit: write '90D' for days or '90s' for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not {value!r}")
+    if isinstance(value, (int, float)):
+        raise ConfigError(f"{name}={value!r} has no unit: write '{value:g}D' for days or "
+                          f"'{value:g}s' for seconds ({_DURATION_EXAMPLES})")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            float(text)
+        except ValueError:
+            pass
+        else:
+            raise ConfigError(f"{name}={value!r} has no unit: write '{text}D' for days or "
+                              f"'{text}s' for seconds ({_DURATION_EXAMPLES})")
+        import pandas as pd  # only here: pandas reads every unit spelling analysts use
+
+        try:
+            value = pd.Timedelta(text)
+        except (ValueError, TypeError):
+            raise ConfigError(f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})") \
+                from None
+    if not isinstance(value, timedelta) or value != value:  # NaT is not a timedelta value
+        raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
+                          f"{type(value).__name__} {value!r}")
+    if hasattr(value, "to_pytimedelta"):
+        value = value.to_pytimedelta()
+    if value <= timedelta(0) or not math.isfinite(value.total_seconds()):
+        raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
+    return value
