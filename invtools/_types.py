@@ -21,6 +21,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from invtools.errors import ConfigError
 
@@ -69,48 +70,66 @@ _HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
 _EXAMPLES = "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z' or a datetime"
 
 
-def parse_time(value: Any, *, end: bool = False, name: str = "time") -> datetime | None:
+def parse_time(value: Any, *, end: bool = False, name: str = "time",
+               tz: Any = None) -> datetime | None:
     """A point in time as an aware UTC ``datetime`` (None stays None).
 
-    Accepts a ``datetime`` or ``pandas.Timestamp`` (naive means UTC), a ``date``, a
+    Accepts a ``datetime`` or ``pandas.Timestamp``, a ``date``, a
     ``numpy.datetime64``, or a string: ISO 8601 (``"2026-05-02T01:10:00.000Z"``, a date
     ``"2026-05-02"``, a month ``"2026-05"``, a year ``"2026"``) or an HTTP date (``Retry-After``).
     A date, month or year stands for its first moment, or with ``end=True`` its last (so
-    ``until="2026-05"`` keeps all of May). Anything else is a :class:`ConfigError` naming
+    ``until="2026-05"`` keeps all of May). A time without a zone is in ``tz`` (a zone name
+    such as ``"Europe/Paris"``; default UTC). Anything else is a :class:`ConfigError` naming
     ``name``.
 
     >>> parse_time("2026-05-02T01:10:00.000Z")
     datetime.datetime(2026, 5, 2, 1, 10, tzinfo=datetime.timezone.utc)
     >>> parse_time("2026-05-02", end=True).time()
     datetime.time(23, 59, 59, 999999)
+    >>> parse_time("2026-05-02", tz="Europe/Paris").isoformat()
+    '2026-05-01T22:00:00+00:00'
     """
     if value is None:
         return None
+    zone = _zone(tz)
     if isinstance(value, datetime):  # pandas.Timestamp too
         if value != value:  # NaT
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
-        out = value.replace(tzinfo=timezone.utc) if value.tzinfo is None \
-            else value.astimezone(timezone.utc)
-        return out.to_pydatetime() if hasattr(out, "to_pydatetime") else out
+        if hasattr(value, "to_pydatetime"):
+            value = value.to_pydatetime()
+        return (value.replace(tzinfo=zone) if value.tzinfo is None else value) \
+            .astimezone(timezone.utc)
     if isinstance(value, date):
-        return _span(value.year, value.month, value.day, end=end, unit="day")
+        return _span(value.year, value.month, value.day, end=end, unit="day", zone=zone)
     if type(value).__name__ == "datetime64":  # numpy, without importing it
         if value != value:
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
-        return parse_time(value.astype("datetime64[us]").item(), end=end, name=name)
+        return parse_time(value.astype("datetime64[us]").item(), end=end, name=name, tz=tz)
     if not isinstance(value, str):
         raise ConfigError(f"{name} must be a date or time ({_EXAMPLES}), "
                           f"not {type(value).__name__} {value!r}")
-    return _parse_text(value.strip(), value, end, name)
+    return _parse_text(value.strip(), value, end, name, zone)
 
 
-def _parse_text(text: str, original: str, end: bool, name: str) -> datetime:
+def _zone(tz: Any):
+    if tz is None or tz == "UTC":
+        return timezone.utc
+    if not isinstance(tz, str):
+        return tz  # a tzinfo
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"tz={tz!r} is not a time zone name (e.g. 'UTC', "
+                          "'Europe/Paris')") from None
+
+
+def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetime:
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:
-            return _span(year, month, 1, end=end, unit="month")
+            return _span(year, month, 1, end=end, unit="month", zone=zone)
     elif m := _YEAR.match(text):
-        return _span(int(m[1]), 1, 1, end=end, unit="year")
+        return _span(int(m[1]), 1, 1, end=end, unit="year", zone=zone)
     elif _HTTP_DATE.match(text):
         try:
             return parse_time(parsedate_to_datetime(text), name=name)
@@ -119,25 +138,26 @@ def _parse_text(text: str, original: str, end: bool, name: str) -> datetime:
     else:
         try:
             if len(text) == 10:
-                return _span(*date.fromisoformat(text).timetuple()[:3], end=end, unit="day")
-            return parse_time(datetime.fromisoformat(text), name=name)
+                return _span(*date.fromisoformat(text).timetuple()[:3], end=end, unit="day",
+                             zone=zone)
+            return parse_time(datetime.fromisoformat(text), name=name, tz=zone)
         except ValueError:
             pass
     raise ConfigError(f"{name}={original!r} is not a date or time; {_EXAMPLES}")
 
 
-def _span(year: int, month: int, day: int, *, end: bool, unit: str) -> datetime:
-    """The first moment of a day, month or year (UTC), or with ``end`` its last."""
-    start = datetime(year, month, day, tzinfo=timezone.utc)
+def _span(year: int, month: int, day: int, *, end: bool, unit: str, zone) -> datetime:
+    """The first moment of a day, month or year in ``zone`` (as UTC), or with ``end`` its last."""
+    first = date(year, month, day)
     if not end:
-        return start
+        return datetime.combine(first, datetime.min.time(), tzinfo=zone).astimezone(timezone.utc)
     if unit == "day":
-        last = start
+        last = first
     elif unit == "month":
-        last = start.replace(day=calendar.monthrange(year, month)[1])
+        last = first.replace(day=calendar.monthrange(year, month)[1])
     else:
-        last = start.replace(month=12, day=31)
-    return datetime.combine(last.date(), datetime.max.time(), tzinfo=timezone.utc)
+        last = first.replace(month=12, day=31)
+    return datetime.combine(last, datetime.max.time(), tzinfo=zone).astimezone(timezone.utc)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
