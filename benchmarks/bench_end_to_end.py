@@ -48,7 +48,7 @@ TXS = "/v1/location-txs"
 # ------------------------------------------------------------------------------ the two approaches
 
 def make_invtools(base_url: str, token: str, cache: str):
-    from invtools.client import Client
+    from invtools import Client
 
     client = Client(token, base_url=base_url, cache=cache, rate_limit=0, progress=False)
 

@@ -30,10 +30,11 @@ __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
-    "Client": "invtools.client",
-    "Team": "invtools.client",
-    "Page": "invtools.client",
-    "RequestStats": "invtools.client",
+    "Client": "invtools.api",
+    "Team": "invtools.api",
+    "Page": "invtools.api",
+    "RequestStats": "invtools.api",
+    "Provenance": "invtools._provenance",
     "TransactionMirror": "invtools.mirror",
     "SyncReport": "invtools.mirror",
     "token_picker": "invtools.widgets",

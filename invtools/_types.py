@@ -28,7 +28,7 @@ from invtools.errors import ConfigError
 __all__ = [
     "TX_TYPES", "MODE_NAMES", "LOCATION_MODE", "TEAM_PATH", "TXS_PATH", "ITEMS_PATH",
     "LOCATIONS_PATH", "PARTNERS_PATH", "MEMBERS_PATH", "ATTRS_PATH", "check_tx_type",
-    "parse_time", "to_ms", "parse_duration",
+    "route_of", "parse_time", "to_ms", "parse_duration",
 ]
 
 # ------------------------------------------------------------------------------- the API's names
@@ -48,6 +48,20 @@ TX_TYPES = ("in", "out", "move", "adjust")
 MODE_NAMES = {0: "Basic", 1: "Unit", 2: "Location"}
 #: The only mode that "manages stock by location" (spec part 7).
 LOCATION_MODE = 2
+
+
+_ID_SEGMENT = re.compile(r"/\d+(?=/|$)")
+
+
+def route_of(path: str) -> str:
+    """The route template of a path: numeric segments become ``{id}``, the query is dropped.
+    One endpoint, one template: what the service counts its rate limit per.
+
+    >>> route_of("/v1/items/7?location_ids=1")
+    '/v1/items/{id}'
+    """
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    return _ID_SEGMENT.sub("/{id}", path.rstrip("/") or "/")
 
 
 def check_tx_type(value: Any, *, name: str = "type") -> str | None:

@@ -36,7 +36,7 @@ def sb():
 
 @pytest.fixture
 def make_client(tmp_path):
-    from invtools.client import Client
+    from invtools.api import Client
 
     made = []
 
@@ -51,3 +51,35 @@ def make_client(tmp_path):
     yield make
     for client in made:
         client.close()
+
+
+class FakeClock:
+    """Time that passes only when someone waits: ``sleep(s)`` moves it on at once, and every
+    wait is recorded in ``slept``. Pass it as ``Client(clock=...)`` (and to the stand-in
+    server) so pacing and retry tests run without sleeping."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        import threading
+
+        self.now = start
+        self.slept: list[float] = []
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.slept.append(seconds)
+            self.now += max(seconds, 0.0)
+
+    def wait(self, event, seconds: float) -> bool:
+        if event is not None and event.is_set():
+            return True
+        self.sleep(seconds)
+        return event is not None and event.is_set()
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock()

@@ -115,8 +115,10 @@ def test_a_revision_is_cached_for_good_and_the_list_briefly(sb, make_client):
     tx = next(c.transactions())
     c.transaction(tx["id"], revision=tx["revision"])
     c.transaction(tx["id"])
+    from requests_cache import SQLiteCache
+
     by_url = {}
-    for resp in c._session.cache.responses.values():
+    for resp in SQLiteCache(c.cache_path).responses.values():  # the file, read on its own
         by_url[resp.url] = resp.expires
     rev = [exp for url, exp in by_url.items() if "revision=" in url]
     latest = [exp for url, exp in by_url.items()

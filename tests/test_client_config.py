@@ -5,9 +5,10 @@ from __future__ import annotations
 import pickle
 
 import pytest
-import requests
 
-from invtools.client import Client, Team, clean_token, normalise_base_url, parse_when
+from invtools._config import clean_token, normalise_base_url
+from invtools._types import parse_time
+from invtools.api import Client, Team
 from invtools.errors import ConfigError
 
 TOKEN = "tok_SECRET_0123456789abcdef"
@@ -28,11 +29,11 @@ def test_no_token_anywhere_says_where_tokens_come_from(monkeypatch):
     assert "Integrations" in msg and "INVTOOLS_TOKEN" in msg and "Client(token=" in msg
 
 
-def test_token_from_environment(monkeypatch):
-    monkeypatch.setenv("INVTOOLS_TOKEN", f"  Bearer {TOKEN}\n")
-    c = Client(base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-    sent = c._session.prepare_request(requests.Request("GET", "http://127.0.0.1:9/v1/items"))
-    assert sent.headers["Authorization"] == f"Bearer {TOKEN}"
+def test_token_from_environment_is_cleaned_and_sent(monkeypatch, sb):
+    monkeypatch.setenv("INVTOOLS_TOKEN", f"  Bearer {sb.tokens['shop']}\n")
+    c = Client(base_url=sb.base_url, cache=False, rate_limit=0)
+    assert c.team().name == sb.data("shop").team["name"]  # the server accepted the token
+    c.close()
 
 
 @pytest.mark.parametrize("pasted", [f"  {TOKEN}  ", f"Bearer {TOKEN}", f"bearer   {TOKEN}\n",
@@ -205,18 +206,18 @@ def test_team_html_and_repr_show_name_id_mode():
     ("2026-05-02T01:10:00.000Z", "2026-05-02T01:10:00+00:00"),
     ("2026-05-02T03:10:00+02:00", "2026-05-02T01:10:00+00:00"),
 ])
-def test_parse_when_is_utc(value, iso):
-    assert parse_when(value).isoformat() == iso
+def test_parse_time_is_utc(value, iso):
+    assert parse_time(value).isoformat() == iso
 
 
-def test_parse_when_end_of_day_and_naive():
+def test_parse_time_end_of_day_and_naive():
     from datetime import date, datetime
 
-    assert parse_when(date(2026, 5, 2), end_of_day=True).isoformat().startswith(
+    assert parse_time(date(2026, 5, 2), end=True).isoformat().startswith(
         "2026-05-02T23:59:59")
-    assert parse_when(datetime(2026, 5, 2, 1)).tzinfo is not None
-    with pytest.raises(ConfigError, match="ISO"):
-        parse_when("last tuesday")
+    assert parse_time(datetime(2026, 5, 2, 1)).tzinfo is not None
+    with pytest.raises(ConfigError, match="not a date or time"):
+        parse_time("last tuesday")
 
 
 def test_path_must_be_an_api_path():

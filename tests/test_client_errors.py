@@ -1,6 +1,9 @@
-"""The one response -> data/error function, for every status and type, and transport failures.
+"""The one request path (invtools.api.requester): response -> data/error for every status and
+type, and transport failures.
 
-Responses here are built by hand (what any server could send, including non-JSON bodies);
+Responses here are built by hand (what any server could send, including non-JSON bodies) and
+handed to the requester's public ``to_data``; transport failures come from a session that
+raises them (the requester takes its session as an argument, as httpx takes a transport);
 test_client_http.py checks the same mapping against the stand-in server.
 """
 
@@ -13,7 +16,9 @@ import socket
 import pytest
 import requests
 
-from invtools.client import Client
+from invtools.api import Client
+from invtools.api.requester import Requester
+from invtools.api.stats import Counters
 from invtools.errors import (
     APIError,
     AuthenticationError,
@@ -32,6 +37,30 @@ def client(**kw) -> Client:
     kw.setdefault("base_url", "http://127.0.0.1:9")
     kw.setdefault("backoff", 0.01)
     return Client(TOKEN, cache=False, rate_limit=0, progress=False, **kw)
+
+
+def requester(session=None, **kw) -> Requester:
+    from invtools.http import make_session
+
+    settings = dict(base_url="http://127.0.0.1:9", timeout=(1.0, 1.0), retries=0, backoff=0.01,
+                    counters=Counters())
+    settings.update(kw)
+    return Requester(session if session is not None else make_session(cache_path=None),
+                     **settings)
+
+
+class RaisingSession:
+    """A session whose every GET raises ``exc`` (and counts the attempts)."""
+
+    cache_keys = None
+    budget = None
+
+    def __init__(self, exc):
+        self.exc, self.calls = exc, 0
+
+    def get(self, *args, **kwargs):
+        self.calls += 1
+        raise self.exc
 
 
 def response(status: int, body=None, *, text: str | None = None, reason: str = "Reason",
@@ -64,11 +93,9 @@ def envelope(type_: str, title: str = "Title", **extra) -> dict:
     (504, None, ServerError),
 ])
 def test_every_status_maps_to_its_error(status, type_, cls):
-    c = client()
-    c._team = None
     body = envelope(type_) if type_ else None
     with pytest.raises(cls) as info:
-        c._to_data(response(status, body), "/v1/partners", 3)
+        requester().to_data(response(status, body), "/v1/partners", 3)
     err = info.value
     assert err.status == status and err.method == "GET" and err.path == "/v1/partners"
     assert err.attempts == 3
@@ -79,12 +106,12 @@ def test_every_status_maps_to_its_error(status, type_, cls):
 
 
 def test_success_returns_the_decoded_json():
-    assert client()._to_data(response(200, {"items": [1]}), "/v1/members", 1) == {"items": [1]}
+    assert requester().to_data(response(200, {"items": [1]}), "/v1/members", 1) == {"items": [1]}
 
 
 def test_non_json_error_body_uses_the_reason_phrase():
     with pytest.raises(ServerError) as info:
-        client()._to_data(response(502, text="<html>Bad Gateway</html>", reason="Bad Gateway"),
+        requester().to_data(response(502, text="<html>Bad Gateway</html>", reason="Bad Gateway"),
                           "/v1/items", 6)
     assert info.value.title == "Bad Gateway" and info.value.type is None
     assert "502" in str(info.value) and "6 attempt" in str(info.value)
@@ -92,14 +119,14 @@ def test_non_json_error_body_uses_the_reason_phrase():
 
 def test_non_json_success_body_is_an_api_error_that_names_the_base_url():
     with pytest.raises(APIError, match="not with JSON") as info:
-        client()._to_data(response(200, text="<html>login</html>"), "/v1/items", 1)
+        requester().to_data(response(200, text="<html>login</html>"), "/v1/items", 1)
     assert "http://127.0.0.1:9" in str(info.value)
 
 
 def test_401_never_shows_given_and_says_what_to_do():
     body = envelope("/errors/tokens/invalid", "Invalid token", given=TOKEN)
     with pytest.raises(AuthenticationError) as info:
-        client()._to_data(response(401, body), "/v1/teams/linked", 1)
+        requester().to_data(response(401, body), "/v1/teams/linked", 1)
     err = info.value
     for text in (str(err), repr(err), repr(err.details), repr(err.args)):
         assert TOKEN not in text
@@ -109,20 +136,18 @@ def test_401_never_shows_given_and_says_what_to_do():
 def test_invalid_request_lists_the_parameter_problems():
     body = envelope("/errors/invalid-request", errors=[{"param": "limit", "problem": "max 100"}])
     with pytest.raises(InvalidRequestError, match="limit"):
-        client()._to_data(response(400, body), "/v1/items", 1)
+        requester().to_data(response(400, body), "/v1/items", 1)
 
 
-def test_server_side_team_mode_error_names_the_cached_team():
-    from invtools.client import Team
-
-    c = client()
-    c._team = Team.from_body({"id": 3, "name": "Back Office", "mode": 1})
+def test_server_side_team_mode_error_names_the_team(sb, make_client):
+    c = make_client(sb, "basic")
     with pytest.raises(TeamModeError) as info:
-        c._to_data(response(400, envelope("/errors/invalid-team-mode")), "/v1/items/5", 1)
+        c.get("/v1/items/5")  # get() does not check the mode first: the server refuses
     msg = str(info.value)
-    assert "'Back Office'" in msg and "Unit mode (1)" in msg and "/v1/items/{id}" in msg
+    name = sb.data("basic").team["name"]
+    assert f"{name!r}" in msg and "Basic mode (0)" in msg and "/v1/items/{id}" in msg
     assert "members()" in msg and "partners()" in msg and "attributes()" in msg
-    assert info.value.status == 400 and info.value.correlation_id == "rq_" + "b" * 24
+    assert info.value.status == 400 and info.value.correlation_id.startswith("rq_")
 
 
 def _closed_port() -> int:
@@ -156,35 +181,26 @@ def test_refused_connection_is_a_transport_error_naming_the_url(caplog):
     (requests.exceptions.ContentDecodingError("bad gzip"), "ContentDecodingError"),
     (requests.exceptions.RequestException("something new"), "RequestException"),
 ])
-def test_failures_a_retry_cannot_cure_fail_at_once(monkeypatch, exc, words):
-    c = client(retries=5, backoff=5.0)  # a retry would sleep for seconds
-    calls = []
-
-    def fail(*args, **kwargs):
-        calls.append(args)
-        raise exc
-
-    monkeypatch.setattr(c._session, "get", fail)
+def test_failures_a_retry_cannot_cure_fail_at_once(exc, words):
+    session = RaisingSession(exc)
+    r = requester(session, retries=5, backoff=5.0)  # a retry would sleep for seconds
     with pytest.raises(TransportError) as info:
-        c.get("/v1/members")
-    assert len(calls) == 1 and info.value.attempts == 1 and info.value.__cause__ is exc
-    assert words in str(info.value) and c.stats.retries == 0
+        r.send("/v1/members", None)
+    assert session.calls == 1 and info.value.attempts == 1 and info.value.__cause__ is exc
+    stats = r.counters.snapshot()
+    assert words in str(info.value) and stats.retries == 0
     # A URL requests refused to build never left; a redirect loop or a bad body did.
-    assert c.stats.sent == (0 if isinstance(exc, ValueError) else 1)
+    assert stats.sent == (0 if isinstance(exc, ValueError) else 1)
 
 
-def test_connection_errors_are_still_retried(monkeypatch):
-    c = client(retries=2)
-    calls = []
-
-    def fail(*args, **kwargs):
-        calls.append(args)
-        raise requests.exceptions.ConnectionError("Connection aborted. RemoteDisconnected")
-
-    monkeypatch.setattr(c._session, "get", fail)
+def test_connection_errors_are_still_retried():
+    session = RaisingSession(
+        requests.exceptions.ConnectionError("Connection aborted. RemoteDisconnected"))
+    r = requester(session, retries=2)
     with pytest.raises(TransportError, match="closed the connection"):
-        c.get("/v1/members")
-    assert len(calls) == 3 and c.stats.retries == 2 and c.stats.sent == 3
+        r.send("/v1/members", None)
+    stats = r.counters.snapshot()
+    assert session.calls == 3 and stats.retries == 2 and stats.sent == 3
 
 
 def _listener(behaviour: str):

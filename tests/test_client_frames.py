@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools.client import Client
+from invtools.api import Client
 from invtools.sandbox import serve
 
 pytestmark = pytest.mark.network
@@ -39,7 +41,10 @@ def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
         schema = list(frames.SCHEMAS[name])
         assert list(df.columns[:len(schema)]) == schema, name
         assert df.attrs["team_id"] == team["id"] and df.attrs["team_name"] == team["name"]
-        assert df.attrs["requests"] + df.attrs["from_cache"] >= 1 and isinstance(df.attrs["fetched_at"], pd.Timestamp)
+        assert df.attrs["requests"] + df.attrs["from_cache"] >= 1
+        assert pd.Timestamp(df.attrs["fetched_at"]).tzinfo is not None
+        assert df.attrs["base_url"] == sb.base_url and df.attrs["rows"] == len(df)
+        assert json.loads(json.dumps(df.attrs)) == df.attrs  # plain JSON: exports keep it
     assert len(built["transactions"]) == 120 and built["transactions"].attrs["pages"] == 2
     assert built["transactions"].attrs["endpoint"] == "/v1/location-txs"
     assert len(built["items"]) == len(sb.data("shop").items)

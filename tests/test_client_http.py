@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from invtools.client import Client
+from invtools.api import Client
 from invtools.errors import (
     AuthenticationError,
     InvalidRequestError,
@@ -198,11 +198,12 @@ def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     params = {"type": "in"}
     with c.measure() as cold:
         rows = list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
-    prov = c.provenance(cold, "/v1/location-txs", params)
+    prov = c.provenance(cold, "/v1/location-txs", params).as_attrs()
     team = sb.data("shop").team
-    assert prov["team"] == {"id": team["id"], "name": team["name"], "mode": 2}
+    assert (prov["team_id"], prov["team_name"]) == (team["id"], team["name"])
+    assert prov["base_url"] == sb.base_url and prov["source"] == "api"
     assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
-    assert prov["pages"] == 2 and prov["requests_sent"] == 2 and prov["from_cache"] == 0
+    assert prov["pages"] == 2 and prov["requests"] == 2 and prov["from_cache"] == 0
     assert prov["rows"] == len(rows) == cold.rows
     assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
     with c.measure() as warm:
@@ -239,5 +240,5 @@ def test_a_netrc_entry_for_the_host_does_not_replace_the_token(sb, make_client, 
     monkeypatch.setenv("HOME", str(tmp_path))
     client = make_client(sb, "shop")
     assert client.team().name == sb.data("shop").team["name"]
-    assert "other-secret" not in repr(client.__dict__) and "BearerAuth(<hidden>)" in repr(
-        client._session.auth)
+    assert "other-secret" not in repr(client.__dict__)
+    assert all(r.status == 200 for r in sb.requests)  # the server saw the team's token

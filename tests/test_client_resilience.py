@@ -66,32 +66,36 @@ def test_429_when_retries_run_out_is_rate_limit_error(sb, make_client):
     assert "rate_limit" in str(info.value)
 
 
-def test_5xx_bursts_end_with_every_row_once(sb, make_client):
+def test_5xx_bursts_end_with_every_row_once(sb, make_client, fake_clock):
     from invtools.sandbox import Faults
 
     sb.faults = Faults(rate=0.3, kinds=("500", "502", "503"), seed=3)
-    c = make_client(sb, cache=False, retries=10)
+    c = make_client(sb, cache=False, retries=10, backoff=0.5, clock=fake_clock)
     assert _ids(c.items(limit=20)) == _expected_item_ids(sb)
     faulted = [r for r in sb.requests if r.fault]
     assert faulted and c.stats.retries == len(faulted)
+    # Each retry waited its exponential backoff (on the fake clock: no real sleeping).
+    assert len(fake_clock.slept) == len(faulted) and all(0.25 <= w <= 30 for w in fake_clock.slept)
 
 
-def test_server_error_after_retries_run_out(sb, make_client):
+def test_server_error_after_retries_run_out(sb, make_client, fake_clock):
     from invtools.sandbox import Faults
 
     sb.faults = Faults(rate=1.0, kinds=("503",), seed=1)
-    c = make_client(sb, cache=False, retries=2)
+    c = make_client(sb, cache=False, retries=2, backoff=1.0, clock=fake_clock)
     with pytest.raises(ServerError) as info:
         c.members()
     assert info.value.status == 503 and info.value.attempts == 3
     assert len(sb.requests) == 3
+    first, second = fake_clock.slept  # backoff doubles: 0.5-1 s, then 1-2 s
+    assert 0.5 <= first <= 1.0 and 1.0 <= second <= 2.0
 
 
-def test_dropped_connections_end_with_every_row_once(sb, make_client):
+def test_dropped_connections_end_with_every_row_once(sb, make_client, fake_clock):
     from invtools.sandbox import Faults
 
     sb.faults = Faults(rate=0.3, kinds=("drop",), seed=5)
-    c = make_client(sb, cache=False, retries=10)
+    c = make_client(sb, cache=False, retries=10, clock=fake_clock)
     assert _ids(c.items(limit=20)) == _expected_item_ids(sb)
     assert c.stats.retries >= 1
 
@@ -105,11 +109,11 @@ def test_slow_responses_time_out_and_are_retried(sb, make_client):
     assert c.stats.retries == 1
 
 
-def test_transport_error_when_drops_never_stop(sb, make_client):
+def test_transport_error_when_drops_never_stop(sb, make_client, fake_clock):
     from invtools.sandbox import Faults
 
     sb.faults = Faults(rate=1.0, kinds=("drop",), seed=1)
-    c = make_client(sb, cache=False, retries=1)
+    c = make_client(sb, cache=False, retries=1, clock=fake_clock)
     with pytest.raises(TransportError) as info:
         c.members()
     assert info.value.attempts == 2 and sb.base_url in str(info.value)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from invtools.errors import ConfigError, PaginationError
-from invtools.pagination import Page, check_envelope, iter_pages, with_progress
+from invtools._progress import walk_progress as with_progress
+from invtools.api.pagination import Page, check_envelope, iter_pages
 
 
 class FakeList:

@@ -40,15 +40,6 @@ def test_environment_yml_has_the_same_runtime_dependencies_as_pyproject():
     assert conda["python"] == ">=" + _pyproject()["project"]["requires-python"].lstrip(">=")
 
 
-def test_every_runtime_dependency_says_why():
-    text = (ROOT / "pyproject.toml").read_text()
-    block = text.split("dependencies = [", 1)[1].split("]", 1)[0]
-    lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
-    for i, ln in enumerate(lines):
-        if ln.startswith('"'):
-            assert i > 0 and lines[i - 1].startswith("#"), f"no comment saying why for {ln}"
-
-
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()

@@ -1,5 +1,18 @@
-"""The API client (being moved here from ``invtools.client``)."""
+"""The API client: :class:`Client` (life cycle and low-level calls), its resource methods
+(:mod:`~invtools.api.endpoints`) and DataFrame methods (:mod:`~invtools.api.dataframes`), the
+one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
+(:mod:`~invtools.api.pagination`, pure), request statistics (:mod:`~invtools.api.stats`),
+the team and the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
+(:mod:`~invtools.api.auth`).
 
-from invtools.client import Client, Measurement, Page, RequestStats, Team
+May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
+(``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``, ``_provenance``).
+Nothing here imports the mirror, plots, widgets or the stand-in server.
+"""
 
-__all__ = ["Client", "Team", "Page", "RequestStats", "Measurement"]
+from invtools.api.client import Client
+from invtools.api.pagination import Page, RawPage
+from invtools.api.stats import Measurement, RequestStats
+from invtools.api.team import Team
+
+__all__ = ["Client", "Team", "Page", "RawPage", "RequestStats", "Measurement"]

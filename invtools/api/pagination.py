@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from invtools.errors import ConfigError, PaginationError
 
 __all__ = ["Page", "RawPage", "iter_pages", "iter_raw_pages", "check_envelope", "raw_envelope",
-           "with_progress", "DEFAULT_LIMIT", "MAX_LIMIT"]
+           "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
@@ -88,41 +88,45 @@ def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
 
 
 class RawPage(NamedTuple):
-    """One page of a raw walk: the undecoded ``body`` (bytes) and the envelope's fields."""
+    """One page of a raw walk: the undecoded ``body`` (bytes), the envelope's fields and
+    ``count``, the number of rows on the page."""
 
     body: bytes
     number: int
     cursor: Any
     has_more: bool
+    count: int
 
 
 # A JSON key as it appears in a body: escaped quotes inside a string (\"cursor\") never match.
 _CURSOR = re.compile(rb'"cursor"\s*:\s*(null|-?\d+|"[^"\\]*")')
 _HAS_MORE = re.compile(rb'"has_more"\s*:\s*(true|false)')
+_COUNT = re.compile(rb'"count"\s*:\s*(\d+)[,}\s]')
 
 
-def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool]:
-    """``(cursor, has_more)`` of an undecoded page body, checked like :func:`check_envelope`.
+def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool, int]:
+    """``(cursor, has_more, count)`` of an undecoded page body, checked like
+    :func:`check_envelope`; ``count`` is the number of rows on the page.
 
     Decoding a whole page only to learn where the walk goes next costs more than everything
-    else in a warm walk, so the two fields are found in the bytes. When a key appears other
+    else in a warm walk, so the fields are found in the bytes. When a key appears other
     than exactly once (a row with a field of that name, say), the body is decoded instead.
 
     >>> raw_envelope(b'{"items": [], "count": 0, "cursor": 42, "has_more": true}')
-    (42, True)
+    (42, True, 0)
     """
-    cursors, more = _CURSOR.findall(body), _HAS_MORE.findall(body)
-    if len(cursors) != 1 or len(more) != 1:
+    cursors, more, counts = _CURSOR.findall(body), _HAS_MORE.findall(body), _COUNT.findall(body)
+    if len(cursors) != 1 or len(more) != 1 or len(counts) != 1:
         try:
             decoded = json.loads(body)
         except ValueError:
             raise PaginationError(f"page {number} is not JSON; is this a list endpoint?") from None
-        _, cursor, has_more = check_envelope(decoded, number=number)
-        return cursor, has_more
+        items, cursor, has_more = check_envelope(decoded, number=number)
+        return cursor, has_more, len(items)
     cursor, has_more = json.loads(cursors[0]), more[0] == b"true"
     _, cursor, has_more = check_envelope({"items": [], "cursor": cursor, "has_more": has_more},
                                          number=number)
-    return cursor, has_more
+    return cursor, has_more, int(counts[0])
 
 
 def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
@@ -199,8 +203,8 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, raw=False):
         number += 1
         if raw:
             body = fetch(call)
-            cursor, has_more = raw_envelope(body, number=number)
-            yield RawPage(body, number, cursor, has_more)
+            cursor, has_more, count = raw_envelope(body, number=number)
+            yield RawPage(body, number, cursor, has_more, count)
             stopped = False
         else:
             items, cursor, has_more = check_envelope(fetch(call), number=number)
@@ -229,39 +233,3 @@ def _select(items: list, keep, stop_at) -> tuple[list, bool]:
         if keep is None or keep(row):
             rows.append(row)
     return rows, False
-
-
-def with_progress(pages: Iterable[Page] | Iterable[RawPage], *, enabled: bool = True,
-                  desc: str = "", after: int = 3) -> Iterator:
-    """Pass ``pages`` through, showing a ``tqdm.auto`` bar once the walk goes past ``after``
-    pages -- short walks stay silent. The bar counts rows (and shows pages), or pages for a
-    raw walk whose rows are not decoded yet. It is removed when done.
-
-    >>> [p.number for p in with_progress([Page([], 1, None, False)], enabled=False)]
-    [1]
-    """
-    if not enabled:
-        yield from pages
-        return
-    bar = None
-    done = 0
-    try:
-        for page in pages:
-            size = len(page.rows) if isinstance(page, Page) else 1
-            done += size
-            if bar is None and page.number > after:
-                # Imported here: tqdm.auto pulls in ipywidgets in a notebook, and importing
-                # invtools must stay light.
-                from tqdm.auto import tqdm
-
-                unit = " rows" if isinstance(page, Page) else " pages"
-                bar = tqdm(desc=desc or None, unit=unit, initial=done - size, leave=False,
-                           dynamic_ncols=True)
-            if bar is not None:
-                bar.update(size)
-                if isinstance(page, Page):
-                    bar.set_postfix(pages=page.number, refresh=False)
-            yield page
-    finally:
-        if bar is not None:
-            bar.close()

@@ -1,0 +1,142 @@
+"""The resource methods of :class:`~invtools.api.client.Client`: items, transactions,
+locations, partners, members, item attributes -- as dicts exactly as the API sends them.
+
+A mixin over the client's public low-level calls (``get``, ``pages``, ``team``,
+``require_locations``). Location-only endpoints check the team's mode before anything is sent
+(and lazily, on the first row asked for, for walks). Transactions come newest first;
+``since``/``until`` keep a window and stop the walk early, because the service has no date
+filter.
+
+>>> _ids(3), _ids([1, "2"])
+([3], [1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
+                             TXS_PATH, check_tx_type, parse_time)
+from invtools.api.pagination import Page
+from invtools.errors import APIError, ConfigError, PaginationError
+
+__all__ = ["EndpointsMixin", "PARTNER_TYPES"]
+
+#: Partner types by name, as the wire encodes them.
+PARTNER_TYPES = {"supplier": 0, "customer": 1}
+
+
+class EndpointsMixin:
+    """Resource methods; needs ``get``, ``pages``, ``require_locations`` from the client."""
+
+    def rows(self, path: str, params: Mapping[str, Any] | None = None,
+             **walk: Any) -> Iterator[dict]:
+        """Every row of a paginated list, lazily; takes the keywords of :meth:`pages`."""
+        for page in self.pages(path, params, **walk):
+            yield from page.rows
+
+    def _location_rows(self, path: str, params: dict, walk: dict) -> Iterator[dict]:
+        pages = self.pages(path, params, **walk)  # arguments checked now, nothing sent yet
+        return self._rows_after_mode_check(path, pages)
+
+    def _rows_after_mode_check(self, path: str, pages: Iterator[Page]) -> Iterator[dict]:
+        self.require_locations(path)  # on first next(): the walk stays lazy
+        for page in pages:
+            yield from page.rows
+
+    def items(self, *, item_ids=None, location_ids=None, **walk: Any) -> Iterator[dict]:
+        """Items by id ascending (Location-mode teams). ``location_ids`` makes each item's
+        ``quantity`` the sum over those locations. Takes the keywords of :meth:`pages`."""
+        params = {"item_ids": _ids(item_ids), "location_ids": _ids(location_ids)}
+        return self._location_rows(ITEMS_PATH, params, walk)
+
+    def item(self, id: int, *, location_ids=None, refresh: bool = False) -> dict:  # noqa: A002
+        """One item (Location-mode teams)."""
+        path = f"{ITEMS_PATH}/{int(id)}"
+        self.require_locations(path)
+        return _unwrap(self.get(path, {"location_ids": _ids(location_ids)}, refresh=refresh),
+                       path)
+
+    def partners(self, *, type=None, **walk: Any) -> Iterator[dict]:  # noqa: A002
+        """Partners by id ascending; ``type`` 0/'supplier' or 1/'customer'. Every team."""
+        if isinstance(type, str):
+            if type.lower() not in PARTNER_TYPES:
+                raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, "
+                                  f"not {type!r}")
+            type = PARTNER_TYPES[type.lower()]
+        return self.rows(PARTNERS_PATH, {"type": type}, **walk)
+
+    def transactions(self, *, type=None, since=None, until=None,  # noqa: A002
+                     **walk: Any) -> Iterator[dict]:
+        """Transaction rows, newest first (Location-mode teams).
+
+        ``since``/``until`` (datetime, date or ISO string; naive = UTC; a bare ``until``
+        date includes that whole day) keep rows whose ``transaction_time`` is in the
+        window. The service has no date filter, so the walk stops at the first row older
+        than ``since`` -- no page beyond it is fetched.
+        """
+        check_tx_type(type)
+        lo = parse_time(since, name="since")
+        hi = parse_time(until, end=True, name="until")
+        if lo and hi and lo > hi:
+            raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        if lo is not None:
+            walk.setdefault("stop_at", lambda row: (t := _row_time(row)) is not None and t < lo)
+        if hi is not None:
+            walk.setdefault("keep", lambda row: (t := _row_time(row)) is None or t <= hi)
+        return self._location_rows(TXS_PATH, {"type": type}, walk)
+
+    def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
+                    refresh: bool = False) -> dict:
+        """One transaction with its lines (``items``); ``revision=N`` gets version N, which
+        never changes and so is cached for good (Location-mode teams)."""
+        path = f"{TXS_PATH}/{int(id)}"
+        self.require_locations(path)
+        return _unwrap(self.get(path, {"revision": revision}, refresh=refresh), path)
+
+    def _plain_list(self, path: str, refresh: bool) -> list[dict]:
+        body = self.get(path, refresh=refresh)
+        items = body.get("items") if isinstance(body, Mapping) else None
+        if not isinstance(items, list):
+            raise PaginationError(f"GET {path} answered without an 'items' list")
+        return items
+
+    def locations(self, *, refresh: bool = False) -> list[dict]:
+        """All locations (not paginated; Location-mode teams)."""
+        self.require_locations(LOCATIONS_PATH)
+        return self._plain_list(LOCATIONS_PATH, refresh)
+
+    def members(self, *, refresh: bool = False) -> list[dict]:
+        """All team members (not paginated; every team)."""
+        return self._plain_list(MEMBERS_PATH, refresh)
+
+    def attributes(self, *, refresh: bool = False) -> list[dict]:
+        """The item attribute definitions (not paginated; every team)."""
+        return self._plain_list(ATTRS_PATH, refresh)
+
+
+def _row_time(row: Mapping) -> datetime | None:
+    raw = row.get("transaction_time")
+    if not isinstance(raw, str):
+        return None
+    try:
+        return parse_time(raw)
+    except ConfigError:
+        return None
+
+
+def _ids(values: Any) -> list[int] | None:
+    if values is None:
+        return None
+    if isinstance(values, (int, str)):
+        values = [values]
+    return [int(v) for v in values]
+
+
+def _unwrap(body: Any, path: str) -> dict:
+    if isinstance(body, Mapping) and isinstance(body.get("item"), Mapping):
+        return body["item"]
+    raise APIError(f"GET {path} answered without the expected {{'item': ...}} object",
+                   status=200, method="GET", path=path)

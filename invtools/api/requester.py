@@ -1,0 +1,179 @@
+"""The one request path: send a GET (retrying what is worth retrying), and turn the final
+response into decoded JSON or an :mod:`invtools.errors` exception.
+
+Retries: a 429 waits for the reset the server asks for (and holds the token's whole budget
+that long, so other requests of the token wait too); 500/502/503/504 and dropped connections
+or timeouts wait an exponential backoff. Every attempt goes through the cache and the pacing
+again and is counted (``sent``, ``from_cache``, ``retries``, ``rate_limited``). Waits use the
+client's clock, so tests can drive them without sleeping.
+
+>>> from invtools.api.stats import Counters
+>>> from invtools.http import make_session
+>>> r = Requester(make_session(cache_path=None), base_url="http://127.0.0.1:9",
+...               timeout=(1.0, 1.0), retries=0, backoff=0.0, counters=Counters())
+>>> r.send("items", None)
+Traceback (most recent call last):
+...
+invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'items'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import requests
+
+from invtools._clock import SYSTEM_CLOCK
+from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
+from invtools.api.stats import Counters
+from invtools.errors import (APIError, AuthenticationError, ConfigError, InvalidRequestError,
+                             RateLimitError, ServerError, TeamModeError, TransportError,
+                             from_response)
+from invtools.http import transport
+from invtools.http.cache import is_json
+from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
+
+__all__ = ["Requester"]
+
+logger = logging.getLogger("invtools")
+
+
+class Requester:
+    """Sends GETs for one client. ``on_team_mode(path, error)`` turns the server's team-mode
+    400 into the client's own :class:`TeamModeError` (naming the team)."""
+
+    def __init__(self, session: requests.Session, *, base_url: str,
+                 timeout: tuple[float, float], retries: int, backoff: float,
+                 counters: Counters, clock: Any = SYSTEM_CLOCK,
+                 on_team_mode: Callable[[str, APIError], APIError] | None = None) -> None:
+        self.session = session
+        self.base_url = base_url
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.counters = counters
+        self.clock = clock
+        self.on_team_mode = on_team_mode
+
+    def url(self, path: str) -> str:
+        if not isinstance(path, str) or not path.startswith("/v1/"):
+            raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
+        return self.base_url + path
+
+    def send(self, path: str, params: Mapping[str, Any] | None, *,
+             refresh: bool = False, raw: bool = False, retries: int | None = None,
+             timeout: tuple[float, float] | None = None) -> tuple[Any, bool]:
+        """Send a GET with retries; return ``(decoded body, from_cache)``, or with ``raw`` the
+        undecoded bytes of a JSON success (errors are raised exactly as without it).
+        ``retries``/``timeout`` override the client's for this one call."""
+        url = self.url(path)
+        params = {k: v for k, v in (params or {}).items() if v is not None}
+        extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
+        allowed = self.retries if retries is None else retries
+        timeout = timeout or self.timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            try:
+                resp = self.session.get(url, params=params, timeout=timeout, **extra)
+            except requests.RequestException as exc:
+                failure = transport.describe(exc)
+                if failure.sent:  # a refused connection or a bad URL sent nothing
+                    self.counters.add(sent=1)
+                if failure.retryable and attempt <= allowed:
+                    self._wait(path, failure.what, self._backoff(attempt), attempt, allowed)
+                    continue
+                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                raise TransportError(
+                    f"GET {path} to {self.base_url} failed after {tries}: {failure.what}. "
+                    f"Check {failure.check}.", attempts=attempt) from exc
+            from_cache = bool(getattr(resp, "from_cache", False))
+            self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
+            status = resp.status_code
+            logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status,
+                         " (from cache)" if from_cache else "",
+                         (time.monotonic() - started) * 1000)
+            if status == 429:
+                self.counters.add(rate_limited=1)
+            if status in RETRY_STATUSES and attempt <= allowed:
+                wait, why = self._wait_for(resp, attempt)
+                if wait is not None:
+                    self._wait(path, why, wait, attempt, allowed)
+                    continue
+            if raw and 200 <= status < 300 and is_json(resp):
+                return resp.content, from_cache
+            return self.to_data(resp, path, attempt), from_cache
+
+    def _backoff(self, attempt: int) -> float:
+        return backoff(attempt, self.backoff)
+
+    def _wait_for(self, resp: requests.Response, attempt: int) -> tuple[float | None, str]:
+        """How long to wait before retrying ``resp``; None: do not retry."""
+        if resp.status_code != 429:
+            return self._backoff(attempt), f"{resp.status_code} {resp.reason}"
+        wait, why = rate_limit_wait(resp.headers, now=time.time())
+        if wait is None:
+            wait = backoff(attempt, max(self.backoff, 0.5))
+        if wait == float("inf"):
+            return None, why  # do not block a notebook for minutes; raise instead
+        budget = getattr(self.session, "budget", None)
+        if budget is not None:
+            budget.hold(wait)  # every request of this token waits for the reset, not just this one
+        return wait, why
+
+    def _wait(self, path: str, why: str, wait: float, attempt: int, allowed: int) -> None:
+        self.counters.add(retries=1)
+        logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, allowed, wait)
+        self.clock.sleep(wait)
+
+    def to_data(self, resp: requests.Response, path: str, attempts: int) -> Any:
+        """THE function that turns a final response into decoded JSON or an exception."""
+        status = resp.status_code
+        if 200 <= status < 300:
+            try:
+                return resp.json()
+            except ValueError:
+                raise APIError(
+                    f"GET {path} answered {status} but not with JSON (Content-Type "
+                    f"{resp.headers.get('Content-Type')!r}); is base_url {self.base_url!r} the "
+                    f"inventory API (normally {DEFAULT_BASE_URL})?",
+                    status=status, method="GET", path=path, attempts=attempts) from None
+        try:
+            body: Any = resp.json()
+        except ValueError:
+            body = resp.text[:500] or None
+        err = from_response(status, body, method="GET", path=path, attempts=attempts,
+                            reason=resp.reason)
+        if isinstance(err, TeamModeError) and self.on_team_mode is not None:
+            err = self.on_team_mode(path, err)
+        else:
+            more = hint(err)
+            if more:
+                err.args = (f"{err} {more}",)
+        logger.debug("GET %s -> %s %s", path, status, type(err).__name__)
+        raise err
+
+
+def hint(err: APIError) -> str:
+    """What the user can do about ``err``, appended to its message.
+
+    >>> hint(RateLimitError(status=429, attempts=6))[:40]
+    'Still rate limited after 6 attempt(s): l'
+    """
+    n = err.attempts or 1
+    if isinstance(err, AuthenticationError):
+        return f"The token was refused (missing, mistyped or deleted). {TOKEN_HELP}"
+    if isinstance(err, RateLimitError):
+        return (f"Still rate limited after {n} attempt(s): lower rate_limit=, use "
+                "rate_limit_scope='token' if the budget is shared across endpoints, or "
+                "wait a minute and try again.")
+    if isinstance(err, ServerError):
+        return (f"The server kept failing ({n} attempt(s)); try again later, and quote "
+                "the correlation id if you contact support.")
+    if isinstance(err, InvalidRequestError) and err.details.get("errors"):
+        return f"Problems: {err.details['errors']}"
+    return ""

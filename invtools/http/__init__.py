@@ -1,0 +1,18 @@
+"""HTTP for the client: the session (requests + requests-cache + pacing), cache keys and
+expiry, pacing budgets, what to retry and how long to wait, and what a transport failure means.
+
+Modules: :mod:`~invtools.http.session` (``make_session``), :mod:`~invtools.http.cache` (where
+the cache lives, per-token keys, expiry, reading/clearing a token's entries),
+:mod:`~invtools.http.pacing` (per-token budgets on an injectable clock),
+:mod:`~invtools.http.retries` (backoff, 429 reset headers), :mod:`~invtools.http.transport`
+(requests exceptions classified).
+
+May import: the foundation (``invtools.errors``, ``invtools._config``, ``invtools._types``,
+``invtools._files``, ``invtools._clock``), requests, requests-cache, pyrate-limiter. Nothing
+here knows about pages, frames or teams.
+"""
+
+from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, shared_budget
+from invtools.http.session import make_session
+
+__all__ = ["make_session", "Budget", "shared_budget", "RATE_LIMIT_SCOPES"]

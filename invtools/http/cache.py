@@ -1,0 +1,205 @@
+"""The on-disk response cache: where it lives, how entries are keyed per token, how long they
+stay fresh, and reading or clearing one token's entries.
+
+Entries are namespaced per token: the key is ``<prefix>:<hash of method and URL>`` where the
+prefix is a truncated sha256 of a per-cache salt and the request's Authorization header. Two
+teams asking for the same URL therefore never share an entry, while the Authorization header
+itself stays in requests-cache's default ``ignored_parameters`` and so is redacted from the
+stored request (``library-notes.md``: requests-cache and Bearer tokens). Nothing else is stored
+about the token.
+
+>>> keys = CacheKeys(b"salt")
+>>> keys.key("Bearer a", "GET", "http://h/v1/items") == keys.key("Bearer b", "GET", "http://h/v1/items")
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from requests_cache.policy.expiration import NEVER_EXPIRE
+
+from invtools._config import CACHE_DIR_ENV
+from invtools._files import private_file
+from invtools.errors import ConfigError
+
+__all__ = ["EXPIRY", "DEFAULT_EXPIRY", "CacheKeys", "default_cache_path", "resolve_cache_path",
+           "open_cache_file", "is_json", "cached_body", "clear_entries"]
+
+_HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
+_SHORT = timedelta(seconds=60)
+
+# How long a cached 200 stays fresh, per endpoint. First match wins; patterns see the URL
+# without its scheme. A transaction fetched at an explicit revision never changes; the
+# transactions list changes at its head whenever anyone records something, so it is short.
+EXPIRY: dict[re.Pattern, Any] = {
+    re.compile(r"/v1/(location-txs|transactions)/\d+\?(?:[^#]*&)?revision=\d+"): NEVER_EXPIRE,
+    re.compile(r"/v1/(location-txs|transactions)(/\d+)?(\?|$)"): _SHORT,
+    re.compile(r"/v1/teams/linked(\?|$)"): _HOURS,
+    re.compile(r"/v1/item-attrs(/\d+)?(\?|$)"): _HOURS,
+    re.compile(r"/v1/(items|locations|partners|members)(/\d+)?(\?|$)"): _MINUTES,
+}
+#: Anything not listed above.
+DEFAULT_EXPIRY = _MINUTES
+
+
+def default_cache_path() -> Path:
+    """Where the response cache lives unless told otherwise: the folder named by
+    ``INVTOOLS_CACHE_DIR`` if set, else the user's cache directory
+    (``~/.cache/invtools/responses.sqlite`` on Linux), never the notebook's folder.
+
+    >>> default_cache_path().name
+    'responses.sqlite'
+    """
+    from platformdirs import user_cache_dir
+
+    folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
+    return Path(folder) / "responses.sqlite"
+
+
+def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
+    """``True`` -> the default path, ``False`` -> None (no cache), a directory -> a file in
+    it, anything else -> that file (``.sqlite`` added when it has no suffix).
+
+    >>> resolve_cache_path(False) is None
+    True
+    """
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        return default_cache_path()
+    path = Path(os.fspath(cache)).expanduser()
+    if path.is_dir() or str(cache).endswith(("/", os.sep)):
+        return path / "responses.sqlite"
+    return path if path.suffix else path.with_suffix(".sqlite")
+
+
+def cache_error(path: Path, exc: BaseException) -> ConfigError:
+    """The :class:`ConfigError` for a cache that cannot be used at ``path``."""
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return ConfigError(
+        f"Cannot use the response cache at {str(path)!r}: {reason}. Pass cache=False to work "
+        f"without a cache, or another folder or file as cache=... (or set {CACHE_DIR_ENV}) "
+        "where you may create files.")
+
+
+def open_cache_file(path: Path) -> bytes:
+    """Create the cache file (0600, missing folders 0700) and return its salt, made on first
+    use. Raises :class:`ConfigError` naming the path when either cannot be made."""
+    try:
+        private_file(path)
+        return _salt_for(path)
+    except OSError as exc:
+        raise cache_error(path, exc) from exc
+
+
+def _read_salt(salt_path: Path) -> bytes | None:
+    try:
+        salt = bytes.fromhex(salt_path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return salt or None
+
+
+def _salt_for(path: Path) -> bytes:
+    """The random salt kept next to the cache file (0600), made on first use.
+
+    Made with ``O_EXCL``: when two processes open a new cache at once, one writes the salt
+    and the other reads it, so both key their entries the same way.
+    """
+    salt_path = path.with_name(path.name + ".salt")
+    for _ in range(100):
+        try:
+            fd = os.open(salt_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            salt = _read_salt(salt_path)
+            if salt is not None:
+                return salt
+            time.sleep(0.01)  # another process may be writing it right now
+            continue
+        salt = secrets.token_bytes(16)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(salt.hex())
+        return salt
+    # Still empty or not hex after a second: a damaged file, not a writer at work. Replace
+    # it whole (a temporary file renamed over it), then use whatever is there now.
+    salt = secrets.token_bytes(16)
+    tmp = salt_path.with_name(f"{salt_path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(salt.hex())
+    os.replace(tmp, salt_path)
+    return _read_salt(salt_path) or salt
+
+
+class CacheKeys:
+    """How entries of one cache file are keyed: a per-token prefix (a salted hash of the
+    Authorization header value) and a hash of method and URL.
+
+    The client's requests differ only by method and URL (no bodies, no varying headers) and it
+    always builds a query in the same order, so requests-cache's normalising ``create_key``
+    (about half a millisecond a call: most of a warm walk) is not needed.
+    """
+
+    def __init__(self, salt: bytes) -> None:
+        self._salt = salt
+
+    def __repr__(self) -> str:
+        return "CacheKeys(<salted>)"
+
+    def prefix(self, authorization: str | None) -> str:
+        """The namespace of one Authorization header value (16 hex chars).
+
+        >>> len(CacheKeys(b"s").prefix("Bearer abc"))
+        16
+        """
+        digest = hashlib.sha256(self._salt + b"\0" + (authorization or "").encode("utf-8"))
+        return digest.hexdigest()[:16]
+
+    def key(self, authorization: str | None, method: str, url: str) -> str:
+        """The key a response to ``method url`` sent with ``authorization`` is stored under."""
+        request = hashlib.blake2b(f"{method.upper()} {url}".encode("utf-8"), digest_size=16)
+        return f"{self.prefix(authorization)}:{request.hexdigest()}"
+
+    def key_fn(self, request, **_kwargs) -> str:
+        """requests-cache's ``key_fn``: the stored request's Authorization header itself stays
+        redacted (an ignored parameter); only its salted hash is in the key."""
+        return self.key(request.headers.get("Authorization"), request.method, request.url)
+
+
+def is_json(response) -> bool:
+    """Whether a response says it holds JSON: what the cache keeps, and what the client's raw
+    (bytes) path hands on without decoding."""
+    return "json" in response.headers.get("Content-Type", "")
+
+
+def cached_body(session, authorization: str, url: str) -> bytes | None:
+    """The body of a fresh cached 200 for ``GET url`` with this Authorization, or None
+    (no cache, a miss, an expired entry). Uses the session's own keys and requests-cache's
+    freshness rule, so it finds exactly what ``session.get`` would."""
+    keys = getattr(session, "cache_keys", None)
+    if keys is None:
+        return None
+    response = session.cache.get_response(keys.key(authorization, "GET", url))
+    if response is None or response.is_expired or response.status_code != 200:
+        return None
+    return response.content
+
+
+def clear_entries(session, authorization: str) -> int:
+    """Delete every cached response of one Authorization value; returns how many."""
+    keys = getattr(session, "cache_keys", None)
+    if keys is None:
+        return 0
+    prefix = keys.prefix(authorization) + ":"
+    found = [k for k in session.cache.responses.keys() if k.startswith(prefix)]
+    if found:
+        session.cache.delete(*found)
+    return len(found)

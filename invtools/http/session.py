@@ -1,0 +1,95 @@
+"""make_session(): one pooled HTTP session with an on-disk cache and pacing.
+
+The layers, top to bottom (a request goes down only as far as it must)::
+
+    CacheMixin      requests-cache: a fresh cached 200 is answered here -- nothing below runs
+    PacingMixin     waits until the request's budget has room (invtools.http.pacing)
+    Session         requests: one connection pool, finite timeouts set by the caller
+
+Because pacing sits *below* the cache, a cache hit costs no rate-limit budget. Retries are not
+here: the client's one request path retries, so every attempt passes through the cache and the
+pacing again and shows in the client's stats.
+
+>>> s = make_session(cache_path=None)
+>>> s.cache_keys is None
+True
+>>> s.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from requests_cache import CacheMixin
+
+from invtools.errors import ConfigError
+from invtools.http.cache import (DEFAULT_EXPIRY, EXPIRY, CacheKeys, cache_error, is_json,
+                                 open_cache_file)
+from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, PacingMixin
+
+__all__ = ["make_session", "POOL_SIZE"]
+
+logger = logging.getLogger("invtools")
+
+#: Connections kept per host: at least as many as requests the client has in flight, or
+#: urllib3 warns and throws connections away (library-notes: latency).
+POOL_SIZE = 16
+
+
+class _CachedPacedSession(CacheMixin, PacingMixin, requests.Session):
+    pass
+
+
+class _PacedSession(PacingMixin, requests.Session):
+    pass
+
+
+def make_session(*, cache_path: Path | None, budget: Budget | None = None,
+                 rate_limit_scope: str = "endpoint") -> requests.Session:
+    """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
+    per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced).
+
+    ``session.cache_keys`` is the cache's :class:`~invtools.http.cache.CacheKeys` (None
+    without a cache). Raises :class:`~invtools.errors.ConfigError` naming the path if the
+    cache cannot be made there.
+    """
+    if rate_limit_scope not in RATE_LIMIT_SCOPES:
+        raise ConfigError(f"rate_limit_scope must be one of "
+                          f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, not {rate_limit_scope!r}")
+    if cache_path is None:
+        session: Any = _PacedSession()
+        session.cache_keys = None
+    else:
+        cache_path = Path(cache_path)
+        if not cache_path.suffix:  # requests-cache would add it, and use another file
+            cache_path = cache_path.with_suffix(".sqlite")
+        keys = CacheKeys(open_cache_file(cache_path))
+        try:
+            session = _CachedPacedSession(
+                cache_name=str(cache_path),
+                backend="sqlite",
+                expire_after=DEFAULT_EXPIRY,
+                urls_expire_after=EXPIRY,
+                allowable_codes=(200,),
+                allowable_methods=("GET",),
+                key_fn=keys.key_fn,
+                # Never: it would serve a stale 200 for any error, even a revoked token's 401.
+                stale_if_error=False,
+                # A 200 that is not JSON (a proxy's login page, say) must not stick in the cache.
+                filter_fn=is_json,
+            )
+        except (OSError, sqlite3.Error) as exc:  # the file exists but SQLite cannot use it
+            raise cache_error(cache_path, exc) from exc
+        session.cache_keys = keys
+    session.budget = budget
+    session.rate_limit_scope = rate_limit_scope
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE)
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    logger.debug("session: cache=%s budget=%s per %s", cache_path, budget, rate_limit_scope)
+    return session

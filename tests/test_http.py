@@ -1,0 +1,219 @@
+"""invtools.http: the session's cache (files, modes, per-token keys, expiry) and pacing budgets.
+
+Pacing is tested on a fake clock (tests/conftest.py): nothing here sleeps in real time.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+
+import pytest
+
+from invtools._types import route_of
+from invtools.errors import ConfigError
+from invtools.http import Budget, make_session, shared_budget
+from invtools.http.cache import EXPIRY, resolve_cache_path
+from invtools.http.pacing import bucket_of
+
+
+@pytest.mark.parametrize("path, route", [
+    ("/v1/location-txs/123", "/v1/location-txs/{id}"),
+    ("/v1/location-txs/9?revision=2", "/v1/location-txs/{id}"),
+    ("/v1/location-txs", "/v1/location-txs"),
+    ("/v1/items/7/", "/v1/items/{id}"),
+    ("/v1/teams/linked", "/v1/teams/linked"),
+])
+def test_route_of_makes_one_template_per_endpoint(path, route):
+    assert route_of(path) == route
+
+
+def test_a_request_spends_from_its_endpoint_or_from_the_one_token_bucket():
+    assert bucket_of("http://h/v1/location-txs/1?revision=3", "endpoint") == \
+        bucket_of("http://h/v1/location-txs/2", "endpoint") == "/v1/location-txs/{id}"
+    assert bucket_of("http://h/v1/items", "endpoint") == "/v1/items"
+    assert bucket_of("http://h/v1/items", "token") == bucket_of("http://h/v1/members", "token")
+
+
+# ------------------------------------------------------------------ budgets on a fake clock
+
+def test_a_budget_never_lets_more_than_the_rate_through_any_second(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent_at = []
+    for _ in range(23):
+        budget.acquire("/v1/items")
+        sent_at.append(fake_clock.monotonic())
+    for i, t in enumerate(sent_at):
+        assert sum(t <= u < t + 1.0 for u in sent_at[i:]) <= 5
+    # ... and it is not slower than it must be: 23 requests at 5/s take about 4 s.
+    assert 4.0 <= sent_at[-1] - sent_at[0] <= 4.0 + 5 * 0.1
+
+
+def test_each_endpoint_has_its_own_budget_unless_the_scope_is_the_token(fake_clock):
+    budget = Budget(2, clock=fake_clock)
+    for bucket in ("/v1/items", "/v1/items", "/v1/members", "/v1/members"):
+        assert budget.acquire(bucket) == 0.0  # two endpoints, two requests each: no wait
+    assert budget.acquire("/v1/items") > 0
+
+
+def test_a_429_hold_makes_every_request_of_the_token_wait(fake_clock):
+    budget = Budget(100, clock=fake_clock)
+    budget.acquire("/v1/items")
+    budget.hold(7.5)
+    start = fake_clock.monotonic()
+    budget.acquire("/v1/members")  # another endpoint waits too
+    assert fake_clock.monotonic() - start == pytest.approx(7.5)
+
+
+def test_a_waiting_request_stops_when_told(fake_clock):
+    budget = Budget(1, clock=fake_clock)
+    budget.acquire("/v1/items")
+    stop = threading.Event()
+    stop.set()
+    start = fake_clock.monotonic()
+    budget.acquire("/v1/items", cancel=stop)
+    assert fake_clock.monotonic() == start  # returned at once, without waiting
+
+
+def test_clients_of_one_token_share_one_budget(fake_clock):
+    a = shared_budget("owner-a", 5, clock=fake_clock)
+    assert shared_budget("owner-a", 5, clock=fake_clock) is a
+    assert shared_budget("owner-b", 5, clock=fake_clock) is not a
+    assert shared_budget("owner-a", 2, clock=fake_clock) is not a  # another rate: another budget
+
+
+def test_the_budget_is_shared_by_threads(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    stamps, lock = [], threading.Lock()
+
+    def worker():
+        for _ in range(5):
+            budget.acquire("/v1/location-txs/{id}")
+            with lock:
+                stamps.append(fake_clock.monotonic())
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(stamps) == 20
+    stamps.sort()
+    # Admissions happen at the clock's time when they are granted: never 6 in a second.
+    for i, t in enumerate(stamps):
+        assert sum(t <= u < t + 1.0 for u in stamps[i:]) <= 5
+
+
+# ------------------------------------------------------------------ the cache's files
+
+def test_bad_scope_is_refused():
+    with pytest.raises(ConfigError, match="rate_limit_scope"):
+        make_session(cache_path=None, rate_limit_scope="host")
+
+
+def test_cache_file_is_private(tmp_path):
+    path = tmp_path / "sub" / "deeper" / "c.sqlite"
+    make_session(cache_path=path).close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # Folders the session had to create are the user's only.
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path.parent.parent).st_mode) == 0o700
+    salt = path.with_name(path.name + ".salt")
+    assert stat.S_IMODE(os.stat(salt).st_mode) == 0o600
+
+
+def test_a_path_without_suffix_is_the_file_sqlite_uses(tmp_path):
+    make_session(cache_path=tmp_path / "plain").close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.sqlite", "plain.sqlite.salt"]
+    assert stat.S_IMODE(os.stat(tmp_path / "plain.sqlite").st_mode) == 0o600
+
+
+def test_an_existing_folder_keeps_its_mode(tmp_path, monkeypatch):
+    # INVTOOLS_CACHE_DIR=/tmp must not turn /tmp into a private folder.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(shared))
+    path = resolve_cache_path(True)
+    make_session(cache_path=path).close()
+    assert path.parent == shared
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o777
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "a_folder_as_the_file", "not_sqlite"])
+def test_an_unusable_cache_path_is_a_config_error_naming_it(tmp_path, where):
+    afile = tmp_path / "afile.sqlite"
+    afile.write_text("not a folder, not a database " * 20)
+    (tmp_path / "folder.sqlite").mkdir()
+    path = {"under_a_file": afile / "x" / "c.sqlite",
+            "a_folder_as_the_file": tmp_path / "folder.sqlite",
+            "not_sqlite": afile}[where]
+    with pytest.raises(ConfigError) as info:
+        make_session(cache_path=path)
+    msg = str(info.value)
+    assert str(path) in msg and "cache=False" in msg and "INVTOOLS_CACHE_DIR" in msg
+
+
+def test_sessions_on_one_file_key_a_token_alike_and_other_files_do_not(tmp_path):
+    a = make_session(cache_path=tmp_path / "a.sqlite")
+    a2 = make_session(cache_path=tmp_path / "a.sqlite")
+    b = make_session(cache_path=tmp_path / "b.sqlite")
+    try:
+        url, auth = "http://h/v1/items?limit=100", "Bearer same-token"
+        key = a.cache_keys.key(auth, "GET", url)
+        assert key == a2.cache_keys.key(auth, "GET", url) != b.cache_keys.key(auth, "GET", url)
+        assert key != a.cache_keys.key("Bearer other-token", "GET", url)
+        assert "token" not in key
+    finally:
+        for s in (a, a2, b):
+            s.close()
+
+
+def test_a_damaged_salt_file_is_replaced_and_then_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("invtools.http.cache.time.sleep", lambda s: None)  # no real waiting
+    path = tmp_path / "c.sqlite"
+    path.with_name(path.name + ".salt").write_text("not hex")
+    s1, s2 = make_session(cache_path=path), make_session(cache_path=path)
+    try:
+        auth, url = "Bearer t", "http://h/v1/items"
+        assert s1.cache_keys.key(auth, "GET", url) == s2.cache_keys.key(auth, "GET", url)
+        assert len(bytes.fromhex(path.with_name(path.name + ".salt").read_text())) == 16
+    finally:
+        s1.close()
+        s2.close()
+
+
+def test_resolve_cache_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert resolve_cache_path(False) is None
+    assert resolve_cache_path(True) == tmp_path / "xdg" / "invtools" / "responses.sqlite"
+    assert resolve_cache_path(tmp_path) == tmp_path / "responses.sqlite"
+    assert resolve_cache_path(tmp_path / "mine") == tmp_path / "mine.sqlite"
+    assert resolve_cache_path(str(tmp_path / "x.db")) == tmp_path / "x.db"
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://h/v1/location-txs/5?revision=2", -1),
+    ("http://h/v1/location-txs?limit=100", 60),
+    ("http://h/v1/location-txs/5", 60),
+    ("http://h/v1/teams/linked", 6 * 3600),
+    ("http://h/v1/item-attrs", 6 * 3600),
+    ("http://h/v1/items?limit=100&cursor=3", 600),
+    ("http://h/v1/members", 600),
+])
+def test_expiry_per_endpoint(url, expected):
+    from requests_cache.policy.expiration import get_expiration_seconds, get_url_expiration
+
+    got = get_url_expiration(url, EXPIRY)
+    assert got is not None
+    assert (got if got == -1 else get_expiration_seconds(got)) == pytest.approx(expected, abs=1)
+
+
+def test_making_and_closing_sessions_leaves_no_thread_behind(tmp_path, fake_clock):
+    before = set(threading.enumerate())
+    for i in range(3):
+        s = make_session(cache_path=tmp_path / f"c{i}.sqlite", budget=Budget(5, clock=fake_clock))
+        s.close()
+    assert set(threading.enumerate()) - before == set()
