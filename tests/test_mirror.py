@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools.client import Client
+from invtools.api import Client
 from invtools.errors import ConfigError, ServerError
 from invtools.mirror import TransactionMirror
 from invtools.sandbox import Faults, serve
@@ -272,7 +272,7 @@ def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
 
 _CHILD = """
 import os, sys
-from invtools.client import Client
+from invtools.api import Client
 from invtools.mirror import TransactionMirror
 client = Client(os.environ["SBX_TOKEN"], base_url=sys.argv[1], cache=False, rate_limit=15,
                 progress=False)
@@ -371,11 +371,21 @@ def test_a_file_that_is_not_a_mirror_is_refused(tmp_path):
 
 def test_docstring_examples_run():
     import doctest
+    import importlib
+    import pkgutil
 
-    from invtools import mirror as module
+    import invtools.mirror as package
 
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 5 and result.failed == 0
+    names = [package.__name__] + [f"{package.__name__}.{m.name}"
+                                  for m in pkgutil.iter_modules(package.__path__)]
+    assert len(names) >= 5  # the package and its modules
+    attempted = 0
+    for name in names:
+        result = doctest.testmod(importlib.import_module(name),
+                                 optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, name
+        attempted += result.attempted
+    assert attempted >= 10
 
 
 def test_a_basic_mode_team_is_told_why_before_any_file_is_written(sb, tmp_path, monkeypatch):
