@@ -7,6 +7,7 @@ a full sync costs one detail request per transaction.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -335,6 +336,35 @@ def test_file_is_private_and_holds_no_token(sb, mirror):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
         assert sb.tokens["shop"].encode() not in f.read_bytes()
     assert sb.tokens["shop"] not in repr(mirror) + mirror._repr_html_()
+
+
+def test_frames_say_they_come_from_the_mirror_of_which_team_and_service(sb, client, mirror):
+    mirror.sync()
+    team = client.team()
+    last_sync = mirror.syncs_df()["finished_at"].iloc[-1]
+    item = int(mirror.lines_df()["item_id"].iloc[0])
+    got = {
+        "transactions": mirror.transactions_df(),
+        "removed": mirror.transactions_df(include_removed=True),
+        "lines": mirror.lines_df(),
+        "history": mirror.stock_history(),
+        "one item": mirror.stock_history(item, location_id=None),
+    }
+    for name, df in got.items():
+        text = json.dumps(df.attrs)  # plain JSON: survives parquet, pickle and a JSON dump
+        assert sb.tokens["shop"] not in text, name
+        attrs = json.loads(text)
+        assert attrs["source"] == "mirror", name
+        assert (attrs["team_id"], attrs["team_name"], attrs["base_url"]) == (
+            team.id, team.name, sb.base_url), name
+        assert attrs["endpoint"] == LIST and attrs["rows"] == len(df) > 0, name
+        assert pd.Timestamp(attrs["fetched_at"]) == last_sync, name  # how fresh the rows are
+    assert got["transactions"].attrs["filters"] == got["lines"].attrs["filters"] == {}
+    assert got["removed"].attrs["filters"] == {"include_removed": True}
+    assert got["one item"].attrs["filters"] == {"item_ids": [item]}
+    # The file is the source: opened offline, the frames say the same.
+    offline = TransactionMirror(mirror.path)
+    assert offline.transactions_df().attrs == got["transactions"].attrs
 
 
 def test_default_path_is_per_team_in_the_user_data_dir(client, tmp_path, monkeypatch):

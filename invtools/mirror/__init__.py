@@ -52,7 +52,7 @@ What lives where:
 - :mod:`~invtools.mirror.sync` -- the four steps above;
 - :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
 - :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team,
-  ``sync()``, and the offline reading methods.
+  ``sync()``, and the offline reading methods (frames carry a ``source="mirror"`` provenance).
 
 May import :mod:`invtools.api` (the client, used through its public methods only),
 :mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``,

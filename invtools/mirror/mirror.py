@@ -1,9 +1,14 @@
 """The :class:`TransactionMirror` class: opening a file for a team, the ``sync()`` entry point
 (the steps themselves are in :mod:`invtools.mirror.sync`), and reading the file offline.
+
+Every frame it returns carries a :class:`~invtools._provenance.Provenance` in ``df.attrs``:
+``source="mirror"``, the team and service the file belongs to, and, as ``fetched_at``, when
+the last sync finished -- how fresh the rows are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -16,6 +21,7 @@ import pandas as pd
 
 from invtools import frames
 from invtools._files import private_file
+from invtools._provenance import Provenance
 from invtools._types import TXS_PATH, parse_duration
 from invtools.errors import ConfigError
 from invtools.mirror import store
@@ -172,12 +178,13 @@ class TransactionMirror:
                 f"""SELECT r.row_json, t.removed_at FROM transactions t
                     JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC""").fetchall()
+            origin = self._origin(conn)
         df = frames.transactions_df([json.loads(row) for row, _ in fetched])
         if include_removed:
             df["removed_at"] = pd.to_datetime(
                 pd.Series([r for _, r in fetched], dtype="string"), utc=True
             ).astype("datetime64[ms, UTC]").to_numpy()
-        return df
+        return _stamped(df, origin, include_removed=include_removed or None)
 
     def lines_df(self, *, include_removed: bool = False) -> pd.DataFrame:
         """One row per line of the mirrored transactions (current revisions), newest first,
@@ -190,17 +197,19 @@ class TransactionMirror:
 
         >>> mirror.lines_df().groupby("item_name")["quantity"].sum()     # doctest: +SKIP
         """
-        return self._lines(include_removed)
+        lines, origin = self._lines(include_removed)
+        return _stamped(lines, origin, include_removed=include_removed or None)
 
-    def _lines(self, include_removed: bool) -> pd.DataFrame:
+    def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
         with store.connect(self.path) as conn:
             details = [json.loads(d) for (d,) in conn.execute(
                 f"""SELECT d.detail_json FROM transactions t
                     JOIN details d ON d.id = t.id AND d.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC""")]
+            origin = self._origin(conn)
         lines = frames.lines_df(details)
-        return lines if include_removed else frames.rebase_levels(lines)
+        return (lines if include_removed else frames.rebase_levels(lines)), origin
 
     def stock_history(self, item_ids: Iterable[int] | int | None = None,
                       location_id: int | None = None) -> pd.DataFrame:
@@ -211,8 +220,10 @@ class TransactionMirror:
         """
         if isinstance(item_ids, int):
             item_ids = [item_ids]
-        return frames.stock_history(self.lines_df(), item_ids=item_ids,
-                                    location_id=location_id)
+        lines, origin = self._lines(include_removed=False)
+        history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
+        return _stamped(history, origin, item_ids=None if item_ids is None else list(item_ids),
+                        location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
         """One row per completed sync: when, kind, window, counts and requests sent."""
@@ -254,6 +265,17 @@ class TransactionMirror:
                 "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
             }
 
+    def _origin(self, conn: sqlite3.Connection) -> Provenance:
+        """Whose rows these are and how fresh: the file's team and service, and when its
+        last sync finished."""
+        last = conn.execute("SELECT finished_at FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+        team_id = store.get_meta(conn, "team_id")
+        return Provenance(
+            source="mirror", team_id=None if team_id is None else int(team_id),
+            team_name=store.get_meta(conn, "team_name"),
+            base_url=store.get_meta(conn, "base_url"), endpoint=TXS_PATH,
+            fetched_at=None if last is None else last[0])
+
     def __repr__(self) -> str:
         i = self.info()
         last = ("never synced" if i["last_sync"] is None
@@ -269,3 +291,11 @@ class TransactionMirror:
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
             for k, v in i.items())
         return f"<b>TransactionMirror</b><table>{rows}</table>"
+
+
+def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
+    None values left out) and the rows returned."""
+    record = dataclasses.replace(origin, filters=filters, rows=len(df))
+    df.attrs.update(record.as_attrs())
+    return df
