@@ -248,6 +248,20 @@ def test_bad_window_is_a_config_error(mirror, bad):
         mirror.sync(window=bad)
 
 
+@pytest.mark.parametrize("bare", [90, "90", 90.0])
+def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(
+        sb, mirror, bare):
+    # pandas reads a bare 90 as 90 nanoseconds: a "window sync" that would compare nothing.
+    sb.edit_transaction(rows_by_time(sb)[0]["id"])  # something a sync would write
+    before = dump(mirror.path)
+    sb.clear_log()
+    with pytest.raises(ConfigError, match=r"window=.*has no unit: write '90D' for days"):
+        mirror.sync(window=bare)
+    assert sb.requests == [] and dump(mirror.path) == before
+    assert not Path(str(mirror.path) + ".lock").exists()
+    assert mirror.sync(window="90D").changed == 1  # with its unit, the same window works
+
+
 # ------------------------------------------------------------------------- interruptions
 
 def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
@@ -336,6 +350,20 @@ def test_file_is_private_and_holds_no_token(sb, mirror):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
         assert sb.tokens["shop"].encode() not in f.read_bytes()
     assert sb.tokens["shop"] not in repr(mirror) + mirror._repr_html_()
+
+
+def test_a_mirror_in_new_folders_is_private_all_the_way_down(sb, client, tmp_path):
+    path = tmp_path / "a" / "b" / "c" / "shop.sqlite"
+    outside = stat.S_IMODE(tmp_path.stat().st_mode)
+    umask = os.umask(0o022)  # the common default, which mkdir(mode=0o700) alone does not beat
+    try:
+        TransactionMirror(path, client)
+    finally:
+        os.umask(umask)
+    for folder in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == outside  # an existing folder: untouched
 
 
 def test_frames_say_they_come_from_the_mirror_of_which_team_and_service(sb, client, mirror):
