@@ -4,6 +4,13 @@
 Every frame it returns carries a :class:`~invtools._provenance.Provenance` in ``df.attrs``:
 ``source="mirror"``, the team and service the file belongs to, and, as ``fetched_at``, when
 the last sync finished -- how fresh the rows are.
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as tmp:         # a new file, read offline: no client
+...     empty = TransactionMirror(os.path.join(tmp, "shop.sqlite"))
+...     df, info = empty.transactions_df(), empty.info()
+>>> len(df), df.attrs["source"], df.attrs["endpoint"], info["syncs"]
+(0, 'mirror', '/v1/location-txs', 0)
 """
 
 from __future__ import annotations
