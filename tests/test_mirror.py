@@ -7,6 +7,7 @@ a full sync costs one detail request per transaction.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -21,7 +22,7 @@ import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools.client import Client
+from invtools.api import Client
 from invtools.errors import ConfigError, ServerError
 from invtools.mirror import TransactionMirror
 from invtools.sandbox import Faults, serve
@@ -247,6 +248,20 @@ def test_bad_window_is_a_config_error(mirror, bad):
         mirror.sync(window=bad)
 
 
+@pytest.mark.parametrize("bare", [90, "90", 90.0])
+def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(
+        sb, mirror, bare):
+    # pandas reads a bare 90 as 90 nanoseconds: a "window sync" that would compare nothing.
+    sb.edit_transaction(rows_by_time(sb)[0]["id"])  # something a sync would write
+    before = dump(mirror.path)
+    sb.clear_log()
+    with pytest.raises(ConfigError, match=r"window=.*has no unit: write '90D' for days"):
+        mirror.sync(window=bare)
+    assert sb.requests == [] and dump(mirror.path) == before
+    assert not Path(str(mirror.path) + ".lock").exists()
+    assert mirror.sync(window="90D").changed == 1  # with its unit, the same window works
+
+
 # ------------------------------------------------------------------------- interruptions
 
 def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
@@ -272,7 +287,7 @@ def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
 
 _CHILD = """
 import os, sys
-from invtools.client import Client
+from invtools.api import Client
 from invtools.mirror import TransactionMirror
 client = Client(os.environ["SBX_TOKEN"], base_url=sys.argv[1], cache=False, rate_limit=15,
                 progress=False)
@@ -337,6 +352,49 @@ def test_file_is_private_and_holds_no_token(sb, mirror):
     assert sb.tokens["shop"] not in repr(mirror) + mirror._repr_html_()
 
 
+def test_a_mirror_in_new_folders_is_private_all_the_way_down(sb, client, tmp_path):
+    path = tmp_path / "a" / "b" / "c" / "shop.sqlite"
+    outside = stat.S_IMODE(tmp_path.stat().st_mode)
+    umask = os.umask(0o022)  # the common default, which mkdir(mode=0o700) alone does not beat
+    try:
+        TransactionMirror(path, client)
+    finally:
+        os.umask(umask)
+    for folder in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == outside  # an existing folder: untouched
+
+
+def test_frames_say_they_come_from_the_mirror_of_which_team_and_service(sb, client, mirror):
+    mirror.sync()
+    team = client.team()
+    last_sync = mirror.syncs_df()["finished_at"].iloc[-1]
+    item = int(mirror.lines_df()["item_id"].iloc[0])
+    got = {
+        "transactions": mirror.transactions_df(),
+        "removed": mirror.transactions_df(include_removed=True),
+        "lines": mirror.lines_df(),
+        "history": mirror.stock_history(),
+        "one item": mirror.stock_history(item, location_id=None),
+    }
+    for name, df in got.items():
+        text = json.dumps(df.attrs)  # plain JSON: survives parquet, pickle and a JSON dump
+        assert sb.tokens["shop"] not in text, name
+        attrs = json.loads(text)
+        assert attrs["source"] == "mirror", name
+        assert (attrs["team_id"], attrs["team_name"], attrs["base_url"]) == (
+            team.id, team.name, sb.base_url), name
+        assert attrs["endpoint"] == LIST and attrs["rows"] == len(df) > 0, name
+        assert pd.Timestamp(attrs["fetched_at"]) == last_sync, name  # how fresh the rows are
+    assert got["transactions"].attrs["filters"] == got["lines"].attrs["filters"] == {}
+    assert got["removed"].attrs["filters"] == {"include_removed": True}
+    assert got["one item"].attrs["filters"] == {"item_ids": [item]}
+    # The file is the source: opened offline, the frames say the same.
+    offline = TransactionMirror(mirror.path)
+    assert offline.transactions_df().attrs == got["transactions"].attrs
+
+
 def test_default_path_is_per_team_in_the_user_data_dir(client, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     mirror = TransactionMirror(None, client)
@@ -371,11 +429,21 @@ def test_a_file_that_is_not_a_mirror_is_refused(tmp_path):
 
 def test_docstring_examples_run():
     import doctest
+    import importlib
+    import pkgutil
 
-    from invtools import mirror as module
+    import invtools.mirror as package
 
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 5 and result.failed == 0
+    names = [package.__name__] + [f"{package.__name__}.{m.name}"
+                                  for m in pkgutil.iter_modules(package.__path__)]
+    assert len(names) >= 5  # the package and its modules
+    attempted = 0
+    for name in names:
+        result = doctest.testmod(importlib.import_module(name),
+                                 optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, name
+        attempted += result.attempted
+    assert attempted >= 10
 
 
 def test_a_basic_mode_team_is_told_why_before_any_file_is_written(sb, tmp_path, monkeypatch):

@@ -1,0 +1,69 @@
+"""TransactionMirror: a local SQLite copy of one team's transactions, kept in sync by revision.
+
+The API has no change feed and no "updated since" filter: the only way to see edits is to walk
+the transaction list and compare each row's ``revision`` with the one stored (spec, part 4).
+Lines (the items of a transaction) come only from the detail endpoint, one request each, so the
+mirror fetches a detail only when a transaction is new or its revision went up, and keeps it
+for good: a transaction's detail at a given revision does not change.
+
+One file per team and service. It records the team's id and name and the API's base URL (never
+a token) and refuses to sync a client of another team or another service into it. One sync at
+a time: ``sync()`` holds an OS lock on ``<file>.lock`` and refuses to start while another sync
+of the same file runs (another notebook, say). Inside (all plain SQLite, readable with any
+tool)::
+
+    meta          team id/name/mode, API base URL, schema version
+    transactions  one row per transaction ever seen: current revision, removed_at (or NULL)
+    revisions     every (id, revision) row ever applied, as the raw JSON the list returned
+    details       every (id, revision) detail fetched, raw JSON with its lines
+    staging       list rows of the running sync, committed page by page
+    changes       the change log: one row per new / edited / removed transaction per sync
+    syncs         one row per completed sync (kind, window, counts, requests sent)
+
+``sync()`` is four plain steps, each safe to interrupt:
+
+1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed per page;
+2. fetch the details that are not stored yet (new rows, raised revisions), committed in small
+   batches, so a killed or failed sync keeps every detail that arrived;
+3. window syncs only: ask the detail endpoint about stored rows inside the window that the
+   walk did not see (404 = deleted; otherwise the row was edited out of the window);
+4. apply: update current rows, mark the missing ones removed, append history and change log,
+   record the run -- all in ONE SQLite transaction, so the file is always consistent.
+
+A sync that died anywhere is simply run again: it re-walks the list (cheap) and skips every
+detail already stored.
+
+>>> import tempfile, os
+>>> from invtools.api import Client
+>>> from invtools.sandbox import serve
+>>> with serve(rate_limit=0, size=50) as sb, tempfile.TemporaryDirectory() as tmp:
+...     client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
+...                     progress=False)
+...     mirror = TransactionMirror(os.path.join(tmp, "shop.sqlite"), client)
+...     first, again = mirror.sync(), mirror.sync()
+...     client.close()
+>>> first.kind, first.new, again.new, again.unchanged, again.requests   # 1 list page, no detail
+('full', 50, 0, 50, 1)
+
+What lives where:
+
+- :mod:`~invtools.mirror.store` -- the file: default path, schema and version, connection,
+  write transactions, meta, the per-file OS sync lock, staging and the detail batch writer;
+- :mod:`~invtools.mirror.sync` -- the four steps above;
+- :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
+- :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team,
+  ``sync()``, and the offline reading methods (frames carry a ``source="mirror"`` provenance).
+
+May import :mod:`invtools.api` (the client, used through its public methods only),
+:mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``,
+``_provenance``); never ``viz``, ``notebook`` or ``sandbox`` (the example above uses the
+sandbox; the code does not).
+"""
+
+from __future__ import annotations
+
+from invtools.mirror.mirror import TransactionMirror
+from invtools.mirror.report import CHANGE_KINDS, SyncReport
+from invtools.mirror.store import default_path
+
+__all__ = ["TransactionMirror", "SyncReport", "CHANGE_KINDS", "default_path"]

@@ -1,0 +1,308 @@
+"""The :class:`TransactionMirror` class: opening a file for a team, the ``sync()`` entry point
+(the steps themselves are in :mod:`invtools.mirror.sync`), and reading the file offline.
+
+Every frame it returns carries a :class:`~invtools._provenance.Provenance` in ``df.attrs``:
+``source="mirror"``, the team and service the file belongs to, and, as ``fetched_at``, when
+the last sync finished -- how fresh the rows are.
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as tmp:         # a new file, read offline: no client
+...     empty = TransactionMirror(os.path.join(tmp, "shop.sqlite"))
+...     df, info = empty.transactions_df(), empty.info()
+>>> len(df), df.attrs["source"], df.attrs["endpoint"], info["syncs"]
+(0, 'mirror', '/v1/location-txs', 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from invtools import frames
+from invtools._files import private_file
+from invtools._provenance import Provenance
+from invtools._types import TXS_PATH, parse_duration
+from invtools.errors import ConfigError
+from invtools.mirror import store
+from invtools.mirror.report import SyncReport, fmt_time, read_changes
+from invtools.mirror.sync import run_sync
+
+if TYPE_CHECKING:
+    from invtools.api import Client
+
+__all__ = ["TransactionMirror"]
+
+
+class TransactionMirror:
+    """A local SQLite copy of one team's transactions and their lines, synced by revision.
+
+    ``path=None`` uses a file per team and service (base URL) in the user data directory
+    (needs ``client``).
+    ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
+    The file is created readable by its owner only (0600) and never holds a token.
+
+    >>> mirror = TransactionMirror(None, client)                    # doctest: +SKIP
+    >>> report = mirror.sync()            # first sync: full        # doctest: +SKIP
+    >>> report = mirror.sync(window="90D")  # recent part only      # doctest: +SKIP
+    >>> mirror.lines_df().shape           # no network              # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
+        self.client = client
+        team = client.team() if client is not None else None
+        if path is None:
+            if team is None:
+                raise ConfigError(
+                    "TransactionMirror(None, client=None): give a path to read a mirror "
+                    "offline, or a client so the per-team default file can be found"
+                )
+            path = store.default_path(team.id, client.base_url)
+        self.path = Path(path).expanduser()
+        if client is not None and not self.path.exists():
+            client.require_locations(TXS_PATH)  # a team that cannot sync gets no file
+        # Made private before SQLite opens it: SQLite gives its -wal/-shm files its mode.
+        private_file(self.path)
+        with store.connect(self.path) as conn:
+            store.init_schema(conn, self.path)
+            if team is not None:
+                self._check_team(conn, client, team)
+
+    def _check_team(self, conn: sqlite3.Connection, client: Any, team: Any) -> None:
+        """Refuse a client of another service or team; then claim the file for this one
+        (a Location-mode team only: nothing is written for a team that cannot sync)."""
+        base_url = str(client.base_url)
+        stored_url = store.get_meta(conn, "base_url")
+        stored_name = store.get_meta(conn, "team_name")
+        if stored_url is not None and stored_url != base_url:
+            raise ConfigError(
+                f"{self.path} mirrors team {stored_name!r} of the API at "
+                f"{stored_url}, but this client talks to {base_url}. Use another file for that "
+                "service, e.g. TransactionMirror(None, client) for its default file."
+            )
+        stored = store.get_meta(conn, "team_id")
+        if stored is not None and int(stored) != int(team.id):
+            raise ConfigError(
+                f"{self.path} mirrors team {stored_name!r} (id {stored}), but "
+                f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
+                "another file for that team, e.g. TransactionMirror(None, client) for its "
+                "default file."
+            )
+        # The client's own TeamModeError, naming the team, its mode and what works.
+        client.require_locations(TXS_PATH)
+        if stored is None:
+            with store.write_transaction(conn):
+                store.set_meta(conn, team_id=str(team.id), team_name=str(team.name),
+                               team_mode=str(getattr(team, "mode", "")), base_url=base_url)
+            return
+        if stored_url is None:  # a file claimed before the base URL was recorded
+            with store.write_transaction(conn):
+                store.set_meta(conn, base_url=base_url)
+        if stored_name != str(team.name):  # teams get renamed; the id is what counts
+            with store.write_transaction(conn):
+                store.set_meta(conn, team_name=str(team.name))
+
+    # ---- sync
+
+    def sync(self, window: Any = None, *, progress: bool | None = None) -> SyncReport:
+        """Bring the mirror up to date; return a :class:`SyncReport`.
+
+        ``window=None`` walks the whole list (a *full* sync). ``window="90D"`` (a duration
+        with its unit, such as ``"12h"``, or a ``timedelta``) walks only rows whose
+        transaction time is at most that far before the newest transaction time in the list
+        -- the anchor, taken from the data rather than the clock so the result does not
+        depend on when you run it. A bare number (``window=90``) is refused: write ``"90D"``.
+        A window sync does not see edits to older transactions, nor their removal, until the
+        next full sync; its report says so. A window that reaches the end of the list is a
+        full sync.
+
+        Requests: one per list page, plus one detail per new transaction or raised revision
+        (details are kept for good), plus, for a window sync, one per stored transaction inside
+        the window the list no longer shows (404 means it was deleted). ``progress`` shows
+        progress bars (default: the client's setting).
+
+        If it is interrupted (exception, Ctrl-C, killed process), nothing applied is lost and
+        the file stays consistent; run it again: details already stored are not re-fetched.
+
+        Only one sync of a file runs at a time: while one runs (in another notebook, say),
+        another raises :class:`~invtools.errors.ConfigError`. A team not in Location mode
+        raises :class:`~invtools.errors.TeamModeError` before anything is sent or written.
+
+        >>> report = mirror.sync()                                          # doctest: +SKIP
+        >>> report.new, report.changed, report.removed, report.requests     # doctest: +SKIP
+        """
+        client = self._require_client()
+        span = parse_duration(window, name="window")
+        win = None if span is None else pd.Timedelta(span)
+        started = pd.Timestamp.now(tz="UTC")
+        team = client.team()
+        client.require_locations(TXS_PATH)  # before the lock file or anything else is written
+        # Two syncs of one file would share the staging table: the second one's re-walk
+        # empties it under the first, whose apply step would then mark every row removed.
+        with store.sync_lock(self.path), store.connect(self.path) as conn:
+            self._check_team(conn, client, team)
+            return run_sync(conn, client, team=team, window=win, started=started,
+                            progress=progress)
+
+    def _require_client(self) -> Any:
+        if self.client is None:
+            raise ConfigError(
+                "this mirror was opened without a client (read-only); open it as "
+                "TransactionMirror(path, client) to sync"
+            )
+        return self.client
+
+    # ---- reading (no network)
+
+    def changes_df(self) -> pd.DataFrame:
+        """The change log of every sync: sync_id, synced_at, transaction_id, change (new /
+        backdated-new / edited / removed / restored), old/new revision, total quantity and
+        transaction time, backdated (the frames rule, on the version described).
+
+        >>> mirror.changes_df().groupby("change").size()        # doctest: +SKIP
+        """
+        with store.connect(self.path) as conn:
+            return read_changes(conn)
+
+    def transactions_df(self, *, include_removed: bool = False) -> pd.DataFrame:
+        """The mirrored transaction rows, newest first, with the schema of
+        :func:`invtools.frames.transactions_df`. ``include_removed=True`` adds the rows the
+        list no longer shows and a ``removed_at`` column (NaT for current rows).
+
+        >>> mirror.transactions_df().dtypes["transaction_time"]          # doctest: +SKIP
+        datetime64[ms, UTC]
+        """
+        where = "" if include_removed else "WHERE t.removed_at IS NULL"
+        with store.connect(self.path) as conn:
+            fetched = conn.execute(
+                f"""SELECT r.row_json, t.removed_at FROM transactions t
+                    JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
+                    ORDER BY t.t_ms DESC, t.id DESC""").fetchall()
+            origin = self._origin(conn)
+        df = frames.transactions_df([json.loads(row) for row, _ in fetched])
+        if include_removed:
+            df["removed_at"] = pd.to_datetime(
+                pd.Series([r for _, r in fetched], dtype="string"), utc=True
+            ).astype("datetime64[ms, UTC]").to_numpy()
+        return _stamped(df, origin, include_removed=include_removed or None)
+
+    def lines_df(self, *, include_removed: bool = False) -> pd.DataFrame:
+        """One row per line of the mirrored transactions (current revisions), newest first,
+        with the schema of :func:`invtools.frames.lines_df`.
+
+        The three stock-level columns are rebuilt from the line quantities (see
+        :func:`invtools.frames.rebase_levels`): the service recomputes later stock levels when
+        an earlier transaction is edited, backdated or deleted, without raising their
+        revisions, so the levels stored with a detail are those of the moment it was fetched.
+
+        >>> mirror.lines_df().groupby("item_name")["quantity"].sum()     # doctest: +SKIP
+        """
+        lines, origin = self._lines(include_removed)
+        return _stamped(lines, origin, include_removed=include_removed or None)
+
+    def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
+        where = "" if include_removed else "WHERE t.removed_at IS NULL"
+        with store.connect(self.path) as conn:
+            details = [json.loads(d) for (d,) in conn.execute(
+                f"""SELECT d.detail_json FROM transactions t
+                    JOIN details d ON d.id = t.id AND d.revision = t.revision {where}
+                    ORDER BY t.t_ms DESC, t.id DESC""")]
+            origin = self._origin(conn)
+        lines = frames.lines_df(details)
+        return (lines if include_removed else frames.rebase_levels(lines)), origin
+
+    def stock_history(self, item_ids: Iterable[int] | int | None = None,
+                      location_id: int | None = None) -> pd.DataFrame:
+        """Stock over time per item (all locations, or one ``location_id``), from the new
+        stock levels of the mirrored lines; see :func:`invtools.frames.stock_history`.
+
+        >>> mirror.stock_history([3, 5], location_id=1).tail()          # doctest: +SKIP
+        """
+        if isinstance(item_ids, int):
+            item_ids = [item_ids]
+        lines, origin = self._lines(include_removed=False)
+        history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
+        return _stamped(history, origin, item_ids=None if item_ids is None else list(item_ids),
+                        location_id=location_id)
+
+    def syncs_df(self) -> pd.DataFrame:
+        """One row per completed sync: when, kind, window, counts and requests sent."""
+        with store.connect(self.path) as conn:
+            df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
+        for col in ("started_at", "finished_at"):
+            df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
+                "datetime64[ms, UTC]")
+        return df
+
+    def info(self) -> dict:
+        """Team, counts and the last sync, read from the file.
+
+        >>> mirror.info()["transactions"]                                # doctest: +SKIP
+        600
+        """
+        with store.connect(self.path) as conn:
+            one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
+            last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
+            last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
+            team_id = store.get_meta(conn, "team_id")
+            return {
+                "path": str(self.path),
+                "team_id": None if team_id is None else int(team_id),
+                "team_name": store.get_meta(conn, "team_name"),
+                "base_url": store.get_meta(conn, "base_url"),
+                "transactions": one("SELECT count(*) FROM transactions "
+                                    "WHERE removed_at IS NULL")[0],
+                "removed": one("SELECT count(*) FROM transactions "
+                               "WHERE removed_at IS NOT NULL")[0],
+                "lines": one("SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+                             "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+                             "WHERE t.removed_at IS NULL")[0],
+                "revisions": one("SELECT count(*) FROM revisions")[0],
+                "syncs": one("SELECT count(*) FROM syncs")[0],
+                "last_sync": None if last is None else pd.Timestamp(last[0]),
+                "last_sync_kind": None if last is None else last[1],
+                "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
+                "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
+            }
+
+    def _origin(self, conn: sqlite3.Connection) -> Provenance:
+        """Whose rows these are and how fresh: the file's team and service, and when its
+        last sync finished."""
+        last = conn.execute("SELECT finished_at FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+        team_id = store.get_meta(conn, "team_id")
+        return Provenance(
+            source="mirror", team_id=None if team_id is None else int(team_id),
+            team_name=store.get_meta(conn, "team_name"),
+            base_url=store.get_meta(conn, "base_url"), endpoint=TXS_PATH,
+            fetched_at=None if last is None else last[0])
+
+    def __repr__(self) -> str:
+        i = self.info()
+        last = ("never synced" if i["last_sync"] is None
+                else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})")
+        return (f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
+                f"(id {i['team_id']}), {i['transactions']} transactions, {i['lines']} lines, "
+                f"{last})")
+
+    def _repr_html_(self) -> str:
+        i = self.info()
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            for k, v in i.items())
+        return f"<b>TransactionMirror</b><table>{rows}</table>"
+
+
+def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
+    None values left out) and the rows returned."""
+    record = dataclasses.replace(origin, filters=filters, rows=len(df))
+    df.attrs.update(record.as_attrs())
+    return df

@@ -1,0 +1,313 @@
+"""The mirror file itself: where it lives, its SQLite schema and version, how it is opened,
+written and locked. Knows nothing of the API: it stores what it is given.
+
+Every write goes through :func:`write_transaction`, so what is atomic is visible at the call.
+Connections are in autocommit mode otherwise.
+
+>>> import sqlite3
+>>> conn = sqlite3.connect(":memory:", isolation_level=None)
+>>> init_schema(conn, ":memory:")
+>>> with write_transaction(conn):
+...     set_meta(conn, team_name="Shop")
+>>> get_meta(conn, "team_name"), get_meta(conn, "schema_version"), get_meta(conn, "nothing")
+('Shop', '1', None)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from invtools._provenance import utc_stamp
+from invtools.errors import ConfigError
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+try:  # Windows
+    import msvcrt
+except ImportError:
+    msvcrt = None  # type: ignore[assignment]
+
+__all__ = [
+    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "init_schema",
+    "write_transaction", "get_meta", "set_meta", "lock_path", "sync_lock", "stage",
+    "DetailBatch",
+]
+
+#: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
+APP_ID = 0x696E766D
+SCHEMA_VERSION = 1
+
+# Details are committed at least this often, so a killed sync loses at most this much work.
+_COMMIT_EVERY_ROWS = 50
+_COMMIT_EVERY_SECONDS = 1.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transactions (
+    id INTEGER PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    t_ms INTEGER NOT NULL,               -- transaction_time, epoch milliseconds
+    removed_at TEXT,                     -- NULL while the list still shows it
+    removed_sync INTEGER
+);
+CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (t_ms);
+CREATE TABLE IF NOT EXISTS revisions (
+    id INTEGER NOT NULL,
+    revision INTEGER NOT NULL,
+    t_ms INTEGER NOT NULL,
+    total_quantity REAL,
+    row_json TEXT NOT NULL,
+    sync_id INTEGER NOT NULL,            -- the sync that first saw this revision
+    PRIMARY KEY (id, revision)
+);
+CREATE TABLE IF NOT EXISTS details (
+    id INTEGER NOT NULL,
+    revision INTEGER NOT NULL,
+    line_count INTEGER NOT NULL,
+    detail_json TEXT NOT NULL,
+    fetched_at TEXT NOT NULL,
+    PRIMARY KEY (id, revision)
+);
+CREATE TABLE IF NOT EXISTS staging (
+    id INTEGER PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    t_ms INTEGER NOT NULL,
+    row_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS syncs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    window_seconds REAL,
+    anchor_ms INTEGER,
+    cutoff_ms INTEGER,
+    new INTEGER NOT NULL,
+    changed INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    unchanged INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    list_pages INTEGER NOT NULL,
+    details_fetched INTEGER NOT NULL,
+    details_reused INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS changes (
+    sync_id INTEGER NOT NULL,
+    transaction_id INTEGER NOT NULL,
+    change TEXT NOT NULL,
+    old_revision INTEGER,
+    new_revision INTEGER,
+    old_total_quantity REAL,
+    new_total_quantity REAL,
+    old_t_ms INTEGER,
+    new_t_ms INTEGER,
+    backdated INTEGER
+);
+CREATE INDEX IF NOT EXISTS changes_by_sync ON changes (sync_id);
+"""
+
+
+# ------------------------------------------------------------------------------ the file
+
+def default_path(team_id: int, base_url: str) -> Path:
+    """The mirror file of one team of one service (``base_url``) under the user data
+    directory. Team ids are only unique within a service (the stand-in server's demo teams
+    have ids a real team may have), hence the short hash of the base URL in the name.
+
+    >>> default_path(7, "https://rest.boxhero-app.com").name
+    'transactions-team-7-1ba8b413.sqlite'
+    """
+    import platformdirs
+
+    folder = Path(platformdirs.user_data_dir("invtools")) / "mirrors"
+    service = hashlib.sha256(base_url.encode()).hexdigest()[:8]
+    return folder / f"transactions-team-{int(team_id)}-{service}.sqlite"
+
+
+@contextlib.contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the file in autocommit mode (transactions are opened explicitly with
+    :func:`write_transaction`); a file that is not SQLite is a :class:`ConfigError`."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise ConfigError(
+                f"{path} is not a SQLite file; give the path of a new file or of an "
+                "invtools mirror"
+            ) from exc
+        raise
+    finally:
+        conn.close()
+
+
+def init_schema(conn: sqlite3.Connection, path: Path | str) -> None:
+    """Create the tables of a new file; refuse another SQLite file or another schema version
+    (``path`` is only named in the message)."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if app_id != APP_ID and (app_id != 0 or has_tables):
+        raise ConfigError(
+            f"{path} is a SQLite file but not an invtools transaction mirror; "
+            "give the path of a new file or of an existing mirror"
+        )
+    with write_transaction(conn):
+        for stmt in _SCHEMA.split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.execute(f"PRAGMA application_id = {APP_ID}")
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                     (str(SCHEMA_VERSION),))
+    version = int(get_meta(conn, "schema_version"))
+    if version != SCHEMA_VERSION:
+        raise ConfigError(
+            f"{path} was written by another invtools version (mirror schema "
+            f"{version}, this one reads {SCHEMA_VERSION}); sync into a new file"
+        )
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One SQLite write transaction: committed on success, rolled back on any exception
+    (KeyboardInterrupt included)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """One value of the ``meta`` table (None when it is not set)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def set_meta(conn: sqlite3.Connection, **values: str) -> None:
+    """Set ``meta`` values; call inside :func:`write_transaction`."""
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+
+# ------------------------------------------------------------------------------ one sync at a time
+
+def lock_path(path: Path) -> Path:
+    """The lock file of a mirror file: ``<file>.lock`` next to it.
+
+    >>> lock_path(Path("m/shop.sqlite")).name
+    'shop.sqlite.lock'
+    """
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def sync_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
+    ConfigError if another sync (any process or thread) holds it. The OS drops the lock when
+    its holder dies, so a killed sync never leaves the file locked. The lock file is left in
+    place: removing it would let a waiting opener lock an unlinked file."""
+    fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        if not _try_lock(fd):
+            raise ConfigError(
+                f"another sync of this mirror is running ({path}); wait for it to finish, "
+                "then sync again"
+            )
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+    if msvcrt is not None:  # pragma: no cover - Windows: lock the first byte
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    return True  # pragma: no cover - no OS locking here: concurrent syncs are not prevented
+
+
+def _unlock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:  # pragma: no cover - Windows
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+
+# ------------------------------------------------------------------------------ what a sync writes
+
+def stage(conn: sqlite3.Connection, stamped: list[tuple[int, dict]]) -> None:
+    """Stage list rows ``(t_ms, row)`` in one committed transaction; a row met twice (the
+    list moved under the walk) keeps its highest revision."""
+    with write_transaction(conn):
+        conn.executemany(
+            """INSERT INTO staging VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET
+               revision = excluded.revision, t_ms = excluded.t_ms, row_json = excluded.row_json
+               WHERE excluded.revision > staging.revision""",
+            [(int(row["id"]), int(row["revision"]), ms, json.dumps(row)) for ms, row in stamped],
+        )
+
+
+class DetailBatch:
+    """Stores fetched details in small committed batches; whatever arrived is committed on
+    the way out, even on an exception or Ctrl-C, so a re-run does not fetch it again.
+
+    >>> import sqlite3
+    >>> conn = sqlite3.connect(":memory:", isolation_level=None)
+    >>> init_schema(conn, ":memory:")
+    >>> with DetailBatch(conn) as batch:
+    ...     batch.add({"id": 1, "revision": 2, "items": [{"id": 9}]})
+    >>> conn.execute("SELECT id, revision, line_count FROM details").fetchall()
+    [(1, 2, 1)]
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.pending: list[tuple] = []
+        self.last_commit = time.monotonic()
+
+    def add(self, detail: dict) -> None:
+        lines = detail.get("items") or []
+        self.pending.append((int(detail["id"]), int(detail["revision"]), len(lines),
+                             json.dumps(detail), utc_stamp()))
+        if (len(self.pending) >= _COMMIT_EVERY_ROWS
+                or time.monotonic() - self.last_commit >= _COMMIT_EVERY_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            with write_transaction(self.conn):
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO details VALUES (?, ?, ?, ?, ?)", self.pending)
+            self.pending.clear()
+        self.last_commit = time.monotonic()
+
+    def __enter__(self) -> DetailBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()

@@ -1,0 +1,241 @@
+"""The four steps of a sync, each safe to interrupt (see :mod:`invtools.mirror`):
+
+1. :func:`walk_list` -- the list, fresh, into ``staging``, committed page by page;
+2. :func:`fetch_new_details` -- details not stored yet, committed in small batches;
+3. :func:`check_unseen` -- window syncs only: stored rows in the window the walk did not see;
+4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
+
+:func:`run_sync` runs them on an open, locked, team-checked connection (that part is
+:meth:`TransactionMirror.sync`'s). The client is used through its public methods only:
+``pages``, ``transaction``, ``measure`` and ``progress``.
+
+>>> backdated_flags([])
+[]
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from invtools import frames
+from invtools._progress import progress_bar
+from invtools._provenance import utc_stamp
+from invtools._types import TXS_PATH, to_ms
+from invtools.errors import NotFoundError
+from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
+from invtools.mirror.store import DetailBatch, stage, write_transaction
+
+__all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen",
+           "apply_staged", "backdated_flags"]
+
+
+@dataclass
+class Walk:
+    """Where step 1 got to: the anchor/cutoff it used, pages read, whether it saw the end."""
+
+    anchor_ms: int | None = None
+    cutoff_ms: int | None = None
+    pages: int = 0
+    complete: bool = False
+
+
+def run_sync(conn: sqlite3.Connection, client: Any, *, team: Any, window: pd.Timedelta | None,
+             started: pd.Timestamp, progress: bool | None) -> SyncReport:
+    """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
+    with client.measure() as m:
+        walk = walk_list(conn, client, window, progress)                  # step 1
+        fetched, reused = fetch_new_details(conn, client, progress)       # step 2
+        if not walk.complete:
+            fetched += check_unseen(conn, client, walk.cutoff_ms)          # step 3
+    return apply_staged(                                                    # step 4
+        conn, team, walk, window, started,
+        requests=int(m.sent), from_cache=int(m.from_cache),
+        details_fetched=fetched, details_reused=reused,
+    )
+
+
+def _stamp(row: dict) -> tuple[int, dict]:
+    return to_ms(row["transaction_time"], name="transaction_time"), row
+
+
+# ------------------------------------------------------------------------------ step 1
+
+def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None,
+              progress: bool | None) -> Walk:
+    """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
+    ``window``, stop at the first page that reaches past ``anchor - window``."""
+    walk = Walk()
+    with write_transaction(conn):
+        conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
+    pages = client.pages(TXS_PATH, refresh=True, progress=progress)
+    try:
+        for page in pages:
+            walk.pages += 1
+            stamped = [_stamp(row) for row in page.rows]
+            if walk.anchor_ms is None and stamped:
+                walk.anchor_ms = max(ms for ms, _ in stamped)
+                if window is not None:
+                    walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
+            keep = [(ms, row) for ms, row in stamped
+                    if walk.cutoff_ms is None or ms >= walk.cutoff_ms]
+            stage(conn, keep)
+            if len(keep) < len(stamped):
+                return walk  # the list is newest first: everything in the window is staged
+        walk.complete = True
+        return walk
+    finally:
+        close = getattr(pages, "close", None)
+        if close is not None:
+            close()
+
+
+# ------------------------------------------------------------------------------ step 2
+
+def fetch_new_details(conn: sqlite3.Connection, client: Any,
+                      progress: bool | None) -> tuple[int, int]:
+    """Step 2: details of staged rows that are new or whose revision changed, unless a
+    previous (interrupted) sync stored them already. Returns (fetched, reused)."""
+    needed = conn.execute(
+        """SELECT s.id, s.revision, d.id IS NOT NULL FROM staging s
+           LEFT JOIN transactions t ON t.id = s.id
+           LEFT JOIN details d ON d.id = s.id AND d.revision = s.revision
+           WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL
+           ORDER BY s.t_ms DESC, s.id DESC"""
+    ).fetchall()
+    todo = [(tid, rev) for tid, rev, stored in needed if not stored]
+    gone: list[int] = []
+    enabled = bool(client.progress if progress is None else progress)
+    with progress_bar(total=len(todo), desc="transaction details", enabled=enabled) as bar, \
+            DetailBatch(conn) as batch:
+        for tid, rev in todo:
+            try:
+                # An explicit revision never changes, so the client may cache it forever.
+                batch.add(client.transaction(tid, revision=rev))
+            except NotFoundError:
+                gone.append(tid)  # deleted since the walk: step 4 treats it as unseen
+            bar.update(1)
+    if gone:
+        with write_transaction(conn):
+            conn.executemany("DELETE FROM staging WHERE id = ?", [(i,) for i in gone])
+    return len(todo), len(needed) - len(todo)
+
+
+# ------------------------------------------------------------------------------ step 3
+
+def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -> int:
+    """Step 3 (window syncs): a stored row inside the window that the walk did not see was
+    deleted (404) -- or edited to a time before the window, which the detail shows.
+    Returns the number of details asked for."""
+    unseen = [tid for (tid,) in conn.execute(
+        "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
+        "AND id NOT IN (SELECT id FROM staging)", (cutoff_ms or 0,))]
+    with DetailBatch(conn) as batch:
+        for tid in unseen:
+            try:
+                detail = client.transaction(tid, refresh=True)
+            except NotFoundError:
+                continue  # deleted: step 4 marks it removed
+            batch.add(detail)
+            stage(conn, [_stamp({k: v for k, v in detail.items() if k != "items"})])
+    return len(unseen)
+
+
+# ------------------------------------------------------------------------------ step 4
+
+def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Timedelta | None,
+                 started: pd.Timestamp, **counts: int) -> SyncReport:
+    """Step 4, ONE transaction: current rows, removals, history, change log, the run."""
+    kind = "full" if walk.complete else "window"
+    with write_transaction(conn):
+        finished = utc_stamp()
+        prev_newest = conn.execute(
+            "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL").fetchone()[0]
+        sync_id = conn.execute(
+            "INSERT INTO syncs VALUES (NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?)",
+            (started.isoformat(), finished, kind,
+             None if window is None else window.total_seconds(), walk.anchor_ms,
+             walk.cutoff_ms, counts["requests"], walk.pages, counts["details_fetched"],
+             counts["details_reused"]),
+        ).lastrowid
+        differ = conn.execute(
+            """SELECT s.id, s.revision, s.t_ms, s.row_json,
+                      t.revision, t.t_ms, t.removed_at, r.total_quantity
+               FROM staging s LEFT JOIN transactions t ON t.id = s.id
+               LEFT JOIN revisions r ON r.id = t.id AND r.revision = t.revision
+               WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL"""
+        ).fetchall()
+        unchanged = conn.execute(
+            """SELECT count(*) FROM staging s JOIN transactions t ON t.id = s.id
+               WHERE t.revision = s.revision AND t.removed_at IS NULL""").fetchone()[0]
+        # Unseen = removed; a window sync only judges rows inside its window (step 3
+        # already staged those that merely moved out of it).
+        unseen = conn.execute(
+            """SELECT t.id, t.revision, t.t_ms, r.total_quantity, r.row_json
+               FROM transactions t JOIN revisions r ON r.id = t.id AND r.revision = t.revision
+               WHERE t.removed_at IS NULL AND t.id NOT IN (SELECT id FROM staging)
+               AND t.t_ms >= ?""",
+            (walk.cutoff_ms if kind == "window" else -(2**62),),
+        ).fetchall()
+
+        changes: list[list] = []
+        shown_rows: list[dict] = []  # the version each change-log row describes
+        revisions, current = [], []
+        for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
+            row = json.loads(row_json)
+            if old_rev is None:
+                change = ("backdated-new" if prev_newest is not None and ms < prev_newest
+                          else "new")
+            else:
+                change = "restored" if removed_at is not None else "edited"
+            revisions.append((tid, rev, ms, row.get("total_quantity"), row_json, sync_id))
+            current.append((tid, rev, ms))
+            changes.append([sync_id, tid, change, old_rev, rev, old_q,
+                            row.get("total_quantity"), old_ms, ms])
+            shown_rows.append(row)
+        for tid, rev, ms, qty, row_json in unseen:
+            changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
+            shown_rows.append(json.loads(row_json))
+
+        conn.executemany("INSERT OR IGNORE INTO revisions VALUES (?, ?, ?, ?, ?, ?)",
+                         revisions)
+        conn.executemany(
+            """INSERT INTO transactions VALUES (?, ?, ?, NULL, NULL)
+               ON CONFLICT (id) DO UPDATE SET revision = excluded.revision,
+               t_ms = excluded.t_ms, removed_at = NULL, removed_sync = NULL""", current)
+        conn.executemany(
+            "UPDATE transactions SET removed_at = ?, removed_sync = ? WHERE id = ?",
+            [(finished, sync_id, row[0]) for row in unseen])
+        backdated = backdated_flags(shown_rows)
+        conn.executemany("INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [c + [b] for c, b in zip(changes, backdated)])
+        n = {k: sum(c[2] in ks for c in changes) for k, ks in
+             {"new": ("new", "backdated-new"), "changed": ("edited", "restored"),
+              "removed": ("removed",)}.items()}
+        conn.execute(
+            "UPDATE syncs SET new = ?, changed = ?, removed = ?, unchanged = ? WHERE id = ?",
+            (n["new"], n["changed"], n["removed"], unchanged, sync_id))
+        conn.execute("DELETE FROM staging")
+    return SyncReport(
+        team_id=int(team.id), team_name=str(team.name), kind=kind, window=window,
+        anchor=ms_to_ts(walk.anchor_ms), cutoff=ms_to_ts(walk.cutoff_ms),
+        new=n["new"], changed=n["changed"], removed=n["removed"], unchanged=unchanged,
+        requests=counts["requests"], from_cache=counts["from_cache"],
+        list_pages=walk.pages, details_fetched=counts["details_fetched"],
+        details_reused=counts["details_reused"],
+        started_at=started, finished_at=pd.Timestamp(finished),
+        changes=read_changes(conn, sync_id),
+    )
+
+
+def backdated_flags(rows: list[dict]) -> list[bool | None]:
+    """The ``backdated`` flag of :func:`invtools.frames.transactions_df`, one per row, so the
+    change log and the frames agree on what backdated means."""
+    if not rows:
+        return []
+    flags = frames.transactions_df(rows)["backdated"]
+    return [None if pd.isna(b) else bool(b) for b in flags]
