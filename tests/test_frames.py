@@ -456,38 +456,49 @@ def test_provenance_attrs():
 
 
 def test_docstring_examples_run():
+    # Every module of the package, as `pytest --doctest-modules invtools` runs them.
     import doctest
+    import importlib
+    import pkgutil
 
-    result = doctest.testmod(frames, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 10 and result.failed == 0
+    attempted = 0
+    for module in [frames, *(importlib.import_module(f"{frames.__name__}.{info.name}")
+                             for info in pkgutil.iter_modules(frames.__path__))]:
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted >= 10
 
 
 def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     from types import MappingProxyType
 
-    n = frames._CHUNK * 2 + 5
+    n = frames.CHUNK_ROWS * 2 + 5
     rows = ({"id": i, "type": "out", "total_quantity": i / 2,
              "partner": None if i % 3 else {"id": i, "name": f"P{i}", "deleted": False}}
             for i in range(n))
     rows = [dict(r) for r in rows]
     rows[-1]["late"] = "x"                                  # unknown field in the last chunk
-    rows[frames._CHUNK + 1] = MappingProxyType(rows[frames._CHUNK + 1])  # a mapping, not a dict
+    rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])  # a mapping, not a dict
     df = transactions_df(iter(rows))
     assert_schema(df, "transactions", extra=("late",))
     assert values(df["id"]) == list(range(n))
     assert df["total_quantity"].tolist() == [i / 2 for i in range(n)]
     assert values(df["partner_id"]) == [None if i % 3 else i for i in range(n)]
-    assert values(df["partner_name"])[frames._CHUNK + 1] == (
-        None if (frames._CHUNK + 1) % 3 else f"P{frames._CHUNK + 1}")
+    assert values(df["partner_name"])[frames.CHUNK_ROWS + 1] == (
+        None if (frames.CHUNK_ROWS + 1) % 3 else f"P{frames.CHUNK_ROWS + 1}")
     assert df["late"].iloc[-1] == "x" and df["late"].iloc[:-1].isna().all()
 
 
-def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows, monkeypatch):
-    """Uniform chunks (itemgetter), mixed chunks (dict.get) and non-dict rows (row by row)."""
+def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows):
+    """Uniform chunks (itemgetter), mixed chunks (dict.get) and non-dict rows (row by row).
+
+    Each variant fills exactly one chunk of ``CHUNK_ROWS`` rows, so each is read on its own.
+    """
     from types import MappingProxyType
 
-    monkeypatch.setattr(frames, "_CHUNK", 3)
-    base = copy.deepcopy(tx_rows)[:3]
+    size = frames.CHUNK_ROWS
+    base = [{**copy.deepcopy(tx_rows[i % len(tx_rows)]), "id": i} for i in range(size)]
     reordered = [dict(reversed(list(r.items()))) for r in base]     # same keys, other order
     with_unit = [{**r, "unit": f"box{i}"} for i, r in enumerate(base)]  # unknown, every row
     no_memo = [{k: v for k, v in r.items() if k != "memo"} for r in base]  # known, no row
@@ -500,15 +511,35 @@ def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows, monkeypa
     got = transactions_df(rows)
     pd.testing.assert_frame_equal(got, reference)
     assert list(got.columns[-3:]) == ["unit", "colour", "late"]
-    assert got["unit"].tolist()[6:9] == ["box0", "box1", "box2"]
-    assert got["memo"].iloc[9:12].isna().all() and got["url"].iloc[13] is pd.NA
-    assert got["colour"].iloc[13] == base[1]["url"] and got["late"].iloc[17] == 1
+    assert got["unit"].tolist()[2 * size:3 * size] == [f"box{i}" for i in range(size)]
+    assert got["unit"].iloc[:2 * size].isna().all() and got["unit"].iloc[3 * size:].isna().all()
+    assert got["memo"].iloc[3 * size:4 * size].isna().all()
+    assert values(got["memo"].iloc[:size]) == [r["memo"] for r in base]
+    assert got["url"].iloc[4 * size + 1] is pd.NA and got["colour"].iloc[4 * size + 1] == base[1]["url"]
+    assert got["colour"].notna().sum() == 1
+    assert got["late"].iloc[5 * size + 2] == 1 and got["late"].notna().sum() == 1
 
 
-def test_a_uniform_chunk_is_read_without_dict_get(tx_rows, monkeypatch):
-    # The fast path must really be taken for well-formed rows, not only give the same result.
-    calls = []
-    monkeypatch.setattr(frames._Reader, "_read_mixed",
-                        lambda self, chunk, what: calls.append(len(chunk)))
-    df = transactions_df(copy.deepcopy(tx_rows))
-    assert calls == [] and len(df) == len(tx_rows)
+def test_a_generator_is_read_a_chunk_at_a_time_and_its_rows_freed():
+    """Only about one chunk of the input is held at a time (the module's promise)."""
+    alive = most = 0
+
+    class Row(dict):  # a dict that says when it is freed
+        def __del__(self):
+            nonlocal alive
+            alive -= 1
+
+    n = 8 * frames.CHUNK_ROWS
+
+    def rows():
+        nonlocal alive, most
+        for i in range(n):
+            most = max(most, alive)
+            alive += 1
+            yield Row(id=i, type="in", memo=f"m{i}", partner={"id": i, "name": f"P{i}"})
+
+    df = transactions_df(rows())
+    assert len(df) == n and values(df["id"]) == list(range(n))
+    assert values(df["partner_name"])[-1] == f"P{n - 1}" and df["memo"].iloc[-1] == f"m{n - 1}"
+    # The chunk being read and the one before it, never the whole input.
+    assert frames.CHUNK_ROWS <= most <= 2 * frames.CHUNK_ROWS
