@@ -39,7 +39,11 @@ def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
         schema = list(frames.SCHEMAS[name])
         assert list(df.columns[:len(schema)]) == schema, name
         assert df.attrs["team_id"] == team["id"] and df.attrs["team_name"] == team["name"]
-        assert df.attrs["requests"] + df.attrs["from_cache"] >= 1 and isinstance(df.attrs["fetched_at"], pd.Timestamp)
+        assert df.attrs["requests"] + df.attrs["from_cache"] >= 1
+        # JSON values only (the frame must survive to_parquet): the time as ISO 8601 UTC text.
+        fetched = df.attrs["fetched_at"]
+        assert isinstance(fetched, str) and pd.Timestamp(fetched).tzname() == "UTC"
+        assert df.attrs["source"] == "api"
     assert len(built["transactions"]) == 120 and built["transactions"].attrs["pages"] == 2
     assert built["transactions"].attrs["endpoint"] == "/v1/location-txs"
     assert len(built["items"]) == len(sb.data("shop").items)

@@ -11,6 +11,7 @@ deleted item carrying an unknown ``unit`` field).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,9 +20,11 @@ import pandas as pd
 import pytest
 
 from invtools import frames
+from invtools._provenance import Provenance
 from invtools.frames import (
     BACKDATE_THRESHOLD,
     PARTNER_TYPE_DTYPE,
+    PROVENANCE_KEYS,
     ROLE_DTYPE,
     SCHEMAS,
     TIME_DTYPE,
@@ -440,19 +443,65 @@ def test_stock_history_change_adds_up_to_stock(details):
 # ------------------------------------------------------------------------------ provenance
 
 
-def test_provenance_attrs():
+def test_provenance_attrs_hold_one_json_record():
     fetched = pd.Timestamp("2026-05-02T01:10:00Z")
     df = transactions_df([])
+    # The call the client makes: keyword fields, fetched_at a Timestamp, source not given.
     out = with_provenance(df, team_id=77, team_name="Shop", endpoint="/v1/location-txs",
                           filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1,
                           from_cache=False)
     assert out is df
-    assert df.attrs == {"team_id": 77, "team_name": "Shop", "endpoint": "/v1/location-txs",
-                        "filters": {"type": "in"}, "fetched_at": fetched, "pages": 3,
-                        "requests": 1, "from_cache": False}
-    assert set(df.attrs) == set(frames.PROVENANCE_KEYS)
+    assert df.attrs == {"source": "api", "team_id": 77, "team_name": "Shop", "base_url": None,
+                        "endpoint": "/v1/location-txs", "filters": {"type": "in"},
+                        "fetched_at": "2026-05-02T01:10:00.000Z", "pages": 3, "rows": 0,
+                        "requests": 1, "from_cache": False, "retries": 0}
+    assert json.loads(json.dumps(df.attrs)) == df.attrs  # JSON values only
+    assert Provenance.from_attrs(df.attrs) == Provenance(
+        source="api", team_id=77, team_name="Shop", endpoint="/v1/location-txs",
+        filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1, from_cache=False)
+    assert list(PROVENANCE_KEYS) == [f.name for f in dataclasses.fields(Provenance)]
+    assert all(isinstance(meaning, str) and meaning for meaning in PROVENANCE_KEYS.values())
+    assert set(df.attrs) == set(PROVENANCE_KEYS)
     with pytest.raises(TypeError, match="team_nmae"):
         with_provenance(df, team_nmae="typo")
+
+
+def test_provenance_from_a_record_a_mapping_or_keywords():
+    record = Provenance(source="mirror", team_id=5, endpoint="/v1/location-txs", rows=12,
+                        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "ids": (3, 1),
+                                 "type": None})
+    df = members_df([])
+    df.attrs["note"] = "kept"  # attrs that are not provenance stay
+    with_provenance(df, record)
+    assert df.attrs == {**record.as_attrs(), "note": "kept"}
+    assert df.attrs["filters"] == {"since": "2026-05-01T00:00:00.000Z", "ids": [3, 1]}
+    assert df.attrs["source"] == "mirror"  # a given source is kept
+    # Keywords add to the record or replace its values; a mapping of fields works the same way.
+    with_provenance(df, record, rows=13, retries=2)
+    assert (df.attrs["rows"], df.attrs["retries"], df.attrs["team_id"]) == (13, 2, 5)
+    with_provenance(df, {"team_id": 6, "endpoint": "/v1/members"}, pages=1)
+    assert Provenance.from_attrs(df.attrs) == Provenance(source="api", team_id=6,
+                                                         endpoint="/v1/members", pages=1)
+    with pytest.raises(TypeError, match=r"\['teem_id'\].*known keys: source, team_id"):
+        with_provenance(df, {"teem_id": 6})
+    with pytest.raises(TypeError, match="Provenance or a mapping"):
+        with_provenance(df, 6)
+
+
+def test_a_frame_keeps_its_provenance_through_parquet_and_pickle(tx_rows, tmp_path):
+    df = with_provenance(
+        transactions_df(tx_rows), team_id=77, team_name="Shop", base_url="https://h.example",
+        endpoint="/v1/location-txs", fetched_at=pd.Timestamp("2026-05-02T01:10:00.123Z"),
+        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "location_ids": (1, 2),
+                 "type": "in"},
+        pages=1, rows=len(tx_rows), requests=1, from_cache=0)
+    df.to_parquet(tmp_path / "tx.parquet")
+    back = pd.read_parquet(tmp_path / "tx.parquet")
+    assert back.attrs == df.attrs and back.attrs["filters"]["location_ids"] == [1, 2]
+    assert Provenance.from_attrs(back.attrs) == Provenance.from_attrs(df.attrs)
+    pd.testing.assert_frame_equal(back, df)
+    df.to_pickle(tmp_path / "tx.pickle")
+    assert pd.read_pickle(tmp_path / "tx.pickle").attrs == df.attrs
 
 
 def test_docstring_examples_run():

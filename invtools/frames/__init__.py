@@ -48,7 +48,8 @@ arrays), and each column is then typed in one vectorised call. Only one chunk of
 held at a time, so a generator's rows can be freed as they are read. ``benchmarks/bench_frames.py`` measures this against
 ``pd.json_normalize``.
 
-:func:`with_provenance` records where a frame came from in ``df.attrs``.
+:func:`with_provenance` records where a frame came from in ``df.attrs`` (one
+:class:`invtools._provenance.Provenance`, as JSON values: it survives ``to_parquet``).
 
 What lives where (each module's docstring says more):
 
