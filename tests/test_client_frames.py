@@ -45,6 +45,7 @@ def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
         assert pd.Timestamp(df.attrs["fetched_at"]).tzinfo is not None
         assert df.attrs["base_url"] == sb.base_url and df.attrs["rows"] == len(df)
         assert json.loads(json.dumps(df.attrs)) == df.attrs  # plain JSON: exports keep it
+        assert df.attrs["source"] == "api" and isinstance(df.attrs["fetched_at"], str)
     assert len(built["transactions"]) == 120 and built["transactions"].attrs["pages"] == 2
     assert built["transactions"].attrs["endpoint"] == "/v1/location-txs"
     assert len(built["items"]) == len(sb.data("shop").items)

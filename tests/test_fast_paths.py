@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from invtools import frames
 from invtools.errors import PaginationError
 from invtools.frames import transactions_df, transactions_df_from_pages
 from invtools.api.pagination import iter_raw_pages, raw_envelope
@@ -49,7 +48,7 @@ def test_no_pages_give_the_empty_schema():
     pd.testing.assert_frame_equal(transactions_df_from_pages([]), transactions_df([]))
 
 
-def test_bad_values_and_unknown_fields_in_some_blocks_match_the_dict_path(page_body, monkeypatch):
+def test_bad_values_and_unknown_fields_in_some_blocks_match_the_dict_path(page_body):
     rows = rows_of([page_body])
     odd = copy.deepcopy(rows)
     odd[0]["id"] = "not an id"          # pyarrow refuses the block: dict path
@@ -57,9 +56,8 @@ def test_bad_values_and_unknown_fields_in_some_blocks_match_the_dict_path(page_b
     odd[2]["total_quantity"] = "4.5"    # numeric string -> 4.5 on the dict path
     odd[3]["unit"] = "box"              # unknown field: kept as-is, None elsewhere
     mixed = rows + odd + rows           # good block, odd blocks, good block
-    monkeypatch.setattr(frames, "_BLOCK_BYTES", 1)  # one page per block
     bodies = pages(mixed)
-    got = transactions_df_from_pages(bodies)
+    got = transactions_df_from_pages(bodies, block_bytes=1)  # one page per block
     pd.testing.assert_frame_equal(got, transactions_df(rows_of(bodies)))
     assert got["unit"].tolist().count("box") == 1 and got["unit"].isna().sum() == len(mixed) - 1
     assert got["unit"].dtype == object

@@ -11,6 +11,7 @@ deleted item carrying an unknown ``unit`` field).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,9 +20,11 @@ import pandas as pd
 import pytest
 
 from invtools import frames
+from invtools._provenance import Provenance
 from invtools.frames import (
     BACKDATE_THRESHOLD,
     PARTNER_TYPE_DTYPE,
+    PROVENANCE_KEYS,
     ROLE_DTYPE,
     SCHEMAS,
     TIME_DTYPE,
@@ -440,54 +443,111 @@ def test_stock_history_change_adds_up_to_stock(details):
 # ------------------------------------------------------------------------------ provenance
 
 
-def test_provenance_attrs():
+def test_provenance_attrs_hold_one_json_record():
     fetched = pd.Timestamp("2026-05-02T01:10:00Z")
     df = transactions_df([])
+    # The call the client makes: keyword fields, fetched_at a Timestamp, source not given.
     out = with_provenance(df, team_id=77, team_name="Shop", endpoint="/v1/location-txs",
                           filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1,
                           from_cache=False)
     assert out is df
-    assert df.attrs == {"team_id": 77, "team_name": "Shop", "endpoint": "/v1/location-txs",
-                        "filters": {"type": "in"}, "fetched_at": fetched, "pages": 3,
-                        "requests": 1, "from_cache": False}
-    assert set(df.attrs) == set(frames.PROVENANCE_KEYS)
+    assert df.attrs == {"source": "api", "team_id": 77, "team_name": "Shop", "base_url": None,
+                        "endpoint": "/v1/location-txs", "filters": {"type": "in"},
+                        "fetched_at": "2026-05-02T01:10:00.000Z", "pages": 3, "rows": 0,
+                        "requests": 1, "from_cache": False, "retries": 0}
+    assert json.loads(json.dumps(df.attrs)) == df.attrs  # JSON values only
+    assert Provenance.from_attrs(df.attrs) == Provenance(
+        source="api", team_id=77, team_name="Shop", endpoint="/v1/location-txs",
+        filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1, from_cache=False)
+    assert list(PROVENANCE_KEYS) == [f.name for f in dataclasses.fields(Provenance)]
+    assert all(isinstance(meaning, str) and meaning for meaning in PROVENANCE_KEYS.values())
+    assert set(df.attrs) == set(PROVENANCE_KEYS)
     with pytest.raises(TypeError, match="team_nmae"):
         with_provenance(df, team_nmae="typo")
 
 
-def test_docstring_examples_run():
-    import doctest
+def test_provenance_from_a_record_a_mapping_or_keywords():
+    record = Provenance(source="mirror", team_id=5, endpoint="/v1/location-txs", rows=12,
+                        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "ids": (3, 1),
+                                 "type": None})
+    df = members_df([])
+    df.attrs["note"] = "kept"  # attrs that are not provenance stay
+    with_provenance(df, record)
+    assert df.attrs == {**record.as_attrs(), "note": "kept"}
+    assert df.attrs["filters"] == {"since": "2026-05-01T00:00:00.000Z", "ids": [3, 1]}
+    assert df.attrs["source"] == "mirror"  # a given source is kept
+    # Keywords add to the record or replace its values; a mapping of fields works the same way.
+    with_provenance(df, record, rows=13, retries=2)
+    assert (df.attrs["rows"], df.attrs["retries"], df.attrs["team_id"]) == (13, 2, 5)
+    with_provenance(df, {"team_id": 6, "endpoint": "/v1/members"}, pages=1)
+    assert Provenance.from_attrs(df.attrs) == Provenance(source="api", team_id=6,
+                                                         endpoint="/v1/members", pages=1)
+    with pytest.raises(TypeError, match=r"\['teem_id'\].*known keys: source, team_id"):
+        with_provenance(df, {"teem_id": 6})
+    with pytest.raises(TypeError, match="Provenance or a mapping"):
+        with_provenance(df, 6)
 
-    result = doctest.testmod(frames, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 10 and result.failed == 0
+
+def test_a_frame_keeps_its_provenance_through_parquet_and_pickle(tx_rows, tmp_path):
+    df = with_provenance(
+        transactions_df(tx_rows), team_id=77, team_name="Shop", base_url="https://h.example",
+        endpoint="/v1/location-txs", fetched_at=pd.Timestamp("2026-05-02T01:10:00.123Z"),
+        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "location_ids": (1, 2),
+                 "type": "in"},
+        pages=1, rows=len(tx_rows), requests=1, from_cache=0)
+    df.to_parquet(tmp_path / "tx.parquet")
+    back = pd.read_parquet(tmp_path / "tx.parquet")
+    assert back.attrs == df.attrs and back.attrs["filters"]["location_ids"] == [1, 2]
+    assert Provenance.from_attrs(back.attrs) == Provenance.from_attrs(df.attrs)
+    pd.testing.assert_frame_equal(back, df)
+    df.to_pickle(tmp_path / "tx.pickle")
+    assert pd.read_pickle(tmp_path / "tx.pickle").attrs == df.attrs
+
+
+def test_docstring_examples_run():
+    # Every module of the package, as `pytest --doctest-modules invtools` runs them.
+    import doctest
+    import importlib
+    import pkgutil
+
+    attempted = 0
+    for module in [frames, *(importlib.import_module(f"{frames.__name__}.{info.name}")
+                             for info in pkgutil.iter_modules(frames.__path__))]:
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted >= 10
 
 
 def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     from types import MappingProxyType
 
-    n = frames._CHUNK * 2 + 5
+    n = frames.CHUNK_ROWS * 2 + 5
     rows = ({"id": i, "type": "out", "total_quantity": i / 2,
              "partner": None if i % 3 else {"id": i, "name": f"P{i}", "deleted": False}}
             for i in range(n))
     rows = [dict(r) for r in rows]
     rows[-1]["late"] = "x"                                  # unknown field in the last chunk
-    rows[frames._CHUNK + 1] = MappingProxyType(rows[frames._CHUNK + 1])  # a mapping, not a dict
+    rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])  # a mapping, not a dict
     df = transactions_df(iter(rows))
     assert_schema(df, "transactions", extra=("late",))
     assert values(df["id"]) == list(range(n))
     assert df["total_quantity"].tolist() == [i / 2 for i in range(n)]
     assert values(df["partner_id"]) == [None if i % 3 else i for i in range(n)]
-    assert values(df["partner_name"])[frames._CHUNK + 1] == (
-        None if (frames._CHUNK + 1) % 3 else f"P{frames._CHUNK + 1}")
+    assert values(df["partner_name"])[frames.CHUNK_ROWS + 1] == (
+        None if (frames.CHUNK_ROWS + 1) % 3 else f"P{frames.CHUNK_ROWS + 1}")
     assert df["late"].iloc[-1] == "x" and df["late"].iloc[:-1].isna().all()
 
 
-def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows, monkeypatch):
-    """Uniform chunks (itemgetter), mixed chunks (dict.get) and non-dict rows (row by row)."""
+def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows):
+    """Uniform chunks (itemgetter), mixed chunks (dict.get) and non-dict rows (row by row).
+
+    Each variant fills exactly one chunk of ``CHUNK_ROWS`` rows, so each is read on its own.
+    """
     from types import MappingProxyType
 
-    monkeypatch.setattr(frames, "_CHUNK", 3)
-    base = copy.deepcopy(tx_rows)[:3]
+    size = frames.CHUNK_ROWS
+    base = [{**copy.deepcopy(tx_rows[i % len(tx_rows)]), "id": i} for i in range(size)]
     reordered = [dict(reversed(list(r.items()))) for r in base]     # same keys, other order
     with_unit = [{**r, "unit": f"box{i}"} for i, r in enumerate(base)]  # unknown, every row
     no_memo = [{k: v for k, v in r.items() if k != "memo"} for r in base]  # known, no row
@@ -500,15 +560,35 @@ def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows, monkeypa
     got = transactions_df(rows)
     pd.testing.assert_frame_equal(got, reference)
     assert list(got.columns[-3:]) == ["unit", "colour", "late"]
-    assert got["unit"].tolist()[6:9] == ["box0", "box1", "box2"]
-    assert got["memo"].iloc[9:12].isna().all() and got["url"].iloc[13] is pd.NA
-    assert got["colour"].iloc[13] == base[1]["url"] and got["late"].iloc[17] == 1
+    assert got["unit"].tolist()[2 * size:3 * size] == [f"box{i}" for i in range(size)]
+    assert got["unit"].iloc[:2 * size].isna().all() and got["unit"].iloc[3 * size:].isna().all()
+    assert got["memo"].iloc[3 * size:4 * size].isna().all()
+    assert values(got["memo"].iloc[:size]) == [r["memo"] for r in base]
+    assert got["url"].iloc[4 * size + 1] is pd.NA and got["colour"].iloc[4 * size + 1] == base[1]["url"]
+    assert got["colour"].notna().sum() == 1
+    assert got["late"].iloc[5 * size + 2] == 1 and got["late"].notna().sum() == 1
 
 
-def test_a_uniform_chunk_is_read_without_dict_get(tx_rows, monkeypatch):
-    # The fast path must really be taken for well-formed rows, not only give the same result.
-    calls = []
-    monkeypatch.setattr(frames._Reader, "_read_mixed",
-                        lambda self, chunk, what: calls.append(len(chunk)))
-    df = transactions_df(copy.deepcopy(tx_rows))
-    assert calls == [] and len(df) == len(tx_rows)
+def test_a_generator_is_read_a_chunk_at_a_time_and_its_rows_freed():
+    """Only about one chunk of the input is held at a time (the module's promise)."""
+    alive = most = 0
+
+    class Row(dict):  # a dict that says when it is freed
+        def __del__(self):
+            nonlocal alive
+            alive -= 1
+
+    n = 8 * frames.CHUNK_ROWS
+
+    def rows():
+        nonlocal alive, most
+        for i in range(n):
+            most = max(most, alive)
+            alive += 1
+            yield Row(id=i, type="in", memo=f"m{i}", partner={"id": i, "name": f"P{i}"})
+
+    df = transactions_df(rows())
+    assert len(df) == n and values(df["id"]) == list(range(n))
+    assert values(df["partner_name"])[-1] == f"P{n - 1}" and df["memo"].iloc[-1] == f"m{n - 1}"
+    # The chunk being read and the one before it, never the whole input.
+    assert frames.CHUNK_ROWS <= most <= 2 * frames.CHUNK_ROWS

@@ -1,0 +1,79 @@
+"""Transaction details -> one row per line, with the transaction's fields alongside.
+
+The lines of all details are read as one stream (:class:`~invtools.frames.reader.Reader`);
+each transaction's own fields are typed once and repeated for its lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.frames.columns import typed
+from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
+from invtools.frames.schemas import SCHEMAS
+
+__all__ = ["lines_df"]
+
+_LINE_TX_PLAIN = {"id": "transaction_id", "transaction_time": "transaction_time", "type": "type",
+                  "revision": "revision"}
+_LINE_TX_REFS = {"partner": "partner", "from_location": "from_location",
+                 "to_location": "to_location"}
+_LINE_PLAIN = {"id": "item_id", "name": "item_name", "sku": "sku", "barcode": "barcode",
+               "quantity": "quantity", "deleted": "item_deleted",
+               "new_stock_level": "new_stock_level",
+               "from_location_new_stock_level": "from_location_new_stock_level",
+               "to_location_new_stock_level": "to_location_new_stock_level"}
+
+
+def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Transaction details (``/v1/location-txs/{id}``, unwrapped) as one row per line.
+
+    Columns: transaction_id, transaction_time (datetime64[ms, UTC]), type (category), revision,
+    partner_id, partner_name, from_location_id, from_location_name, to_location_id,
+    to_location_name (from the transaction), item_id, item_name, sku, barcode, quantity
+    (float64; signed for adjust), item_deleted (boolean), new_stock_level,
+    from_location_new_stock_level, to_location_new_stock_level (float64, NaN when null),
+    then unknown fields of the lines. A transaction without lines contributes no row.
+
+    >>> d = {"id": 5, "type": "move", "transaction_time": "2026-05-02T01:10:00.000Z", "revision": 0,
+    ...      "from_location": {"id": 1, "name": "WH", "deleted": False},
+    ...      "to_location": {"id": 2, "name": "Shop", "deleted": False},
+    ...      "items": [{"id": 9, "name": "Mug", "quantity": 4, "new_stock_level": 10,
+    ...                 "from_location_new_stock_level": 6, "to_location_new_stock_level": 4}]}
+    >>> lines_df([d])[["transaction_id", "item_name", "from_location_name", "quantity"]]
+       transaction_id item_name from_location_name  quantity
+    0               5       Mug                 WH       4.0
+    """
+    check_iterable(details, "lines_df")
+    schema = SCHEMAS["lines"]
+    heads = Reader(_LINE_TX_PLAIN, _LINE_TX_REFS, extras=False)
+    lines = Reader(_LINE_PLAIN)
+    per_detail: list[int] = []
+
+    def all_lines():  # the details' lines as one stream; their heads read a chunk at a time
+        pending = []
+        for detail in details:
+            if not isinstance(detail, Mapping) or ("items" not in detail and "item" in detail):
+                raise TypeError(f"lines_df: detail {len(per_detail)} is not an unwrapped "
+                                "transaction detail; pass response['item'] (or "
+                                "client.transaction(id)), with its 'items' lines")
+            items = detail.get("items") or ()
+            per_detail.append(len(items))
+            pending.append(detail)
+            if len(pending) == CHUNK_ROWS:
+                heads.read(pending, "lines_df")
+                pending.clear()
+            yield from items
+        heads.read(pending, "lines_df")
+
+    lines.read(all_lines(), "lines_df (lines)")
+    # Transaction-level values are typed once per transaction, then repeated for its lines.
+    repeat_rows = np.repeat(np.arange(heads.n), per_detail)
+    per_tx = {**{col: typed(values, schema[col]) for col, values in heads.lists.items()},
+              **heads.ref_columns()}
+    computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
+    return build_frame(schema, lines, computed=computed)

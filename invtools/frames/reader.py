@@ -1,0 +1,214 @@
+"""Reading rows: one pass, a chunk at a time, into per-column lists; then one frame.
+
+:class:`Reader` fills one list per column with references to the parsed values (no copies)
+and turns embedded references ``{id, name, deleted}`` straight into pyarrow struct arrays.
+:func:`build_frame` types each column once (:mod:`.columns`) and appends the fields the schema
+does not know. Only one chunk of the input (:data:`CHUNK_ROWS` rows) is held at a time, so a
+generator's rows can be freed as they are read.
+
+>>> reader = Reader({"id": "id", "name": "name"}, {"partner": "partner"})
+>>> reader.read([{"id": 1, "name": "Mug", "partner": None, "unit": "box"}], "example")
+>>> reader.n, reader.lists["name"], list(reader.extras)
+(1, ['Mug'], ['unit'])
+>>> build_frame({"id": "Int64", "partner_id": "Int64"}, reader).columns.tolist()
+['id', 'partner_id', 'unit']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from itertools import count, islice, repeat
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from invtools.frames.columns import as_float, bool_or_none, int_array, string_array, text, typed
+
+__all__ = ["CHUNK_ROWS", "REF_TYPE", "Reader", "ref_array", "check_iterable", "build_frame",
+           "identity"]
+
+#: Rows are read in chunks of this many: small enough that a chunk's dicts stay in the CPU
+#: cache while each field is pulled out of all of them, large enough to amortise the calls.
+CHUNK_ROWS = 1024
+#: An embedded reference, converted by pyarrow in C. ``id`` goes through float64 (exact for
+#: every 32-bit id) because pyarrow would silently truncate 1.5 to 1 on the way to int64.
+REF_TYPE = pa.struct([("id", pa.float64()), ("name", pa.large_string()), ("deleted", pa.bool_())])
+
+
+class Reader:
+    """Columns filled from records in one pass, plus the unknown fields seen.
+
+    ``plain`` maps wire key -> column name; ``refs`` maps the wire key of an embedded reference
+    -> column prefix (giving ``<prefix>_id``, ``_name``, ``_deleted``); ``ignore`` names wire
+    keys that are known but not read here. With ``extras=False`` unknown keys are not kept.
+
+    Rows are consumed once, a chunk at a time, and each reference column of a chunk becomes
+    one pyarrow struct array. A chunk whose rows all have the same keys (what a server sends)
+    is turned into columns by :meth:`_read_uniform`; any other chunk has each known field
+    pulled out of every row by ``map(dict.get, ...)`` (in C) and its unknown keys noted; a
+    chunk that holds rows that are not dicts is re-read row by row with the forgiving rules.
+    All three give the same columns.
+    """
+
+    def __init__(self, plain: Mapping[str, str], refs: Mapping[str, str] = MappingProxyType({}),
+                 ignore: Iterable[str] = (), *, extras: bool = True):
+        self.lists: dict[str, list] = {col: [] for col in plain.values()}
+        self._plain = [(key, self.lists[col]) for key, col in plain.items()]
+        self._refs: list[tuple[str, str, list[pa.StructArray]]] = [
+            (key, prefix, []) for key, prefix in refs.items()]
+        self._known = frozenset(plain) | frozenset(refs) | frozenset(ignore)
+        self._plain_at = dict(self._plain)  # wire key -> its column's list
+        self._ref_at = {key: parts for key, _, parts in self._refs}
+        self._wanted = frozenset(self._plain_at) | frozenset(self._ref_at)
+        self._keep_extras = extras
+        self.extras: dict[str, dict[int, Any]] = {}  # key -> {row number: value}, sparse
+        self.n = 0
+
+    def read(self, rows: Iterable[Mapping[str, Any]], what: str) -> None:
+        """Read ``rows`` (consumed once); ``what`` names the caller in error messages."""
+        rows = iter(rows)
+        while chunk := list(islice(rows, CHUNK_ROWS)):
+            if not self._read_uniform(chunk):
+                self._read_mixed(chunk, what)
+            self.n += len(chunk)
+
+    def _read_uniform(self, chunk: list) -> bool:
+        """The usual case, and the fastest: every row a dict with exactly the first row's keys.
+
+        One ``itemgetter`` call per row pulls all of its fields in C and ``zip`` turns the rows
+        into columns: for 200,000 transaction rows, 0.19 s against 0.36 s for one
+        ``dict.get`` pass per field plus 0.08 s to look for unknown keys. A row has exactly the
+        first row's keys when it has as many keys and the getter finds every one of them.
+        Returns False, having kept nothing, when the chunk is not like that.
+        """
+        first = chunk[0]
+        if type(first) is not dict or len(first) < 2:  # one key: itemgetter returns no tuple
+            return False
+        layout = tuple(first)
+        if not all(map(len(layout).__eq__, map(len, chunk))):
+            return False
+        try:
+            columns = list(zip(*map(itemgetter(*layout), chunk)))
+        except (KeyError, TypeError):  # a key missing from a row, or a row that is no mapping
+            return False
+        for key, values in zip(layout, columns):
+            if key in self._plain_at:
+                self._plain_at[key].extend(values)
+            elif key in self._ref_at:
+                self._ref_at[key].append(ref_array(values))
+            elif key not in self._known and self._keep_extras:
+                self.extras.setdefault(key, {}).update(zip(count(self.n), values))
+        for key in self._wanted.difference(layout):  # a known field no row of the chunk has
+            if key in self._plain_at:
+                self._plain_at[key].extend(repeat(None, len(chunk)))
+            else:
+                self._ref_at[key].append(pa.nulls(len(chunk), REF_TYPE))
+        return True
+
+    def _read_mixed(self, chunk: list, what: str) -> None:
+        done = len(self._refs[0][2]) if self._refs else 0
+        try:
+            self._read_dicts(chunk)
+        except TypeError:  # dict.get met a row that is not a dict: undo, go row by row
+            for values in self.lists.values():
+                del values[self.n:]
+            for _, _, parts in self._refs:
+                del parts[done:]
+            self._read_mappings(chunk, what)
+        if self._keep_extras and not self._known.issuperset(set().union(*chunk)):
+            self._note_extras(chunk)
+
+    def _read_dicts(self, chunk: list) -> None:
+        get = dict.get
+        for key, values in self._plain:
+            values.extend(map(get, chunk, repeat(key)))
+        for key, _, parts in self._refs:
+            parts.append(ref_array(list(map(get, chunk, repeat(key)))))
+
+    def _read_mappings(self, chunk: list, what: str) -> None:
+        for row, rec in enumerate(chunk, self.n):
+            if not isinstance(rec, Mapping):
+                raise TypeError(f"{what}: row {row} is a {type(rec).__name__}, not a record "
+                                "dict; pass the rows themselves, e.g. page['items'] or "
+                                "client.rows(...)")
+        for key, values in self._plain:
+            values.extend(rec.get(key) for rec in chunk)
+        for key, _, parts in self._refs:
+            parts.append(ref_array([rec.get(key) for rec in chunk]))
+
+    def _note_extras(self, chunk: list) -> None:
+        known = self._known
+        for row, rec in enumerate(chunk, self.n):
+            for key, value in rec.items():  # in the record's order: columns by first appearance
+                if key not in known:
+                    self.extras.setdefault(key, {})[row] = value
+
+    def ref_columns(self) -> dict[str, Any]:
+        """The typed ``<prefix>_id`` (Int64), ``_name`` (string), ``_deleted`` (boolean)."""
+        out: dict[str, Any] = {}
+        for _, prefix, parts in self._refs:
+            refs = pa.chunked_array(parts, type=REF_TYPE).combine_chunks()
+            ids, names, deleted = refs.flatten()  # with the null references' validity applied
+            out[f"{prefix}_id"] = int_array(ids.to_numpy(zero_copy_only=False))
+            out[f"{prefix}_name"] = string_array(names)
+            out[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)
+        return out
+
+    def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:
+        """The unknown fields as object columns, renamed ``extra_<key>`` if a name is taken."""
+        taken = set(taken)
+        out = {}
+        for key, sparse in self.extras.items():
+            values = np.full(self.n, None, dtype=object)
+            for row, value in sparse.items():
+                values[row] = value
+            # An explicit object Series: pandas would otherwise infer (e.g. str) from a bare array.
+            out[key if key not in taken else f"extra_{key}"] = pd.Series(values, dtype=object,
+                                                                         copy=False)
+        return out
+
+
+def ref_array(refs: list) -> pa.StructArray:
+    """References (dicts or None) as one struct array; odd values become nulls, never errors."""
+    try:
+        return pa.array(refs, type=REF_TYPE)
+    except (TypeError, ValueError):  # pyarrow's errors subclass these
+        refs = [ref if isinstance(ref, Mapping) else None for ref in refs]  # 501: no reference
+        present = [ref or {} for ref in refs]
+        return pa.StructArray.from_arrays(
+            [pa.array(as_float([ref.get("id") for ref in present])),
+             pa.array([text(ref.get("name")) for ref in present], pa.large_string()),
+             pa.array([bool_or_none(ref.get("deleted")) for ref in present], pa.bool_())],
+            fields=list(REF_TYPE), mask=pa.array([ref is None for ref in refs], pa.bool_()))
+
+
+def check_iterable(records: Any, what: str) -> None:
+    """Refuse a single record, a response envelope, text or a frame where rows belong."""
+    if isinstance(records, (Mapping, str, bytes, pd.DataFrame)):
+        raise TypeError(f"{what} expects an iterable of record dicts, got a "
+                        f"{type(records).__name__}; for a response envelope pass its 'items'")
+
+
+def build_frame(schema: Mapping[str, Any], reader: Reader,
+                computed: Mapping[str, Any] = MappingProxyType({}),
+                names: Mapping[str, Mapping] = MappingProxyType({})) -> pd.DataFrame:
+    """Type every schema column from ``reader`` (or ``computed``), then append unknown fields.
+
+    ``names`` maps a categorical column to its wire codes (e.g. partner type 0/1).
+    """
+    computed = {**reader.ref_columns(), **computed}
+    data = {}
+    for col, dtype in schema.items():
+        data[col] = computed[col] if col in computed else typed(reader.lists[col], dtype,
+                                                                names.get(col))
+    data.update(reader.extra_columns(schema))
+    return pd.DataFrame(data, index=pd.RangeIndex(reader.n))
+
+
+def identity(schema: Mapping[str, Any]) -> dict[str, str]:
+    """``{column: column}``: the wire key of each column of a schema read as-is."""
+    return {col: col for col in schema}

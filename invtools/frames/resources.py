@@ -1,0 +1,214 @@
+"""One function per resource: records as the API sends them -> the resource's typed frame.
+
+Transactions, items (with a column per item attribute), stock per item and location,
+locations, partners, members and item attribute specs; transaction lines are in
+:mod:`.lines`, the page-bytes path in :mod:`.arrow`. Every function reads its rows once
+(:class:`~invtools.frames.reader.Reader`) and follows the conventions of :mod:`invtools.frames`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.frames.columns import as_int, as_time, typed
+from invtools.frames.reader import Reader, build_frame, check_iterable, identity
+from invtools.frames.schemas import (
+    ATTR_DTYPES,
+    BACKDATE_THRESHOLD,
+    PARTNER_TYPE_NAMES,
+    SCHEMAS,
+    STRING,
+    TX_PLAIN,
+    TX_REFS,
+)
+
+__all__ = ["transactions_df", "items_df", "stock_df", "locations_df", "partners_df",
+           "members_df", "attributes_df", "backdated"]
+
+
+def backdated(business, created) -> pd.arrays.BooleanArray:
+    """The ``backdated`` column: ``created - business >`` :data:`BACKDATE_THRESHOLD`, <NA> where
+    either time is missing. ``business`` and ``created`` are time arrays of the same length.
+
+    >>> business = pd.array(pd.to_datetime(["2026-05-01", "2026-05-01", None], utc=True))
+    >>> created = pd.array(pd.to_datetime(["2026-05-03", "2026-05-02", "2026-05-02"], utc=True))
+    >>> backdated(business, created).tolist()
+    [True, False, <NA>]
+    """
+    lag = created - business
+    return pd.arrays.BooleanArray(np.asarray(lag > BACKDATE_THRESHOLD), np.asarray(pd.isna(lag)))
+
+
+def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Transaction rows (``/v1/location-txs``) as a typed frame, one row per transaction.
+
+    Columns: id, type (category in/out/move/adjust), transaction_time, created_at
+    (datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity (float64),
+    partner_id, partner_name, partner_deleted, from_location_id, from_location_name,
+    from_location_deleted, to_location_id, to_location_name, to_location_deleted,
+    created_by_id, created_by_name, created_by_deleted, memo, url, backdated (boolean), then
+    any unknown fields. ``backdated`` is ``created_at - transaction_time >``
+    :data:`BACKDATE_THRESHOLD` (one day). Transaction details are accepted too; their lines
+    (``items``) are ignored here, see :func:`lines_df`.
+
+    >>> df = transactions_df([{"id": 1, "type": "out", "transaction_time": "2026-05-01T09:00:00.000Z",
+    ...     "created_at": "2026-05-03T09:00:00.000Z", "total_quantity": 3,
+    ...     "to_location": {"id": 2, "name": "Shop", "deleted": False}}])
+    >>> df[["type", "to_location_name", "total_quantity", "backdated"]]
+      type to_location_name  total_quantity  backdated
+    0  out             Shop             3.0       True
+    """
+    check_iterable(records, "transactions_df")
+    reader = Reader(dict(zip(TX_PLAIN, TX_PLAIN)), dict(zip(TX_REFS, TX_REFS)), ignore=("items",))
+    reader.read(records, "transactions_df")
+    business = as_time(reader.lists["transaction_time"])
+    created = as_time(reader.lists["created_at"])
+    return build_frame(SCHEMAS["transactions"], reader, computed={
+        "transaction_time": business, "created_at": created,
+        "backdated": backdated(business, created)})
+
+
+def items_df(records: Iterable[Mapping[str, Any]],
+             attributes: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Items (``/v1/items``) as a typed frame, with one column per item attribute.
+
+    Columns: id (Int64), name, sku, barcode, photo_url (string), cost, price (float64 from the
+    decimal strings; unparsable -> NaN), quantity (float64), then ``attr_<attribute name>`` for
+    each attribute (number -> float64, date -> datetime64[ms, UTC], text/barcode -> string),
+    then unknown fields. Per-location ``quantities`` are not a column: see :func:`stock_df`.
+
+    ``attributes`` (the ``/v1/item-attrs`` records, or :func:`attributes_df`) is optional: with
+    it, every attribute gets its column, in ``rank`` order and typed by ``attr_type``, even if
+    no item has a value; without it, columns follow first appearance, typed by each value's
+    ``type``.
+
+    >>> df = items_df([{"id": 3, "name": "Mug", "cost": "4.20", "price": "n/a",
+    ...     "attrs": [{"id": 1, "type": "number", "name": "Weight", "value": 0.3}]}])
+    >>> df.loc[0, ["cost", "attr_Weight"]].tolist(), bool(pd.isna(df.loc[0, "price"]))
+    ([4.2, 0.3], True)
+    """
+    check_iterable(records, "items_df")
+    schema = SCHEMAS["items"]
+    attr_types: dict[str, str | None] = {}
+    if attributes is not None:
+        specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
+        specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
+        for name, kind in zip(specs["attr_name"], specs["attr_type"]):
+            if not pd.isna(name):
+                attr_types.setdefault(name, None if pd.isna(kind) else kind)
+    attr_values: dict[str, dict[int, Any]] = {name: {} for name in attr_types}
+
+    def rows_noting_attrs():  # attrs are collected on the way through the one pass
+        for row, rec in enumerate(records):
+            for attr in (rec.get("attrs") if isinstance(rec, Mapping) else None) or ():
+                name = attr.get("name")
+                if name is None:
+                    continue
+                attr_values.setdefault(name, {})[row] = attr.get("value")
+                if attr_types.get(name) is None:
+                    attr_types[name] = attr.get("type")
+            yield rec
+
+    reader = Reader(identity(schema), ignore=("attrs", "quantities"))
+    reader.read(rows_noting_attrs(), "items_df")
+    attr_cols = {}
+    for name, sparse in attr_values.items():
+        values = [None] * reader.n
+        for row, value in sparse.items():
+            values[row] = value
+        attr_cols[f"attr_{name}"] = typed(values, ATTR_DTYPES.get(attr_types.get(name), STRING))
+    # Attribute columns go right after the schema columns, before any unknown fields.
+    return build_frame({**schema, **dict.fromkeys(attr_cols)}, reader, computed=attr_cols)
+
+
+def stock_df(items: Iterable[Mapping[str, Any]],
+             locations: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Stock per item and location, one row per entry of each item's ``quantities``.
+
+    Columns: item_id (Int64), item_name, sku (string), location_id (Int64), location_name
+    (string; <NA> unless ``locations`` - records or :func:`locations_df` - names that id),
+    quantity (float64). Rows keep the items' order, then the order of their ``quantities``.
+
+    >>> stock_df([{"id": 3, "name": "Mug", "sku": "M-1",
+    ...            "quantities": [{"location_id": 1, "quantity": 5}]}],
+    ...          [{"id": 1, "name": "Warehouse"}])
+       item_id item_name  sku  location_id location_name  quantity
+    0        3       Mug  M-1            1     Warehouse       5.0
+    """
+    check_iterable(items, "stock_df")
+    schema = SCHEMAS["stock"]
+    heads: dict[str, list] = {"item_id": [], "item_name": [], "sku": []}
+
+    def entries():  # one per item and location; the item's fields are noted alongside
+        for item in items:
+            head = (item.get("id"), item.get("name"), item.get("sku"))
+            for entry in item.get("quantities") or ():
+                for values, value in zip(heads.values(), head):
+                    values.append(value)
+                yield entry
+
+    reader = Reader({"location_id": "location_id", "quantity": "quantity"})
+    reader.read(entries(), "stock_df")
+    computed = {col: typed(values, schema[col]) for col, values in heads.items()}
+    computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
+    names = pd.array([pd.NA] * reader.n, dtype=STRING)
+    if locations is not None:
+        locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations)
+        lookup = pd.Series(locs["name"].array, index=locs["id"].array)
+        lookup = lookup[~lookup.index.duplicated()]
+        names = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
+    computed["location_name"] = names
+    return build_frame(schema, reader, computed=computed)
+
+
+def locations_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Locations (``/v1/locations``): id (Int64), name (string), quantity (float64), memo (string).
+
+    >>> locations_df([{"id": 1, "name": "Warehouse", "quantity": 120, "memo": None}]).dtypes.astype(str).tolist()
+    ['Int64', 'string', 'float64', 'string']
+    """
+    return _simple("locations", records)
+
+
+def partners_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Partners (``/v1/partners``): id (Int64), type (category supplier/customer, from the wire's
+    0/1), name, phone, email, address, memo (string).
+
+    >>> partners_df([{"id": 4, "type": 1, "name": "Cafe Rosa"}]).loc[0, ["type", "email"]].tolist()
+    ['customer', <NA>]
+    """
+    return _simple("partners", records, names={"type": PARTNER_TYPE_NAMES})
+
+
+def members_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Team members (``/v1/members``): id (Int64), name (string), role (category admin/member/viewer).
+
+    >>> members_df([{"id": 2, "name": "Ana", "role": "admin"}])["role"].cat.categories.tolist()
+    ['admin', 'member', 'viewer']
+    """
+    return _simple("members", records)
+
+
+def attributes_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Item attribute specs (``/v1/item-attrs``): id (Int64), attr_type, attr_name (string),
+    rank (Int64).
+
+    >>> attributes_df([{"id": 1, "attr_type": "date", "attr_name": "Expiry", "rank": 0}])
+       id attr_type attr_name  rank
+    0   1      date    Expiry     0
+    """
+    return _simple("attributes", records)
+
+
+def _simple(resource: str, records, names: Mapping[str, Mapping] = MappingProxyType({})):
+    what = f"{resource}_df"
+    check_iterable(records, what)
+    schema = SCHEMAS[resource]
+    reader = Reader(identity(schema))
+    reader.read(records, what)
+    return build_frame(schema, reader, names=names)

@@ -1,0 +1,133 @@
+"""The schemas: the single place that says which columns each frame has, in order, and their dtype.
+
+Also the dtypes they are made of, the wire's partner-type codes, the ``backdated`` threshold,
+and the wire fields of a transaction row (read by :mod:`.resources` from dicts and by
+:mod:`.arrow` from page bytes).
+
+>>> {col: str(dtype) for col, dtype in SCHEMAS["members"].items()}
+{'id': 'Int64', 'name': 'string', 'role': 'category'}
+>>> TX_TYPE_DTYPE.categories.tolist()
+['in', 'out', 'move', 'adjust']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from invtools._types import TX_TYPES
+
+__all__ = [
+    "TIME_DTYPE", "TX_TYPE_DTYPE", "PARTNER_TYPE_DTYPE", "ROLE_DTYPE", "STRING",
+    "PARTNER_TYPE_NAMES", "BACKDATE_THRESHOLD", "SCHEMAS", "ATTR_DTYPES", "TX_PLAIN", "TX_REFS",
+]
+
+TIME_DTYPE = pd.DatetimeTZDtype(unit="ms", tz="UTC")
+TX_TYPE_DTYPE = pd.CategoricalDtype(list(TX_TYPES))
+PARTNER_TYPE_DTYPE = pd.CategoricalDtype(["supplier", "customer"])
+ROLE_DTYPE = pd.CategoricalDtype(["admin", "member", "viewer"])
+STRING = pd.StringDtype()  # pyarrow-backed, missing values are pd.NA
+
+#: The wire encodes a partner's type as an integer.
+PARTNER_TYPE_NAMES = {0: "supplier", 1: "customer"}
+
+#: A transaction is ``backdated`` when it was recorded (``created_at``) **more than** this long
+#: after its business time (``transaction_time``). Exactly one day later is not backdated; a
+#: transaction dated in the future of its recording is not backdated; <NA> if either time is.
+BACKDATE_THRESHOLD = pd.Timedelta(days=1)
+
+#: A transaction row's plain wire fields, and its embedded references ``{id, name, deleted}``.
+TX_PLAIN = ("id", "type", "transaction_time", "created_at", "revision", "count_of_items",
+            "total_quantity", "memo", "url")
+TX_REFS = ("partner", "from_location", "to_location", "created_by")
+
+
+def _ref(prefix: str, *, deleted: bool = True) -> dict[str, Any]:
+    cols: dict[str, Any] = {f"{prefix}_id": "Int64", f"{prefix}_name": STRING}
+    if deleted:
+        cols[f"{prefix}_deleted"] = "boolean"
+    return cols
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "transactions": {
+        "id": "Int64",
+        "type": TX_TYPE_DTYPE,
+        "transaction_time": TIME_DTYPE,
+        "created_at": TIME_DTYPE,
+        "revision": "Int64",
+        "count_of_items": "Int64",
+        "total_quantity": "float64",
+        **_ref("partner"),
+        **_ref("from_location"),
+        **_ref("to_location"),
+        **_ref("created_by"),
+        "memo": STRING,
+        "url": STRING,
+        "backdated": "boolean",
+    },
+    "lines": {
+        "transaction_id": "Int64",
+        "transaction_time": TIME_DTYPE,
+        "type": TX_TYPE_DTYPE,
+        "revision": "Int64",
+        **_ref("partner", deleted=False),
+        **_ref("from_location", deleted=False),
+        **_ref("to_location", deleted=False),
+        "item_id": "Int64",
+        "item_name": STRING,
+        "sku": STRING,
+        "barcode": STRING,
+        "quantity": "float64",
+        "item_deleted": "boolean",
+        "new_stock_level": "float64",
+        "from_location_new_stock_level": "float64",
+        "to_location_new_stock_level": "float64",
+    },
+    # items_df appends one attr_<name> column per item attribute after these.
+    "items": {
+        "id": "Int64",
+        "name": STRING,
+        "sku": STRING,
+        "barcode": STRING,
+        "photo_url": STRING,
+        "cost": "float64",
+        "price": "float64",
+        "quantity": "float64",
+    },
+    "stock": {
+        "item_id": "Int64",
+        "item_name": STRING,
+        "sku": STRING,
+        "location_id": "Int64",
+        "location_name": STRING,
+        "quantity": "float64",
+    },
+    "locations": {"id": "Int64", "name": STRING, "quantity": "float64", "memo": STRING},
+    "partners": {
+        "id": "Int64",
+        "type": PARTNER_TYPE_DTYPE,
+        "name": STRING,
+        "phone": STRING,
+        "email": STRING,
+        "address": STRING,
+        "memo": STRING,
+    },
+    "members": {"id": "Int64", "name": STRING, "role": ROLE_DTYPE},
+    # attr_type stays text (not a category) so a type the server adds later is not lost.
+    "attributes": {"id": "Int64", "attr_type": STRING, "attr_name": STRING, "rank": "Int64"},
+    "stock_history": {
+        "transaction_time": TIME_DTYPE,
+        "transaction_id": "Int64",
+        "item_id": "Int64",
+        "item_name": STRING,
+        "location_id": "Int64",
+        "stock": "float64",
+        "change": "float64",
+    },
+}
+
+#: item attribute ``type`` -> dtype of its ``attr_<name>`` column (unknown types: string).
+ATTR_DTYPES: dict[str, Any] = {"number": "float64", "date": TIME_DTYPE, "text": STRING,
+                               "barcode": STRING}

@@ -1,0 +1,161 @@
+"""Stock over time: the level of each item after every line, and levels recomputed from lines.
+
+:func:`stock_history` reads the levels the service stored on each line; :func:`rebase_levels`
+recomputes them from the quantities. Both take a :func:`~invtools.frames.lines_df` frame and
+share one rule for a line's signed effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.frames.lines import lines_df
+from invtools.frames.schemas import SCHEMAS
+
+__all__ = ["stock_history", "rebase_levels"]
+
+
+def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(quantities, types, signed effect on the stock a line goes *to*) of a lines frame:
+    in ``+q``, out ``-q``, adjust the signed ``q``, move ``+q`` (into its destination)."""
+    qty = lines["quantity"].to_numpy(dtype="float64", na_value=np.nan)
+    kind = lines["type"].astype(object).to_numpy()
+    inward = np.where(kind == "out", -np.abs(qty), np.where(kind == "adjust", qty, np.abs(qty)))
+    return qty, kind, inward
+
+
+def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
+                  item_ids: Iterable[int] | None = None,
+                  location_id: int | None = None) -> pd.DataFrame:
+    """Stock level of each item after every transaction line that touched it.
+
+    ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
+    Columns: transaction_time (datetime64[ms, UTC]), transaction_id, item_id (Int64), item_name
+    (string), location_id (Int64; <NA> means all locations), stock, change (float64).
+
+    - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
+    - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
+      lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
+      are left out. A move between two locations thus appears in both locations' histories.
+    - Lines without a level for that stock are left out.
+    - ``change`` is the step in ``stock`` from the item's previous point. The first point of
+      each item has no previous level in the data, so its change is the line's own signed
+      effect: in ``+quantity``, out ``-quantity``, adjust the signed quantity, move ``-quantity``
+      out of the source, ``+quantity`` into the destination and ``0`` for all locations.
+    - Sorted by item_id, then transaction_time, then transaction_id ascending (so transactions
+      at the same instant are ordered by id, the API's tiebreaker), then original line order.
+
+    >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
+    ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
+    ...     "items": [{"id": 9, "name": "Mug", "quantity": 5, "new_stock_level": 5,
+    ...                "to_location_new_stock_level": 5}]},
+    ...    {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",
+    ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
+    ...     "items": [{"id": 9, "name": "Mug", "quantity": 2, "new_stock_level": 3,
+    ...                "to_location_new_stock_level": 3}]}])
+    >>> stock_history(lines)[["stock", "change"]].values.tolist()
+    [[5.0, 5.0], [3.0, -2.0]]
+    """
+    if not isinstance(lines, pd.DataFrame):
+        lines = lines_df(lines)
+    schema = SCHEMAS["stock_history"]
+    if item_ids is not None:
+        lines = lines[lines["item_id"].isin(list(item_ids)).fillna(False).to_numpy(dtype=bool)]
+    qty, kind, inward = _line_effects(lines)
+    if location_id is None:
+        parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward))]
+    else:
+        to_here = (lines["to_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
+        from_here = (lines["from_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
+        from_here &= ~to_here
+        parts = [(lines[to_here], lines["to_location_new_stock_level"][to_here], inward[to_here]),
+                 (lines[from_here], lines["from_location_new_stock_level"][from_here],
+                  -np.abs(qty[from_here]))]
+    frames = []
+    for part, stock, effect in parts:
+        frames.append(pd.DataFrame({
+            "transaction_time": part["transaction_time"].array,
+            "transaction_id": part["transaction_id"].array,
+            "item_id": part["item_id"].array,
+            "item_name": part["item_name"].array,
+            "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
+            "effect": effect,
+            "_line": part.index.to_numpy(),
+        }))
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    out = out[out["stock"].notna()]
+    out = out.sort_values(["item_id", "transaction_time", "transaction_id", "_line"],
+                          kind="stable", na_position="last", ignore_index=True)
+    step = out.groupby("item_id", sort=False, dropna=False)["stock"].diff()
+    out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
+    out["location_id"] = pd.array([location_id] * len(out), dtype="Int64")
+    return pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
+
+
+def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
+    """Recompute the stock-level columns of a :func:`invtools.frames.lines_df` frame from the
+    line quantities, so they agree with the history the frame holds.
+
+    Stock after a line = the stock before the item's first line in the frame + the signed
+    effects of its lines since, in (transaction_time, transaction_id) order -- the service's
+    own replay order. The opening stock of each item (all locations) and of each item at each
+    location is read off the *earliest* line's stored level (level minus its own effect).
+
+    Why: editing a transaction makes the service recompute every later level without raising
+    the later transactions' revisions, so details stored before the edit keep the old levels.
+    Recomputing repairs every line after the earliest one. It cannot repair the opening stock
+    itself: when the frame starts mid-history (a ``since=`` window), an edit of a transaction
+    before the window shifts it, and only re-fetching the details helps. Every type of
+    transaction must be in the frame (a ``type``-filtered frame lacks the other types'
+    effects). Effects: in ``+q``, out ``-q``, adjust the signed ``q``, move ``0`` overall and
+    ``-q``/``+q`` at its from/to location. A returned level is null where the stored one was.
+
+    >>> lines = lines_df([
+    ...   {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",
+    ...    "items": [{"id": 9, "quantity": 2, "new_stock_level": 1}]},     # stale: was 3
+    ...   {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
+    ...    "items": [{"id": 9, "quantity": 5, "new_stock_level": 5}]}])
+    >>> rebase_levels(lines)["new_stock_level"].tolist()
+    [3.0, 5.0]
+    """
+    if lines.empty:
+        return lines
+    out = lines.copy()
+    qty, kind, to_effect = _line_effects(out)
+    is_move = kind == "move"
+    has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
+    has_from = out["from_location_id"].notna().to_numpy(dtype=bool) & is_move
+    parts = [  # (rows, level column, location key, effect)
+        (np.ones(len(out), dtype=bool), "new_stock_level", None, np.where(is_move, 0.0, to_effect)),
+        (has_to, "to_location_new_stock_level", "to_location_id", to_effect),
+        (has_from, "from_location_new_stock_level", "from_location_id", -np.abs(qty)),
+    ]
+    steps = pd.concat([pd.DataFrame({
+        "row": np.flatnonzero(rows),
+        "col": col,
+        "item": out["item_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+        # -1 stands for "all locations"; a location's from- and to-lines share one stock.
+        "loc": -1.0 if loc is None else out[loc].to_numpy(dtype="float64", na_value=np.nan)[rows],
+        "time": out["transaction_time"].to_numpy()[rows],
+        "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+        "effect": effect[rows],
+        "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
+    }) for rows, col, loc, effect in parts], ignore_index=True)
+    steps = steps.sort_values(["time", "tx", "row"], kind="stable")
+    groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
+    running = groups["effect"].cumsum()
+    opening = (steps["level"] - running).groupby([steps["item"], steps["loc"]], sort=False,
+                                                 dropna=False).transform("first")
+    steps["rebased"] = np.where(steps["level"].isna(), np.nan,
+                                np.round(opening + running, 9))
+    for col in ("new_stock_level", "to_location_new_stock_level",
+                "from_location_new_stock_level"):
+        mine = steps[steps["col"] == col]
+        values = out[col].to_numpy(dtype="float64", na_value=np.nan, copy=True)
+        values[mine["row"].to_numpy()] = mine["rebased"].to_numpy()
+        out[col] = pd.array(values, dtype=out[col].dtype)
+    return out
