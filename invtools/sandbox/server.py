@@ -39,6 +39,7 @@ import random
 import re
 import socket
 import string
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -587,35 +588,61 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # joined on close: no thread outlives serve()
-    block_on_close = True
+    """One daemon thread per connection, tracked here so that :meth:`stop` can wake and join
+    them: daemon, because the interpreter joins every non-daemon thread *before* it runs its
+    atexit hooks, so a thread waiting on a client's idle keep-alive connection (up to
+    ``_Handler.timeout``) would hold up the exit of any script or kernel that did not close its
+    HTTP session, and the hook that stops the server would run only after that wait."""
+
+    daemon_threads = True
+    block_on_close = False  # stop() joins the connection threads itself
     allow_reuse_address = True
 
     def __init__(self, addr, sandbox: Sandbox, log: Callable[[str], None] | None) -> None:
         self.sandbox = sandbox
         self.log = log
-        self._open: set[socket.socket] = set()
+        self._open: dict[socket.socket, threading.Thread] = {}
         self._open_lock = threading.Lock()
         super().__init__(addr, _Handler)
 
     def process_request(self, request, client_address):
+        thread = threading.Thread(target=self.process_request_thread,
+                                  args=(request, client_address), daemon=True,
+                                  name=f"invtools-sandbox-{self.server_address[1]}-connection")
         with self._open_lock:
-            self._open.add(request)
-        super().process_request(request, client_address)
+            self._open[request] = thread
+        thread.start()
 
     def shutdown_request(self, request):
         with self._open_lock:
-            self._open.discard(request)
+            self._open.pop(request, None)
         super().shutdown_request(request)
 
-    def close_idle_connections(self) -> None:
-        """Unblock handler threads waiting on keep-alive connections, so they can be joined."""
+    def close_connections(self) -> list[threading.Thread]:
+        """Shut every open connection down (waking threads that wait on idle keep-alive
+        connections); return the connection threads, to be joined."""
         with self._open_lock:
-            for sock in list(self._open):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            open_now = list(self._open.items())
+        for sock, _thread in open_now:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return [thread for _sock, thread in open_now]
+
+    def stop(self, serving: threading.Thread) -> None:
+        """Stop serving, close every connection, join every thread of this server."""
+        if sys.is_finalizing():
+            # serve() was never left and the interpreter is tearing down: daemon threads no
+            # longer run, so waiting for one (shutdown() waits for serve_forever) would never
+            # end. The process is going away; the OS closes its sockets.
+            return
+        self.shutdown()
+        threads = self.close_connections()
+        self.server_close()
+        for thread in threads:
+            thread.join()
+        serving.join()
 
 
 @contextmanager
@@ -625,7 +652,9 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
-    ``log`` receives one line per request (method, path, status) when given.
+    ``log`` receives one line per request (method, path, status) when given. Leaving the block
+    closes every client connection (idle keep-alive ones included) and joins every thread;
+    none of its threads holds up the exit of the process, whether or not the block was left.
 
     >>> import json, urllib.request
     >>> with serve(size=200) as sb:
@@ -646,7 +675,4 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
         yield sandbox
     finally:
         sandbox.stopping.set()  # wakes "slow" faults
-        server.shutdown()
-        server.close_idle_connections()
-        server.server_close()  # joins the handler threads
-        thread.join()
+        server.stop(thread)
