@@ -19,12 +19,15 @@ import copy
 import math
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
 
 __all__ = ["TeamStore", "TeamView", "public"]
+
+Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
 
 
 def public(rec: dict) -> dict:
@@ -177,11 +180,12 @@ class TeamStore:
 
     def add_transaction(self, *, type: str = "out", lines=None, partner: int | None = None,  # noqa: A002
                         from_location: int | None = None, to_location: int | None = None,
-                        memo: str | None = None, transaction_time: str | int | None = None,
-                        created_at: str | int | None = None, created_by: int | None = None) -> dict:
+                        memo: str | None = None, transaction_time: Time | None = None,
+                        created_at: Time | None = None, created_by: int | None = None) -> dict:
         """Append a transaction; defaults are realistic (a shop-floor sale of one unit of two
         items that have stock). A ``transaction_time`` earlier than ``created_at`` backdates it;
-        later levels are recomputed. Returns its detail."""
+        later levels are recomputed. Times are what :func:`~invtools.sandbox.wire.parse_time`
+        takes (a wire or ISO-8601 string, ms since the epoch, a datetime). Returns its detail."""
         log = self.log
         if type not in TYPE_CODE:
             raise ValueError(f"type must be one of {TYPES}, not {type!r}")
@@ -221,7 +225,7 @@ class TeamStore:
         return self.tx_detail_json(r)
 
     def edit_transaction(self, tx_id: int, *, lines=None, memo: Any = ..., partner: Any = ...,
-                         transaction_time: str | int | None = None) -> dict:
+                         transaction_time: Time | None = None) -> dict:
         """Edit a live transaction: revision + 1, the old version kept for ``?revision=N``.
 
         With no changes, one line's quantity changes (in/adjust: +1; out/move: -1 when the
@@ -302,8 +306,7 @@ class TeamView:
         s = self._store
         with s.lock:
             if s.log is None:
-                return [{k: v for k, v in rec.items() if k != "deleted"}
-                        for _, rec in sorted(s.items.items()) if not rec["deleted"]]
+                return [public(rec) for _, rec in sorted(s.items.items()) if not rec["deleted"]]
             return [s.item_json(i) for i in sorted(s.items) if not s.items[i]["deleted"]]
 
     @property
