@@ -29,19 +29,6 @@ from invtools.mirror import TransactionMirror  # noqa: E402
 from invtools.sandbox import serve  # noqa: E402
 
 
-def _no_nagle() -> str:
-    """The sandbox (at the time of writing) answers each request ~40 ms late: it writes the
-    headers and the body separately with Nagle's algorithm on, and the client delays its
-    ACK. Switching Nagle off for the benchmark's server makes a request ~2 ms."""
-    import invtools.sandbox.server as server
-
-    handler = getattr(server, "_Handler", None)
-    if handler is not None and not getattr(handler, "disable_nagle_algorithm", False):
-        handler.disable_nagle_algorithm = True
-        return "sandbox Nagle switched off for this run"
-    return "sandbox as is"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=50_000, help="transactions of the shop")
@@ -49,12 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    note = _no_nagle()
     t0 = time.perf_counter()
     with serve(rate_limit=0, size=args.size, seed=args.seed) as sb, \
             tempfile.TemporaryDirectory() as tmp:
         print(f"sandbox with {args.size:,} transactions built in "
-              f"{time.perf_counter() - t0:.1f} s ({note})")
+              f"{time.perf_counter() - t0:.1f} s")
         client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
                         progress=False)
         mirror = TransactionMirror(Path(tmp) / "mirror.sqlite", client)

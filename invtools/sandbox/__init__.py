@@ -2,7 +2,31 @@
 
 The real service has no test tokens, so notebooks, the demo and the tests run against this.
 It implements the API contract (``spec/inventory-api.md`` plus the service's observed
-behaviour), never the client's idea of it, and imports nothing of the client side.
+behaviour), never the client's idea of it: this package imports nothing of invtools outside
+``invtools.sandbox`` (a client checked against a server built from its own code proves
+nothing), only the standard library.
+
+What lives where (``->``: the package's modules it imports; there are no cycles)::
+
+    server     HTTP plumbing (threads, keep-alive, stopping) and serve()
+                                                        -> service, data, limits
+    service    the Sandbox object (switches, request log, mutations) and the
+               request pipeline (faults, auth, route, rate limit, team mode)
+                                                        -> routes, store, limits
+    routes     routes, parameter checks, endpoint handlers, the error envelope
+                                                        -> store, txlog
+    limits     the rate limiter and the fault injector (pure, clock passed in)
+    data       build(): the two demo teams' records, seeded
+                                                        -> catalogue, history, store, txlog
+    history    the shop's simulated history             -> catalogue, store, txlog
+    catalogue  the demo teams' fixed data (catalogue, locations, members, ...)
+    store      TeamStore (one team: JSON views, mutations), TeamView
+                                                        -> txlog, wire
+    txlog      the columnar transaction log: replay, keyset paging
+    wire       the one time codec (parse_time, fmt_time), quantities as JSON
+
+Names a module exports for its neighbours are public in that module and listed in its
+``__all__``; only the names below are the package's public surface.
 
 >>> from invtools.sandbox import serve
 >>> with serve(size=200) as sb:
@@ -11,6 +35,8 @@ behaviour), never the client's idea of it, and imports nothing of the client sid
 """
 
 from invtools.sandbox.limits import Faults
-from invtools.sandbox.server import QUIRKS, RequestRecord, Sandbox, TeamView, serve
+from invtools.sandbox.server import serve
+from invtools.sandbox.service import QUIRKS, RequestRecord, Sandbox
+from invtools.sandbox.store import TeamView
 
 __all__ = ["serve", "Faults", "Sandbox", "RequestRecord", "TeamView", "QUIRKS"]

@@ -1,282 +1,42 @@
-"""In-memory state of one team of the stand-in server, and its mutations.
+"""One team of the stand-in server: its records, their JSON views, and its mutations.
 
-The transaction history is stored column-wise (``array`` module columns, one entry per
-transaction; lines in flat columns with per-transaction offsets), so a million transactions
-fit in a few hundred MiB; JSON is rendered per request. Everything else (items, partners, ...)
-is a few hundred small dicts.
+:class:`TeamStore` holds everything a token can see (team, items, locations, partners, members,
+item attributes) and, for a location-mode team, the transaction history as a
+:class:`~invtools.sandbox.txlog.TxLog`. It renders records in the wire format (the API's JSON,
+per request) and adds, edits and deletes transactions. :class:`TeamView` is read access to one
+team's current state in wire format, for tests and notebooks.
 
-Stock levels are never stored independently of the history: :meth:`TxLog.replay` walks every
-live transaction in ``(transaction_time, id)`` order and writes each line's
-``new_stock_level`` / ``from_location_new_stock_level`` / ``to_location_new_stock_level`` and
-the final stock per item and location. Every mutation ends with a replay (O(history): cheap at
-the default size, a few seconds at a million transactions), so levels always agree with the
-history. The generated history never goes below zero; mutations are not refused when they
-would (deleting a delivery may leave later sales overselling), the levels then simply show it,
-as they would in the real service.
-
-Location semantics of a line (the api-facts decision): ``in``, ``out`` and ``adjust`` act on
-``to_location`` (``out`` removes stock there, ``adjust`` adds its signed quantity); ``move``
-takes from ``from_location`` and adds to ``to_location``.
-
->>> log = TxLog(base_id=1)
->>> _ = log.append(time=0, created=0, type_code=IN, partner=-1, from_loc=-1, to_loc=7,
-...                creator=1, memo=None, lines=[(10, 5.0)])
->>> _ = log.append(time=1000, created=1000, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
-...                creator=1, memo=None, lines=[(10, 2.0)])
->>> log.finish()
-[]
->>> log.stock_at[(10, 7)], list(log.l_lvl)
-(3.0, [5.0, 3.0])
+Every mutation ends with a replay of the history (O(history): cheap at the default size, a few
+seconds at a million transactions), so levels always agree with the history. The generated
+history never goes below zero; mutations are not refused when they would (deleting a delivery
+may leave later sales overselling), the levels then simply show it, as they would in the real
+service.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
-import bisect
 import copy
 import math
 import threading
-import time as _time
-from array import array
-from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-TYPES = ("in", "out", "move", "adjust")
-IN, OUT, MOVE, ADJUST = range(4)
-TYPE_CODE = {name: code for code, name in enumerate(TYPES)}
-NO_ID = -1
-NAN = float("nan")
+from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
+from invtools.sandbox.wire import fmt_time, num, parse_time
+
+__all__ = ["TeamStore", "TeamView", "public"]
+
+Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
 
 
-def fmt_time(ms: int) -> str:
-    """Milliseconds since the epoch -> the wire format ``2026-05-02T01:10:00.000Z``.
+def public(rec: dict) -> dict:
+    """A record without the store's own bookkeeping (``deleted`` of listed records).
 
-    >>> fmt_time(0)
-    '1970-01-01T00:00:00.000Z'
+    >>> public({"id": 1, "name": "Ann", "deleted": False})
+    {'id': 1, 'name': 'Ann'}
     """
-    s, rest = divmod(ms, 1000)
-    return _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(s)) + f".{rest:03d}Z"
-
-
-def parse_time(text: str) -> int:
-    """The wire format (or any ISO-8601 UTC string) -> milliseconds since the epoch.
-
-    >>> parse_time("1970-01-01T00:00:01.500Z")
-    1500
-    """
-    from datetime import datetime, timezone
-
-    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return round(dt.timestamp() * 1000)
-
-
-def num(x: float) -> int | float:
-    """A quantity as JSON wants it: ``5`` rather than ``5.0``, fractions kept.
-
-    >>> num(5.0), num(2.5)
-    (5, 2.5)
-    """
-    return int(x) if x == int(x) else x
-
-
-class TxLog:
-    """The transaction history of one location-mode team, column-wise.
-
-    Rows are addressed by their position ``r`` (append order); ``ids[r]`` is the public id.
-    A deleted row keeps its columns (a tombstone, so a cursor pointing at it still has a sort
-    key) but leaves ``order``, the live rows sorted ascending by ``(transaction_time, id)``.
-    """
-
-    def __init__(self, base_id: int) -> None:
-        self.base_id = base_id
-        self.ids = array("l")
-        self.time = array("q")  # transaction_time, ms since epoch
-        self.created = array("q")  # created_at, ms since epoch
-        self.type = array("b")
-        self.partner = array("l")  # partner id or NO_ID
-        self.from_loc = array("l")
-        self.to_loc = array("l")
-        self.creator = array("l")
-        self.revision = array("l")
-        self.deleted = bytearray()
-        self.line_off = array("q")
-        self.line_cnt = array("l")
-        self.memo: dict[int, str] = {}  # sparse: most transactions carry no memo
-        self.l_item = array("l")
-        self.l_qty = array("d")
-        self.l_lvl = array("d")
-        self.l_from = array("d")  # NaN = null
-        self.l_to = array("d")
-        self.order = array("l")
-        self.row_of_id = array("l")  # indexed by id - base_id; ids are dense
-        self.old_versions: dict[int, list[dict]] = {}  # row -> rendered details, index = revision
-        self.stock_at: dict[tuple[int, int], float] = {}
-        self.stock_total: dict[int, float] = {}
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    # -- building ------------------------------------------------------------------------
-    def append(self, *, time: int, created: int, type_code: int, partner: int, from_loc: int,
-               to_loc: int, creator: int, memo: str | None, lines: list[tuple[int, float]],
-               deleted: bool = False, tx_id: int | None = None) -> int:
-        """Add a row (not yet in ``order``; call :meth:`finish` or :meth:`insert_live`)."""
-        r = len(self.time)
-        self.ids.append(-1 if tx_id is None else tx_id)
-        self.time.append(time)
-        self.created.append(created)
-        self.type.append(type_code)
-        self.partner.append(partner)
-        self.from_loc.append(from_loc)
-        self.to_loc.append(to_loc)
-        self.creator.append(creator)
-        self.revision.append(0)
-        self.deleted.append(1 if deleted else 0)
-        self._set_lines(r, lines, new=True)
-        if memo:
-            self.memo[r] = memo
-        return r
-
-    def _set_lines(self, r: int, lines: list[tuple[int, float]], *, new: bool = False) -> None:
-        # Edited lines are appended as a fresh block; the old block is simply left behind.
-        # Level columns are sized by replay(), which fills them.
-        off = len(self.l_item)
-        n = len(lines)
-        for item, qty in lines:
-            self.l_item.append(item)
-            self.l_qty.append(qty)
-        if new:
-            self.line_off.append(off)
-            self.line_cnt.append(n)
-        else:
-            self.line_off[r] = off
-            self.line_cnt[r] = n
-
-    def assign_ids_by(self, key) -> None:
-        """Give rows without an id dense ids in ``key`` order (ids follow creation order)."""
-        rows = sorted(range(len(self.time)), key=key)
-        self.row_of_id = array("l", [0]) * len(rows)
-        for i, r in enumerate(rows):
-            self.ids[r] = self.base_id + i
-            self.row_of_id[i] = r
-
-    def finish(self) -> list[int]:
-        """Build ``order`` and replay the levels (see :meth:`replay` for the return value)."""
-        if not self.row_of_id and len(self.time):
-            self.assign_ids_by(lambda r: (self.created[r], r))
-        live = [r for r in range(len(self.time)) if not self.deleted[r]]
-        live.sort(key=self.sort_key)
-        self.order = array("l", live)
-        return self.replay()
-
-    def sort_key(self, r: int) -> tuple[int, int]:
-        return (self.time[r], self.ids[r])
-
-    # -- levels --------------------------------------------------------------------------
-    def replay(self) -> list[int]:
-        """Recompute every line's stock levels and the final stock; return rows that went negative.
-
-        >>> log = TxLog(base_id=1)
-        >>> _ = log.append(time=0, created=0, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
-        ...                creator=1, memo=None, lines=[(10, 1.0)])
-        >>> log.finish()
-        [0]
-        """
-        at: dict[tuple[int, int], float] = defaultdict(float)
-        total: dict[int, float] = defaultdict(float)
-        typ, off_, cnt_ = self.type, self.line_off, self.line_cnt
-        frm_, to_ = self.from_loc, self.to_loc
-        l_item, l_qty, l_lvl, l_from, l_to = self.l_item, self.l_qty, self.l_lvl, self.l_from, self.l_to
-        negative: list[int] = []
-        missing = len(l_item) - len(l_lvl)
-        if missing:
-            pad = array("d", [NAN]) * missing
-            l_lvl.extend(pad)
-            l_from.extend(pad)
-            l_to.extend(pad)
-        for r in self.order:
-            t = typ[r]
-            off = off_[r]
-            to = to_[r]
-            bad = False
-            if t == MOVE:
-                frm = frm_[r]
-                for j in range(off, off + cnt_[r]):
-                    it, q = l_item[j], l_qty[j]
-                    a = at[(it, frm)] - q
-                    b = at[(it, to)] + q
-                    at[(it, frm)] = a
-                    at[(it, to)] = b
-                    l_lvl[j] = total[it]
-                    l_from[j] = a
-                    l_to[j] = b
-                    bad = bad or a < 0
-            else:
-                sign = -1.0 if t == OUT else 1.0
-                for j in range(off, off + cnt_[r]):
-                    it = l_item[j]
-                    d = sign * l_qty[j]
-                    b = at[(it, to)] + d
-                    at[(it, to)] = b
-                    tot = total[it] + d
-                    total[it] = tot
-                    l_lvl[j] = tot
-                    l_from[j] = NAN
-                    l_to[j] = b
-                    bad = bad or b < 0
-            if bad:
-                negative.append(r)
-        self.stock_at = dict(at)
-        self.stock_total = dict(total)
-        return negative
-
-    # -- live order ----------------------------------------------------------------------
-    def insert_live(self, r: int) -> None:
-        bisect.insort(self.order, r, key=self.sort_key)
-
-    def remove_live(self, r: int) -> None:
-        i = bisect.bisect_left(self.order, self.sort_key(r), key=self.sort_key)
-        if i < len(self.order) and self.order[i] == r:
-            del self.order[i]
-
-    def row(self, tx_id: int) -> int | None:
-        """Row of a transaction id (deleted ones included), or None if the id never existed."""
-        i = tx_id - self.base_id
-        if 0 <= i < len(self.row_of_id):
-            return self.row_of_id[i]
-        return None
-
-    def page_newest_first(self, after_row: int | None, limit: int,
-                          type_code: int | None = None) -> tuple[list[int], bool]:
-        """Rows strictly older than ``after_row``'s ``(time, id)`` key, newest first.
-
-        Returns up to ``limit`` rows and whether more match. ``after_row`` may be a deleted
-        row: its key is kept, so the walk resumes exactly where it was.
-        """
-        order = self.order
-        if after_row is None:
-            pos = len(order)
-        else:
-            pos = bisect.bisect_left(order, self.sort_key(after_row), key=self.sort_key)
-        out: list[int] = []
-        typ = self.type
-        i = pos - 1
-        while i >= 0:
-            r = order[i]
-            if type_code is None or typ[r] == type_code:
-                if len(out) == limit:
-                    return out, True
-                out.append(r)
-            i -= 1
-        return out, False
-
-    def lines(self, r: int) -> range:
-        off = self.line_off[r]
-        return range(off, off + self.line_cnt[r])
+    return {k: v for k, v in rec.items() if k != "deleted"}
 
 
 @dataclass
@@ -420,11 +180,12 @@ class TeamStore:
 
     def add_transaction(self, *, type: str = "out", lines=None, partner: int | None = None,  # noqa: A002
                         from_location: int | None = None, to_location: int | None = None,
-                        memo: str | None = None, transaction_time: str | int | None = None,
-                        created_at: str | int | None = None, created_by: int | None = None) -> dict:
+                        memo: str | None = None, transaction_time: Time | None = None,
+                        created_at: Time | None = None, created_by: int | None = None) -> dict:
         """Append a transaction; defaults are realistic (a shop-floor sale of one unit of two
         items that have stock). A ``transaction_time`` earlier than ``created_at`` backdates it;
-        later levels are recomputed. Returns its detail."""
+        later levels are recomputed. Times are what :func:`~invtools.sandbox.wire.parse_time`
+        takes (a wire or ISO-8601 string, ms since the epoch, a datetime). Returns its detail."""
         log = self.log
         if type not in TYPE_CODE:
             raise ValueError(f"type must be one of {TYPES}, not {type!r}")
@@ -450,8 +211,8 @@ class TeamStore:
         lines = ([(int(i), float(q)) for i, q in lines] if lines is not None
                  else self._default_lines(code, frm if code == MOVE else to))
         self._check_lines(lines)
-        created = _as_ms(created_at) if created_at is not None else self._clock()
-        when = _as_ms(transaction_time) if transaction_time is not None else created
+        created = parse_time(created_at) if created_at is not None else self._clock()
+        when = parse_time(transaction_time) if transaction_time is not None else created
         creator = created_by if created_by is not None else min(
             i for i, m in self.members.items() if m["role"] != "viewer" and not m["deleted"])
         r = log.append(time=when, created=created, type_code=code,
@@ -464,7 +225,7 @@ class TeamStore:
         return self.tx_detail_json(r)
 
     def edit_transaction(self, tx_id: int, *, lines=None, memo: Any = ..., partner: Any = ...,
-                         transaction_time: str | int | None = None) -> dict:
+                         transaction_time: Time | None = None) -> dict:
         """Edit a live transaction: revision + 1, the old version kept for ``?revision=N``.
 
         With no changes, one line's quantity changes (in/adjust: +1; out/move: -1 when the
@@ -485,7 +246,7 @@ class TeamStore:
 
         log.remove_live(r)
         if lines is not None:
-            log._set_lines(r, lines)
+            log.set_lines(r, lines)
         if memo is not ...:
             log.memo.pop(r, None)
             if memo:
@@ -493,7 +254,7 @@ class TeamStore:
         if partner is not ...:
             log.partner[r] = NO_ID if partner is None else partner
         if transaction_time is not None:
-            log.time[r] = _as_ms(transaction_time)
+            log.time[r] = parse_time(transaction_time)
         log.insert_live(r)
         log.revision[r] += 1
         log.old_versions.setdefault(r, []).append(snapshot)
@@ -523,10 +284,60 @@ def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, f
     return out
 
 
-def _as_ms(value: str | int | datetime) -> int:
-    """A time given to a mutation: ms since the epoch, a wire/ISO string, or a datetime
-    (naive = UTC; a pandas Timestamp is one)."""
-    if isinstance(value, datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-        return round(aware.timestamp() * 1000)
-    return value if isinstance(value, int) else parse_time(value)
+class TeamView:
+    """Read access to one team's current state, in wire format, for tests and notebooks.
+
+    >>> from invtools.sandbox.data import build
+    >>> view = TeamView(build(size=200)["shop"])
+    >>> view.team["mode"], len(view.transactions), view.transactions[0]["revision"]
+    (2, 200, 0)
+    """
+
+    def __init__(self, store: TeamStore) -> None:
+        self._store = store
+
+    @property
+    def team(self) -> dict:
+        return dict(self._store.team)
+
+    @property
+    def items(self) -> list[dict]:
+        """Live items (not deleted) with their current stock, id ascending."""
+        s = self._store
+        with s.lock:
+            if s.log is None:
+                return [public(rec) for _, rec in sorted(s.items.items()) if not rec["deleted"]]
+            return [s.item_json(i) for i in sorted(s.items) if not s.items[i]["deleted"]]
+
+    @property
+    def locations(self) -> list[dict]:
+        s = self._store
+        with s.lock:
+            return [s.location_json(i) for i in sorted(s.locations)]
+
+    @property
+    def partners(self) -> list[dict]:
+        return [public(p) for _, p in sorted(self._store.partners.items()) if not p["deleted"]]
+
+    @property
+    def members(self) -> list[dict]:
+        return [public(m) for _, m in sorted(self._store.members.items()) if not m["deleted"]]
+
+    @property
+    def attrs(self) -> list[dict]:
+        return [dict(a) for _, a in sorted(self._store.attrs.items())]
+
+    @property
+    def transactions(self) -> list[dict]:
+        """Live transaction rows, newest first (as the list endpoint orders them)."""
+        s = self._store
+        if s.log is None:
+            return []
+        with s.lock:
+            return [s.tx_row_json(r) for r in reversed(s.log.order)]
+
+    def transaction(self, tx_id: int, revision: int | None = None) -> dict | None:
+        """A transaction's detail (with lines), or None if it is unknown or deleted."""
+        s = self._store
+        with s.lock:
+            return s.tx_version_json(tx_id, revision) if s.log else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from datetime import datetime
 
-import pytest
 from sandbox_helpers import assert_consistent, call, history
 
 from invtools.sandbox import serve

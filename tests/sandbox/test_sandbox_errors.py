@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sandbox_helpers import call
+from sandbox_helpers import call, walk
 
 ERROR_ID = re.compile(r"^ex_[a-z0-9]{24}$")
 CORRELATION_ID = re.compile(r"^rq_[a-z0-9]{24}$")
@@ -96,16 +96,21 @@ def test_writes_are_refused(shop_server):
 
 def test_deleted_records_are_referenced_but_not_served(shop_server):
     view = shop_server.data("shop")
-    store = shop_server.store("shop")
-    deleted_items = [i for i, rec in store.items.items() if rec["deleted"]]
-    deleted_members = [i for i, rec in store.members.items() if rec["deleted"]]
-    assert deleted_items and deleted_members
-    assert call(shop_server, f"/v1/items/{deleted_items[0]}").status == 404
-    assert call(shop_server, f"/v1/members/{deleted_members[0]}").status == 404
-    listed = {i["id"] for i in view.items}
-    assert not listed & set(deleted_items)
-    refs = [t["created_by"] for t in view.transactions]
-    assert any(ref["deleted"] for ref in refs)
+    rows = view.transactions
+    lines = [ln for r in rows for ln in view.transaction(r["id"])["items"]]
+    deleted_items = {ln["id"] for ln in lines if ln["deleted"]}
+    deleted_members = {r["created_by"]["id"] for r in rows if r["created_by"]["deleted"]}
+    deleted_partners = {r["partner"]["id"] for r in rows
+                        if r["partner"] and r["partner"]["deleted"]}
+    assert deleted_items and deleted_members and deleted_partners  # still referenced
+    for item in deleted_items:
+        assert call(shop_server, f"/v1/items/{item}").status == 404
+    for member in deleted_members:
+        assert call(shop_server, f"/v1/members/{member}").status == 404
+    assert not {i["id"] for i in view.items} & deleted_items
+    assert not {m["id"] for m in view.members} & deleted_members
+    listed = {p["id"] for p in walk(shop_server, "/v1/partners")[0]}
+    assert listed and not listed & deleted_partners
 
 
 def test_one_team_never_sees_another_teams_objects(shop_server):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
 
 import pytest
 from sandbox_helpers import assert_consistent, call, walk
@@ -131,4 +132,18 @@ def test_mutations_from_threads_while_serving(sb):
     for t in threads:
         t.join()
     assert errors == []
+    assert_consistent(sb)
+
+
+def test_times_given_to_mutations_may_be_strings_milliseconds_or_datetimes(sb):
+    wire = "2026-03-01T09:30:00.000Z"
+    given = [wire, "2026-03-01T10:30:00+01:00", 1772357400000,
+             datetime(2026, 3, 1, 9, 30), datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)]
+    for when in given:
+        tx = sb.add_transaction(type="in", lines=[(100001, 1)], transaction_time=when)
+        assert tx["transaction_time"] == wire, when
+    edited = sb.edit_transaction(tx["id"], transaction_time=datetime(2026, 3, 2))
+    assert edited["transaction_time"] == "2026-03-02T00:00:00.000Z"
+    with pytest.raises(TypeError, match="a time is"):
+        sb.add_transaction(type="in", lines=[(100001, 1)], transaction_time=1.5)
     assert_consistent(sb)

@@ -1,0 +1,296 @@
+"""The shop's simulated history: about 18 months of a small business, ending at ``ANCHOR``.
+
+Sales leave the shop floor (weekday/weekend rhythm, seasonal categories), shelves are refilled
+by moves from the back store or a warehouse, warehouses are restocked by supplier deliveries
+when they run low (a few items are on supplier backorder for weeks and sit at zero), cycle
+counts adjust stock with signed quantities. Then a few dozen transactions are marked backdated
+(recorded days later), a few dozen edited (older revisions kept) and a few deleted (duplicates).
+Stock never goes negative, and every level comes from replaying the history
+(:meth:`invtools.sandbox.txlog.TxLog.replay`).
+
+Everything is drawn from one seeded generator, in a fixed order: same seed and size, same
+history. :mod:`invtools.sandbox.data` builds the shop's records and the :class:`ShopPlan`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import accumulate
+
+from invtools.sandbox.catalogue import (
+    ANCHOR, BACK, DAYS, FLOOR, MONTH_TRAFFIC, SEASONS, SHOP_MEMBERS, WEEKDAY_TRAFFIC, WH_N, WH_S,
+)
+from invtools.sandbox.store import TeamStore
+from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TxLog
+
+__all__ = ["ShopPlan", "simulate"]
+
+DAY_MS = 86_400_000
+# Lookup tables for hot-loop draws: lines per sale (50/30/15/5 %), units per sale line.
+N_LINES = [1] * 50 + [2] * 30 + [3] * 15 + [4] * 5
+SALE_QTY = [1] * 70 + [2] * 22 + [3] * 8
+
+
+@dataclass
+class ShopPlan:
+    """What the simulation knows of the shop beyond its records."""
+
+    start_day: datetime  # midnight of the history's first day
+    meta: dict[int, dict]  # item -> season, home location, fractional?, supplier id
+    pop: dict[int, float]  # item -> popularity (sale weight)
+    discontinued: set[int]  # no restocks after mid-history (the items are deleted at the end)
+    backorder: dict[int, tuple[int, int]]  # item -> (first, last) day its supplier cannot deliver
+    trade_ids: list[int]  # trade customers (partners)
+    walkin_ids: list[int]  # walk-in customers with a loyalty record (partners)
+
+
+def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
+             size: int) -> None:
+    """Write the shop's history into ``store.log``: ``size`` live transactions, replayed, then
+    a few backdated and a few edited ones. ``rng`` continues the shop's seeded generator."""
+    log = store.log
+    start_day, meta, pop = plan.start_day, plan.meta, plan.pop
+    discontinued, backorder = plan.discontinued, plan.backorder
+    trade_ids, walkin_ids = plan.trade_ids, plan.walkin_ids
+    item_ids = list(store.items)
+    n_events = size - 4  # four opening stock counts
+    start_ms = int(start_day.timestamp() * 1000)
+
+    # Expected sale units per item per day sets shelf sizes and order quantities, so the
+    # shop behaves the same (restock rhythm, stock-outs) at any size.
+    total_pop = sum(pop.values())
+    daily_units = {i: size * 0.72 * 1.8 * 1.6 * pop[i] / total_pop / DAYS for i in item_ids}
+    shelf_cap = {i: max(4, round(daily_units[i] * 8)) for i in item_ids}
+    shelf_low = {i: max(1, round(daily_units[i] * 2.5)) for i in item_ids}
+    order_qty = {i: max(10, round(daily_units[i] * 40)) for i in item_ids}
+    reorder_at = {i: max(3, round(daily_units[i] * 12)) for i in item_ids}
+
+    # Event days: weighted by weekday and month traffic, times within opening hours.
+    day_month, day_weight = [], []
+    for d in range(DAYS):
+        day = start_day + timedelta(days=d)
+        day_month.append(day.month - 1)
+        day_weight.append(WEEKDAY_TRAFFIC[day.weekday()] * MONTH_TRAFFIC[day.month - 1])
+    days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
+    times = []
+    prev = start_ms + 7 * 3_600_000  # the opening counts happen before 07:00 on day 0
+    rand = rng.random  # hot loop: int(rand() * n) is several times cheaper than randint
+    for d in days:
+        t = start_ms + d * DAY_MS + (8 * 3600 + int(rand() * 36000)) * 1000
+        # strictly increasing and at least 2 s apart: no ties in (time, id) order
+        prev = t if t > prev + 2000 else prev + 2000
+        times.append(prev)
+    times.sort()
+
+    # Sale weights per month (popularity x category season), as cumulative weights.
+    cum_by_month = [list(accumulate(pop[i] * SEASONS[meta[i]["season"]][m] for i in item_ids))
+                    for m in range(12)]
+
+    stock: dict[tuple[int, int], float] = {}
+    members_w = [(m[0], m[4]) for m in SHOP_MEMBERS if m[4]]
+    doyle_leaves = DAYS // 3
+
+    # Authors as a lookup table (one draw per transaction); Sam Doyle leaves after a third.
+    authors_all = [mid for mid, w in members_w for _ in range(w)]
+    authors_later = [mid for mid in authors_all if mid != 7005]
+
+    def emit(t: int, type_code: int, to: int, lines, *, frm: int = NO_ID, partner: int = NO_ID,
+             memo=None, day: int = 0) -> int:
+        pool = authors_all if day <= doyle_leaves else authors_later
+        return log.append(time=t, created=t + (5 + int(rand() * 86)) * 1000, type_code=type_code,
+                          partner=partner, from_loc=frm, to_loc=to,
+                          creator=pool[int(rand() * len(pool))], memo=memo, lines=lines)
+
+    # Opening stock counts: shelf full, home location holds one order's worth.
+    for k, loc in enumerate((BACK, FLOOR, WH_N, WH_S)):
+        lines = []
+        for i in item_ids:
+            q = shelf_cap[i] if loc == FLOOR else (order_qty[i] if meta[i]["home"] == loc else 0)
+            if q:
+                stock[(i, loc)] = float(q)
+                lines.append((i, float(q)))
+        emit(start_ms + (6 * 60 + 10 * k) * 60_000, ADJUST, loc, lines, memo="Opening stocktake")
+
+    pending_moves: dict[int, None] = {}  # insertion-ordered set of items to refill
+    orders: dict[tuple[int, int, bool], dict[int, float]] = {}  # open purchase orders
+    arrivals: list[tuple[int, int, int, bool]] = []  # heap of (due ms, supplier, loc, backorder)
+    on_order: set[int] = set()
+    po_number = 4100
+
+    def need_refill(i: int) -> None:
+        if stock.get((i, FLOOR), 0.0) <= shelf_low[i] and i not in pending_moves:
+            pending_moves[i] = None
+
+    def check_reorder(i: int, t: int, day: int) -> None:
+        if i in on_order or (i in discontinued and day > DAYS // 2):
+            return
+        held = sum(stock.get((i, loc), 0.0) for loc in (BACK, WH_N, WH_S))
+        if held > reorder_at[i]:
+            return
+        win = backorder.get(i)
+        late = bool(win and win[0] <= day < win[1])
+        key = (meta[i]["supplier"], meta[i]["home"], late)
+        if key not in orders:
+            orders[key] = {}
+            due_day = (win[1] if late else day) + rng.randint(2, 5)
+            heapq.heappush(arrivals, (start_ms + due_day * DAY_MS + rng.randint(7, 9) * 3_600_000,
+                                      *key))
+        orders[key][i] = float(order_qty[i])
+        on_order.add(i)
+
+    for k, t in enumerate(times):
+        day = (t - start_ms) // DAY_MS
+        month = day_month[min(day, DAYS - 1)]
+        if arrivals and arrivals[0][0] <= t:
+            _, sup, loc, late = heapq.heappop(arrivals)
+            lines = list(orders.pop((sup, loc, late)).items())
+            for i, q in lines:
+                stock[(i, loc)] = stock.get((i, loc), 0.0) + q
+                on_order.discard(i)
+                need_refill(i)
+            po_number += 1
+            emit(t, IN, loc, lines, partner=sup, memo=f"PO-{po_number}", day=day)
+            continue
+        if pending_moves and (len(pending_moves) >= 4 or rand() < 0.35):
+            first = next(iter(pending_moves))
+            src = max((BACK, WH_N, WH_S), key=lambda loc: stock.get((first, loc), 0.0))
+            lines = []
+            for i in list(pending_moves)[:12]:
+                have = stock.get((i, src), 0.0)
+                want = shelf_cap[i] - stock.get((i, FLOOR), 0.0)
+                q = min(have, want)
+                if meta[i]["fractional"]:
+                    q = float(int(q))
+                if q <= 0:
+                    if i == first or have <= 0:
+                        del pending_moves[i]  # nothing to move from here; a delivery re-queues it
+                    continue
+                lines.append((i, q))
+                del pending_moves[i]
+                if len(lines) == 6:
+                    break
+            if lines:
+                for i, q in lines:
+                    stock[(i, src)] -= q
+                    stock[(i, FLOOR)] = stock.get((i, FLOOR), 0.0) + q
+                    check_reorder(i, t, day)
+                emit(t, MOVE, FLOOR, lines, frm=src, memo="Shelf refill", day=day)
+                continue
+        if rand() < 0.03:
+            loc = rng.choice((BACK, FLOOR, WH_N, WH_S))
+            lines = []
+            for i in rng.sample(item_ids, 3):
+                have = stock.get((i, loc), 0.0)
+                d = float(rng.choice((-2, -1, -1, 1)))
+                d = max(d, -have)
+                if d:
+                    stock[(i, loc)] = have + d
+                    lines.append((i, d))
+                    need_refill(i)
+            if lines:
+                emit(t, ADJUST, loc, lines, memo=rng.choice(
+                    ("Cycle count", "Cycle count", "Damaged in storage", "Found in stocktake")),
+                     day=day)
+                continue
+        # A sale: mostly walk-in at the shop floor, sometimes a trade order from a warehouse.
+        trade = rand() < 0.08
+        n_lines = N_LINES[int(rand() * 100)]
+        picks = rng.choices(item_ids, cum_weights=cum_by_month[month], k=n_lines + 2)
+        lines, seen = [], set()
+        for i in picks:
+            if i in seen or len(lines) == n_lines:
+                continue
+            seen.add(i)
+            loc = meta[i]["home"] if trade else FLOOR
+            have = stock.get((i, loc), 0.0)
+            want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
+            if meta[i]["fractional"]:
+                want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
+            q = min(float(want), have)
+            if q <= 0:
+                continue
+            lines.append((i, q))
+        if trade:
+            # one location per transaction: keep lines from the first line's location
+            src = meta[lines[0][0]]["home"] if lines else WH_N
+            lines = [(i, q) for i, q in lines if meta[i]["home"] == src]
+        else:
+            src = FLOOR
+        if not lines:
+            # Everything picked was sold out: the customer bought one unit of the best stocked
+            # item on the floor instead.
+            i = max(item_ids, key=lambda x: (stock.get((x, FLOOR), 0.0), -x))
+            src, lines = FLOOR, [(i, min(1.0, stock.get((i, FLOOR), 0.0)))]
+        for i, q in lines:
+            stock[(i, src)] -= q
+            need_refill(i)
+            if src != FLOOR:
+                check_reorder(i, t, day)
+        partner = (rng.choice(trade_ids) if trade else
+                   (walkin_ids[int(rand() * len(walkin_ids))] if rand() < 0.25 else NO_ID))
+        memo = "Trade account" if trade else (None if rand() < 0.85 else "Card payment")
+        r = emit(t, OUT, src, lines, partner=partner, memo=memo, day=day)
+        if rand() < 0.0012:
+            # A duplicate entered by mistake and deleted a minute later (never counted).
+            log.append(time=t + 1000, created=t + 60_000, type_code=OUT, partner=partner,
+                       from_loc=NO_ID, to_loc=src, creator=log.creator[r], memo=memo,
+                       lines=lines, deleted=True)
+
+    _mark_backdated(log, rng, size, start_ms)
+    if log.finish():  # the simulation keeps stock >= 0; replay must agree
+        raise RuntimeError(f"demo data for seed {seed} went below zero stock: a bug")
+    _mark_edited(store, rng, size)
+
+
+def _mark_backdated(log: TxLog, rng: random.Random, size: int, start_ms: int) -> None:
+    """Deliveries and counts recorded days after they happened (created_at >> time)."""
+    end_ms = int(ANCHOR.timestamp() * 1000)
+    candidates = [r for r in range(4, len(log.time))
+                  if log.type[r] in (IN, ADJUST) and not log.deleted[r]
+                  and log.time[r] < end_ms - 14 * DAY_MS]
+    for r in rng.sample(candidates, min(len(candidates), max(24, size // 150))):
+        log.created[r] = log.time[r] + rng.randint(2, 12) * DAY_MS + rng.randint(1, 5) * 3_600_000
+        log.memo[r] = (log.memo.get(r, "") + " (entered late from the paper note)").strip()
+
+
+def _mark_edited(store: TeamStore, rng: random.Random, size: int) -> None:
+    """Give a few dozen transactions earlier revisions: a corrected quantity or memo.
+
+    The current version is the simulated one, so stock stays valid; each older version is
+    what was on record before the correction (its levels shifted by the corrected amount).
+    """
+    log = store.log
+    candidates = [r for r in log.order[4:] if log.type[r] in (IN, OUT)]
+    for r in rng.sample(candidates, min(len(candidates), max(30, size // 130))):
+        current = store.tx_detail_json(r)
+        versions = []
+        if rng.random() < 0.25:  # two edits: a memo fix after the quantity fix
+            older_memo = dict(current, memo=None if current["memo"] else "tbc", revision=1)
+            versions.append(older_memo)
+        old = _with_other_quantity(current, rng)
+        versions.insert(0, old)
+        for rev, v in enumerate(versions):
+            v["revision"] = rev
+        log.old_versions[r] = versions
+        log.revision[r] = len(versions)
+
+
+def _with_other_quantity(detail: dict, rng: random.Random) -> dict:
+    old = {**detail, "items": [dict(line) for line in detail["items"]]}
+    line = rng.choice(old["items"])
+    # in: the delivery note first said more; out: the till first said fewer. Either way the
+    # old version's levels were higher than now, so they never were negative.
+    extra = rng.choice((1, 2, 5)) if detail["type"] == "in" else 0
+    if detail["type"] == "out":
+        if line["quantity"] <= 1:
+            return {**detail, "memo": "tbc", "items": old["items"]}
+        extra = -1
+    line["quantity"] += extra
+    shift = extra if detail["type"] == "in" else -extra
+    line["new_stock_level"] += shift
+    line["to_location_new_stock_level"] += shift
+    old["total_quantity"] += extra
+    return old

@@ -1,0 +1,289 @@
+"""The API's routes, parameter checks, endpoint handlers and error envelope.
+
+:data:`ROUTES` maps each path template to its handler and says whether it is only for teams
+that manage stock by location. A handler takes ``(store, params, id, quirks)`` and returns the
+JSON-able answer, or raises :class:`ApiError`, whose :meth:`~ApiError.body` is the envelope
+every error answers with (``id``, ``type``, ``title``, ``correlation_id``, extra fields).
+Authentication, the rate limit and the team-mode gate come before the handler
+(:mod:`invtools.sandbox.service`).
+
+Pagination
+    Items and partners: id ascending; the cursor is the last row's id and the next page holds
+    ids strictly greater. Transactions: newest first by ``(transaction_time, id)``, both
+    descending (at equal times the higher id comes first); the cursor is the id of the last
+    row and the next page holds the rows whose ``(transaction_time, id)`` key is strictly
+    smaller than that row's key. The key is looked up by id even if the row was deleted since
+    (deleted rows keep their key as a tombstone), so between two pages no row is skipped or
+    repeated because of additions or deletions: a row added or backdated to a key *after*
+    the cursor (newer) is not returned by this walk, one added *before* it (older) is. An
+    edit that changes the cursor row's own transaction_time moves the cursor with it.
+    ``limit``: default 100, 1..100. The last page has ``cursor: null`` (the
+    ``last_cursor_not_null`` quirk repeats the last row's id instead).
+
+>>> route, obj_id = find_route("/v1/items/100001")
+>>> route.template, obj_id, route.location_only
+('/v1/items/{id}', 100001, True)
+>>> find_route("/v1/items/abc")
+(None, None)
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from invtools.sandbox.store import TeamStore, public
+from invtools.sandbox.txlog import TYPE_CODE
+
+__all__ = ["ApiError", "Params", "Route", "ROUTES", "find_route", "MAX_LIMIT"]
+
+MAX_LIMIT = 100
+_ALNUM = string.ascii_lowercase + string.digits
+_sysrand = random.SystemRandom()
+
+
+def _rand_id(prefix: str) -> str:
+    return prefix + "".join(_sysrand.choices(_ALNUM, k=24))
+
+
+class ApiError(Exception):
+    """An error answer: status, envelope type and title, extra envelope fields, and extra
+    response headers (a 429's rate-limit headers).
+
+    >>> err = ApiError(404, "/errors/not-found", "Item 7 was not found")
+    >>> body = err.body()
+    >>> err.status, body["type"], body["title"], body["id"][:3], body["correlation_id"][:3]
+    (404, '/errors/not-found', 'Item 7 was not found', 'ex_', 'rq_')
+    """
+
+    def __init__(self, status: int, type_: str, title: str, *,
+                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+        super().__init__(title)
+        self.status, self.type, self.title, self.extra = status, type_, title, extra
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict:
+        return {"id": _rand_id("ex_"), "type": self.type, "title": self.title,
+                "correlation_id": _rand_id("rq_"), **self.extra}
+
+
+def _not_found(what: str) -> ApiError:
+    return ApiError(404, "/errors/not-found", f"{what} was not found")
+
+
+def _invalid(errors: list[dict]) -> ApiError:
+    return ApiError(400, "/errors/invalid-request", "The request has invalid parameters",
+                    errors=errors)
+
+
+# -- parameters ------------------------------------------------------------------------------
+class Params:
+    """Query parameters with validation problems collected for one 400 answer.
+
+    >>> p = Params({"limit": ["500"], "type": ["in"]})
+    >>> p.int("limit", default=100, lo=1, hi=100), p.choice("type", TYPE_CODE)
+    (100, 0)
+    >>> [e["parameter"] for e in p.errors]
+    ['limit']
+    """
+
+    def __init__(self, params: dict[str, list[str]]) -> None:
+        self.raw = params
+        self.errors: list[dict] = []
+
+    def _bad(self, name: str, given: Any, message: str) -> None:
+        self.errors.append({"parameter": name, "given": given, "message": message})
+
+    def int(self, name: str, *, default=None, lo=0, hi=2**31 - 1):
+        values = self.raw.get(name)
+        if not values:
+            return default
+        text = values[-1]
+        try:
+            value = int(text)
+        except ValueError:
+            self._bad(name, text, f"{name} must be an integer")
+            return default
+        if not lo <= value <= hi:
+            self._bad(name, text, f"{name} must be between {lo} and {hi}")
+            return default
+        return value
+
+    def int_list(self, name: str) -> list[int] | None:
+        values = [v for raw in self.raw.get(name, []) for v in raw.split(",") if v != ""]
+        out = []
+        for v in values:
+            try:
+                out.append(int(v))
+            except ValueError:
+                self._bad(name, v, f"{name} must be integers (repeat the key for several)")
+        return out or None
+
+    def choice(self, name: str, allowed: dict[str, Any]):
+        values = self.raw.get(name)
+        if not values:
+            return None
+        if values[-1] not in allowed:
+            self._bad(name, values[-1], f"{name} must be one of {', '.join(allowed)}")
+            return None
+        return allowed[values[-1]]
+
+    def check(self) -> None:
+        """Raise the 400 answer if any parameter was invalid."""
+        if self.errors:
+            raise _invalid(self.errors)
+
+
+# -- handlers: (store, params, id, quirks) -> JSON-able --------------------------------------
+def _page(rows: list[dict], limit: int, has_more: bool, quirks: set[str]) -> dict:
+    cursor = rows[-1]["id"] if rows and (has_more or "last_cursor_not_null" in quirks) else None
+    return {"items": rows, "count": len(rows), "limit": limit, "cursor": cursor,
+            "has_more": has_more}
+
+
+def _paging(p: Params) -> tuple[int, int | None]:
+    return p.int("limit", default=MAX_LIMIT, lo=1, hi=MAX_LIMIT), p.int("cursor")
+
+
+def _team(store: TeamStore, p: Params, _id, quirks: set[str]):
+    team = dict(store.team)
+    return {"item": team} if "team_wrapped" in quirks else team
+
+
+def _items(store: TeamStore, p: Params, _id, quirks: set[str]):
+    limit, cursor = _paging(p)
+    item_ids = p.int_list("item_ids")
+    location_ids = p.int_list("location_ids")
+    p.check()
+    wanted = set(item_ids) if item_ids else None
+    ids = [i for i in sorted(store.items)
+           if not store.items[i]["deleted"] and (cursor is None or i > cursor)
+           and (wanted is None or i in wanted)]
+    return _page([store.item_json(i, location_ids) for i in ids[:limit]], limit,
+                 len(ids) > limit, quirks)
+
+
+def _item(store: TeamStore, p: Params, item_id, quirks: set[str]):
+    location_ids = p.int_list("location_ids")
+    p.check()
+    rec = store.items.get(item_id)
+    if rec is None or rec["deleted"]:
+        raise _not_found(f"Item {item_id}")
+    return {"item": store.item_json(item_id, location_ids)}
+
+
+def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
+    limit, cursor = _paging(p)
+    type_code = p.choice("type", TYPE_CODE)
+    p.check()
+    after = None
+    if cursor is not None:
+        after = store.log.row(cursor)
+        if after is None:
+            raise _invalid([{"parameter": "cursor", "given": str(cursor),
+                             "message": "cursor is not one this list handed out; "
+                                        "start again without a cursor"}])
+    rows, has_more = store.log.page_newest_first(after, limit, type_code)
+    return _page([store.tx_row_json(r) for r in rows], limit, has_more, quirks)
+
+
+def _tx(store: TeamStore, p: Params, tx_id, quirks: set[str]):
+    revision = p.int("revision")
+    p.check()
+    detail = store.tx_version_json(tx_id, revision)
+    if detail is None:
+        what = f"Transaction {tx_id}" + (f" revision {revision}" if revision is not None else "")
+        raise _not_found(what)
+    return {"item": detail}
+
+
+def _locations(store: TeamStore, p: Params, _id, quirks: set[str]):
+    rows = [store.location_json(i) for i in sorted(store.locations)]
+    return {"items": rows, "count": len(rows)}
+
+
+def _location(store: TeamStore, p: Params, loc_id, quirks: set[str]):
+    if loc_id not in store.locations:
+        raise _not_found(f"Location {loc_id}")
+    return {"item": store.location_json(loc_id)}
+
+
+def _partners(store: TeamStore, p: Params, _id, quirks: set[str]):
+    limit, cursor = _paging(p)
+    ptype = p.choice("type", {"0": 0, "1": 1})
+    p.check()
+    ids = [i for i in sorted(store.partners)
+           if not store.partners[i]["deleted"] and (cursor is None or i > cursor)
+           and (ptype is None or store.partners[i]["type"] == ptype)]
+    rows = [public(store.partners[i]) for i in ids[:limit]]
+    return _page(rows, limit, len(ids) > limit, quirks)
+
+
+def _members(store: TeamStore, p: Params, _id, quirks: set[str]):
+    rows = [public(m) for _, m in sorted(store.members.items()) if not m["deleted"]]
+    return {"items": rows, "count": len(rows)}
+
+
+def _member(store: TeamStore, p: Params, member_id, quirks: set[str]):
+    m = store.members.get(member_id)
+    if m is None or m["deleted"]:
+        raise _not_found(f"Member {member_id}")
+    return {"item": public(m)}
+
+
+def _attrs(store: TeamStore, p: Params, _id, quirks: set[str]):
+    rows = [dict(a) for _, a in sorted(store.attrs.items())]
+    return {"items": rows, "count": len(rows)}
+
+
+def _attr(store: TeamStore, p: Params, attr_id, quirks: set[str]):
+    if attr_id not in store.attrs:
+        raise _not_found(f"Item attribute {attr_id}")
+    return {"item": dict(store.attrs[attr_id])}
+
+
+# -- routes ----------------------------------------------------------------------------------
+Handler = Callable[[TeamStore, Params, "int | None", "set[str]"], Any]
+
+
+@dataclass(frozen=True)
+class Route:
+    template: str
+    pattern: re.Pattern
+    handler: Handler
+    location_only: bool
+
+
+def _route(template: str, handler: Handler, location_only: bool) -> Route:
+    pattern = re.compile("^" + template.replace("{id}", r"(?P<id>\d{1,10})") + "$")
+    return Route(template, pattern, handler, location_only)
+
+
+ROUTES = [
+    _route("/v1/teams/linked", _team, False),
+    _route("/v1/items", _items, True),
+    _route("/v1/items/{id}", _item, True),
+    _route("/v1/location-txs", _txs, True),
+    _route("/v1/location-txs/{id}", _tx, True),
+    _route("/v1/transactions", _txs, True),
+    _route("/v1/transactions/{id}", _tx, True),
+    _route("/v1/locations", _locations, True),
+    _route("/v1/locations/{id}", _location, True),
+    _route("/v1/partners", _partners, False),
+    _route("/v1/members", _members, False),
+    _route("/v1/members/{id}", _member, False),
+    _route("/v1/item-attrs", _attrs, False),
+    _route("/v1/item-attrs/{id}", _attr, False),
+]
+
+
+def find_route(path: str) -> tuple[Route, int | None] | tuple[None, None]:
+    """The route a path matches and the id in it (None for a list), or ``(None, None)``."""
+    for route in ROUTES:
+        match = route.pattern.match(path)
+        if match:
+            return route, int(match.group("id")) if "id" in match.groupdict() else None
+    return None, None

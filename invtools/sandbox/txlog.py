@@ -1,0 +1,237 @@
+"""The columnar transaction log of one location-mode team: rows, replay, keyset paging.
+
+The history is stored column-wise (``array`` module columns, one entry per transaction; lines
+in flat columns with per-transaction offsets), so a million transactions fit in a few hundred
+MiB; JSON is rendered per request (by :mod:`invtools.sandbox.store`).
+
+Stock levels are never stored independently of the history: :meth:`TxLog.replay` walks every
+live transaction in ``(transaction_time, id)`` order and writes each line's
+``new_stock_level`` / ``from_location_new_stock_level`` / ``to_location_new_stock_level`` and
+the final stock per item and location.
+
+Location semantics of a line (the api-facts decision): ``in``, ``out`` and ``adjust`` act on
+``to_location`` (``out`` removes stock there, ``adjust`` adds its signed quantity); ``move``
+takes from ``from_location`` and adds to ``to_location``.
+
+>>> log = TxLog(base_id=1)
+>>> _ = log.append(time=0, created=0, type_code=IN, partner=-1, from_loc=-1, to_loc=7,
+...                creator=1, memo=None, lines=[(10, 5.0)])
+>>> _ = log.append(time=1000, created=1000, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
+...                creator=1, memo=None, lines=[(10, 2.0)])
+>>> log.finish()
+[]
+>>> log.stock_at[(10, 7)], list(log.l_lvl)
+(3.0, [5.0, 3.0])
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections import defaultdict
+
+__all__ = ["TxLog", "TYPES", "TYPE_CODE", "IN", "OUT", "MOVE", "ADJUST", "NO_ID"]
+
+TYPES = ("in", "out", "move", "adjust")
+IN, OUT, MOVE, ADJUST = range(4)
+TYPE_CODE = {name: code for code, name in enumerate(TYPES)}
+NO_ID = -1  # no partner / no from_location
+NAN = float("nan")  # a null level
+
+
+class TxLog:
+    """The transaction history of one location-mode team, column-wise.
+
+    Rows are addressed by their position ``r`` (append order); ``ids[r]`` is the public id.
+    A deleted row keeps its columns (a tombstone, so a cursor pointing at it still has a sort
+    key) but leaves ``order``, the live rows sorted ascending by ``(transaction_time, id)``.
+    """
+
+    def __init__(self, base_id: int) -> None:
+        self.base_id = base_id
+        self.ids = array("l")
+        self.time = array("q")  # transaction_time, ms since epoch
+        self.created = array("q")  # created_at, ms since epoch
+        self.type = array("b")
+        self.partner = array("l")  # partner id or NO_ID
+        self.from_loc = array("l")
+        self.to_loc = array("l")
+        self.creator = array("l")
+        self.revision = array("l")
+        self.deleted = bytearray()
+        self.line_off = array("q")
+        self.line_cnt = array("l")
+        self.memo: dict[int, str] = {}  # sparse: most transactions carry no memo
+        self.l_item = array("l")
+        self.l_qty = array("d")
+        self.l_lvl = array("d")
+        self.l_from = array("d")  # NaN = null
+        self.l_to = array("d")
+        self.order = array("l")
+        self.row_of_id = array("l")  # indexed by id - base_id; ids are dense
+        self.old_versions: dict[int, list[dict]] = {}  # row -> rendered details, index = revision
+        self.stock_at: dict[tuple[int, int], float] = {}
+        self.stock_total: dict[int, float] = {}
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    # -- building ------------------------------------------------------------------------
+    def append(self, *, time: int, created: int, type_code: int, partner: int, from_loc: int,
+               to_loc: int, creator: int, memo: str | None, lines: list[tuple[int, float]],
+               deleted: bool = False, tx_id: int | None = None) -> int:
+        """Add a row (not yet in ``order``; call :meth:`finish` or :meth:`insert_live`)."""
+        r = len(self.time)
+        self.ids.append(-1 if tx_id is None else tx_id)
+        self.time.append(time)
+        self.created.append(created)
+        self.type.append(type_code)
+        self.partner.append(partner)
+        self.from_loc.append(from_loc)
+        self.to_loc.append(to_loc)
+        self.creator.append(creator)
+        self.revision.append(0)
+        self.deleted.append(1 if deleted else 0)
+        self.set_lines(r, lines, new=True)
+        if memo:
+            self.memo[r] = memo
+        return r
+
+    def set_lines(self, r: int, lines: list[tuple[int, float]], *, new: bool = False) -> None:
+        """Give row ``r`` these ``(item, quantity)`` lines (``new``: a row being appended)."""
+        # Edited lines are appended as a fresh block; the old block is simply left behind.
+        # Level columns are sized by replay(), which fills them.
+        off = len(self.l_item)
+        n = len(lines)
+        for item, qty in lines:
+            self.l_item.append(item)
+            self.l_qty.append(qty)
+        if new:
+            self.line_off.append(off)
+            self.line_cnt.append(n)
+        else:
+            self.line_off[r] = off
+            self.line_cnt[r] = n
+
+    def assign_ids_by(self, key) -> None:
+        """Give rows without an id dense ids in ``key`` order (ids follow creation order)."""
+        rows = sorted(range(len(self.time)), key=key)
+        self.row_of_id = array("l", [0]) * len(rows)
+        for i, r in enumerate(rows):
+            self.ids[r] = self.base_id + i
+            self.row_of_id[i] = r
+
+    def finish(self) -> list[int]:
+        """Build ``order`` and replay the levels (see :meth:`replay` for the return value)."""
+        if not self.row_of_id and len(self.time):
+            self.assign_ids_by(lambda r: (self.created[r], r))
+        live = [r for r in range(len(self.time)) if not self.deleted[r]]
+        live.sort(key=self.sort_key)
+        self.order = array("l", live)
+        return self.replay()
+
+    def sort_key(self, r: int) -> tuple[int, int]:
+        return (self.time[r], self.ids[r])
+
+    # -- levels --------------------------------------------------------------------------
+    def replay(self) -> list[int]:
+        """Recompute every line's stock levels and the final stock; return rows that went negative.
+
+        >>> log = TxLog(base_id=1)
+        >>> _ = log.append(time=0, created=0, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
+        ...                creator=1, memo=None, lines=[(10, 1.0)])
+        >>> log.finish()
+        [0]
+        """
+        at: dict[tuple[int, int], float] = defaultdict(float)
+        total: dict[int, float] = defaultdict(float)
+        typ, off_, cnt_ = self.type, self.line_off, self.line_cnt
+        frm_, to_ = self.from_loc, self.to_loc
+        l_item, l_qty, l_lvl = self.l_item, self.l_qty, self.l_lvl
+        l_from, l_to = self.l_from, self.l_to
+        negative: list[int] = []
+        missing = len(l_item) - len(l_lvl)
+        if missing:
+            pad = array("d", [NAN]) * missing
+            l_lvl.extend(pad)
+            l_from.extend(pad)
+            l_to.extend(pad)
+        for r in self.order:
+            t = typ[r]
+            off = off_[r]
+            to = to_[r]
+            bad = False
+            if t == MOVE:
+                frm = frm_[r]
+                for j in range(off, off + cnt_[r]):
+                    it, q = l_item[j], l_qty[j]
+                    a = at[(it, frm)] - q
+                    b = at[(it, to)] + q
+                    at[(it, frm)] = a
+                    at[(it, to)] = b
+                    l_lvl[j] = total[it]
+                    l_from[j] = a
+                    l_to[j] = b
+                    bad = bad or a < 0
+            else:
+                sign = -1.0 if t == OUT else 1.0
+                for j in range(off, off + cnt_[r]):
+                    it = l_item[j]
+                    d = sign * l_qty[j]
+                    b = at[(it, to)] + d
+                    at[(it, to)] = b
+                    tot = total[it] + d
+                    total[it] = tot
+                    l_lvl[j] = tot
+                    l_from[j] = NAN
+                    l_to[j] = b
+                    bad = bad or b < 0
+            if bad:
+                negative.append(r)
+        self.stock_at = dict(at)
+        self.stock_total = dict(total)
+        return negative
+
+    # -- live order ----------------------------------------------------------------------
+    def insert_live(self, r: int) -> None:
+        bisect.insort(self.order, r, key=self.sort_key)
+
+    def remove_live(self, r: int) -> None:
+        i = bisect.bisect_left(self.order, self.sort_key(r), key=self.sort_key)
+        if i < len(self.order) and self.order[i] == r:
+            del self.order[i]
+
+    def row(self, tx_id: int) -> int | None:
+        """Row of a transaction id (deleted ones included), or None if the id never existed."""
+        i = tx_id - self.base_id
+        if 0 <= i < len(self.row_of_id):
+            return self.row_of_id[i]
+        return None
+
+    def page_newest_first(self, after_row: int | None, limit: int,
+                          type_code: int | None = None) -> tuple[list[int], bool]:
+        """Rows strictly older than ``after_row``'s ``(time, id)`` key, newest first.
+
+        Returns up to ``limit`` rows and whether more match. ``after_row`` may be a deleted
+        row: its key is kept, so the walk resumes exactly where it was.
+        """
+        order = self.order
+        if after_row is None:
+            pos = len(order)
+        else:
+            pos = bisect.bisect_left(order, self.sort_key(after_row), key=self.sort_key)
+        out: list[int] = []
+        typ = self.type
+        i = pos - 1
+        while i >= 0:
+            r = order[i]
+            if type_code is None or typ[r] == type_code:
+                if len(out) == limit:
+                    return out, True
+                out.append(r)
+            i -= 1
+        return out, False
+
+    def lines(self, r: int) -> range:
+        off = self.line_off[r]
+        return range(off, off + self.line_cnt[r])

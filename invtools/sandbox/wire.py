@@ -1,0 +1,61 @@
+"""The sandbox's one wire codec for times and quantities.
+
+Times are held as integer milliseconds since the epoch (UTC) and go out as
+``2026-05-02T01:10:00.000Z``; :func:`parse_time` is the one way in (wire strings, any ISO-8601
+string, milliseconds, datetimes), :func:`fmt_time` the one way out. Quantities are floats inside
+and go out as JSON numbers without a needless ``.0`` (:func:`num`).
+
+>>> fmt_time(parse_time("2026-05-02T01:10:00Z"))
+'2026-05-02T01:10:00.000Z'
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+__all__ = ["fmt_time", "parse_time", "num"]
+
+
+def fmt_time(ms: int) -> str:
+    """Milliseconds since the epoch -> the wire format.
+
+    >>> fmt_time(0), fmt_time(1500)
+    ('1970-01-01T00:00:00.000Z', '1970-01-01T00:00:01.500Z')
+    """
+    s, rest = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + f".{rest:03d}Z"
+
+
+def parse_time(value: str | int | datetime) -> int:
+    """A time -> milliseconds since the epoch.
+
+    Accepts the wire format or any ISO-8601 string (no offset = UTC), milliseconds (returned as
+    they are) and datetimes (naive = UTC; a pandas Timestamp is one).
+
+    >>> parse_time("1970-01-01T00:00:01.500Z"), parse_time("1970-01-01T02:00:00+02:00")
+    (1500, 0)
+    >>> parse_time(1500), parse_time(datetime(1970, 1, 1, 0, 0, 2))
+    (1500, 2000)
+    """
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        return value
+    elif isinstance(value, str):
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    else:
+        raise TypeError(f"a time is an ISO-8601 string, milliseconds since the epoch (int) or "
+                        f"a datetime, not {type(value).__name__}")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return round(dt.timestamp() * 1000)
+
+
+def num(x: float) -> int | float:
+    """A quantity as JSON wants it: ``5`` rather than ``5.0``, fractions kept.
+
+    >>> num(5.0), num(2.5), num(-0.0)
+    (5, 2.5, 0)
+    """
+    return int(x) if x == int(x) else x
