@@ -41,10 +41,10 @@ _LAZY: dict[str, str] = {
     "connect": "invtools.environment",
     "demo_server": "invtools.environment",
     "team_tokens": "invtools.environment",
-    "activity_table": "invtools.plots",
-    "plot_activity": "invtools.plots",
-    "plot_stock_history": "invtools.plots",
-    "plot_calendar": "invtools.plots",
+    "activity_table": "invtools.viz",
+    "plot_activity": "invtools.viz",
+    "plot_stock_history": "invtools.viz",
+    "plot_calendar": "invtools.viz",
 }
 
 # Public submodules, also imported on first access: ``invtools.frames.stock_history(...)``.

@@ -56,7 +56,8 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.plots import TYPE_ORDER, activity_table, plot_activity
+from invtools._types import TX_TYPES as TYPE_ORDER
+from invtools.viz import activity_table, plot_activity
 
 __all__ = ["token_picker", "activity_explorer", "TokenPicker", "ActivityExplorer"]
 

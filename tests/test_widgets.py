@@ -24,7 +24,7 @@ ipywidgets = pytest.importorskip("ipywidgets")
 
 from invtools.client import Client  # noqa: E402
 from invtools.frames import lines_df, transactions_df  # noqa: E402
-from invtools.plots import activity_table  # noqa: E402
+from invtools.viz import activity_table  # noqa: E402
 from invtools.widgets import activity_explorer, scrub, token_picker  # noqa: E402
 
 FAST = {"cache": False, "rate_limit": 0, "progress": False, "backoff": 0.01,
