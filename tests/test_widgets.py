@@ -22,10 +22,11 @@ import pytest
 
 ipywidgets = pytest.importorskip("ipywidgets")
 
-from invtools.client import Client  # noqa: E402
+from invtools._config import DEFAULT_BASE_URL  # noqa: E402
+from invtools.api import Client  # noqa: E402
 from invtools.frames import lines_df, transactions_df  # noqa: E402
+from invtools.notebook import activity_explorer, scrub, token_picker  # noqa: E402
 from invtools.viz import activity_table  # noqa: E402
-from invtools.widgets import activity_explorer, scrub, token_picker  # noqa: E402
 
 FAST = {"cache": False, "rate_limit": 0, "progress": False, "backoff": 0.01,
         "timeout": (2.0, 5.0)}
@@ -297,8 +298,6 @@ def test_a_failing_callback_is_logged_without_the_token(server, env, caplog):
 
 
 def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, monkeypatch):
-    from invtools.client import DEFAULT_BASE_URL
-
     token = server.tokens["shop"]
     # From os.environ when no environ is given, as connect() reads it.
     monkeypatch.setenv("INVTOOLS_BASE_URL", server.base_url)
