@@ -1,7 +1,7 @@
 """How long plot_activity takes to draw and save, per frequency, on the demo shop's transactions.
 
 The activity explorer redraws on every control change, so this is the wait an analyst sees.
-Above ``invtools.plots.MAX_BAR_PERIODS`` periods the stacked bars are drawn as one step area
+Above ``invtools.viz.MAX_BAR_PERIODS`` periods the stacked bars are drawn as one step area
 per category instead of one patch per period (a daily view of 18 months: ~4.4 s before).
 
     python benchmarks/bench_plots.py [out.png]      # optionally saves the daily picture
@@ -18,8 +18,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from invtools.client import Client  # noqa: E402
-from invtools.plots import activity_table, plot_activity  # noqa: E402
+from invtools.api import Client  # noqa: E402
+from invtools.viz import activity_table, plot_activity  # noqa: E402
 from invtools.sandbox import serve  # noqa: E402
 
 

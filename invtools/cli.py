@@ -68,7 +68,7 @@ def _notebook_paths(names: list[str]) -> list:
 
 def _demo_run(args: argparse.Namespace) -> int:
     """Execute the example notebooks on the built-in demo data; HTML + PNGs + a summary."""
-    from invtools.demo import report, run_notebooks
+    from invtools.notebook.demo import report, run_notebooks
 
     paths = _notebook_paths(args.notebooks)
     if not paths:
@@ -94,7 +94,7 @@ def _lab_run(args: argparse.Namespace) -> int:
     import os
     import subprocess
 
-    from invtools.demo import kernel_env
+    from invtools.notebook.demo import kernel_env
 
     if not os.path.isdir("notebooks"):
         print("invtools lab: no notebooks/ folder here (run it from the repository's top folder)",

@@ -1,190 +1,30 @@
-"""Connect a notebook to the real service, or to the built-in demo server when there is no token.
+"""The old home of :func:`~invtools.connect` and the demo environment, now
+:mod:`invtools.notebook.connection`; kept only while older code still imports from here.
 
-Every example notebook starts with :func:`connect`. With ``INVTOOLS_TOKEN`` (and optionally
-``INVTOOLS_BASE_URL``) in the environment it returns a :class:`~invtools.client.Client` for that
-team. Without a token it starts the stand-in server (:mod:`invtools.sandbox`) in the background
-of the kernel, says so loudly, and returns a client of its demo shop, so a notebook runs on a
-fresh machine with no account.
+``invtools.client`` imports ``TOKEN_ENV`` from this module until it moves to
+:mod:`invtools.api` (the environment names live in ``invtools._config`` now), and notebooks
+written before the split say ``from invtools.environment import is_demo``. New code imports
+from :mod:`invtools` or :mod:`invtools.notebook`. The other names are looked up in
+:mod:`invtools.notebook.connection` on first use, so importing this module imports nothing
+but the configuration (no cycle with the client).
 
->>> client = connect(quiet=True)            # doctest: +SKIP
->>> client.team().name                      # doctest: +SKIP
-'Greenfield Hardware & Garden'
+>>> TOKEN_ENV
+'INVTOOLS_TOKEN'
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
-import threading
-from typing import Any
+import importlib
 
-from invtools.errors import ConfigError, InvtoolsError
+from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV
 
-__all__ = ["connect", "demo_server", "team_tokens", "TeamTokens", "is_demo", "session_summary"]
+_MOVED = ("connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
+          "is_demo", "session_summary")
 
-TOKEN_ENV = "INVTOOLS_TOKEN"  # the name the Client reads too (it imports it from here)
-BASE_URL_ENV = "INVTOOLS_BASE_URL"
-TEAM_TOKEN_PREFIX = "INVTOOLS_TOKEN_"
-
-_lock = threading.Lock()
-_server: Any = None  # the running demo server of this process, if any
-_server_cm: Any = None
-_announced = False
-_clients: list[Any] = []  # clients made by connect() in this process, for session_summary()
+__all__ = ["TOKEN_ENV", "BASE_URL_ENV", "TEAM_TOKEN_PREFIX", *_MOVED]
 
 
-def demo_server(*, rate_limit: int = 0, **options: Any):
-    """Start (once per process) and return the built-in demo server.
-
-    The demo server answers like the real API on 127.0.0.1 with seeded demo data. Its rate
-    limit is off by default so the example notebooks run in seconds; the real service allows
-    about 5 requests per second per endpoint. It stops when the process exits.
-
-    Starting it also exports ``INVTOOLS_TOKEN_<TEAM>`` for this process (demo tokens of a
-    local server, not secrets), so the token picker offers the demo teams by name.
-
-    >>> sb = demo_server()                  # doctest: +SKIP
-    >>> sorted(sb.tokens)                   # doctest: +SKIP
-    ['basic', 'shop']
-    """
-    global _server, _server_cm
-    with _lock:
-        if _server is None:
-            from invtools.sandbox import serve
-
-            _server_cm = serve(rate_limit=rate_limit, **options)
-            _server = _server_cm.__enter__()
-            atexit.register(_stop_demo_server)
-            for name, token in _server.tokens.items():
-                os.environ.setdefault(TEAM_TOKEN_PREFIX + name.upper(), token)
-        return _server
-
-
-def _stop_demo_server() -> None:
-    global _server, _server_cm
-    with _lock:
-        if _server_cm is not None:
-            _server_cm.__exit__(None, None, None)
-        _server = _server_cm = None
-
-
-class TeamTokens(dict):
-    """name -> token, as :func:`team_tokens` finds them; displays the names only, so showing
-    it in a notebook (or a log line, or an error) never reveals a token."""
-
-    def __repr__(self) -> str:
-        return "TeamTokens(" + ", ".join(f"{name}=<hidden>" for name in self) + ")"
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's display of a cell's value
-        printer.text(repr(self))
-
-
-def team_tokens(environ: dict[str, str] | None = None) -> TeamTokens:
-    """Tokens found in the environment, by name: ``INVTOOLS_TOKEN`` as ``"default"`` and each
-    ``INVTOOLS_TOKEN_<NAME>`` as ``"<name>"`` (lower case). Empty values are skipped. The
-    result is a dict whose display shows the names, never the tokens.
-
-    >>> found = team_tokens({"INVTOOLS_TOKEN_SHOP": "t1", "INVTOOLS_TOKEN": "t0", "HOME": "/"})
-    >>> found, sorted(found), found["shop"]
-    (TeamTokens(default=<hidden>, shop=<hidden>), ['default', 'shop'], 't1')
-    """
-    env = os.environ if environ is None else environ
-    found = TeamTokens()
-    if env.get(TOKEN_ENV, "").strip():
-        found["default"] = env[TOKEN_ENV]
-    for key in sorted(env):
-        if key.startswith(TEAM_TOKEN_PREFIX) and env[key].strip():
-            found[key[len(TEAM_TOKEN_PREFIX):].lower()] = env[key]
-    return found
-
-
-def connect(team: str | None = None, *, quiet: bool = False, **client_options: Any):
-    """A client for the team to investigate: from the environment, or the demo server.
-
-    - ``team=None`` (or ``"default"``): ``INVTOOLS_TOKEN``; ``team="shop"``:
-      ``INVTOOLS_TOKEN_SHOP`` (the names :func:`team_tokens` gives).
-    - The base URL comes from ``INVTOOLS_BASE_URL`` when set, else the real service.
-    - With no such token, the built-in demo server starts (said loudly, unless ``quiet``) and
-      the client talks to its team ``team`` (default ``"shop"``, the location-mode demo shop;
-      ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server.
-
-    Other keyword arguments go to :class:`~invtools.client.Client`.
-
-    >>> shop = connect()                    # doctest: +SKIP
-    >>> cafe = connect("basic")             # doctest: +SKIP
-    """
-    from invtools.client import Client
-
-    default = team is None or team == "default"
-    env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
-    token = os.environ.get(env_name, "").strip()
-    if token and not _is_demo_token(token):
-        # an explicit base_url= wins over the environment's
-        if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
-            client_options["base_url"] = os.environ[BASE_URL_ENV]
-        return _remember(Client(token, **client_options))
-    if "base_url" in client_options:
-        raise ConfigError(
-            f"base_url={client_options['base_url']!r} was given but there is no token: set "
-            f"{env_name}, or pass the token to invtools.Client(token, base_url=...)")
-
-    server = demo_server()
-    name = "shop" if default else team
-    if name not in server.tokens:
-        raise ConfigError(
-            f"no token for team {name!r}: set {env_name}, or use one of the demo teams "
-            f"{sorted(server.tokens)}"
-        )
-    global _announced
-    if not quiet and not _announced:
-        _announced = True
-        print(
-            f"*** No {env_name} in the environment: using the BUILT-IN DEMO SERVER at "
-            f"{server.base_url} (demo team {name!r}, made-up data). Set {env_name} "
-            f"(and {BASE_URL_ENV}) to investigate your own team. ***",
-            file=sys.stderr,
-        )
-    client_options.setdefault("rate_limit", None)
-    return _remember(Client(server.tokens[name], base_url=server.base_url, **client_options))
-
-
-def _remember(client):
-    _clients.append(client)
-    return client
-
-
-def session_summary() -> dict[str, Any]:
-    """What the clients made by :func:`connect` in this process did: team names, rows and
-    pages fetched, requests sent, responses served from cache. No tokens.
-
-    >>> session_summary()["sent"]
-    0
-    """
-    totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
-    for client in _clients:
-        try:
-            team_name = client.team().name  # fetched once per client: normally no request
-        except InvtoolsError:
-            team_name = None
-        if team_name is not None and team_name not in totals["teams"]:
-            totals["teams"].append(team_name)
-        stats = client.stats
-        for key in ("rows", "pages", "sent", "from_cache"):
-            totals[key] += int(getattr(stats, key, 0) or 0)
-    return totals
-
-
-def _is_demo_token(token: str) -> bool:
-    return _server is not None and token in _server.tokens.values()
-
-
-def is_demo(client) -> bool:
-    """Whether ``client`` talks to the built-in demo server of this process.
-
-    >>> is_demo(connect(quiet=True))        # doctest: +SKIP
-    True
-    """
-    return _server is not None and client.base_url == _server.base_url
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(importlib.import_module("invtools.notebook.connection"), name)
+    raise AttributeError(f"module 'invtools.environment' has no attribute {name!r}")

@@ -47,12 +47,12 @@ NOTEBOOK = "widgets-check.ipynb"
 CELLS = [
     "# Browser check of the invtools widgets (written by scripts/browser_check.py)",
     """import os
-from invtools.widgets import token_picker, activity_explorer
+from invtools import token_picker, activity_explorer
 
 BASE_URL = os.environ["INVTOOLS_BASE_URL"]
 picker = token_picker(base_url=BASE_URL, client_options={"cache": False, "rate_limit": 0})
 picker""",
-    """from invtools.client import Client
+    """from invtools.api import Client
 
 shop = Client(os.environ["INVTOOLS_TOKEN_SHOP"], base_url=BASE_URL, cache=False, rate_limit=0)
 explorer = activity_explorer(shop)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 
 import invtools
-from invtools import environment
+from invtools import notebook
 
 
 @pytest.fixture
 def fresh_demo():
     yield
-    environment._stop_demo_server()
-    environment._clients.clear()
-    environment._announced = False
+    notebook.stop_demo_server()
 
 
 def test_without_a_token_connect_starts_the_demo_server_and_says_so(fresh_demo, capsys):
@@ -22,14 +20,14 @@ def test_without_a_token_connect_starts_the_demo_server_and_says_so(fresh_demo, 
     assert "BUILT-IN DEMO SERVER" in err and "INVTOOLS_TOKEN" in err
     team = client.team()
     assert team.uses_locations and team.name == "Greenfield Hardware & Garden"
-    assert environment.is_demo(client)
+    assert notebook.is_demo(client)
     assert client.rate_limit == 0  # no pacing against the local demo server
     # the demo tokens are offered by name to the picker, and the banner is not repeated
     assert set(invtools.team_tokens()) >= {"shop", "basic"}
     cafe = invtools.connect("basic", cache=False)
     assert capsys.readouterr().err == ""
     assert cafe.team().mode_name == "Basic" and not cafe.team().uses_locations
-    assert invtools.demo_server() is environment.demo_server()  # one server per process
+    assert invtools.demo_server() is notebook.demo_server()  # one server per process
 
 
 def test_a_token_in_the_environment_wins(sb, monkeypatch, fresh_demo, capsys):
@@ -37,7 +35,7 @@ def test_a_token_in_the_environment_wins(sb, monkeypatch, fresh_demo, capsys):
     monkeypatch.setenv("INVTOOLS_BASE_URL", sb.base_url)
     client = invtools.connect(cache=False)
     assert client.team().name == sb.data("basic").team["name"]
-    assert not environment.is_demo(client) and capsys.readouterr().err == ""
+    assert not notebook.is_demo(client) and capsys.readouterr().err == ""
     assert client.rate_limit == 5  # the real service's pacing unless told otherwise
 
 
@@ -57,11 +55,11 @@ def test_session_summary_counts_requests_and_cache_hits(fresh_demo, tmp_path):
     client = invtools.connect(quiet=True, cache=tmp_path / "c.sqlite", progress=False)
     list(client.items())
     list(client.items())
-    s = environment.session_summary()
+    s = notebook.session_summary()
     assert s["teams"] == ["Greenfield Hardware & Garden"]
     pages = s["pages"] // 2
     assert pages >= 3 and s["from_cache"] == pages and s["sent"] == pages + 1  # + the team
-    assert s["rows"] == 2 * len(environment.demo_server().data("shop").items)
+    assert s["rows"] == 2 * len(notebook.demo_server().data("shop").items)
 
 
 def test_team_tokens_never_display_a_token(monkeypatch):
@@ -83,3 +81,26 @@ def test_an_explicit_base_url_wins_and_needs_a_token(sb, monkeypatch, fresh_demo
     monkeypatch.delenv("INVTOOLS_TOKEN")
     with pytest.raises(invtools.ConfigError, match="no token"):
         invtools.connect(base_url=sb.base_url)
+
+
+def test_stop_demo_server_starts_afresh(monkeypatch, fresh_demo, capsys):
+    monkeypatch.setenv("INVTOOLS_TOKEN_BASIC", "the-users-own")  # not the demo's to remove
+    first = invtools.connect(cache=False, progress=False, retries=0)
+    server = notebook.demo_server()
+    assert "BUILT-IN DEMO SERVER" in capsys.readouterr().err
+    assert set(invtools.team_tokens()) == {"shop", "basic"}
+    assert notebook.session_summary()["teams"] == ["Greenfield Hardware & Garden"]
+
+    notebook.stop_demo_server()
+    # The demo tokens it exported went with it (connect("shop") must not send a dead demo
+    # token to the real service); a token the user set stays.
+    assert invtools.team_tokens() == {"basic": "the-users-own"}
+    assert notebook.session_summary()["teams"] == [] and not notebook.is_demo(first)
+    with pytest.raises(invtools.TransportError):
+        first.team(refresh=True)  # its server is gone
+    notebook.stop_demo_server()  # nothing runs: harmless
+
+    second = invtools.connect(cache=False, progress=False)
+    assert "BUILT-IN DEMO SERVER" in capsys.readouterr().err  # said again for the new server
+    assert notebook.demo_server() is not server and notebook.is_demo(second)
+    assert second.team().name == "Greenfield Hardware & Garden"

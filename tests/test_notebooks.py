@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from invtools.demo import execute_notebook, kernel_env
+from invtools.notebook.demo import execute_notebook, kernel_env
 from invtools.sandbox import serve
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""invtools.plots: the numbers drawn are the frame's numbers; labels, legends, styles, errors.
+"""invtools.viz: the numbers drawn are the frame's numbers; labels, legends, styles, errors.
 
 Assertions are on artists (bar heights and positions, line data, legend texts, colours) checked
 against totals computed here independently from the frame, never on pixels. The frames are
@@ -11,6 +11,7 @@ from __future__ import annotations
 import doctest
 import subprocess
 import sys
+from datetime import date, datetime
 
 import matplotlib
 
@@ -24,9 +25,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-import invtools.plots as plots  # noqa: E402
+import invtools.viz as viz  # noqa: E402
 from invtools.errors import ConfigError  # noqa: E402
-from invtools.plots import (  # noqa: E402
+from invtools.viz import (  # noqa: E402
     TYPE_COLORS,
     activity_table,
     plot_activity,
@@ -191,6 +192,31 @@ def test_tz_cuts_days_at_local_midnight():
     assert seoul.index[0] == pd.Timestamp("2026-03-02", tz="Asia/Seoul")
 
 
+def test_range_bounds_are_read_in_tz_whatever_their_type():
+    # 23:30 UTC on 1 March is 08:30 on 2 March in Seoul; 15:30 UTC on 2 March is 00:30 on 3 March.
+    df = tx_frame([{"time": "2026-03-01T23:30Z", "type": "in"},
+                   {"time": "2026-03-02T15:30Z", "type": "out"}])
+    for day in ("2026-03-02", date(2026, 3, 2), pd.Timestamp("2026-03-02"),
+                datetime(2026, 3, 2), np.datetime64("2026-03-02")):
+        seoul = activity_table(df, "D", by=None, start=day, end=day, tz="Asia/Seoul")
+        assert seoul["all"].tolist() == [1], day  # the whole Seoul day, and only it
+    utc = activity_table(df, "D", by=None, start=date(2026, 3, 2), end=date(2026, 3, 2))
+    assert utc["all"].tolist() == [1]
+    aware = pd.Timestamp("2026-03-02T15:00", tz="UTC")  # a time with a zone keeps its zone
+    assert activity_table(df, "D", by=None, end=aware)["all"].sum() == 1
+    assert activity_table(df, "D", by=None, start=pd.NaT, end=None)["all"].sum() == 2
+
+
+def test_a_range_error_names_the_bounds_in_words(tx):
+    with pytest.raises(ConfigError) as info:
+        activity_table(tx, start=date(2026, 3, 10), end=date(2026, 3, 1))
+    assert "end (2026-03-01) is before start (2026-03-10)" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        activity_table(tx, start=datetime(2026, 3, 10, 8, 30), end="2026-03-01")
+    assert "end (2026-03-01) is before start (2026-03-10 08:30:00)" in str(info.value)
+    assert "datetime." not in str(info.value)
+
+
 def test_top_n_keeps_totals_and_puts_missing_values_in_none():
     rows = ([{"time": "2026-03-02T10:00Z", "partner": "A"}] * 5
             + [{"time": "2026-03-03T10:00Z", "partner": "B"}] * 3
@@ -339,7 +365,7 @@ def _long_daily_frame(days: int) -> pd.DataFrame:
 def test_many_periods_draw_one_step_area_per_category_holding_the_stacks():
     from matplotlib.patches import StepPatch
 
-    days = plots.MAX_BAR_PERIODS + 60
+    days = viz.MAX_BAR_PERIODS + 60
     df = _long_daily_frame(days)
     table = activity_table(df, "D", by="type")
     assert len(table) == days
@@ -370,7 +396,7 @@ def test_many_periods_draw_one_step_area_per_category_holding_the_stacks():
 
 
 def test_up_to_the_threshold_periods_stay_separate_bars():
-    days = plots.MAX_BAR_PERIODS
+    days = viz.MAX_BAR_PERIODS
     df = _long_daily_frame(days)
     ax = plot_activity(df, "D", by="type")
     bars = _bars(ax)
@@ -564,12 +590,16 @@ def test_calendar_quantity_year_and_empty_year(tx):
 
 
 def test_docstring_examples_run():
-    result = doctest.testmod(plots, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 10 and result.failed == 0
+    attempted = 0
+    for module in (viz, viz.tables, viz.style, viz.activity, viz.stock, viz.calendar):
+        result = doctest.testmod(module)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted > 10
 
 
 def test_import_picks_no_backend_and_needs_no_display():
-    code = ("import sys, invtools.plots; "
+    code = ("import sys, invtools.viz; "
             "print('matplotlib.pyplot' in sys.modules, 'matplotlib' in sys.modules)")
     env = {"PATH": "/usr/bin:/bin", "DISPLAY": "", "MPLBACKEND": ""}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

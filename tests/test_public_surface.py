@@ -17,7 +17,7 @@ EXPECTED = {
     # the client and the mirror
     "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
     # connecting from notebooks
-    "connect", "demo_server", "team_tokens",
+    "connect", "demo_server", "team_tokens", "is_demo",
     # plots and widgets (imported on first use)
     "activity_table", "plot_activity", "plot_stock_history", "plot_calendar",
     "token_picker", "activity_explorer",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from invtools import environment
+from invtools import notebook
 from invtools.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +25,7 @@ def demo_process(monkeypatch, tmp_path):
     monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     yield
-    environment._stop_demo_server()
-    environment._clients.clear()
-    environment._announced = False
+    notebook.stop_demo_server()
 
 
 @pytest.mark.slow
@@ -47,7 +45,7 @@ def test_python_blocks_run_in_order(demo_process, capsys):
     assert "BUILT-IN DEMO SERVER" in out.err  # the quickstart said so
     assert "team 'Corner Café' (id 51877) is in Basic mode" in out.out  # the team-mode error
     assert "1 changed" in out.out  # the mirror block saw the colleague's edit
-    for token in environment.demo_server().tokens.values():
+    for token in notebook.demo_server().tokens.values():
         assert token not in out.out + out.err
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import html
 import json
 import logging
+import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,10 +24,11 @@ import pytest
 
 ipywidgets = pytest.importorskip("ipywidgets")
 
-from invtools.client import Client  # noqa: E402
+from invtools._config import DEFAULT_BASE_URL  # noqa: E402
+from invtools.api import Client  # noqa: E402
 from invtools.frames import lines_df, transactions_df  # noqa: E402
-from invtools.plots import activity_table  # noqa: E402
-from invtools.widgets import activity_explorer, scrub, token_picker  # noqa: E402
+from invtools.notebook import activity_explorer, scrub, token_picker  # noqa: E402
+from invtools.viz import activity_table  # noqa: E402
 
 FAST = {"cache": False, "rate_limit": 0, "progress": False, "backoff": 0.01,
         "timeout": (2.0, 5.0)}
@@ -122,28 +125,31 @@ def test_default_token_is_offered_as_default(server, monkeypatch):
     assert picker.team.name == server.data("shop").team["name"]
 
 
-def test_pasted_token_is_cleared_before_the_network_check(server, monkeypatch):
-    token = server.tokens["shop"]
-    during_check = []
-    real_team = Client.team
+def test_pasted_token_is_cleared_before_it_reaches_the_network():
+    from invtools.sandbox import serve
 
-    def spy(self, **kw):
-        during_check.append(picker.password.value)
-        return real_team(self, **kw)
+    field_while_answering = []
+    picker = None
 
-    monkeypatch.setattr(Client, "team", spy)
-    picker = picker_for(server, environ={})
-    assert picker.names == [] and "paste a token" in picker.message
+    def on_request(line):  # the server's log hook, called while it answers (before it replies)
+        if "/v1/teams/linked" in line:
+            field_while_answering.append(picker.password.value)
 
-    picker.password.value = f"  Bearer {token}\n"
-    picker.button.click()
+    with serve(port=0, rate_limit=0, size=50, log=on_request) as sb:
+        token = sb.tokens["shop"]
+        picker = token_picker(base_url=sb.base_url, environ={}, client_options=FAST)
+        assert picker.names == [] and "paste a token" in picker.message
 
-    assert during_check and during_check[0] == ""  # already emptied when the check ran
-    assert picker.password.value == ""
-    assert picker.team.name == server.data("shop").team["name"]
-    assert "pasted token" in picker.message
-    assert picker.dropdown.value is None
-    assert_no_token(picker, [token])
+        picker.password.value = f"  Bearer {token}\n"
+        picker.button.click()
+
+        assert field_while_answering == [""]  # already emptied when the token was sent
+        assert picker.password.value == ""
+        assert picker.team.name == sb.data("shop").team["name"]
+        assert "pasted token" in picker.message
+        assert picker.dropdown.value is None
+        assert_no_token(picker, [token])
+        picker.client.close()
 
 
 def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, caplog):
@@ -213,69 +219,95 @@ def test_a_failed_choice_drops_the_previous_client(server, env, monkeypatch):
     assert "INVTOOLS_TOKEN_BASIC" in picker.message
 
 
-LEAKER = "PyrateLimiter's Leaker"  # the thread each rate-limited client's limiter runs
+def open_files(path) -> int:
+    """How many file descriptors of this process are open on ``path`` (or its journal files)."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd (Linux) to see open files")
+    count = 0
+    for fd in fds.iterdir():
+        try:
+            count += os.readlink(fd).startswith(str(path))
+        except OSError:  # closed between listing and reading
+            pass
+    return count
 
 
-def leaker_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name == LEAKER and t.is_alive()}
+def live_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.is_alive()}
 
 
-def test_switching_teams_closes_the_previous_client(server, env, monkeypatch):
-    closed = []
-    real_close = Client.close
+def assert_ended(threads: set[threading.Thread]) -> None:
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not [t for t in threads if t.is_alive()]
 
-    def spy(self):
-        closed.append(self)
-        real_close(self)
 
-    monkeypatch.setattr(Client, "close", spy)
-    before = leaker_threads()
-    # Rate-limited (generously) so each client runs a limiter thread we can watch stop.
-    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000})
+# The picker's promise: the client it replaces is closed, so its connections, cache file and
+# rate limiter's thread do not pile up. Seen from outside: the cache file is held open by one
+# client at a time, and every thread a replaced client started (its limiter's, the server's for
+# its connection) ends.
+
+
+def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path):
+    cache = tmp_path / "responses.sqlite"
+    before = live_threads()
+    # Rate-limited (generously) so each client runs a limiter thread.
+    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
     old_and_new = []
     picker.observe(lambda ch: old_and_new.append((ch["old"], ch["new"])), names="client")
 
     picker.dropdown.value = "shop"
     shop = picker.client
-    (shop_thread,) = leaker_threads() - before
-    assert closed == []
+    one_client = open_files(cache)
+    shop_threads = live_threads() - before
+    assert one_client > 0 and shop_threads
 
     picker.dropdown.value = "basic"
     basic = picker.client
-    assert basic is not shop and closed == [shop]
+    assert basic is not shop and basic.team().name == server.data("basic").team["name"]
     assert old_and_new[-1] == (shop, basic)  # observers still see which client was replaced
-    shop_thread.join(timeout=30)
-    assert not shop_thread.is_alive()
-    (basic_thread,) = leaker_threads() - before
-    assert basic_thread is not shop_thread
+    assert_ended(shop_threads)
+    assert open_files(cache) == one_client
+    basic_threads = live_threads() - before
+    assert basic_threads
 
     picker.button.click()  # reconnecting the same team hands out a new client, closes the old
-    assert closed == [shop, basic] and picker.client is not basic
-    basic_thread.join(timeout=30)
-    assert not basic_thread.is_alive()
-    current = picker.client
+    assert picker.client is not basic and picker.client is not None
+    assert_ended(basic_threads)
+    assert open_files(cache) == one_client
 
     # A failed choice closes the client it drops, as well as the one it made.
     monkeypatch.delenv("INVTOOLS_TOKEN_SHOP")
     picker.dropdown.value = "shop"
-    assert picker.client is None and closed == [shop, basic, current]
-    for thread in leaker_threads() - before:
-        thread.join(timeout=30)
-    assert leaker_threads() - before == set()
+    assert picker.client is None
+    assert_ended(live_threads() - before)
+    assert open_files(cache) == 0
 
 
-def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch):
+def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch,
+                                                                    tmp_path):
     closed = []
     real_close = Client.close
     monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))
-    picker = picker_for(server)
+    cache = tmp_path / "responses.sqlite"
+    before = live_threads()
+    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
     picker.dropdown.value = "shop"
     shop = picker.client
+    shop_threads = live_threads() - before
+    assert shop is not None and open_files(cache) > 0
+
     picker.password.value = "tok_refused-0123456789"
     picker.button.click()
     assert picker.client is None and "token refused" in picker.message
-    assert len(closed) == 2 and closed[1] is shop  # the refused client first, then the old one
-    assert closed[0] is not shop
+    # The previous client, seen from outside: its threads end and it lets go of the cache file
+    # (it is still referenced here, so only closing it does that).
+    assert_ended(shop_threads)
+    assert open_files(cache) == 0
+    # The refused client is never handed out, and once it is garbage its resources go anyway:
+    # only a spy on its public close() sees that the picker closed it at once.
+    assert shop in closed and len([c for c in closed if c is not shop]) == 1
 
 
 def test_a_failing_callback_is_logged_without_the_token(server, env, caplog):
@@ -297,8 +329,6 @@ def test_a_failing_callback_is_logged_without_the_token(server, env, caplog):
 
 
 def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, monkeypatch):
-    from invtools.client import DEFAULT_BASE_URL
-
     token = server.tokens["shop"]
     # From os.environ when no environ is given, as connect() reads it.
     monkeypatch.setenv("INVTOOLS_BASE_URL", server.base_url)
@@ -410,7 +440,9 @@ def test_nothing_printed_contains_a_token(server, env, capsys):
     picker.password.value = env["basic"]
     picker.button.click()
     print(picker, picker.client, picker.team)
-    bundle = picker._repr_mimebundle_()
+    from IPython.core.formatters import format_display_data
+
+    bundle = format_display_data(picker)  # what a notebook shows for the picker
     out = capsys.readouterr()
     assert picker.team.name == server.data("basic").team["name"]
     assert_no_token(picker, env.values(), out.out, out.err, json.dumps(bundle, default=repr))

@@ -1,9 +1,9 @@
 """Run the example notebooks end to end on the built-in demo data (``make demo``).
 
 Each notebook runs in a fresh kernel with no token in its environment, so it starts the
-stand-in server itself (see :func:`invtools.environment.connect`). For each notebook this writes an
-executed HTML copy and every figure as a PNG under the output folder, and prints a short
-summary: team, rows fetched, requests sent, cache hits, where the files are.
+stand-in server itself (see :func:`invtools.connect`). For each notebook this writes an executed
+HTML copy and every figure as a PNG under the output folder, and prints a short summary: team,
+rows fetched, requests sent, cache hits, where the files are.
 
 >>> results = run_notebooks(["notebooks/01-quickstart.ipynb"], "build/demo")  # doctest: +SKIP
 """
@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from invtools._config import BASE_URL_ENV, CACHE_DIR_ENV, TOKEN_ENV
+
 __all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
 
 SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
@@ -27,8 +29,8 @@ SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
 # Appended to each notebook while it runs (and removed before export): reports what the
 # notebook's clients did, so the demo can print it without the notebooks doing bookkeeping.
 _SUMMARY_CELL = (
-    "import json as _json, invtools.environment as _c\n"
-    f"print({SUMMARY_MARKER!r} + _json.dumps(_c.session_summary()))"
+    "import json as _json\nfrom invtools.notebook import session_summary as _summary\n"
+    f"print({SUMMARY_MARKER!r} + _json.dumps(_summary()))"
 )
 
 
@@ -50,9 +52,14 @@ class NotebookRun:
 
 def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for demo kernels: this one without any ``INVTOOLS_TOKEN*`` (the demo
-    runs on the built-in data, never on a real team), plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_TOKEN")}
-    env.pop("INVTOOLS_BASE_URL", None)
+    runs on the built-in data, never on a real team), plus ``extra``.
+
+    >>> env = kernel_env({"MY_SETTING": "1"})
+    >>> env["MY_SETTING"], any(name.startswith("INVTOOLS_TOKEN") for name in env)
+    ('1', False)
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(TOKEN_ENV)}  # and _<NAME>
+    env.pop(BASE_URL_ENV, None)
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     env.update(extra or {})
     return env
@@ -130,7 +137,7 @@ def run_notebooks(
     env = kernel_env(env)
     # One cache for the whole demo run, inside the build folder: notebooks after the first
     # reuse what earlier ones fetched, and the user's own cache is left alone.
-    env.setdefault("INVTOOLS_CACHE_DIR", str((out / "cache").resolve()))
+    env.setdefault(CACHE_DIR_ENV, str((out / "cache").resolve()))
     paths = [Path(p) for p in notebooks]
     runs = []
     for i, path in enumerate(paths, 1):

@@ -1,0 +1,70 @@
+"""Working in a notebook: connecting (to a team, or to the built-in demo server) and widgets.
+
+What lives here:
+
+- :mod:`~invtools.notebook.connection`: :func:`connect`, :func:`demo_server`,
+  :func:`stop_demo_server`, :func:`team_tokens` (:class:`TeamTokens`), :func:`is_demo`,
+  :func:`session_summary`: tokens from the environment, or the stand-in server with demo data
+  when there is none.
+- :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
+  token without ever showing it; :func:`scrub` masks secrets in a message.
+- :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
+  :func:`invtools.viz.plot_activity` with controls.
+- :mod:`~invtools.notebook.demo`: runs the example notebooks end to end (``invtools demo``,
+  ``make demo``); used by the command line, not exported here.
+
+The widgets need ipywidgets and matplotlib, so they are imported on first use: ``connect()``
+stays light. What it may import: :mod:`invtools.api`, :mod:`invtools.viz`,
+:mod:`invtools.mirror`, :mod:`invtools.frames`, :mod:`invtools.sandbox` and the foundation
+(``invtools.errors``, ``invtools._config``, ``invtools._types``, ...).
+
+>>> from invtools.notebook import team_tokens
+>>> team_tokens({"INVTOOLS_TOKEN_SHOP": "t1"})
+TeamTokens(shop=<hidden>)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from invtools.notebook.connection import (
+    TeamTokens,
+    connect,
+    demo_server,
+    is_demo,
+    session_summary,
+    stop_demo_server,
+    team_tokens,
+)
+
+# name -> module that defines it; imported on first access (PEP 562): they need ipywidgets.
+_WIDGETS = {
+    "TokenPicker": "invtools.notebook.picker",
+    "token_picker": "invtools.notebook.picker",
+    "scrub": "invtools.notebook.picker",
+    "ActivityExplorer": "invtools.notebook.explorer",
+    "activity_explorer": "invtools.notebook.explorer",
+}
+
+__all__ = [
+    "connect",
+    "demo_server",
+    "stop_demo_server",
+    "team_tokens",
+    "TeamTokens",
+    "is_demo",
+    "session_summary",
+    *_WIDGETS,
+]
+
+
+def __getattr__(name: str):
+    if name in _WIDGETS:
+        value = getattr(importlib.import_module(_WIDGETS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'invtools.notebook' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,268 @@
+"""The activity explorer: :func:`~invtools.viz.plot_activity` with controls.
+
+:func:`activity_explorer` wraps the plot with controls for the date range, frequency, metric,
+split, transaction types and chart kind, and a summary that follows every change. It is an
+ipywidgets ``VBox``: display it by leaving it last in a cell.
+
+The explorer draws on its own ``matplotlib.figure.Figure`` (never pyplot, so nothing shows
+twice under ``%matplotlib inline``) and shows it as PNG bytes in an ``Image`` widget: that
+renders the same in JupyterLab, in a notebook saved with widget state and in exported HTML,
+whatever matplotlib backend the kernel uses.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+from matplotlib.figure import Figure
+
+from invtools._types import TX_TYPES
+from invtools.errors import ConfigError
+from invtools.viz import activity_table, plot_activity
+
+__all__ = ["activity_explorer", "ActivityExplorer"]
+
+_FREQ_OPTIONS = (("day", "D"), ("week", "W"), ("month", "M"))
+_PERIOD_FORMAT = {"D": "%a %Y-%m-%d", "W": "week of %Y-%m-%d", "M": "%B %Y"}
+
+
+class ActivityExplorer(widgets.VBox):
+    """Transaction activity with controls; see :func:`activity_explorer`.
+
+    Controls (set their ``.value`` from code too): ``start``, ``end`` (DatePicker),
+    ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``by``
+    ("type"/"location"/"partner", "item" with lines), ``types`` (a tuple of in/out/move/adjust),
+    ``kind`` ("bar"/"line"). After each change: ``figure`` and ``ax`` (what is drawn),
+    ``table`` (the numbers per period, from :func:`~invtools.viz.activity_table`),
+    ``summary`` (totals per category in the range), ``busiest`` ((period start, value) or
+    None), ``image`` (the PNG shown), ``summary_html``, ``message`` (errors, if any).
+    """
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        lines: pd.DataFrame | None = None,
+        tz: str | None = None,
+        top: int | None = 8,
+        figsize: tuple[float, float] = (10.0, 4.0),
+        dpi: int = 100,
+    ) -> None:
+        if not isinstance(data, pd.DataFrame):
+            raise ConfigError(f"activity_explorer needs a DataFrame or a Client, not "
+                              f"{type(data).__name__}")
+        if lines is not None and not isinstance(lines, pd.DataFrame):
+            raise ConfigError("lines must be a lines DataFrame (invtools.frames.lines_df) or None")
+        self.data = data
+        self.lines = lines
+        self.tz = tz or "UTC"
+        self.top = top
+        self.dpi = dpi
+        self.figure = Figure(figsize=figsize, layout="constrained")
+        self.table = pd.DataFrame()
+        self.summary = pd.DataFrame()
+        self.busiest: tuple[pd.Timestamp, float] | None = None
+        self.redraws = 0
+        self._held = 0
+
+        item_frame = lines if lines is not None else (data if _has_items(data) else None)
+        self._item_frame = item_frame
+        first, last = self._date_bounds()
+        self.start = widgets.DatePicker(value=first, description="From",
+                                        layout=widgets.Layout(width="18em"))
+        self.end = widgets.DatePicker(value=last, description="To",
+                                      layout=widgets.Layout(width="18em"))
+        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", description="Per",
+                                          style={"button_width": "5em"})
+        self.metric = widgets.ToggleButtons(options=(("count", "count"),
+                                                     ("quantity", "quantity")),
+                                            value="count", description="Metric",
+                                            style={"button_width": "6em"})
+        splits = ["type", "location", "partner"] + (["item"] if item_frame is not None else [])
+        self.by = widgets.Dropdown(options=splits, value="type", description="Split by",
+                                   layout=widgets.Layout(width="14em"))
+        self.types = widgets.SelectMultiple(options=TX_TYPES, value=TX_TYPES, rows=4,
+                                            description="Types",
+                                            layout=widgets.Layout(width="12em"))
+        self.kind = widgets.ToggleButtons(options=(("bars", "bar"), ("lines", "line")),
+                                          value="bar", description="Chart",
+                                          style={"button_width": "5em"})
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.summary_html = widgets.HTML()
+        self.message = widgets.HTML()
+        controls = widgets.VBox([
+            widgets.HBox([self.start, self.end, self.by]),
+            widgets.HBox([self.freq, self.kind]),
+            widgets.HBox([self.metric]),
+        ])
+        super().__init__(children=[widgets.HBox([controls, self.types]), self.message,
+                                   self.image, self.summary_html])
+        for control in (self.start, self.end, self.freq, self.metric, self.by, self.types,
+                        self.kind):
+            control.observe(self._on_control, names="value")
+        self.redraw()
+
+    # -- public
+
+    @property
+    def ax(self):
+        """The Axes of the current picture."""
+        return self.figure.axes[0] if self.figure.axes else None
+
+    def frame(self) -> pd.DataFrame:
+        """The rows currently counted: the lines frame when split by item, else the
+        transactions, keeping only the chosen types (the date range is applied by
+        :func:`~invtools.viz.activity_table`)."""
+        df = self._item_frame if self.by.value == "item" else self.data
+        if "type" in df.columns:
+            df = df[df["type"].astype(object).isin(list(self.types.value))]
+        return df
+
+    def settings(self) -> dict[str, Any]:
+        """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
+        return {"freq": self.freq.value, "by": self.by.value, "metric": self.metric.value,
+                "top": self.top, "start": self.start.value, "end": self.end.value,
+                "tz": self.tz}
+
+    @contextmanager
+    def hold(self) -> Iterator[ActivityExplorer]:
+        """Change several controls with one redraw at the end:
+        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "partner"``."""
+        self._held += 1
+        try:
+            yield self
+        finally:
+            self._held -= 1
+            if not self._held:
+                self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute the table and the picture from the controls (called on every change)."""
+        df = self.frame()
+        s = self.settings()
+        self.figure.clear()
+        ax = self.figure.add_subplot()
+        try:
+            self.table = activity_table(df, s["freq"], s["by"], s["metric"], s["top"],
+                                        s["start"], s["end"], tz=s["tz"])
+            plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
+                          kind=self.kind.value, start=s["start"], end=s["end"], tz=s["tz"],
+                          ax=ax)
+        except ConfigError as exc:
+            self.table = pd.DataFrame()
+            self.message.value = f"<span style='color:#d62728'>✗ {html.escape(str(exc))}</span>"
+            ax.text(0.5, 0.5, "see the message above", transform=ax.transAxes,
+                    ha="center", va="center")
+            ax.set_axis_off()
+        else:
+            self.message.value = ""
+        self._summarise()
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.image.value = buf.getvalue()
+        self.redraws += 1
+
+    def __repr__(self) -> str:
+        return (f"ActivityExplorer(rows={len(self.data)}, "
+                f"lines={None if self.lines is None else len(self.lines)}, "
+                f"settings={self.settings()!r}, kind={self.kind.value!r})")
+
+    # -- internals
+
+    def _on_control(self, _change: dict) -> None:
+        if not self._held:
+            self.redraw()
+
+    def _date_bounds(self) -> tuple[dt.date | None, dt.date | None]:
+        frames = [f for f in (self.data, self._item_frame) if f is not None and len(f)
+                  and "transaction_time" in f.columns]
+        times = pd.concat([pd.to_datetime(f["transaction_time"], utc=True) for f in frames]) \
+            if frames else pd.Series([], dtype="datetime64[ns, UTC]")
+        times = times.dropna()
+        if times.empty:
+            return None, None
+        local = times.dt.tz_convert(self.tz)
+        return local.min().date(), local.max().date()
+
+    def _summarise(self) -> None:
+        table = self.table
+        metric = self.metric.value
+        if table.empty:
+            self.summary = pd.DataFrame({metric: []})
+            self.busiest = None
+            self.summary_html.value = "<i>Nothing to summarise in this range.</i>"
+            return
+        totals = table.sum(axis=0)
+        grand = totals.sum()
+        self.summary = pd.DataFrame({
+            metric: totals,
+            "share": (totals / grand) if grand else totals * 0.0,
+        })
+        self.summary.index.name = table.columns.name
+        per_period = table.sum(axis=1)
+        self.busiest = (per_period.idxmax(), per_period.max()) if grand else None
+        unit = ("lines" if self.by.value == "item" else "transactions") \
+            if metric == "count" else "units"
+        shown = self.summary.assign(share=self.summary["share"].map("{:.0%}".format))
+        if metric == "quantity":
+            shown[metric] = shown[metric].map("{:,.0f}".format)
+        noun = dict((v, k) for k, v in _FREQ_OPTIONS)[self.freq.value]
+        busiest = ("none" if self.busiest is None else
+                   f"{self.busiest[0].strftime(_PERIOD_FORMAT[self.freq.value])} "
+                   f"({self.busiest[1]:,.0f} {unit})")
+        self.summary_html.value = (
+            f"<b>Total:</b> {grand:,.0f} {unit} in {len(table)} {noun}(s) &nbsp; "
+            f"<b>Busiest {noun}:</b> {html.escape(busiest)}"
+            + shown.reset_index().to_html(escape=True, border=0, index=False,
+                                          classes="invtools-summary")
+        )
+
+
+def _has_items(df: pd.DataFrame) -> bool:
+    return "item_name" in df.columns or "item_id" in df.columns
+
+
+def _is_client(obj: Any) -> bool:
+    return hasattr(obj, "team") and hasattr(obj, "transactions")
+
+
+def activity_explorer(
+    df_or_client: Any,
+    *,
+    lines: pd.DataFrame | None = None,
+    tz: str | None = None,
+    top: int | None = 8,
+) -> ActivityExplorer:
+    """Explore transaction activity: :func:`~invtools.viz.plot_activity` with controls.
+
+    ``df_or_client``: a transactions frame (``client.transactions_df()`` or
+    :func:`invtools.frames.transactions_df`; no network), or a Client, whose transactions are
+    fetched once (with a progress bar; cached like every request). ``lines``: a lines frame
+    (:func:`invtools.frames.lines_df`) to allow splitting by item. ``tz``: the time zone days
+    and weeks are cut in (default UTC); ``top``: most categories drawn, the rest is "other".
+
+    Controls: date range, per day/week/month, count or quantity, split by
+    type/location/partner(/item), transaction types, bars or lines. The picture and a summary
+    (totals per category, the total and the busiest period) follow every change; the same
+    numbers are in ``explorer.table`` and ``explorer.summary``.
+
+    >>> import pandas as pd
+    >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-02", "2026-03-18"], utc=True),
+    ...                    "type": ["in", "out"], "total_quantity": [5.0, 2.0]})
+    >>> ex = activity_explorer(tx)
+    >>> ex.freq.value = "M"
+    >>> ex.table.to_dict("list")
+    {'in': [1], 'out': [1]}
+    """
+    if _is_client(df_or_client):
+        data = df_or_client.transactions_df()
+    else:
+        data = df_or_client
+    return ActivityExplorer(data, lines=lines, tz=tz, top=top)

@@ -1,0 +1,110 @@
+"""plot_calendar: a year of daily activity as a heatmap, one column per week, one row per day.
+
+The daily numbers are :func:`~invtools.viz.tables.activity_table`'s (by day, one column).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.errors import ConfigError
+from invtools.viz.style import new_axes
+from invtools.viz.tables import activity_table, check_tz, frame_times, is_lines
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["plot_calendar"]
+
+
+def plot_calendar(
+    df: pd.DataFrame,
+    metric: str = "count",
+    *,
+    year: int | None = None,
+    tz: str | None = None,
+    cmap: Any = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """A calendar heatmap of daily activity: one column per week, one row per weekday.
+
+    Why this picture: a year of days at a glance shows what bar charts smooth away: the weekly
+    rhythm (which weekdays goods go out), holidays and closures (blank weeks), the stock-take
+    day (one dark cell), seasonality, and gaps where nobody recorded anything, the first thing
+    to rule out before trusting any total.
+
+    ``df`` and ``metric`` as in :func:`~invtools.viz.activity_table` (count of transactions or
+    lines, or absolute quantity). ``year``: the calendar year shown (default: the latest year
+    in ``df``). Days are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's
+    ``image.cmap``. Days without activity are a faint grey (the colour bar's lower end); days
+    outside the span ``df`` covers (before its first or after its last transaction) are left
+    blank, since nothing is known about them.
+
+    >>> import pandas as pd
+    >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(
+    ...     ["2026-01-01", "2026-01-01", "2026-06-15"], utc=True)})
+    >>> ax = plot_calendar(tx)
+    >>> int(ax.images[0].get_array().sum()), ax.get_title()
+    (3, 'Transactions per day, 2026')
+    """
+    tz = check_tz(tz)
+    times = frame_times(df, "plot_calendar")
+    if year is None:
+        local = times.dropna().dt.tz_convert(tz)
+        year = int(local.dt.year.max()) if len(local) else pd.Timestamp.now(tz=tz).year
+    elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
+        raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
+    year = int(year)
+    table = activity_table(df, "D", None, metric, None, f"{year}-01-01", f"{year}-12-31", tz=tz)
+    what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
+    ax = new_axes(ax, (12, 2.8))
+    ax.set_title(f"{'Transactions' if what == 'transactions' else what.capitalize()} per day, {year}")
+
+    days = table.index.tz_localize(None)
+    daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
+    # Days outside the span the frame covers are unknown, not quiet: leave them blank.
+    local = times.dropna().dt.tz_convert(tz).dt.tz_localize(None).dt.normalize()
+    if len(local):
+        covered = (days >= local.min()) & (days <= local.max())
+        daily = np.where(covered, daily, np.nan)
+    first_monday = days[0] - pd.Timedelta(days=days[0].day_of_week)
+    col = np.asarray((days - first_monday).days // 7)
+    row = np.asarray(days.day_of_week)
+    grid = np.full((7, int(col.max()) + 1), np.nan)
+    grid[row, col] = daily
+
+    import matplotlib as mpl
+
+    # Quiet days in a faint neutral "under" colour (readable on light and dark styles), so the
+    # colour scale is spent on the days with activity.
+    colormap = mpl.colormaps[cmap or mpl.rcParams["image.cmap"]] if not isinstance(
+        cmap, mpl.colors.Colormap) else cmap
+    colormap = colormap.with_extremes(under=(0.5, 0.5, 0.5, 0.2), bad=(0, 0, 0, 0))
+    positive = grid[np.isfinite(grid) & (grid > 0)]
+    vmin = (1.0 if metric == "count" else float(positive.min())) if positive.size else 1.0
+    vmax = max(float(positive.max()), vmin + 1e-9) if positive.size else vmin + 1.0
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=colormap, aspect="equal",
+                      interpolation="nearest", origin="upper", vmin=vmin, vmax=vmax,
+                      extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5))
+    ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+    month_starts = [d for d in days if d.day == 1]
+    ax.set_xticks([int((d - first_monday).days // 7) for d in month_starts],
+                  [d.strftime("%b") for d in month_starts])
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    label = f"{what} per day" if metric == "count" else "quantity (units) per day"
+    bar = ax.figure.colorbar(image, ax=ax, label=label, shrink=0.8, pad=0.01, extend="min",
+                             extendfrac=0.08)
+    if metric == "count":
+        from matplotlib.ticker import MaxNLocator
+
+        bar.locator = MaxNLocator(integer=True)
+        bar.update_ticks()
+    if not np.nansum(daily):
+        ax.text(0.5, 0.5, f"no transactions in {year}", transform=ax.transAxes, ha="center",
+                va="center", fontsize="large")
+    return ax

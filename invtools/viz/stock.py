@@ -1,0 +1,220 @@
+"""plot_stock_history: the stock of one or a few items over time, and when it ran out.
+
+Also the item selection it needs: ids or names -> the items of a ``stock_history`` frame, and
+the minimum-stock levels to draw.
+
+>>> MAX_STOCK_ITEMS
+8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from invtools.errors import ConfigError
+from invtools.viz.style import (
+    OTHER_COLOR,
+    OUT_OF_STOCK_COLOR,
+    color_cycle,
+    date_axis,
+    legend_outside,
+    new_axes,
+    no_data,
+)
+from invtools.viz.tables import check_tz, columns_text, frame_times
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["plot_stock_history", "MAX_STOCK_ITEMS"]
+
+#: Most items :func:`plot_stock_history` draws at once before the lines stop being readable.
+MAX_STOCK_ITEMS = 8
+
+
+def plot_stock_history(
+    history: pd.DataFrame,
+    *,
+    items: Any = None,
+    min_stock: float | Mapping[Any, float] | None = None,
+    tz: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Stock of one or a few items over time, as steps, with the moments it ran out.
+
+    ``history`` is a ``stock_history`` frame (transaction_time, transaction_id, item_id,
+    item_name, location_id, stock, change). Each item's stock is drawn as a step line
+    (``drawstyle="steps-post"``: the level holds until the next transaction), from its first
+    to its last recorded transaction. Points where stock is at or below zero get a red ``x``
+    and the span until stock came back is shaded.
+
+    - ``items``: item ids and/or names to draw (one or a list); default every item in
+      ``history``. More than :data:`MAX_STOCK_ITEMS` raises :class:`ConfigError`: pick a few.
+    - ``min_stock``: a dashed horizontal line at the minimum stock: one number for all items,
+      or a mapping item id (or name) -> number, drawn in each item's colour (items not drawn
+      are ignored, so a mapping for the whole catalogue is fine).
+    - ``tz``: time zone of the x axis (default UTC).
+
+    >>> import pandas as pd
+    >>> h = pd.DataFrame({
+    ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"], utc=True),
+    ...     "item_id": [7, 7, 7], "item_name": ["bolt"] * 3, "stock": [10.0, 0.0, 6.0]})
+    >>> ax = plot_stock_history(h, min_stock=4)
+    >>> ax.get_ylabel(), ax.get_lines()[0].get_ydata().tolist()
+    ('stock (units)', [10.0, 0.0, 6.0])
+    """
+    tz = check_tz(tz)
+    times = frame_times(history, "plot_stock_history")
+    for column in ("item_id", "stock"):
+        if column not in history.columns:
+            raise ConfigError(
+                f"plot_stock_history needs a {column!r} column; this frame has "
+                f"{columns_text(history)}. Build it with invtools.frames.stock_history(lines)."
+            )
+    h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
+    names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
+    label_of = _item_labels(h["item_id"], names)
+
+    wanted = _select_items(items, label_of, names, h["item_id"])
+    ax = new_axes(ax, (10, 4))
+    ax.set_ylabel("stock (units)")
+    ax.set_xlabel(f"time ({tz})")
+    if not wanted:
+        ax.set_title("Stock history")
+        no_data(ax, "no stock history")
+        return ax
+    ax.set_title(f"Stock of {label_of[wanted[0]]}" if len(wanted) == 1
+                 else f"Stock of {len(wanted)} items")
+
+    by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
+    cycle = color_cycle()
+    t_max = h.loc[h["item_id"].isin(wanted), "_t"].max()
+    marked = False
+    color_of: dict[Any, Any] = {}
+    n = 0
+    for item_id in wanted:
+        rows = h[h["item_id"] == item_id]
+        groups = rows.groupby("location_id", dropna=False, sort=True) if by_location else [(None, rows)]
+        for loc, part in groups:
+            part = part.sort_values("_t", kind="stable")
+            color = cycle[n % len(cycle)]
+            n += 1
+            color_of.setdefault(item_id, color)
+            label = label_of[item_id]
+            if by_location:
+                label += " (all locations)" if pd.isna(loc) else f" (location {loc})"
+            x = part["_t"].to_numpy()
+            y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
+            ax.plot(x, y, drawstyle="steps-post", color=color, label=label)
+            out = y <= 0
+            if out.any():
+                ax.plot(x[out], y[out], linestyle="none", marker="x", markersize=8,
+                        markeredgewidth=2, color=OUT_OF_STOCK_COLOR, zorder=3,
+                        label=None if marked else "out of stock")
+                marked = True
+                for lo, hi in _runs(out):
+                    right = x[hi + 1] if hi + 1 < len(x) else t_max
+                    if right > x[lo]:
+                        ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12,
+                                   linewidth=0)
+
+    for item_id, level in _min_levels(min_stock, wanted, label_of, names, h["item_id"]):
+        single = not isinstance(min_stock, Mapping)
+        ax.axhline(level, linestyle="--", linewidth=1,
+                   color=OTHER_COLOR if single else color_of[item_id],
+                   label=f"minimum stock ({level:g})" if single
+                   else f"minimum {label_of[item_id]} ({level:g})")
+    date_axis(ax)
+    legend_outside(ax)
+    return ax
+
+
+def _item_labels(ids: pd.Series, names: pd.Series) -> dict[Any, str]:
+    labels: dict[Any, str] = {}
+    # One row per item (first seen, in frame order) rather than a Python loop over every row.
+    first = pd.DataFrame({"id": ids, "name": names.astype(object)}).drop_duplicates("id")
+    for item_id, name in zip(first["id"].tolist(), first["name"].tolist(), strict=True):
+        if item_id is pd.NA or item_id in labels:
+            continue
+        labels[item_id] = str(name) if name is not None and not pd.isna(name) else f"item {item_id}"
+    return labels
+
+
+def _resolve_item(key: Any, label_of: dict[Any, str], names: pd.Series, ids: pd.Series):
+    """An item id or name -> the item id, or None if this history does not have it."""
+    if not isinstance(key, str) and key in label_of:
+        return key
+    if isinstance(key, str):
+        hit = ids[names.astype(object) == key]
+        if len(hit):
+            return hit.iloc[0]
+        if key.isdigit() and int(key) in label_of:
+            return int(key)
+    return None
+
+
+def _select_items(items: Any, label_of, names, ids) -> list[Any]:
+    if items is None:
+        wanted = list(label_of)
+    else:
+        keys = [items] if isinstance(items, (str, int, np.integer)) else list(items)
+        wanted = []
+        for key in keys:
+            item_id = _resolve_item(key, label_of, names, ids)
+            if item_id is None:
+                some = ", ".join(f"{i} {n!r}" for i, n in list(label_of.items())[:10])
+                raise ConfigError(
+                    f"item {key!r} is not in this stock history; it has {len(label_of)} items"
+                    + (f": {some}{', ...' if len(label_of) > 10 else ''}" if some else "")
+                    + ". Pass item ids or names from that list."
+                )
+            if item_id not in wanted:
+                wanted.append(item_id)
+    if len(wanted) > MAX_STOCK_ITEMS:
+        some = ", ".join(f"{i} {label_of[i]!r}" for i in wanted[:5])
+        raise ConfigError(
+            f"{len(wanted)} items are too many lines for one picture; pick at most "
+            f"{MAX_STOCK_ITEMS} with items=[...] (ids or names), e.g. items=[{wanted[0]!r}, ...]. "
+            f"First items: {some}, ..."
+        )
+    return wanted
+
+
+def _min_levels(min_stock, wanted, label_of, names, ids):
+    if min_stock is None:
+        return []
+    if isinstance(min_stock, Mapping):
+        out = []
+        for key, level in min_stock.items():
+            item_id = _resolve_item(key, label_of, names, ids)
+            if item_id in wanted and level is not None and not pd.isna(level):
+                out.append((item_id, float(level)))
+        return out
+    try:
+        return [(None, float(min_stock))]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"min_stock={min_stock!r} must be a number or a mapping item id -> number."
+        ) from exc
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Index ranges (first, last) of the consecutive True runs in ``mask``.
+
+    >>> _runs(np.array([True, True, False, True]))
+    [(0, 1), (3, 3)]
+    """
+    runs, start = [], None
+    for i, flag in enumerate(mask):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    if start is not None:
+        runs.append((start, len(mask) - 1))
+    return runs

@@ -1,0 +1,90 @@
+"""How every picture looks: the fixed colours, a new Axes, the date axis, the legend, the
+no-data text.
+
+Shared by the plotting modules of :mod:`invtools.viz`. matplotlib is imported inside the
+functions, never at import time, so importing :mod:`invtools.viz` picks no backend. Colours of
+text and background come from rcParams, so ``plt.style.context("dark_background")`` works.
+
+>>> TYPE_COLORS["in"], TYPE_COLORS["out"]
+('#2ca02c', '#d62728')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from invtools.viz.tables import OTHER
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["TYPE_COLORS"]
+
+#: Fixed colours of the transaction types, the same in every picture (and readable on a dark
+#: background): stock coming in is green, going out red, moves blue, adjustments purple.
+TYPE_COLORS: dict[str, str] = {
+    "in": "#2ca02c",
+    "out": "#d62728",
+    "move": "#1f77b4",
+    "adjust": "#9467bd",
+}
+#: Mid grey reads on both white and black backgrounds ("other", a single minimum line).
+OTHER_COLOR = "0.6"
+OUT_OF_STOCK_COLOR = "#d62728"
+
+
+def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
+    """``ax`` itself, or the Axes of a new pyplot figure (constrained layout)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt  # only here: importing invtools.viz never picks a backend
+
+    _fig, new = plt.subplots(figsize=figsize, layout="constrained")
+    return new
+
+
+def color_cycle() -> list[Any]:
+    """The style's colour cycle (``axes.prop_cycle``)."""
+    import matplotlib as mpl
+
+    return mpl.rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
+
+
+def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
+    """Fixed colours for types and "other"; the style's colour cycle for everything else."""
+    cycle = color_cycle()
+    out: dict[str, Any] = {}
+    i = 0
+    for col in columns:
+        if col == OTHER:
+            out[col] = OTHER_COLOR
+        elif by == "type" and col in TYPE_COLORS:
+            out[col] = TYPE_COLORS[col]
+        else:
+            out[col] = cycle[i % len(cycle)]
+            i += 1
+    return out
+
+
+def date_axis(ax: Axes) -> None:
+    """Concise date ticks (3 to 10 of them) on the x axis."""
+    import matplotlib.dates as mdates
+
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+def legend_outside(ax: Axes, title: str | None = None) -> None:
+    """The legend to the right of the plotting area, so it never hides a bar or a line."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, title=title,
+              frameon=False)
+
+
+def no_data(ax: Axes, message: str) -> None:
+    """Say ``message`` in the middle of an empty Axes (in the style's text colour)."""
+    ax.text(0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center",
+            fontsize="large", alpha=0.8)
+    ax.set_xticks([])
+    ax.set_yticks([])

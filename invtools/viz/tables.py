@@ -1,0 +1,370 @@
+"""The numbers behind the pictures: :func:`activity_table` and the pure helpers it needs.
+
+Reading a frame's times, its categories (``by=``) and values (``metric=``), the plot range
+(``start``/``end``), the frequencies plots understand, and the top-N lumping into ``"other"``.
+No matplotlib here: everything is pandas in, pandas out.
+
+The helpers without a leading underscore (:func:`period_freq`, :func:`check_tz`,
+:func:`frame_times`, :func:`is_lines`, :func:`columns_text`, :func:`choices_text`) are shared
+with the plotting modules of :mod:`invtools.viz`; they are not part of its ``__all__``.
+
+>>> period_freq("W"), period_freq("ME")
+(('W-SUN', 'week'), ('M', 'month'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools._types import TX_TYPES, parse_time
+from invtools.errors import ConfigError
+
+__all__ = ["activity_table"]
+
+#: The bucket that holds every category outside the top N, and the label of missing values.
+OTHER = "other"
+NONE = "(none)"
+
+BY_CHOICES = ("type", "location", "partner", "item")
+METRICS = ("count", "quantity")
+
+# User-facing frequency -> (pandas Period frequency, singular noun for labels).
+# Periods rather than resample bins: a period has an unambiguous start (weeks start on Monday)
+# and ``period_range`` gives every period between two dates, so empty ones show as zero.
+_FREQS: dict[str, tuple[str, str]] = {
+    "D": ("D", "day"),
+    "W": ("W-SUN", "week"),
+    "M": ("M", "month"),
+    "ME": ("M", "month"),
+    "MS": ("M", "month"),
+    "Q": ("Q-DEC", "quarter"),
+    "QE": ("Q-DEC", "quarter"),
+    "QS": ("Q-DEC", "quarter"),
+    "Y": ("Y-DEC", "year"),
+    "YE": ("Y-DEC", "year"),
+    "YS": ("Y-DEC", "year"),
+    "A": ("Y-DEC", "year"),
+}
+_WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+
+
+def activity_table(
+    df: pd.DataFrame,
+    freq: str = "W",
+    by: str | None = "type",
+    metric: str = "count",
+    top: int | None = 8,
+    start: Any = None,
+    end: Any = None,
+    *,
+    tz: str | None = None,
+) -> pd.DataFrame:
+    """Transaction activity per period and category: the numbers
+    :func:`~invtools.viz.plot_activity` draws.
+
+    ``df`` is a transactions frame (``transactions_df``: one row per transaction) or a lines
+    frame (``lines_df``: one row per transaction line, with ``item_name`` and ``quantity``).
+
+    - ``freq``: ``"D"``, ``"W"`` (weeks start on Monday), ``"M"`` (calendar months), also
+      ``"Q"``, ``"Y"`` and the pandas spellings ``"ME"``, ``"MS"``, ``"W-SAT"``... (a
+      ``"W-XXX"`` week *ends* on that day, as in pandas).
+    - ``by``: ``"type"``, ``"location"`` (``to_location_name``: where stock came in, went out
+      or was adjusted, the destination of a move; ``from_location_name`` when there is none),
+      ``"partner"``, ``"item"`` (lines frames only), ``None`` (one column ``"all"``), or the
+      name of any other column of ``df``. Missing values count as ``"(none)"``.
+    - ``metric``: ``"count"`` (transactions, or lines for a lines frame) or ``"quantity"``:
+      the sum of ``abs(total_quantity)`` (lines: ``abs(quantity)``). Absolute values because
+      adjust quantities are signed and a correction of -5 is as much activity as +5; a missing
+      quantity counts as 0.
+    - ``top``: keep the ``top`` categories with the largest totals over the range, sum the rest
+      into ``"other"``; ``None`` keeps all.
+    - ``start``, ``end``: the range, both included (an ``end`` without a time of day includes
+      that whole day); by default the first and last transaction. Every period of the range is
+      a row, with zeros where nothing happened; the first and last periods count only what
+      falls inside the range (``start="2026-03-04"`` by week leaves out 2 and 3 March).
+    - ``tz``: the time zone periods are cut in (default UTC, the service's time zone); a shop
+      in Seoul wants ``tz="Asia/Seoul"`` so that its days start at its midnight.
+
+    Returns a DataFrame: index ``period`` (period start timestamps, tz-aware), one column per
+    category (types in the order in/out/move/adjust, others largest first, then ``"other"``),
+    int64 counts or float64 quantities. No rows in range and no ``start``/``end``: an empty
+    frame.
+
+    >>> import pandas as pd
+    >>> lines = pd.DataFrame({
+    ...     "transaction_time": pd.to_datetime(["2026-01-05", "2026-01-20", "2026-03-01"], utc=True),
+    ...     "type": ["in", "adjust", "out"], "item_name": ["bolt", "bolt", "nut"],
+    ...     "quantity": [10.0, -3.0, 4.0]})
+    >>> activity_table(lines, "M", by="item", metric="quantity")  # doctest: +NORMALIZE_WHITESPACE
+    item                       bolt  nut
+    period
+    2026-01-01 00:00:00+00:00  13.0  0.0
+    2026-02-01 00:00:00+00:00   0.0  0.0
+    2026-03-01 00:00:00+00:00   0.0  4.0
+    """
+    pfreq, _noun = period_freq(freq)
+    if metric not in METRICS:
+        raise ConfigError(f"metric={metric!r} is not one of {choices_text(METRICS)}.")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer))
+                            or top < 1):
+        raise ConfigError(f"top={top!r} must be a positive whole number (or None for all).")
+    tz = check_tz(tz)
+    times = frame_times(df, "activity_table")
+    categories = _categories(df, by)
+    values = _values(df, metric)
+
+    lo, hi_excl, hi = _time_range(start, end, tz)
+    keep = pd.Series(True, index=df.index)
+    if lo is not None:
+        keep &= times >= lo
+    if hi_excl is not None:
+        keep &= times < hi_excl
+    elif hi is not None:
+        keep &= times <= hi
+    keep = keep.fillna(False).to_numpy(dtype=bool)
+    # Wall-clock times in the chosen zone, naive: Period cannot hold a time zone.
+    local = times[keep].dt.tz_convert(tz).dt.tz_localize(None)
+    periods = local.dt.to_period(pfreq)
+
+    seen = periods.dropna()  # a row without a time cannot be placed in any period
+    first = pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq) if lo is not None else (
+        seen.min() if len(seen) else None)
+    last = pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq) if hi is not None else (
+        seen.max() if len(seen) else None)
+    if first is None or last is None:  # nothing in range and no explicit range
+        return _empty_table(by, metric, tz)
+    if last < first:
+        raise ConfigError(_before_start(end, start))
+    full = pd.period_range(first, last, freq=pfreq)
+
+    frame = pd.DataFrame({"period": periods.array, "cat": categories[keep].to_numpy(),
+                          "value": values[keep].to_numpy()})
+    table = frame.pivot_table(index="period", columns="cat", values="value", aggfunc="sum",
+                              fill_value=0, observed=True)
+    table = table.reindex(full, fill_value=0)
+    table = _top(table, top, by)
+    table = table.astype("int64" if metric == "count" else "float64")
+    table.index = _localize(full.start_time, tz)
+    table.index.name = "period"
+    table.columns = pd.Index([str(c) for c in table.columns], dtype=object,
+                             name=by if by is not None else None)
+    return table
+
+
+def _empty_table(by: str | None, metric: str, tz: str) -> pd.DataFrame:
+    index = pd.DatetimeIndex([], tz=tz, name="period")
+    columns = pd.Index([], dtype=object, name=by)
+    return pd.DataFrame(index=index, columns=columns,
+                        dtype="int64" if metric == "count" else "float64")
+
+
+# ------------------------------------------------------------------------------- shared helpers
+
+
+def period_freq(freq: str) -> tuple[str, str]:
+    """Map a user frequency to a pandas Period frequency and a noun ("week")."""
+    if not isinstance(freq, str):
+        raise ConfigError(f"freq={freq!r} must be a string such as 'D', 'W' or 'M'.")
+    key = freq.strip()
+    upper = key.upper()
+    if upper in _FREQS:
+        return _FREQS[upper]
+    if upper.startswith("W-") and upper[2:] in _WEEKDAYS:
+        return upper, "week"
+    raise ConfigError(
+        f"freq={freq!r} is not a frequency plots understand; use 'D' (days), 'W' (weeks "
+        "starting Monday), 'M' (months), 'Q' or 'Y', or a pandas spelling like 'ME' or 'W-SAT'."
+    )
+
+
+def check_tz(tz: str | None) -> str:
+    """``tz`` if pandas knows the zone (``None`` is UTC), else a :class:`ConfigError`.
+
+    >>> check_tz(None), check_tz("Asia/Seoul")
+    ('UTC', 'Asia/Seoul')
+    """
+    if tz is None:
+        return "UTC"
+    try:
+        pd.Timestamp("2026-01-01", tz=tz)
+    except Exception as exc:  # pandas raises several types for a bad zone name
+        raise ConfigError(f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris').") from exc
+    return tz
+
+
+def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") -> pd.Series:
+    """The time column as tz-aware UTC datetimes (naive times are taken as UTC)."""
+    if not isinstance(df, pd.DataFrame):
+        raise ConfigError(f"{who} needs a pandas DataFrame, got {type(df).__name__}.")
+    if column not in df.columns:
+        raise ConfigError(
+            f"{who} needs a {column!r} column; this frame has {columns_text(df)}. Pass a frame "
+            "from invtools.frames (transactions_df or lines_df) or client.transactions_df()."
+        )
+    col = df[column]
+    if not pd.api.types.is_datetime64_any_dtype(col):
+        try:
+            col = pd.to_datetime(col, utc=True)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
+    if getattr(col.dt, "tz", None) is None:
+        col = col.dt.tz_localize("UTC")
+    return col.dt.tz_convert("UTC")
+
+
+def is_lines(df: pd.DataFrame) -> bool:
+    """A lines frame (one row per transaction line) rather than one row per transaction."""
+    cols = set(df.columns)
+    return "total_quantity" not in cols and bool(cols & {"item_id", "item_name", "quantity"})
+
+
+def columns_text(df: pd.DataFrame) -> str:
+    """The frame's columns for a message: ``columns ['a', 'b', ...]`` (at most 12 shown)."""
+    names = [str(c) for c in df.columns]
+    shown = ", ".join(repr(n) for n in names[:12])
+    return f"columns [{shown}{', ...' if len(names) > 12 else ''}]" if names else "no columns"
+
+
+def choices_text(values: Iterable[str]) -> str:
+    """``'a', 'b'``: the allowed values for a message."""
+    return ", ".join(repr(v) for v in values)
+
+
+# ------------------------------------------------------------------------------- categories, values
+
+
+def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
+    """One label per row for the split ``by`` (plain Python strings, missing -> "(none)")."""
+    if by is None:
+        return pd.Series("all", index=df.index, dtype=object)
+    if not isinstance(by, str):
+        raise ConfigError(f"by={by!r} must be one of {choices_text(BY_CHOICES)}, None or a "
+                          "column name.")
+    if by == "type":
+        col = _need(df, "type", by)
+    elif by == "location":
+        to = df["to_location_name"] if "to_location_name" in df.columns else None
+        frm = df["from_location_name"] if "from_location_name" in df.columns else None
+        if to is None and frm is None:
+            raise ConfigError(
+                f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
+                f"this frame has {columns_text(df)}."
+            )
+        col = to if frm is None else frm if to is None else to.astype(object).where(
+            to.notna(), frm.astype(object))
+    elif by == "partner":
+        col = _need(df, "partner_name", by)
+    elif by == "item":
+        if "item_name" not in df.columns and "item_id" not in df.columns:
+            raise ConfigError(
+                "by='item' needs a lines frame (one row per transaction line, with 'item_name'), "
+                "e.g. invtools.frames.lines_df(details); a transactions frame has one row per "
+                "transaction and no items. Split it by 'type', 'location' or 'partner' instead."
+            )
+        col = df["item_name"] if "item_name" in df.columns else df["item_id"]
+    elif by in df.columns:
+        col = df[by]
+    else:
+        raise ConfigError(
+            f"by={by!r} is not one of {choices_text(BY_CHOICES)} or None, nor a column of this "
+            f"frame ({columns_text(df)})."
+        )
+    # Vectorised to text (categories, ids, names alike), so labels are plain str.
+    return col.astype("string").fillna(NONE).astype(object)
+
+
+def _need(df: pd.DataFrame, column: str, by: str) -> pd.Series:
+    if column not in df.columns:
+        raise ConfigError(f"by={by!r} needs a {column!r} column; this frame has "
+                          f"{columns_text(df)}.")
+    return df[column]
+
+
+def _values(df: pd.DataFrame, metric: str) -> pd.Series:
+    if metric == "count":
+        return pd.Series(1, index=df.index, dtype="int64")
+    column = "total_quantity" if "total_quantity" in df.columns else "quantity"
+    if column not in df.columns:
+        raise ConfigError(
+            "metric='quantity' needs a 'total_quantity' column (transactions frame) or a "
+            f"'quantity' column (lines frame); this frame has {columns_text(df)}. Use "
+            "metric='count'."
+        )
+    q = pd.to_numeric(df[column], errors="coerce").astype("float64")
+    return q.abs().fillna(0.0)
+
+
+# ------------------------------------------------------------------------------- range, periods
+
+
+def _time_range(start: Any, end: Any, tz: str):
+    """(start, exclusive end or None, inclusive end) as UTC timestamps; naive values in ``tz``.
+
+    An ``end`` at midnight (a date, or a time of 00:00) includes that whole day.
+    """
+    zone = pd.Timestamp(0, tz=tz).tzinfo  # the zone pandas cuts periods in, for the parser too
+    lo, hi = _bound(start, "start", zone), _bound(end, "end", zone)
+    hi_excl = None
+    if hi is not None:
+        local = hi.tz_convert(tz)
+        if local == local.normalize():  # a date: include that whole day
+            hi_excl = (local + pd.Timedelta(days=1)).tz_convert("UTC")
+    if lo is not None and hi is not None and hi < lo:
+        raise ConfigError(_before_start(end, start))
+    return lo, hi_excl, hi
+
+
+def _bound(value: Any, name: str, zone) -> pd.Timestamp | None:
+    try:
+        missing = value is None or bool(pd.isna(value))  # NaT is an open end, like None
+    except (TypeError, ValueError):  # not a scalar: the parser says what it needs
+        missing = False
+    if missing:
+        return None
+    return pd.Timestamp(parse_time(value, name=name, tz=zone))
+
+
+def _in_words(value: Any) -> str:
+    """A range bound as a reader wrote it: text as given, dates and times in ISO form."""
+    if value is None:
+        return "none given"
+    if isinstance(value, date):  # datetime and pandas.Timestamp too
+        return value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
+    return str(value)
+
+
+def _before_start(end: Any, start: Any) -> str:
+    return (f"end ({_in_words(end)}) is before start ({_in_words(start)}); give an end on or "
+            "after the start.")
+
+
+def _localize(index: pd.DatetimeIndex, tz: str) -> pd.DatetimeIndex:
+    # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
+    return index.tz_localize(tz, nonexistent="shift_forward",
+                             ambiguous=np.zeros(len(index), dtype=bool))
+
+
+def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:
+    """Keep the ``top`` largest columns, sum the rest into "other"; order the columns."""
+    totals = table.sum(axis=0)
+    # Largest first, ties by name so the order (and the colours) never depend on input order.
+    ranked = sorted(table.columns, key=lambda c: (-totals[c], str(c)))
+    if top is not None and len(ranked) > top:
+        kept, rest = ranked[:top], ranked[top:]
+        out = table[kept].copy()
+        other = table[rest].sum(axis=1)
+        if OTHER in out.columns:  # a real category called "other": merge rather than clash
+            out[OTHER] = out[OTHER] + other
+        else:
+            out[OTHER] = other
+        table = out
+        ranked = kept
+    if by == "type":
+        ranked = sorted(ranked, key=lambda c: TX_TYPES.index(c) if c in TX_TYPES else 99)
+    order = [c for c in ranked if c != OTHER] + ([OTHER] if OTHER in table.columns else [])
+    return table[order]
