@@ -16,6 +16,8 @@ EXPECTED = {
     "RateLimitError", "ServerError",
     # the client and the mirror
     "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
+    # where a frame came from (df.attrs)
+    "Provenance",
     # connecting from notebooks
     "connect", "demo_server", "team_tokens", "is_demo",
     # plots and widgets (imported on first use)

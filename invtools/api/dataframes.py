@@ -119,8 +119,7 @@ class FramesMixin:
         with self.measure() as m:
             df = build()
         record = dataclasses.replace(self.provenance(m, path, filters), rows=len(df))
-        df.attrs.update(record.as_attrs())
-        return df
+        return frames.with_provenance(df, record)
 
     def _rows_and_details(self, filters: dict, walk: dict) -> tuple[list[dict], list[dict]]:
         """The rows in the window, then their details: one request each, at the revision the

@@ -304,5 +304,4 @@ def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFra
     """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
     None values left out) and the rows returned."""
     record = dataclasses.replace(origin, filters=filters, rows=len(df))
-    df.attrs.update(record.as_attrs())
-    return df
+    return frames.with_provenance(df, record)
