@@ -20,40 +20,61 @@ def _expected_item_ids(sb):
     return sorted(i["id"] for i in sb.data("shop").items)
 
 
-@pytest.mark.slow
-def test_pacing_keeps_a_walk_free_of_429s(sb, make_client):
-    sb.rate_limit = 5
-    c = make_client(sb, rate_limit=5, cache=False)
+# Pacing and 429 tests: the server's rate window and the client's waits run on one fake clock
+# that moves only when the client waits, so they take no real time and the waits can be read.
+
+
+def test_pacing_keeps_a_walk_free_of_429s_at_the_pace_of_the_limit(sb, make_client, fake_clock):
+    sb.rate_limit, sb.clock = 5, fake_clock
+    c = make_client(sb, rate_limit=5, cache=False, clock=fake_clock)
     c.team()
+    start = fake_clock.now
     rows = list(c.items(limit=3, max_pages=14))
     assert len(rows) == min(42, len(_expected_item_ids(sb)))
     assert [r.status for r in sb.requests].count(429) == 0
     assert c.stats.rate_limited == 0 and c.stats.retries == 0
+    # 15 requests at 5/s: the last goes out just after 2 s, not much later.
+    assert 2.0 <= fake_clock.now - start <= 2.0 * 1.1
 
 
-@pytest.mark.slow
-def test_token_scope_paces_a_shared_budget(sb, make_client):
-    sb.rate_limit = 5
+def test_token_scope_paces_a_shared_budget(sb, make_client, fake_clock):
+    sb.rate_limit, sb.clock = 5, fake_clock
     sb.quirks = {"shared_rate_limit"}
-    c = make_client(sb, rate_limit=5, rate_limit_scope="token", cache=False)
+    c = make_client(sb, rate_limit=5, rate_limit_scope="token", cache=False, clock=fake_clock)
     for _ in range(4):
         c.members(), c.attributes(), list(c.partners(max_pages=1))
     assert [r.status for r in sb.requests].count(429) == 0
+    assert fake_clock.now - 1000.0 >= 2.0  # 12 requests on one budget of 5/s
+
+
+def test_endpoint_scope_gives_each_endpoint_its_own_budget(sb, make_client, fake_clock):
+    sb.rate_limit, sb.clock = 5, fake_clock
+    c = make_client(sb, rate_limit=5, cache=False, clock=fake_clock)
+    for _ in range(4):
+        c.members(), c.attributes(), list(c.partners(max_pages=1))
+    assert [r.status for r in sb.requests].count(429) == 0
+    assert fake_clock.now == 1000.0  # four of each endpoint: within each one's budget
 
 
 @pytest.mark.parametrize("headers", ["ratelimit_headers:reset", "ratelimit_headers:retry_after",
                                      "ratelimit_headers:none", None])
-def test_429_with_each_header_variant_is_waited_out(sb, make_client, headers, caplog):
+def test_429_with_each_header_variant_is_waited_out(sb, make_client, headers, caplog, fake_clock):
     caplog.set_level(logging.INFO, logger="invtools")
-    sb.rate_limit = 5
+    sb.rate_limit, sb.clock = 5, fake_clock
     if headers:
         sb.quirks = {headers}
-    c = make_client(sb, rate_limit=0, cache=False, backoff=0.2, retries=8)  # unpaced: hits 429
+    c = make_client(sb, rate_limit=0, cache=False, backoff=0.2, retries=8,  # unpaced: hits 429
+                    clock=fake_clock)
     rows = list(c.items(limit=5, max_pages=8))
     assert _ids(rows) == _expected_item_ids(sb)[: len(rows)] and len(rows) == 40
     hits = [r.status for r in sb.requests].count(429)
     assert hits >= 1 and c.stats.rate_limited == hits and c.stats.retries >= hits
     assert "retry" in caplog.text and "429" in caplog.text
+    # 8 requests at 5/s on the server's window: the 6th waited about a second. With a reset
+    # header the client waits what it is told, once; without one, it backs off until allowed.
+    assert fake_clock.now - 1000.0 >= 1.0
+    if headers in (None, "ratelimit_headers:reset", "ratelimit_headers:retry_after"):
+        assert hits == 1 and fake_clock.now - 1000.0 <= 2.0
 
 
 def test_429_when_retries_run_out_is_rate_limit_error(sb, make_client):
@@ -122,6 +143,8 @@ def test_transport_error_when_drops_never_stop(sb, make_client, fake_clock):
 def test_client_shared_by_threads_keeps_one_budget(sb, make_client):
     from concurrent.futures import ThreadPoolExecutor
 
+    # Real time here: with threads, a fake clock that jumps while a request is on its way
+    # would put the server's and the client's windows out of step, which real time never does.
     sb.rate_limit = 5
     c = make_client(sb, rate_limit=5, cache=False)
     c.team()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Iterator
@@ -134,11 +135,14 @@ class Server(ThreadingHTTPServer):
 @contextmanager
 def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None = None,
           quirks=(), faults: Faults | None = None,
-          log: Callable[[str], None] | None = None) -> Iterator[Sandbox]:
+          log: Callable[[str], None] | None = None, clock=time) -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
-    ``log`` receives one line per request (method, path, status) when given. Leaving the block
+    ``log`` receives one line per request (method, path, status) when given. ``clock`` (any
+    object with ``monotonic()``, the :mod:`time` module by default) is the time the rate
+    window runs on: a test gives the server and the client one fake clock, and pacing is
+    tested without sleeping. Leaving the block
     closes every client connection (idle keep-alive ones included) and joins every thread;
     none of its threads holds up the exit of the process, whether or not the block was left.
 
@@ -151,7 +155,7 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     2
     """
     sandbox = Sandbox(build(seed=seed, size=size), seed=seed, rate_limit=rate_limit,
-                      quirks=quirks, faults=faults)
+                      quirks=quirks, faults=faults, clock=clock)
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},

@@ -83,8 +83,9 @@ class Sandbox:
     """
 
     def __init__(self, stores: dict[str, TeamStore], *, seed: int, rate_limit: int,
-                 quirks=(), faults: Faults | None = None) -> None:
+                 quirks=(), faults: Faults | None = None, clock=time) -> None:
         self._stores = stores
+        self.clock = clock  # anything with monotonic(): the rate window runs on its time
         rng = random.Random(f"invtools-tokens-{seed}")
         self.tokens = {key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32))
                        for key in stores}
@@ -233,7 +234,7 @@ class Sandbox:
             return {}
         quirks = self._quirks
         key = (team, "*" if "shared_rate_limit" in quirks else template)
-        allowed, remaining, reset = self.limiter.hit(key, limit=limit, now=time.monotonic())
+        allowed, remaining, reset = self.limiter.hit(key, limit=limit, now=self.clock.monotonic())
         variant = next((q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")),
                        None)
         if allowed:
