@@ -23,6 +23,12 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
                    help="number of the shop's transactions (default 4000)")
     p.add_argument("--rate-limit", type=int, default=5,
                    help="requests per second per token and endpoint; 0 turns it off (default 5)")
+    p.add_argument("--latency", type=float, default=0.0,
+                   help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the "
+                        "real service)")
+    p.add_argument("--rate-limit-scope", choices=("endpoint", "token"), default="endpoint",
+                   help="one budget per token and endpoint (default, as documented) or one per "
+                        "token for all endpoints")
     p.add_argument("--quiet", action="store_true", help="do not print one line per request")
 
 
@@ -33,7 +39,8 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         with serve(port=args.port, seed=args.seed, size=args.size, rate_limit=args.rate_limit,
-                   log=log) as sb:
+                   log=log, latency=args.latency,
+                   rate_limit_scope=args.rate_limit_scope) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():
@@ -45,6 +52,9 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
             (stop or threading.Event()).wait()
     except KeyboardInterrupt:
         pass
+    except ValueError as err:  # a bad --latency, say
+        print(f"invtools sandbox: {err}", file=sys.stderr)
+        return 2
     except OSError as err:
         print(f"invtools sandbox: cannot listen on 127.0.0.1:{args.port} ({err.strerror}); "
               "try another --port, or --port 0 for a free one", file=sys.stderr)

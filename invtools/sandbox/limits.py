@@ -52,6 +52,36 @@ class RateLimiter:
             self._hits.clear()
 
 
+class Latency:
+    """How long the stand-in takes to answer: ``mean`` seconds, each answer drawn uniformly
+    within ``+-jitter`` of it (a fraction: 0.25 = +-25 %), seeded so a run is reproducible.
+    The real service answers a page or a detail in about 0.7-1 s; ``Latency(0.8)`` is that.
+
+    >>> lat = Latency(0.8, seed=1)
+    >>> all(0.6 <= lat.draw() <= 1.0 for _ in range(100)), Latency(0).draw()
+    (True, 0.0)
+    """
+
+    def __init__(self, mean: float = 0.0, *, jitter: float = 0.25, seed: int = 0) -> None:
+        mean, jitter = float(mean), float(jitter)
+        if not (math.isfinite(mean) and mean >= 0):
+            raise ValueError(f"latency is seconds per answer, >= 0; got {mean!r}")
+        if not (math.isfinite(jitter) and 0 <= jitter <= 1):
+            raise ValueError(f"jitter is a fraction of the latency, 0..1; got {jitter!r}")
+        self.mean, self.jitter = mean, jitter
+        self._rng = random.Random(f"invtools-latency-{seed}")
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Latency({self.mean:g}, jitter={self.jitter:g})"
+
+    def draw(self) -> float:
+        if self.mean == 0:
+            return 0.0
+        with self._lock:
+            return self.mean * (1 + self.jitter * (2 * self._rng.random() - 1))
+
+
 FAULT_KINDS = ("500", "502", "503", "slow", "drop")
 
 

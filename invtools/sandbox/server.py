@@ -135,14 +135,19 @@ class Server(ThreadingHTTPServer):
 @contextmanager
 def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None = None,
           quirks=(), faults: Faults | None = None,
-          log: Callable[[str], None] | None = None, clock=time) -> Iterator[Sandbox]:
+          log: Callable[[str], None] | None = None, clock=time, latency: float = 0.0,
+          jitter: float = 0.25, rate_limit_scope: str = "endpoint") -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
     ``log`` receives one line per request (method, path, status) when given. ``clock`` (any
     object with ``monotonic()``, the :mod:`time` module by default) is the time the rate
     window runs on: a test gives the server and the client one fake clock, and pacing is
-    tested without sleeping. Leaving the block
+    tested without sleeping. ``latency`` (seconds, 0 by default) makes every answer take about
+    that long, uniformly within ``+-jitter`` (a fraction), seeded by ``seed``: ``latency=0.8``
+    answers like the real service. ``rate_limit_scope``: ``"endpoint"`` (the documented
+    budget, per token and endpoint) or ``"token"`` (one budget per token for all endpoints, as
+    some production clients report). Leaving the block
     closes every client connection (idle keep-alive ones included) and joins every thread;
     none of its threads holds up the exit of the process, whether or not the block was left.
 
@@ -154,8 +159,12 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     ...         json.load(resp)["mode"]
     2
     """
+    if rate_limit_scope not in ("endpoint", "token"):
+        raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
+    quirks = ({quirks} if isinstance(quirks, str) else set(quirks or ())) | (
+        {"shared_rate_limit"} if rate_limit_scope == "token" else set())
     sandbox = Sandbox(build(seed=seed, size=size), seed=seed, rate_limit=rate_limit,
-                      quirks=quirks, faults=faults, clock=clock)
+                      quirks=quirks, faults=faults, clock=clock, latency=latency, jitter=jitter)
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},

@@ -40,7 +40,7 @@ from http import HTTPStatus
 from typing import Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from invtools.sandbox.limits import Faults, RateLimiter
+from invtools.sandbox.limits import Faults, Latency, RateLimiter
 from invtools.sandbox.routes import ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
@@ -79,12 +79,17 @@ class Sandbox:
     """The running stand-in server (what :func:`serve` yields).
 
     Attributes: ``base_url``, ``tokens`` (team key -> demo token), ``rate_limit``, ``quirks``,
-    ``faults`` (settable at runtime), ``requests`` (the log of :class:`RequestRecord`).
+    ``faults``, ``latency`` (a :class:`~invtools.sandbox.limits.Latency`; all settable at
+    runtime), ``requests`` (the log of :class:`RequestRecord`), ``in_flight`` and
+    ``max_in_flight`` (requests being answered now, and the most at once since
+    :meth:`clear_log`).
     """
 
     def __init__(self, stores: dict[str, TeamStore], *, seed: int, rate_limit: int,
-                 quirks=(), faults: Faults | None = None, clock=time) -> None:
+                 quirks=(), faults: Faults | None = None, clock=time,
+                 latency: float = 0.0, jitter: float = 0.25) -> None:
         self._stores = stores
+        self.latency = Latency(latency, jitter=jitter, seed=seed)
         self.clock = clock  # anything with monotonic(): the rate window runs on its time
         rng = random.Random(f"invtools-tokens-{seed}")
         self.tokens = {key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32))
@@ -98,6 +103,18 @@ class Sandbox:
         self.limiter = RateLimiter()
         self.base_url = ""
         self.stopping = threading.Event()
+        self._flight_lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests being answered at once (tests read it)
+
+    def _enter(self) -> None:
+        with self._flight_lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._flight_lock:
+            self.in_flight -= 1
 
     def __repr__(self) -> str:  # never the tokens
         return f"Sandbox(base_url={self.base_url!r}, teams={sorted(self._stores)})"
@@ -140,6 +157,8 @@ class Sandbox:
     def clear_log(self) -> None:
         with self._log_lock:
             self.requests.clear()
+        with self._flight_lock:
+            self.max_in_flight = self.in_flight
 
     def _record(self, rec: RequestRecord) -> None:
         with self._log_lock:
@@ -263,6 +282,18 @@ def respond(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -
     ``"500"``/``"502"``/``"503"`` answer that status with an HTML body, as a proxy in front of
     the real service does.
     """
+    sb._enter()
+    try:
+        reply = _answer(sb, method, target, headers)
+        if reply is not None:
+            # Counted by the rate limit on arrival, answered after the service's latency.
+            sb.stopping.wait(sb.latency.draw())
+        return reply
+    finally:
+        sb._leave()
+
+
+def _answer(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -> Reply | None:
     faults = sb.faults
     kind = faults.decide() if faults is not None else None
     if kind == "drop":

@@ -162,3 +162,43 @@ def test_faults_are_validated():
         Faults(kinds=("404",))
     with pytest.raises(ValueError, match="rate"):
         Faults(rate=1.5)
+
+
+# -- latency: the stand-in answering like the real service -----------------------------------
+def test_latency_delays_every_answer_within_its_jitter_and_overlaps_requests():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serve(size=200, rate_limit=0, latency=0.2, jitter=0.25) as slow:
+        started = time.monotonic()
+        assert call(slow, "/v1/members").status == 200
+        one = time.monotonic() - started
+        assert 0.15 <= one < 0.4
+        started = time.monotonic()
+        with ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(lambda _: call(slow, "/v1/members").status, range(6)))
+        six = time.monotonic() - started
+    assert statuses == [200] * 6
+    # Answered side by side, as a real server does: six at once take about as long as one.
+    assert six < 0.6 and slow.max_in_flight >= 4
+
+
+def test_a_rejected_request_is_counted_on_arrival_not_after_the_latency(fake_clock):
+    with serve(size=200, rate_limit=2, latency=0.05, clock=fake_clock) as slow:
+        assert [call(slow, "/v1/members").status for _ in range(3)] == [200, 200, 429]
+
+
+def test_token_scope_is_one_budget_for_all_endpoints(fake_clock):
+    with serve(size=200, rate_limit=2, rate_limit_scope="token", clock=fake_clock) as shared:
+        assert call(shared, "/v1/members").status == 200
+        assert call(shared, "/v1/item-attrs").status == 200
+        assert call(shared, "/v1/locations").status == 429
+    with pytest.raises(ValueError, match="rate_limit_scope"):
+        with serve(size=200, rate_limit_scope="team"):
+            pass
+
+
+@pytest.mark.parametrize("latency, jitter", [(-1, 0.25), (float("nan"), 0.25), (0.5, 2)])
+def test_latency_must_be_seconds_and_jitter_a_fraction(latency, jitter):
+    with pytest.raises(ValueError, match="latency|jitter"):
+        with serve(size=200, latency=latency, jitter=jitter):
+            pass

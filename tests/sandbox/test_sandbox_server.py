@@ -90,7 +90,7 @@ def test_requests_are_logged_with_route_params_and_team(shop_server):
 def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
     proc = subprocess.Popen(
         [sys.executable, "-m", "invtools", "sandbox", "--port", "0", "--size", "200",
-         "--rate-limit", "0", "--seed", "2"],
+         "--rate-limit", "0", "--seed", "2", "--latency", "0.2"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = []
@@ -106,9 +106,11 @@ def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
         port = int(url.rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
+            started = time.monotonic()
             conn.request("GET", "/v1/teams/linked",
                          headers={"Authorization": f"Bearer {tokens['basic']}"})
             assert json.loads(conn.getresponse().read())["name"] == "Corner Café"
+            assert time.monotonic() - started >= 0.15  # --latency 0.2, +-25 %
         finally:
             conn.close()
         proc.send_signal(signal.SIGINT)
@@ -131,3 +133,11 @@ def test_cli_reports_a_busy_port():
                               timeout=60)
     assert proc.returncode == 1
     assert "--port" in proc.stderr
+
+
+def test_cli_refuses_a_negative_latency_in_words():
+    proc = subprocess.run([sys.executable, "-m", "invtools", "sandbox", "--port", "0",
+                           "--size", "200", "--latency", "-1"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "latency" in proc.stderr and "Traceback" not in proc.stderr
