@@ -71,6 +71,8 @@ class Provenance:
     mirror file); ``team_id``/``team_name``/``base_url``: whose data, from which service (a
     demo frame and a real frame of the same team id differ here); ``endpoint`` and
     ``filters``: what was asked; ``fetched_at``: when the rows were read (ISO UTC);
+    ``data_as_of``: when the oldest answer they came from left the server (a cached walk
+    is as old as its first page; ISO UTC): how old the data is;
     ``pages``, ``rows``, ``requests`` (sent over the network), ``from_cache`` (answered by the
     local cache) and ``retries`` of the call that built the frame.
     """
@@ -82,6 +84,7 @@ class Provenance:
     endpoint: str | None = None
     filters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fetched_at: str | None = None
+    data_as_of: str | None = None
     pages: int = 0
     rows: int = 0
     requests: int = 0
@@ -91,8 +94,9 @@ class Provenance:
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", json_safe(
             {k: v for k, v in dict(self.filters or {}).items() if v is not None}))
-        if isinstance(self.fetched_at, datetime):
-            object.__setattr__(self, "fetched_at", utc_stamp(self.fetched_at))
+        for name in ("fetched_at", "data_as_of"):
+            if isinstance(getattr(self, name), datetime):
+                object.__setattr__(self, name, utc_stamp(getattr(self, name)))
 
     def with_filters(self, filters: Mapping[str, Any]) -> Provenance:
         return dataclasses.replace(self, filters=filters)

@@ -194,8 +194,10 @@ def to_ms(value: Any, *, name: str = "time") -> int:
 _DURATION_EXAMPLES = "e.g. '90D', '12h', '30min' or a datetime.timedelta"
 
 
-def parse_duration(value: Any, *, name: str = "duration") -> timedelta | None:
-    """A positive length of time as a ``timedelta`` (None stays None).
+def parse_duration(value: Any, *, name: str = "duration",
+                   zero: bool = False) -> timedelta | None:
+    """A positive length of time as a ``timedelta`` (None stays None; ``zero=True`` also
+    accepts a length of zero, ``"0s"``).
 
     Accepts a ``timedelta`` (``pandas.Timedelta`` too) or a string with a unit (``"90D"``,
     ``"12h"``, ``"1 day"``). A bare number is refused: ``90`` could mean days, seconds or (as
@@ -236,6 +238,7 @@ def parse_duration(value: Any, *, name: str = "duration") -> timedelta | None:
                           f"{type(value).__name__} {value!r}")
     if hasattr(value, "to_pytimedelta"):
         value = value.to_pytimedelta()
-    if value <= timedelta(0) or not math.isfinite(value.total_seconds()):
+    if value < timedelta(0) or (value == timedelta(0) and not zero) \
+            or not math.isfinite(value.total_seconds()):
         raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
     return value

@@ -453,7 +453,8 @@ def test_provenance_attrs_hold_one_json_record():
     assert out is df
     assert df.attrs == {"source": "api", "team_id": 77, "team_name": "Shop", "base_url": None,
                         "endpoint": "/v1/location-txs", "filters": {"type": "in"},
-                        "fetched_at": "2026-05-02T01:10:00.000Z", "pages": 3, "rows": 0,
+                        "fetched_at": "2026-05-02T01:10:00.000Z", "data_as_of": None,
+                        "pages": 3, "rows": 0,
                         "requests": 1, "from_cache": False, "retries": 0}
     assert json.loads(json.dumps(df.attrs)) == df.attrs  # JSON values only
     assert Provenance.from_attrs(df.attrs) == Provenance(

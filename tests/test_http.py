@@ -196,7 +196,7 @@ def test_resolve_cache_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("url, expected", [
     ("http://h/v1/location-txs/5?revision=2", -1),
-    ("http://h/v1/location-txs?limit=100", 60),
+    ("http://h/v1/location-txs?limit=100", 86400),  # kept a day; a walk judges its age
     ("http://h/v1/location-txs/5", 60),
     ("http://h/v1/teams/linked", 6 * 3600),
     ("http://h/v1/item-attrs", 6 * 3600),

@@ -56,14 +56,15 @@ class FramesMixin:
         >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
         """
         filters = {"type": type, "since": since, "until": until}
-        if not with_lines and since is None and until is None and not walk:
+        if not with_lines and since is None and until is None and not (
+                set(walk) - {"refresh", "max_age"}):
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
             # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py).
             check_tx_type(type)
 
             def build() -> pd.DataFrame:
                 self.require_locations(TXS_PATH)
-                pages = self.raw_pages(TXS_PATH, {"type": type})
+                pages = self.raw_pages(TXS_PATH, {"type": type}, **walk)
                 return frames.transactions_df_from_pages(page.body for page in pages)
 
             return self._framed(TXS_PATH, filters, build)

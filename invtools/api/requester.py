@@ -22,7 +22,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 
@@ -63,6 +65,12 @@ class Requester:
             raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
         return self.base_url + path
 
+    def full_url(self, path: str, params: Mapping[str, Any] | None) -> str:
+        """The URL ``send`` asks for (as requests builds it, so the cache key matches)."""
+        query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None],
+                          doseq=True)
+        return self.url(path) + (f"?{query}" if query else "")
+
     def send(self, path: str, params: Mapping[str, Any] | None, *,
              refresh: bool = False, raw: bool = False, retries: int | None = None,
              timeout: tuple[float, float] | None = None) -> tuple[Any, bool]:
@@ -93,6 +101,10 @@ class Requester:
                     f"Check {failure.check}.", attempts=attempt) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
+            # requests-cache stamps a response when it arrives and keeps that stamp with it.
+            stamp = getattr(resp, "created_at", None)
+            self.counters.saw_data_from(stamp if isinstance(stamp, datetime)
+                                        else datetime.now(timezone.utc))
             status = resp.status_code
             logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status,
                          " (from cache)" if from_cache else "",

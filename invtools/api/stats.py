@@ -80,6 +80,15 @@ class Measurement:
         self._tally = _Tally()
         self.started_at = datetime.now(timezone.utc)
         self.finished_at: datetime | None = None
+        #: When the oldest response used was fetched from the server (a cached one: when it
+        #: was stored): how old the data is. None until a response is used.
+        self.data_as_of: datetime | None = None
+        self._lock = threading.Lock()
+
+    def _saw(self, when: datetime) -> None:
+        with self._lock:
+            if self.data_as_of is None or when < self.data_as_of:
+                self.data_as_of = when
 
     @property
     def stats(self) -> RequestStats:
@@ -118,6 +127,14 @@ class Counters:
 
     def snapshot(self) -> RequestStats:
         return self._totals.snapshot()
+
+    def saw_data_from(self, when: datetime) -> None:
+        """A response fetched (or, from the cache, stored) at ``when`` was used: the open
+        measurements' ``data_as_of`` is the oldest such time."""
+        me = id(self)
+        for owner, measurement in _OPEN.get():
+            if owner == me:
+                measurement._saw(when)
 
     @contextmanager
     def measure(self) -> Iterator[Measurement]:

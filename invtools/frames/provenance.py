@@ -33,6 +33,8 @@ _MEANINGS = {
     "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
     "filters": "query filters used (dict of JSON values), without cursor/limit",
     "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
+    "data_as_of": "when the oldest answer they came from left the server (a cached walk is as "
+                  "old as its first page; ISO 8601 UTC text): how old the data is",
     "pages": "number of pages walked",
     "rows": "number of rows read",
     "requests": "number of HTTP requests actually sent (cache hits excluded)",
@@ -53,8 +55,8 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
 
     ``provenance`` is a :class:`~invtools._provenance.Provenance` or a mapping of its fields;
     keyword ``fields`` (see :data:`PROVENANCE_KEYS`: source, team_id, team_name, base_url,
-    endpoint, filters, fetched_at, pages, rows, requests, from_cache, retries) are added to it
-    or replace its values. ``source`` is ``"api"`` unless given. An unknown key raises
+    endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries) are
+    added to it or replace its values. ``source`` is ``"api"`` unless given. An unknown key raises
     ``TypeError`` so a typo does not silently drop information.
 
     ``df.attrs`` receives every field as JSON values (``fetched_at`` as ISO text, filters as
@@ -67,7 +69,7 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
     >>> with_provenance(df, team_nmae="Shop")
     Traceback (most recent call last):
     ...
-    TypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, pages, rows, requests, from_cache, retries
+    TypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """
     if provenance is None:
         given: dict[str, Any] = {}

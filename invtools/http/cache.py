@@ -20,9 +20,9 @@ import os
 import re
 import secrets
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from requests_cache.policy.expiration import NEVER_EXPIRE
 
@@ -30,7 +30,8 @@ from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
 from invtools.errors import ConfigError
 
-__all__ = ["EXPIRY", "DEFAULT_EXPIRY", "CacheKeys", "default_cache_path", "resolve_cache_path",
+__all__ = ["EXPIRY", "DEFAULT_EXPIRY", "TXS_LIST_MAX_AGE", "default_max_age", "CachedEntry",
+           "cached_entry", "CacheKeys", "default_cache_path", "resolve_cache_path",
            "open_cache_file", "is_json", "cached_body", "clear_entries"]
 
 _HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
@@ -41,13 +42,47 @@ _SHORT = timedelta(seconds=60)
 # transactions list changes at its head whenever anyone records something, so it is short.
 EXPIRY: dict[re.Pattern, Any] = {
     re.compile(r"/v1/(location-txs|transactions)/\d+\?(?:[^#]*&)?revision=\d+"): NEVER_EXPIRE,
-    re.compile(r"/v1/(location-txs|transactions)(/\d+)?(\?|$)"): _SHORT,
+    # The list is kept a day, but a walk uses it only while younger than its max_age
+    # (DEFAULT_MAX_AGE), and only as one snapshot (invtools.api.snapshot).
+    re.compile(r"/v1/(location-txs|transactions)(\?|$)"): timedelta(days=1),
+    re.compile(r"/v1/(location-txs|transactions)/\d+(\?|$)"): _SHORT,
     re.compile(r"/v1/teams/linked(\?|$)"): _HOURS,
     re.compile(r"/v1/item-attrs(/\d+)?(\?|$)"): _HOURS,
     re.compile(r"/v1/(items|locations|partners|members)(/\d+)?(\?|$)"): _MINUTES,
 }
 #: Anything not listed above.
 DEFAULT_EXPIRY = _MINUTES
+
+#: How old a cached walk of the transactions list may be unless the caller says otherwise
+#: (``max_age=``): an analyst re-running a notebook within the hour gets the same rows at
+#: once, instead of re-walking a list that takes minutes at the real service's pace.
+#: Other lists: their expiry above.
+TXS_LIST_MAX_AGE = timedelta(hours=1)
+_TXS_LIST = re.compile(r"/v1/(location-txs|transactions)(\?|$)")
+
+
+def default_max_age(url: str) -> timedelta | None:
+    """How old a cached list walk at ``url`` may be by default (None: any age).
+
+    >>> default_max_age("http://h/v1/location-txs?limit=100")
+    datetime.timedelta(seconds=3600)
+    >>> default_max_age("http://h/v1/items?limit=100")
+    datetime.timedelta(seconds=600)
+    """
+    bare = url.split("://", 1)[-1]
+    if _TXS_LIST.search(bare):
+        return TXS_LIST_MAX_AGE
+    for pattern, expiry in EXPIRY.items():
+        if pattern.search(bare):
+            return expiry if isinstance(expiry, timedelta) else None
+    return DEFAULT_EXPIRY
+
+
+class CachedEntry(NamedTuple):
+    """A cached 200 JSON answer and when it was stored (aware UTC)."""
+
+    body: bytes
+    stored_at: datetime
 
 
 def default_cache_path() -> Path:
@@ -191,6 +226,21 @@ def cached_body(session, authorization: str, url: str) -> bytes | None:
     if response is None or response.is_expired or response.status_code != 200:
         return None
     return response.content
+
+
+def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
+    """The cached 200 JSON answer to ``GET url`` with this Authorization *whatever its age*
+    (the caller judges freshness: a walk by its ``max_age``), or None."""
+    keys = getattr(session, "cache_keys", None)
+    if keys is None:
+        return None
+    response = session.cache.get_response(keys.key(authorization, "GET", url))
+    if response is None or response.status_code != 200 or not is_json(response):
+        return None
+    stored = response.created_at
+    if stored.tzinfo is None:  # requests-cache stores naive UTC
+        stored = stored.replace(tzinfo=timezone.utc)
+    return CachedEntry(response.content, stored)
 
 
 def clear_entries(session, authorization: str) -> int:

@@ -2,8 +2,8 @@
 (the steps themselves are in :mod:`invtools.mirror.sync`), and reading the file offline.
 
 Every frame it returns carries a :class:`~invtools._provenance.Provenance` in ``df.attrs``:
-``source="mirror"``, the team and service the file belongs to, and, as ``fetched_at``, when
-the last sync finished -- how fresh the rows are.
+``source="mirror"``, the team and service the file belongs to, ``fetched_at``, when the last
+sync finished, and ``data_as_of``, when it started walking the list -- how fresh the rows are.
 
 >>> import os, tempfile
 >>> with tempfile.TemporaryDirectory() as tmp:         # a new file, read offline: no client
@@ -275,13 +275,15 @@ class TransactionMirror:
     def _origin(self, conn: sqlite3.Connection) -> Provenance:
         """Whose rows these are and how fresh: the file's team and service, and when its
         last sync finished."""
-        last = conn.execute("SELECT finished_at FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+        last = conn.execute(
+            "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
         team_id = store.get_meta(conn, "team_id")
         return Provenance(
             source="mirror", team_id=None if team_id is None else int(team_id),
             team_name=store.get_meta(conn, "team_name"),
             base_url=store.get_meta(conn, "base_url"), endpoint=TXS_PATH,
-            fetched_at=None if last is None else last[0])
+            fetched_at=None if last is None else last[0],
+            data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime())
 
     def __repr__(self) -> str:
         i = self.info()
