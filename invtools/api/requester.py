@@ -35,7 +35,7 @@ from invtools.errors import (APIError, AuthenticationError, ConfigError, Invalid
                              RateLimitError, ServerError, TeamModeError, TransportError,
                              from_response)
 from invtools.http import transport
-from invtools.http.cache import is_json
+from invtools.http.cache import looks_json, sound_json
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
 
 __all__ = ["Requester"]
@@ -116,7 +116,18 @@ class Requester:
                 if wait is not None:
                     self._wait(path, why, wait, attempt, allowed)
                     continue
-            if raw and 200 <= status < 300 and is_json(resp):
+            sound = from_cache or not 200 <= status < 300 or sound_json(resp.content)
+            if not sound and looks_json(resp):
+                if attempt <= allowed:
+                    self._wait(path, f"{status} with a truncated or empty JSON body",
+                               self._backoff(attempt), attempt, allowed)
+                    continue
+                raise ServerError(
+                    f"GET {path} answered {status} with a truncated or empty JSON body "
+                    f"{attempt} time(s); nothing of it was kept. This is the server's (or a "
+                    "proxy's) fault: try again later.", status=status, method="GET", path=path,
+                    attempts=attempt)
+            if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
 

@@ -16,6 +16,7 @@ False
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -32,7 +33,8 @@ from invtools.errors import ConfigError
 
 __all__ = ["EXPIRY", "DEFAULT_EXPIRY", "TXS_LIST_MAX_AGE", "default_max_age", "CachedEntry",
            "cached_entry", "CacheKeys", "default_cache_path", "resolve_cache_path",
-           "open_cache_file", "is_json", "cached_body", "clear_entries"]
+           "open_cache_file", "is_json", "sound_json", "looks_json", "storable",
+           "clear_entries"]
 
 _HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
 _SHORT = timedelta(seconds=60)
@@ -210,22 +212,37 @@ class CacheKeys:
 
 
 def is_json(response) -> bool:
-    """Whether a response says it holds JSON: what the cache keeps, and what the client's raw
-    (bytes) path hands on without decoding."""
+    """Whether a response says it holds JSON."""
     return "json" in response.headers.get("Content-Type", "")
 
 
-def cached_body(session, authorization: str, url: str) -> bytes | None:
-    """The body of a fresh cached 200 for ``GET url`` with this Authorization, or None
-    (no cache, a miss, an expired entry). Uses the session's own keys and requests-cache's
-    freshness rule, so it finds exactly what ``session.get`` would."""
-    keys = getattr(session, "cache_keys", None)
-    if keys is None:
-        return None
-    response = session.cache.get_response(keys.key(authorization, "GET", url))
-    if response is None or response.is_expired or response.status_code != 200:
-        return None
-    return response.content
+def sound_json(body: bytes) -> bool:
+    """Whether ``body`` is a whole, non-empty JSON object: every answer of the API is one.
+    A truncated, empty or ``{}`` body is not (a dropped connection, a failing proxy).
+
+    >>> sound_json(b'{"items": [], "has_more": false}'), sound_json(b'{"items": [')
+    (True, False)
+    >>> sound_json(b"{}"), sound_json(b"")
+    (False, False)
+    """
+    try:
+        decoded = json.loads(body)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(decoded, dict) and bool(decoded)
+
+
+def looks_json(response) -> bool:
+    """Whether a response says, or looks like, it holds JSON. One that does but is not
+    :func:`sound_json` is damaged: the server's fault, retried like a 5xx and never stored.
+    (A 2xx that is not JSON at all -- a proxy's login page -- means the wrong server.)"""
+    return is_json(response) or response.content[:1] in (b"{", b"[")
+
+
+def storable(response) -> bool:
+    """requests-cache's ``filter_fn``: only a whole JSON object labelled JSON is stored, so one
+    bad answer can never stick in the cache (a detail at a revision is kept for good)."""
+    return is_json(response) and sound_json(response.content)
 
 
 def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:

@@ -28,8 +28,8 @@ from requests.adapters import HTTPAdapter
 from requests_cache import CacheMixin
 
 from invtools.errors import ConfigError
-from invtools.http.cache import (DEFAULT_EXPIRY, EXPIRY, CacheKeys, cache_error, is_json,
-                                 open_cache_file)
+from invtools.http.cache import (DEFAULT_EXPIRY, EXPIRY, CacheKeys, cache_error,
+                                 open_cache_file, storable)
 from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, PacingMixin
 
 __all__ = ["make_session", "POOL_SIZE"]
@@ -84,8 +84,9 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
                 key_fn=keys.key_fn,
                 # Never: it would serve a stale 200 for any error, even a revoked token's 401.
                 stale_if_error=False,
-                # A 200 that is not JSON (a proxy's login page, say) must not stick in the cache.
-                filter_fn=is_json,
+                # Only a whole JSON object sticks in the cache: not a proxy's login page, not a
+                # truncated or empty answer (issue 13: one bad answer poisoned the cache).
+                filter_fn=storable,
             )
         except (OSError, sqlite3.Error) as exc:  # the file exists but SQLite cannot use it
             raise cache_error(cache_path, exc) from exc

@@ -82,7 +82,11 @@ class Latency:
             return self.mean * (1 + self.jitter * (2 * self._rng.random() - 1))
 
 
-FAULT_KINDS = ("500", "502", "503", "slow", "drop")
+#: Faults of the connection or the status (the default kinds of :class:`Faults`).
+TRANSPORT_FAULTS = ("500", "502", "503", "slow", "drop")
+#: Faults of a 200's body: cut in the middle, empty, ``{}``, or whole but labelled text/plain.
+BODY_FAULTS = ("truncated", "empty", "empty_object", "mislabelled")
+FAULT_KINDS = TRANSPORT_FAULTS + BODY_FAULTS
 
 
 @dataclass
@@ -93,7 +97,10 @@ class Faults:
     the server) is in ``on_requests``, or else with probability ``rate`` (seeded, so a run is
     reproducible). Its kind is drawn from ``kinds``: ``"500"``/``"502"``/``"503"`` answer that
     status with an HTML (non-JSON) body, ``"slow"`` waits ``slow_seconds`` and then answers
-    normally, ``"drop"`` closes the connection without any response.
+    normally, ``"drop"`` closes the connection without any response. Body faults
+    (:data:`BODY_FAULTS`, not drawn unless asked for) answer 200 with the body damaged:
+    ``"truncated"`` (cut in the middle, still labelled JSON), ``"empty"``, ``"empty_object"``
+    (``{}``), ``"mislabelled"`` (the whole body, labelled ``text/plain``).
 
     >>> f = Faults(on_requests={2}, kinds=("503",))
     >>> [f.decide() for _ in range(3)]
@@ -101,7 +108,7 @@ class Faults:
     """
 
     rate: float = 0.0
-    kinds: tuple[str, ...] = FAULT_KINDS
+    kinds: tuple[str, ...] = TRANSPORT_FAULTS
     on_requests: frozenset[int] | set[int] = frozenset()
     slow_seconds: float = 2.0
     seed: int = 0

@@ -40,7 +40,7 @@ from http import HTTPStatus
 from typing import Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from invtools.sandbox.limits import Faults, Latency, RateLimiter
+from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
 from invtools.sandbox.routes import ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
@@ -309,4 +309,16 @@ def _answer(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -
                 f"<p>The upstream server is having trouble.</p></body></html>").encode()
         sb._record(_record_for(method, target, kind, status))
         return status, {"Content-Type": "text/html; charset=utf-8"}, body
-    return sb.handle(method, target, headers, fault=kind)
+    reply = sb.handle(method, target, headers, fault=kind)
+    if kind in BODY_FAULTS and reply[0] == 200:
+        reply = _damaged(reply, kind)
+    return reply
+
+
+def _damaged(reply: Reply, kind: str) -> Reply:
+    """A 200 with its body damaged the way a failing proxy or a cut connection does it."""
+    status, headers, body = reply
+    if kind == "mislabelled":
+        return status, {**headers, "Content-Type": "text/plain; charset=utf-8"}, body
+    body = {"truncated": body[: len(body) // 2], "empty": b"", "empty_object": b"{}"}[kind]
+    return status, headers, body

@@ -1,0 +1,109 @@
+"""Bad answers from the server: a 200 whose body is truncated, empty, ``{}`` or mislabelled.
+None may stick in the cache; each is retried like a 5xx and then reported as the server's
+fault; every walk gives each live transaction exactly once or the package's own error.
+Real HTTP against the stand-in; retries wait on a fake clock."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from invtools.errors import InvtoolsError, ServerError
+from invtools.sandbox import Faults
+from invtools.sandbox.limits import BODY_FAULTS
+
+pytestmark = pytest.mark.network
+
+
+def live_ids(sb) -> list[int]:
+    return [t["id"] for t in sb.data().transactions]
+
+
+def sent_to(sb, route: str) -> int:
+    return sum(r.route == route for r in sb.requests)
+
+
+@pytest.mark.parametrize("kind", BODY_FAULTS)
+def test_one_bad_answer_is_retried_and_never_cached(sb, make_client, fake_clock, kind):
+    c = make_client(sb, clock=fake_clock)
+    row = next(c.transactions())
+    expected = sb.data().transaction(row["id"])
+    sb.faults = Faults(on_requests={1}, kinds=(kind,))
+    assert c.transaction(row["id"], revision=row["revision"]) == expected
+    sb.faults = None
+    sb.clear_log()
+    # What the cache kept is the good answer: asked again, it answers without the server.
+    assert c.transaction(row["id"], revision=row["revision"]) == expected
+    assert sb.requests == [] or kind == "mislabelled"  # text/plain: used, never stored
+
+
+def test_bad_answers_that_never_stop_are_the_servers_fault_and_leave_nothing_behind(
+        sb, make_client, fake_clock):
+    c = make_client(sb, clock=fake_clock, retries=3)
+    row = next(c.transactions())
+    sb.faults = Faults(rate=1.0, kinds=("truncated",))
+    with pytest.raises(ServerError) as info:
+        c.transaction(row["id"], revision=row["revision"])
+    assert "truncated" in str(info.value) and info.value.attempts == 4
+    # Recovery is the next request: nothing bad was stored.
+    sb.faults = None
+    sb.clear_log()
+    assert c.transaction(row["id"], revision=row["revision"])["id"] == row["id"]
+    assert len(sb.requests) == 1
+    assert c.lines_df(since="2026-10-25", refresh=True)["transaction_id"].notna().all()
+
+
+@pytest.mark.parametrize("kind", BODY_FAULTS)
+def test_the_whole_list_fast_path_gives_the_right_frame_or_the_packages_error(
+        sb, make_client, fake_clock, kind):
+    c = make_client(sb, clock=fake_clock)
+    expected = make_client(sb, cache=False).transactions_df()["id"].tolist()
+    sb.faults = Faults(on_requests={2}, kinds=(kind,))  # page 2 of the walk
+    assert c.transactions_df()["id"].tolist() == expected
+    sb.faults = Faults(rate=1.0, kinds=(kind,))
+    if kind == "mislabelled":  # whole JSON, wrong label: used, never stored
+        assert c.transactions_df(refresh=True)["id"].tolist() == expected
+    else:
+        with pytest.raises(ServerError, match="truncated or empty"):
+            c.transactions_df(refresh=True)
+
+
+def test_walks_under_bad_answers_and_edits_give_every_row_once(sb, make_client, fake_clock):
+    """The fault test: body faults, 5xx and drops at a rate, edits between walks; every walk
+    returns each live transaction exactly once, or raises the package's error."""
+    rng = random.Random(13)
+    c = make_client(sb, clock=fake_clock, retries=6)
+    faults = Faults(rate=0.3, kinds=BODY_FAULTS + ("500", "503", "drop"), seed=13)
+    injected = walks = lost = doubled = errors = 0
+    for round_ in range(12):
+        ids = live_ids(sb)
+        victim = rng.choice(ids)
+        if round_ % 3 == 0:
+            sb.edit_transaction(victim, transaction_time=f"2025-0{1 + round_ % 9}-02T03:04:05Z")
+        elif round_ % 3 == 1:
+            sb.delete_transaction(victim)
+        else:
+            sb.add_transaction()
+        sb.faults = faults
+        sb.clear_log()
+        try:
+            # Fresh walks (a cached one would rightly be the list as of its first page).
+            whole = c.transactions_df(refresh=True)["id"].tolist()
+            rows = [r["id"] for r in c.transactions(refresh=True)]
+        except InvtoolsError:
+            errors += 1
+            continue
+        finally:
+            injected += sum(r.fault is not None for r in sb.requests)
+            sb.faults = None
+        walks += 2
+        truth = set(live_ids(sb))
+        for got in (whole, rows):
+            lost += len(truth - set(got))
+            doubled += len(got) - len(set(got))
+    print(f"faults injected {injected}, walks {walks}, errors {errors}, rows lost {lost}, "
+          f"rows doubled {doubled}")
+    assert injected > 20 and walks >= 20
+    assert (lost, doubled) == (0, 0)
+    assert errors <= 2  # six retries: a walk almost always gets through
