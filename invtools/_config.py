@@ -40,21 +40,30 @@ TOKEN_HELP = (
 )
 
 
+#: Opening quote -> the closing quotes it may pair with (typographic ones included).
+_QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d\u201c", "\u2018": "\u2019\u2018",
+                "\u201e": "\u201c\u201d", "\u00ab": "\u00bb", "\u201d": "\u201d"}
+
+
 def clean_token(token: Any) -> str:
     """Strip what a paste adds (whitespace, quotes, a ``Bearer`` prefix); refuse the rest.
 
     Messages never contain the token.
 
-    >>> clean_token("  Bearer abc123\\n")
-    'abc123'
+    >>> clean_token("  Bearer abc123\\n"), clean_token("\u201cabc123\u201d")
+    ('abc123', 'abc123')
+    >>> clean_token("abc\u2013123")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: The API token contains characters that are not plain ASCII (typographic quotes or dashes, say, added by a word processor or chat app); copy it again from Settings > Integrations.
     """
     if token is None:
         raise ConfigError(f"No API token given. {TOKEN_HELP}")
     if not isinstance(token, str):
         raise ConfigError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
     value = token.strip()
-    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
-        value = value[1:-1].strip()
+    if len(value) >= 2 and value[-1] in _QUOTE_PAIRS.get(value[0], ""):
+        value = value[1:-1].strip()  # "tok", 'tok', and what word processors make of them
     if re.match(r"(?i)bearer(\s|$)", value):
         value = value[6:].strip()
     if not value:
@@ -62,6 +71,12 @@ def clean_token(token: Any) -> str:
     if any(ch.isspace() or not ch.isprintable() for ch in value):
         raise ConfigError("The API token contains spaces, line breaks or control characters; "
                           "copy it again from Settings > Integrations.")
+    if not value.isascii():
+        # An HTTP header is Latin-1 at most; requests would fail with a UnicodeEncodeError
+        # holding "Bearer <token>" (which error reporters capture).
+        raise ConfigError("The API token contains characters that are not plain ASCII "
+                          "(typographic quotes or dashes, say, added by a word processor or "
+                          "chat app); copy it again from Settings > Integrations.")
     return value
 
 

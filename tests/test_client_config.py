@@ -37,9 +37,22 @@ def test_token_from_environment_is_cleaned_and_sent(monkeypatch, sb):
 
 
 @pytest.mark.parametrize("pasted", [f"  {TOKEN}  ", f"Bearer {TOKEN}", f"bearer   {TOKEN}\n",
-                                    f"'{TOKEN}'", f'"Bearer {TOKEN}"'])
+                                    f"'{TOKEN}'", f'"Bearer {TOKEN}"',
+                                    f"\u201c{TOKEN}\u201d", f"\u2018Bearer {TOKEN}\u2019",
+                                    f"\u201e{TOKEN}\u201c", f"\u00ab{TOKEN}\u00bb"])
 def test_pasted_token_is_cleaned(pasted):
     assert clean_token(pasted) == TOKEN
+
+
+@pytest.mark.parametrize("bad", [f"\u201c{TOKEN}", f"{TOKEN}\u2019", TOKEN[:5] + "\u2013" + TOKEN[6:],
+                                 TOKEN + "\u00e9"])
+def test_a_token_with_typographic_or_other_non_ascii_characters_is_refused_in_words(sb, bad):
+    """Issue 11, item 5: it got past clean_token and ended in a raw UnicodeEncodeError whose
+    .object held "Bearer <token>"."""
+    with pytest.raises(ConfigError, match="not plain ASCII") as info:
+        Client(bad, base_url=sb.base_url, cache=False, rate_limit=0).team()
+    text = str(info.value) + repr(info.value.args)
+    assert TOKEN[:8] not in text and "Bearer" not in text
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "Bearer ", "abc def", "abc\r\nX-Evil: 1", 123])
