@@ -136,3 +136,36 @@ def test_an_edit_before_a_since_window_is_repaired_by_clearing_the_cache(sb, mak
     again = _by_key(client.lines_df(since=since))
     pd.testing.assert_series_equal(again["new_stock_level"], fresh["new_stock_level"])
     assert again.attrs["from_cache"] == 0
+
+
+# -- issue 11, item 8: no filter silently dropped; errors name the method called ------------
+def test_until_with_keep_and_since_with_stop_at_both_apply(sb, make_client):
+    c = make_client(sb)
+    rows = list(c.transactions())
+    n = len(rows)
+    until = rows[n // 4]["transaction_time"]
+    since = rows[n // 2]["transaction_time"]
+    outs = [r["id"] for r in c.transactions(until=until, keep=lambda r: r["type"] == "out")]
+    assert outs and outs == [r["id"] for r in rows if r["type"] == "out"
+                             and r["transaction_time"] <= until]
+    stop = rows[10]["id"]
+    early = [r["id"] for r in c.transactions(since=since, stop_at=lambda r: r["id"] == stop)]
+    assert early == [r["id"] for r in rows[:10]]
+    late = [r["id"] for r in c.transactions(since=since, stop_at=lambda r: False)]
+    assert late == [r["id"] for r in rows if r["transaction_time"] >= since]
+
+
+@pytest.mark.parametrize("method", ["items_df", "stock_df", "transactions_df", "lines_df",
+                                    "partners_df", "items", "transactions", "partners"])
+def test_an_unknown_keyword_names_the_method_called(sb, make_client, method):
+    c = make_client(sb)
+    with pytest.raises(TypeError, match=rf"^{method}\(\) got an unexpected keyword argument "
+                                        r"'bogus'; it takes .*max_age"):
+        result = getattr(c, method)(bogus=1)
+        list(result)
+
+
+def test_a_year_month_is_a_valid_since(sb, make_client):
+    c = make_client(sb)
+    df = c.transactions_df(since="2026-10")
+    assert len(df) and df["id"].tolist() == c.transactions_df(since="2026-10-01")["id"].tolist()

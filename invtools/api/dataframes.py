@@ -19,6 +19,7 @@ from invtools import frames
 from invtools._progress import progress_bar
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
+from invtools.api.endpoints import check_keywords
 from invtools.errors import NotFoundError
 
 __all__ = ["FramesMixin"]
@@ -34,12 +35,14 @@ class FramesMixin:
         >>> client.items_df(location_ids=[1]).attrs["endpoint"]        # doctest: +SKIP
         '/v1/items'
         """
+        check_keywords("items_df", filters, _ITEM_FILTERS)
         return self._framed(ITEMS_PATH, _item_filters(filters),
                             lambda: frames.items_df(self.items(**filters)))
 
     def stock_df(self, **filters: Any) -> pd.DataFrame:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names
         included; takes the keywords of :meth:`items`."""
+        check_keywords("stock_df", filters, _ITEM_FILTERS)
         return self._framed(ITEMS_PATH, _item_filters(filters),
                             lambda: frames.stock_df(self.items(**filters), self.locations(
                                 refresh=bool(filters.get("refresh")))))
@@ -55,6 +58,7 @@ class FramesMixin:
 
         >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
         """
+        check_keywords("transactions_df", walk, ("type", "since", "until", "with_lines"))
         filters = {"type": type, "since": since, "until": until}
         if not with_lines and since is None and until is None and not (
                 set(walk) - {"refresh", "max_age"}):
@@ -90,6 +94,7 @@ class FramesMixin:
         ``client.clear_cache()`` first, or use a full history or the mirror. With a
         ``type`` filter the levels are the stored ones (the other types' lines, needed to
         recompute them, are not in the frame)."""
+        check_keywords("lines_df", walk, ("type", "since", "until"))
         filters = {"type": type, "since": since, "until": until}
         return self._framed(TXS_PATH, filters, lambda: _lines(
             self._rows_and_details(filters, walk)[1], all_types=type is None))
@@ -101,6 +106,7 @@ class FramesMixin:
 
     def partners_df(self, *, type=None, **walk: Any) -> pd.DataFrame:  # noqa: A002
         """Partners (:func:`invtools.frames.partners_df`); takes the keywords of :meth:`partners`."""
+        check_keywords("partners_df", walk, ("type",))
         return self._framed(PARTNERS_PATH, {"type": type},
                             lambda: frames.partners_df(self.partners(type=type, **walk)))
 
@@ -139,8 +145,11 @@ class FramesMixin:
         return rows, details
 
 
+_ITEM_FILTERS = ("item_ids", "location_ids")
+
+
 def _item_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: filters.get(k) for k in ("item_ids", "location_ids")}
+    return {k: filters.get(k) for k in _ITEM_FILTERS}
 
 
 def _lines(details: list[dict], *, all_types: bool) -> pd.DataFrame:

@@ -22,10 +22,31 @@ from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PAT
 from invtools.api.pagination import Page
 from invtools.errors import APIError, ConfigError, PaginationError
 
-__all__ = ["EndpointsMixin", "PARTNER_TYPES"]
+__all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
 #: Partner types by name, as the wire encodes them.
 PARTNER_TYPES = {"supplier": 0, "customer": 1}
+
+
+#: The keywords every walk takes (:meth:`Client.pages`).
+WALK_KEYWORDS = ("limit", "max_pages", "max_rows", "refresh", "max_age", "progress", "keep",
+                 "stop_at")
+
+
+def check_keywords(method: str, given: Mapping[str, Any],
+                   own: tuple[str, ...] = ()) -> None:
+    """Raise ``TypeError`` naming the method the user called (not an inner one) for a keyword
+    it does not take.
+
+    >>> check_keywords("items_df", {"bogus": 1}, ("item_ids",))
+    Traceback (most recent call last):
+    ...
+    TypeError: items_df() got an unexpected keyword argument 'bogus'; it takes item_ids, limit, max_pages, max_rows, refresh, max_age, progress, keep, stop_at
+    """
+    unknown = [k for k in given if k not in own and k not in WALK_KEYWORDS]
+    if unknown:
+        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}; it "
+                        f"takes {', '.join(own + WALK_KEYWORDS)}")
 
 
 class EndpointsMixin:
@@ -49,6 +70,7 @@ class EndpointsMixin:
     def items(self, *, item_ids=None, location_ids=None, **walk: Any) -> Iterator[dict]:
         """Items by id ascending (Location-mode teams). ``location_ids`` makes each item's
         ``quantity`` the sum over those locations. Takes the keywords of :meth:`pages`."""
+        check_keywords("items", walk, ("item_ids", "location_ids"))
         params = {"item_ids": _ids(item_ids), "location_ids": _ids(location_ids)}
         return self._location_rows(ITEMS_PATH, params, walk)
 
@@ -61,6 +83,7 @@ class EndpointsMixin:
 
     def partners(self, *, type=None, **walk: Any) -> Iterator[dict]:  # noqa: A002
         """Partners by id ascending; ``type`` 0/'supplier' or 1/'customer'. Every team."""
+        check_keywords("partners", walk, ("type",))
         if isinstance(type, str):
             if type.lower() not in PARTNER_TYPES:
                 raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, "
@@ -77,15 +100,19 @@ class EndpointsMixin:
         window. The service has no date filter, so the walk stops at the first row older
         than ``since`` -- no page beyond it is fetched.
         """
+        check_keywords("transactions", walk, ("type", "since", "until"))
         check_tx_type(type)
         lo = parse_time(since, name="since")
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        # A caller's own keep/stop_at is combined with the window, never replaced by it.
         if lo is not None:
-            walk.setdefault("stop_at", lambda row: (t := _row_time(row)) is not None and t < lo)
+            walk["stop_at"] = _either(walk.get("stop_at"),
+                                      lambda row: (t := _row_time(row)) is not None and t < lo)
         if hi is not None:
-            walk.setdefault("keep", lambda row: (t := _row_time(row)) is None or t <= hi)
+            walk["keep"] = _both(walk.get("keep"),
+                                 lambda row: (t := _row_time(row)) is None or t <= hi)
         return self._location_rows(TXS_PATH, {"type": type}, walk)
 
     def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
@@ -115,6 +142,14 @@ class EndpointsMixin:
     def attributes(self, *, refresh: bool = False) -> list[dict]:
         """The item attribute definitions (not paginated; every team)."""
         return self._plain_list(ATTRS_PATH, refresh)
+
+
+def _either(first, second):
+    return second if first is None else (lambda row: first(row) or second(row))
+
+
+def _both(first, second):
+    return second if first is None else (lambda row: first(row) and second(row))
 
 
 def _row_time(row: Mapping) -> datetime | None:
