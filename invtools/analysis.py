@@ -92,7 +92,9 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFram
 
     Columns: item_id, item_name, stockouts, days_out, median_days_to_restock, still_out.
 
-    >>> stockout_summary(invtools.frames.stock_history(lines)).head()   # doctest: +SKIP
+    >>> summary = stockout_summary(mirror.stock_history())  # or frames.stock_history(lines)
+    >>> summary.columns.tolist()
+    ['item_id', 'item_name', 'stockouts', 'days_out', 'median_days_to_restock', 'still_out']
     """
     eps = stockouts(history, as_of=as_of)
     if eps.empty:
@@ -124,8 +126,13 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     Moves between locations change no total and are left out. Sorted by units sold, slowest
     first.
 
-    >>> slow = movement(client.lines_df(), client.items_df())       # doctest: +SKIP
-    >>> slow[slow["dead"]]                                           # doctest: +SKIP
+    >>> items = client.items_df()
+    >>> slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> len(slow) == len(items), slow["sold"].is_monotonic_increasing
+    (True, True)
+    >>> dead = slow[slow["dead"]]          # stock on hand, no sale for 90 days (or ever)
+    >>> len(dead) > 0, bool((dead["quantity"] > 0).all())
+    (True, True)
     """
     _need(lines, ["transaction_time", "type", "item_id", "item_name", "quantity"], "lines",
           "Pass a lines frame: client.lines_df() or mirror.lines_df().")
@@ -181,7 +188,11 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     and price). Columns: location_id, location_name, items (distinct items in stock), units,
     value_at_cost, value_at_price.
 
-    >>> stock_value(client.stock_df(), client.items_df())             # doctest: +SKIP
+    >>> value = stock_value(client.stock_df(), client.items_df())
+    >>> value.columns.tolist()
+    ['location_id', 'location_name', 'items', 'units', 'value_at_cost', 'value_at_price']
+    >>> value["value_at_cost"].is_monotonic_decreasing
+    True
     """
     _need(stock, ["item_id", "location_id", "location_name", "quantity"], "stock",
           "Pass client.stock_df().")

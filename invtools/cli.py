@@ -146,7 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``invtools`` command line; returns the exit status.
 
-    >>> main(["sandbox", "--help"])  # doctest: +SKIP
+    The commands serve until stopped or start notebooks and JupyterLab, so the example asks
+    for help, which prints and then exits as it does in a shell:
+
+    >>> import contextlib
+    >>> with contextlib.suppress(SystemExit):
+    ...     main(["--help"])                    # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    usage: invtools [-h] COMMAND ...
+    ...
+        sandbox   run the stand-in server with demo data in the foreground
+        demo      run the example notebooks on the demo data: HTML copies, figures, a summary
+        lab       open JupyterLab on the example notebooks (needs the 'lab' extra)
+    ...
     """
     args = build_parser().parse_args(argv)
     return COMMANDS[args.command][2](args)

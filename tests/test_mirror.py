@@ -427,19 +427,24 @@ def test_a_file_that_is_not_a_mirror_is_refused(tmp_path):
         TransactionMirror(junk)
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(client, tmp_path):
     import doctest
     import importlib
     import pkgutil
 
     import invtools.mirror as package
 
+    # The names the examples assume, as the repository's conftest.py gives them to
+    # `pytest --doctest-modules`: a client of the demo shop and a mirror of it, synced once.
+    mirror = TransactionMirror(tmp_path / "doctest.sqlite", client)
+    mirror.sync()
     names = [package.__name__] + [f"{package.__name__}.{m.name}"
                                   for m in pkgutil.iter_modules(package.__path__)]
     assert len(names) >= 5  # the package and its modules
     attempted = 0
     for name in names:
         result = doctest.testmod(importlib.import_module(name),
+                                 extraglobs={"client": client, "mirror": mirror},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, name
         attempted += result.attempted

@@ -32,8 +32,9 @@ class FramesMixin:
         """Items as a typed frame (:func:`invtools.frames.items_df`); takes the keywords of
         :meth:`items`. ``df.attrs`` says where it came from.
 
-        >>> client.items_df(location_ids=[1]).attrs["endpoint"]        # doctest: +SKIP
-        '/v1/items'
+        >>> df = client.items_df(location_ids=[3102])         # the demo shop's shop floor
+        >>> df.attrs["endpoint"], df.attrs["filters"], df.attrs["rows"] == len(df)
+        ('/v1/items', {'location_ids': [3102]}, True)
         """
         check_keywords("items_df", filters, _ITEM_FILTERS)
         return self._framed(ITEMS_PATH, _item_filters(filters),
@@ -56,7 +57,11 @@ class FramesMixin:
         columns of :func:`invtools.frames.lines_df` (a transaction without lines keeps one
         row with <NA> line columns).
 
-        >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
+        >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
+        >>> tx["transaction_time"].min()                    # doctest: +ELLIPSIS
+        Timestamp('2026-10-...', tz='UTC')
+        >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
+        True
         """
         check_keywords("transactions_df", walk, ("type", "since", "until", "with_lines"))
         filters = {"type": type, "since": since, "until": until}

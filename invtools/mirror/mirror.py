@@ -49,10 +49,13 @@ class TransactionMirror:
     ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
     The file is created readable by its owner only (0600) and never holds a token.
 
-    >>> mirror = TransactionMirror(None, client)                    # doctest: +SKIP
-    >>> report = mirror.sync()            # first sync: full        # doctest: +SKIP
-    >>> report = mirror.sync(window="90D")  # recent part only      # doctest: +SKIP
-    >>> mirror.lines_df().shape           # no network              # doctest: +SKIP
+    >>> mirror = TransactionMirror(None, client)    # the team's file in the user data folder
+    >>> mirror.sync().new > 0                       # first sync: full
+    True
+    >>> mirror.sync(window="90D").new               # recent part only: nothing new since
+    0
+    >>> mirror.lines_df().shape                     # no network   # doctest: +ELLIPSIS
+    (..., 19)
     """
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
@@ -135,8 +138,15 @@ class TransactionMirror:
         another raises :class:`~invtools.errors.ConfigError`. A team not in Location mode
         raises :class:`~invtools.errors.TeamModeError` before anything is sent or written.
 
-        >>> report = mirror.sync()                                          # doctest: +SKIP
-        >>> report.new, report.changed, report.removed, report.requests     # doctest: +SKIP
+        A mirror synced before reads the list again and fetches no detail:
+
+        >>> report = mirror.sync()
+        >>> report.new, report.changed, report.removed, report.details_fetched
+        (0, 0, 0, 0)
+        >>> print(report)                                                # doctest: +ELLIPSIS
+        Full sync of team 'Greenfield Hardware & Garden' (id ...):
+          0 new, 0 changed, 0 removed, ... unchanged
+          ... requests sent (... list pages, 0 details), 0 from cache, ... s
         """
         client = self._require_client()
         span = parse_duration(window, name="window")
@@ -166,7 +176,9 @@ class TransactionMirror:
         backdated-new / edited / removed / restored), old/new revision, total quantity and
         transaction time, backdated (the frames rule, on the version described).
 
-        >>> mirror.changes_df().groupby("change").size()        # doctest: +SKIP
+        >>> kinds = mirror.changes_df().groupby("change", observed=False).size()
+        >>> kinds.to_dict()          # all new: nothing changed since    # doctest: +ELLIPSIS
+        {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path) as conn:
             return read_changes(conn)
@@ -176,7 +188,7 @@ class TransactionMirror:
         :func:`invtools.frames.transactions_df`. ``include_removed=True`` adds the rows the
         list no longer shows and a ``removed_at`` column (NaT for current rows).
 
-        >>> mirror.transactions_df().dtypes["transaction_time"]          # doctest: +SKIP
+        >>> mirror.transactions_df().dtypes["transaction_time"]
         datetime64[ms, UTC]
         """
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
@@ -202,7 +214,16 @@ class TransactionMirror:
         an earlier transaction is edited, backdated or deleted, without raising their
         revisions, so the levels stored with a detail are those of the moment it was fetched.
 
-        >>> mirror.lines_df().groupby("item_name")["quantity"].sum()     # doctest: +SKIP
+        >>> lines = mirror.lines_df()
+        >>> lines[["transaction_id", "type", "item_name", "quantity", "new_stock_level"]].dtypes
+        transaction_id        Int64
+        type               category
+        item_name            string
+        quantity            float64
+        new_stock_level     float64
+        dtype: object
+        >>> len(lines) == mirror.info()["lines"]
+        True
         """
         lines, origin = self._lines(include_removed)
         return _stamped(lines, origin, include_removed=include_removed or None)
@@ -223,7 +244,13 @@ class TransactionMirror:
         """Stock over time per item (all locations, or one ``location_id``), from the new
         stock levels of the mirrored lines; see :func:`invtools.frames.stock_history`.
 
-        >>> mirror.stock_history([3, 5], location_id=1).tail()          # doctest: +SKIP
+        >>> shop_floor = mirror.stock_history(location_id=3102)   # all items, one location
+        >>> shop_floor.columns.tolist()                         # doctest: +NORMALIZE_WHITESPACE
+        ['transaction_time', 'transaction_id', 'item_id', 'item_name', 'location_id',
+         'stock', 'change']
+        >>> per_item = shop_floor.groupby("item_id")["change"].cumsum()
+        >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
+        True
         """
         if isinstance(item_ids, int):
             item_ids = [item_ids]
@@ -244,8 +271,13 @@ class TransactionMirror:
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.
 
-        >>> mirror.info()["transactions"]                                # doctest: +SKIP
-        600
+        >>> info = mirror.info()
+        >>> info["team_name"], info["transactions"] == len(mirror.transactions_df())
+        ('Greenfield Hardware & Garden', True)
+        >>> list(info)                                          # doctest: +NORMALIZE_WHITESPACE
+        ['path', 'team_id', 'team_name', 'base_url', 'transactions', 'removed', 'lines',
+         'revisions', 'syncs', 'last_sync', 'last_sync_kind', 'last_full_sync',
+         'interrupted_sync_pending']
         """
         with store.connect(self.path) as conn:
             one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731

@@ -9,9 +9,10 @@ fresh machine with no account.
 The demo server, the clients :func:`connect` made and whether the banner was said are state of
 this process; :func:`stop_demo_server` stops the server and forgets the rest.
 
->>> client = connect(quiet=True)            # doctest: +SKIP
->>> client.team().name                      # doctest: +SKIP
+>>> client = connect(quiet=True)            # no INVTOOLS_TOKEN here: the demo shop
+>>> client.team().name
 'Greenfield Hardware & Garden'
+>>> stop_demo_server()
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ def demo_server(*, rate_limit: int = 0, **options: Any):
     Starting it also exports ``INVTOOLS_TOKEN_<TEAM>`` for this process (demo tokens of a
     local server, not secrets), so the token picker offers the demo teams by name.
 
-    >>> sb = demo_server()                  # doctest: +SKIP
-    >>> sorted(sb.tokens)                   # doctest: +SKIP
-    ['basic', 'shop']
+    >>> sb = demo_server()
+    >>> sb.base_url, sorted(sb.tokens)      # doctest: +ELLIPSIS
+    ('http://127.0.0.1:...', ['basic', 'shop'])
+    >>> demo_server() is sb, sorted(team_tokens())
+    (True, ['basic', 'shop'])
     """
     global _server, _server_cm
     with _lock:
@@ -144,8 +147,10 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
 
     Other keyword arguments go to :class:`~invtools.api.Client`.
 
-    >>> shop = connect()                    # doctest: +SKIP
-    >>> cafe = connect("basic")             # doctest: +SKIP
+    >>> shop = connect()                    # no INVTOOLS_TOKEN: the demo server, said loudly
+    >>> cafe = connect("basic")
+    >>> shop.team().mode_name, cafe.team().mode_name, is_demo(cafe)
+    ('Location', 'Basic', True)
     """
     default = team is None or team == "default"
     env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
@@ -213,7 +218,7 @@ def _is_demo_token(token: str) -> bool:
 def is_demo(client: Client) -> bool:
     """Whether ``client`` talks to the built-in demo server of this process.
 
-    >>> is_demo(connect(quiet=True))        # doctest: +SKIP
+    >>> is_demo(connect(quiet=True))        # no INVTOOLS_TOKEN: the demo server
     True
     """
     return _server is not None and client.base_url == _server.base_url

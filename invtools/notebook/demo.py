@@ -5,6 +5,8 @@ stand-in server itself (see :func:`invtools.connect`). For each notebook this wr
 HTML copy and every figure as a PNG under the output folder, and prints a short summary: team,
 rows fetched, requests sent, cache hits, where the files are.
 
+Not run as a test (it starts a Jupyter kernel and executes the whole notebook):
+
 >>> results = run_notebooks(["notebooks/01-quickstart.ipynb"], "build/demo")  # doctest: +SKIP
 """
 

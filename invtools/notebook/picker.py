@@ -17,9 +17,18 @@ The picker owns the clients it makes: choosing another team (or a choice failing
 previous client, so its connections, cache file and rate limiter's thread do not pile up over
 a session of switching teams.
 
->>> picker = token_picker(environ={"INVTOOLS_TOKEN_SHOP": "s3cret"})   # doctest: +SKIP
->>> picker.dropdown.options                                           # doctest: +SKIP
+For example, with the stand-in server of :func:`invtools.sandbox.serve` as ``sandbox``:
+
+>>> picker = token_picker(base_url=sandbox.base_url,
+...                       environ={"INVTOOLS_TOKEN_SHOP": sandbox.tokens["shop"]})
+>>> picker.dropdown.options
 ('shop',)
+>>> picker.dropdown.value = "shop"              # what choosing "shop" in the notebook does
+>>> print(picker.message)                       # doctest: +ELLIPSIS
+Connected to Greenfield Hardware & Garden (team ..., Location mode) with token 'shop' at ...
+>>> sandbox.tokens["shop"] in picker.message + repr(picker)    # never the token itself
+False
+>>> picker.client.close()
 """
 
 from __future__ import annotations
