@@ -571,3 +571,24 @@ def test_concurrent_syncs_cannot_corrupt_each_other(sb, mirror, tmp_path):
     with make_client(sb, tmp_path / "second") as second_client:
         again = TransactionMirror(mirror.path, second_client).sync()
     assert (again.new, again.changed, again.removed, again.unchanged) == (0, 0, 0, SIZE + 1)
+
+
+def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb, client,
+                                                                            tmp_path):
+    """Issue 13, item 4: 966 of 1,000 rows were logged as backdated-new."""
+    m = TransactionMirror(tmp_path / "w.sqlite", client)
+    first = m.sync(window="30D")
+    assert first.kind == "window" and 0 < first.new < SIZE
+    backdated = sb.add_transaction(type="in",
+                                   transaction_time=rows_by_time(sb)[-5]["transaction_time"])
+    report = m.sync()
+    assert report.kind == "full" and report.new == SIZE - first.new + 1
+    assert report.backdated_new == 1  # only the one recorded since, with an old date
+    log = report.changes.set_index("transaction_id")
+    assert log.loc[backdated["id"], "change"] == "backdated-new"
+    # The change log agrees with the frames' own backdated flag on every row it calls new.
+    plain_new = log[log["change"] == "new"]
+    assert len(plain_new) == SIZE - first.new
+    assert not plain_new["backdated"].fillna(False).any() or \
+        plain_new["backdated"].sum() == m.transactions_df().set_index("id").loc[
+            plain_new.index, "backdated"].sum()

@@ -28,7 +28,7 @@ from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import DetailBatch, stage, write_transaction
+from invtools.mirror.store import DetailBatch, get_meta, set_meta, stage, write_transaction
 
 __all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen",
            "apply_staged", "backdated_flags"]
@@ -155,6 +155,7 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         finished = utc_stamp()
         prev_newest = conn.execute(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL").fetchone()[0]
+        prev_created = _newest_created_ms(conn)
         sync_id = conn.execute(
             "INSERT INTO syncs VALUES (NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?)",
             (started.isoformat(), finished, kind,
@@ -188,7 +189,7 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
             row = json.loads(row_json)
             if old_rev is None:
-                change = ("backdated-new" if prev_newest is not None and ms < prev_newest
+                change = ("backdated-new" if _backdated_since(row, ms, prev_newest, prev_created)
                           else "new")
             else:
                 change = "restored" if removed_at is not None else "edited"
@@ -219,6 +220,9 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         conn.execute(
             "UPDATE syncs SET new = ?, changed = ?, removed = ?, unchanged = ? WHERE id = ?",
             (n["new"], n["changed"], n["removed"], unchanged, sync_id))
+        created = [c for c in map(_created_ms, shown_rows[:len(current)]) if c is not None]
+        if created:
+            set_meta(conn, newest_created_ms=str(max(created + [prev_created or created[0]])))
         conn.execute("DELETE FROM staging")
     return SyncReport(
         team_id=int(team.id), team_name=str(team.name), kind=kind, window=window,
@@ -230,6 +234,33 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         started_at=started, finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
     )
+
+
+def _created_ms(row: dict) -> int | None:
+    raw = row.get("created_at")
+    return to_ms(raw, name="created_at") if isinstance(raw, str) else None
+
+
+def _newest_created_ms(conn: sqlite3.Connection) -> int | None:
+    """When the newest transaction the file knows was recorded (the server's clock)."""
+    known = get_meta(conn, "newest_created_ms")
+    if known is not None:
+        return int(known)
+    newest = [_created_ms(json.loads(r)) for (r,) in conn.execute(  # files made before the key
+        "SELECT row_json FROM revisions ORDER BY json_extract(row_json, '$.created_at') DESC "
+        "LIMIT 1")]
+    return newest[0] if newest else None
+
+
+def _backdated_since(row: dict, ms: int, prev_newest: int | None,
+                     prev_created: int | None) -> bool:
+    """A row new to the file is "backdated-new" when it was recorded after every transaction
+    the file knew, with a time before the newest of them. One recorded earlier was merely not
+    seen before (a window sync did not reach back that far): plain "new"."""
+    if prev_newest is None or ms >= prev_newest:
+        return False
+    created = _created_ms(row)
+    return prev_created is None or created is None or created > prev_created
 
 
 def backdated_flags(rows: list[dict]) -> list[bool | None]:
