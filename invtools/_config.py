@@ -45,12 +45,30 @@ _QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d\u201c", "\u2018": "\u2019\
                 "\u201e": "\u201c\u201d", "\u00ab": "\u00bb", "\u201d": "\u201d"}
 
 
+class Secret(str):
+    """A ``str`` whose repr never shows it: the token (and the ``Bearer`` header made of it)
+    travels in one from the moment it is read, so a traceback that prints locals
+    (``%xmode Verbose``, ``capture_locals=True``) or a headers dict shows ``'<hidden>'``.
+    Operations on it (``strip()``, slicing) give plain strings: wrap their results again.
+
+    >>> s = Secret("tok_abc")
+    >>> repr(s), {"Authorization": Secret("Bearer " + s)}, s == "tok_abc"
+    ("'<hidden>'", {'Authorization': '<hidden>'}, True)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'<hidden>'"
+
+
 def clean_token(token: Any) -> str:
     """Strip what a paste adds (whitespace, quotes, a ``Bearer`` prefix); refuse the rest.
+    Returns a :class:`Secret`. Messages never contain the token.
 
-    Messages never contain the token.
-
-    >>> clean_token("  Bearer abc123\\n"), clean_token("\u201cabc123\u201d")
+    >>> clean_token("  Bearer abc123\\n")                  # a Secret: its repr is hidden
+    '<hidden>'
+    >>> str(clean_token("  Bearer abc123\\n")), str(clean_token("\u201cabc123\u201d"))
     ('abc123', 'abc123')
     >>> clean_token("abc\u2013123")
     Traceback (most recent call last):
@@ -61,11 +79,12 @@ def clean_token(token: Any) -> str:
         raise ConfigError(f"No API token given. {TOKEN_HELP}")
     if not isinstance(token, str):
         raise ConfigError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
-    value = token.strip()
+    # Every step's result is wrapped again: no local of this frame holds the token in clear.
+    value = Secret(token.strip())
     if len(value) >= 2 and value[-1] in _QUOTE_PAIRS.get(value[0], ""):
-        value = value[1:-1].strip()  # "tok", 'tok', and what word processors make of them
+        value = Secret(value[1:-1].strip())  # "tok", 'tok', and what word processors make
     if re.match(r"(?i)bearer(\s|$)", value):
-        value = value[6:].strip()
+        value = Secret(value[6:].strip())
     if not value:
         raise ConfigError(f"The API token is empty. {TOKEN_HELP}")
     if any(ch.isspace() or not ch.isprintable() for ch in value):

@@ -9,7 +9,7 @@ import pytest
 from invtools._config import clean_token, normalise_base_url
 from invtools._types import parse_time
 from invtools.api import Client, Team
-from invtools.errors import ConfigError
+from invtools.errors import AuthenticationError, ConfigError, TransportError
 
 TOKEN = "tok_SECRET_0123456789abcdef"
 
@@ -249,3 +249,41 @@ def test_walk_arguments_are_checked_before_anything_is_sent():
     with pytest.raises(ConfigError):
         c.partners(type="friend")
     assert c.stats.sent == 0
+
+
+# -- issue 13, item 6: tokens out of tracebacks -----------------------------------------------
+def _locals_outside_this_file(exc: BaseException) -> str:
+    """Every local of every frame of the traceback (and its chained causes) that is not in
+    this test file, as a traceback printed with its locals shows them."""
+    import traceback
+
+    te = traceback.TracebackException.from_exception(exc, capture_locals=True)
+    text = []
+    while te is not None:
+        text += [f"{name} = {value}" for frame in te.stack if frame.filename != __file__
+                 for name, value in (frame.locals or {}).items()]
+        te = te.__cause__ or te.__context__
+    return "\n".join(text)
+
+
+def test_no_traceback_local_holds_the_token_in_clear(sb):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with pytest.raises(TransportError) as info:
+        Client(TOKEN, base_url=closed, cache=False, rate_limit=0, retries=0).team()
+    shown = _locals_outside_this_file(info.value)
+    assert "headers" in shown and TOKEN not in shown  # the urllib3 frames were there
+
+    bad = TOKEN[:10] + " " + TOKEN[10:]
+    with pytest.raises(ConfigError) as info:
+        Client(bad, cache=False)
+    shown = _locals_outside_this_file(info.value)
+    assert "token" in shown and TOKEN[:10] not in shown and TOKEN[10:] not in shown
+
+    with pytest.raises(AuthenticationError) as info:  # the server echoes the token it got
+        Client(TOKEN, base_url=sb.base_url, cache=False, rate_limit=0).team()
+    shown = _locals_outside_this_file(info.value)
+    assert "resp" in shown and TOKEN not in shown and TOKEN not in repr(info.value.__dict__)

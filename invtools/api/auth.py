@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import requests
 
+from invtools._config import Secret
+
 __all__ = ["BearerAuth"]
 
 
@@ -18,7 +20,7 @@ class BearerAuth(requests.auth.AuthBase):
     """Adds ``Authorization: Bearer <token>`` to each request; its repr never shows the token."""
 
     def __init__(self, token: str) -> None:
-        self.header = f"Bearer {token}"
+        self.header = Secret("Bearer " + token)  # shown as '<hidden>' in any headers dict
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         request.headers["Authorization"] = self.header

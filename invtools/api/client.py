@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from invtools._clock import SYSTEM_CLOCK
-from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, check_timeout, clean_token, \
+from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, Secret, check_timeout, clean_token, \
     normalise_base_url
 from invtools._progress import walk_progress
 from invtools._provenance import Provenance
@@ -87,7 +87,10 @@ class Client(EndpointsMixin, FramesMixin):
         progress: bool = True,
         clock: Any = SYSTEM_CLOCK,
     ) -> None:
-        token = clean_token(os.environ.get(TOKEN_ENV) if token is None else token)
+        token = os.environ.get(TOKEN_ENV) if token is None else token
+        if isinstance(token, str):
+            token = Secret(token)  # from here on, no local shows it (issue 13: tracebacks)
+        token = clean_token(token)
         self.base_url = normalise_base_url(base_url)
         timeout = check_timeout(timeout)
         if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
@@ -151,12 +154,15 @@ class Client(EndpointsMixin, FramesMixin):
         self.close()
 
     def __repr__(self) -> str:
-        team = (f"{self._team.name!r} (id {self._team.id}, {self._team.mode_name})"
-                if self._team else "<not fetched yet>")
-        cache = str(self.cache_path) if self.cache_path else "off"
-        rate = (f"{self.rate_limit:g}/s per {self.rate_limit_scope}" if self.rate_limit
-                else "off")
-        return f"Client(base_url={self.base_url!r}, team={team}, cache={cache}, rate_limit={rate})"
+        # Never raises, even on a half-built client (a traceback formatting its locals).
+        t = getattr(self, "_team", None)
+        team = f"{t.name!r} (id {t.id}, {t.mode_name})" if t else "<not fetched yet>"
+        path = getattr(self, "cache_path", None)
+        cache = str(path) if path else "off"
+        per_s, scope = getattr(self, "rate_limit", 0), getattr(self, "rate_limit_scope", "")
+        rate = f"{per_s:g}/s per {scope}" if per_s else "off"
+        base = getattr(self, "base_url", "<not set>")
+        return f"Client(base_url={base!r}, team={team}, cache={cache}, rate_limit={rate})"
 
     def _repr_html_(self) -> str:
         e = html.escape

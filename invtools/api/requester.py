@@ -169,6 +169,8 @@ class Requester:
             body: Any = resp.json()
         except ValueError:
             body = resp.text[:500] or None
+        if isinstance(body, dict):  # a 401 echoes the token as "given": no local keeps it
+            body.pop("given", None)
         err = from_response(status, body, method="GET", path=path, attempts=attempts,
                             reason=resp.reason)
         if isinstance(err, TeamModeError) and self.on_team_mode is not None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3 import HTTPConnectionPool
 from requests_cache import CacheMixin
 
 from invtools.errors import ConfigError
@@ -47,6 +48,25 @@ class _CachedPacedSession(CacheMixin, PacingMixin, requests.Session):
 
 class _PacedSession(PacingMixin, requests.Session):
     pass
+
+
+class _EagerHTTPConnectionPool(HTTPConnectionPool):
+    """Plain-HTTP pool that connects *before* the request's headers are encoded, as urllib3's
+    HTTPS pool does: a refused connection then fails with no frame on the stack holding the
+    encoded ``Authorization`` header (http.client's ``msg`` bytes), so a traceback printed
+    with its locals shows no token."""
+
+    def _validate_conn(self, conn) -> None:
+        super()._validate_conn(conn)
+        if conn.is_closed:
+            conn.connect()
+
+
+class _EagerHTTPAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            **self.poolmanager.pool_classes_by_scheme, "http": _EagerHTTPConnectionPool}
 
 
 def make_session(*, cache_path: Path | None, budget: Budget | None = None,
@@ -93,7 +113,7 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
         session.cache_keys = keys
     session.budget = budget
     session.rate_limit_scope = rate_limit_scope
-    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE)
+    adapter = _EagerHTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE)
     session.mount("https://", adapter)
     session.mount("http://", adapter)
     logger.debug("session: cache=%s budget=%s per %s", cache_path, budget, rate_limit_scope)
