@@ -16,6 +16,7 @@ Imports nothing of invtools but :mod:`invtools.errors`.
 from __future__ import annotations
 
 import calendar
+import numbers
 import math
 import re
 from datetime import date, datetime, timedelta, timezone
@@ -242,3 +243,52 @@ def parse_duration(value: Any, *, name: str = "duration",
             or not math.isfinite(value.total_seconds()):
         raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
     return value
+
+
+def check_id(value: Any, *, name: str = "id") -> int:
+    """One API id as an ``int``: a whole number (numpy's too) or its digits as text. A float
+    or a bool is refused: ``100001.9`` is no id, and must not become ``100001``.
+
+    >>> check_id(100001), check_id("100001")
+    (100001, 100001)
+    >>> check_id(100001.9, name="item id")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: item id must be a whole number, like 100001; got 100001.9
+    """
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
+        raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
+    if isinstance(value, str):
+        if not value.strip().isdigit():
+            raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
+        return int(value)
+    return int(value)
+
+
+def check_ids(values: Any, *, name: str = "ids") -> list[int] | None:
+    """A list of ids (None stays None); one id alone is a list of one.
+
+    >>> check_ids([1, "2"]), check_ids(3), check_ids(None)
+    ([1, 2], [3], None)
+    >>> check_ids([1.7], name="item_ids")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: item_ids must be whole numbers, like [100001, 100002]; got 1.7 among them
+    """
+    if values is None:
+        return None
+    if isinstance(values, (numbers.Integral, str)) and not isinstance(values, bool):
+        values = [values]
+    try:
+        items = list(values)
+    except TypeError:
+        raise ConfigError(f"{name} must be whole numbers, like [100001, 100002]; "
+                          f"got {values!r}") from None
+    out = []
+    for v in items:
+        try:
+            out.append(check_id(v))
+        except ConfigError:
+            raise ConfigError(f"{name} must be whole numbers, like [100001, 100002]; got {v!r} "
+                              "among them") from None
+    return out

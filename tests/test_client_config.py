@@ -287,3 +287,42 @@ def test_no_traceback_local_holds_the_token_in_clear(sb):
         Client(TOKEN, base_url=sb.base_url, cache=False, rate_limit=0).team()
     shown = _locals_outside_this_file(info.value)
     assert "resp" in shown and TOKEN not in shown and TOKEN not in repr(info.value.__dict__)
+
+
+# -- issue 13, item 7: bad arguments are refused in words, never read as something else ------
+@pytest.mark.parametrize("rate", [1e-9, float("nan"), float("inf"), True, -1, "5"])
+def test_a_rate_limit_that_is_no_rate_is_refused(rate):
+    with pytest.raises(ConfigError, match="rate_limit must be requests per second"):
+        Client(TOKEN, base_url="http://127.0.0.1:9", cache=False, rate_limit=rate)
+
+
+def test_an_empty_cache_path_is_refused_and_nothing_is_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        with pytest.raises(ConfigError, match="cache must be"):
+            Client(TOKEN, base_url="http://127.0.0.1:9", cache=empty, rate_limit=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.item(100001.9), lambda c: c.item(True), lambda c: c.transaction(5.5),
+    lambda c: c.transaction(5, revision=1.5), lambda c: list(c.items(item_ids=[1.7])),
+    lambda c: list(c.items(item_ids="abc")), lambda c: list(c.items(item_ids=100001.9)),
+    lambda c: c.items_df(location_ids=[None]),
+])
+def test_an_id_that_is_not_a_whole_number_is_refused_before_anything_is_sent(sb, call):
+    c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0)
+    c.team()
+    sb.clear_log()
+    with pytest.raises(ConfigError, match="whole number"):
+        call(c)
+    assert sb.requests == []
+    c.close()
+
+
+def test_ids_as_digits_still_work(sb):
+    c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0)
+    first = next(c.items())
+    assert c.item(str(first["id"]))["id"] == first["id"]
+    assert [r["id"] for r in c.items(item_ids=str(first["id"]))] == [first["id"]]
+    c.close()

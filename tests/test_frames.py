@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from invtools import frames
+from invtools.errors import ConfigError
 from invtools._provenance import Provenance
 from invtools.frames import (
     BACKDATE_THRESHOLD,
@@ -593,3 +594,18 @@ def test_a_generator_is_read_a_chunk_at_a_time_and_its_rows_freed():
     assert values(df["partner_name"])[-1] == f"P{n - 1}" and df["memo"].iloc[-1] == f"m{n - 1}"
     # The chunk being read and the one before it, never the whole input.
     assert frames.CHUNK_ROWS <= most <= 2 * frames.CHUNK_ROWS
+
+
+def test_stock_history_refuses_what_it_cannot_use_in_words():
+    """Issue 13, item 7: item_ids="100001" was silently empty; a transactions frame gave
+    KeyError: 'quantity'."""
+    lines = frames.lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00Z",
+                              "items": [{"id": 100001, "name": "Mug", "quantity": 5,
+                                         "new_stock_level": 5}]}])
+    assert len(frames.stock_history(lines, item_ids="100001")) == 1
+    with pytest.raises(ConfigError, match="whole numbers"):
+        frames.stock_history(lines, item_ids=[1.5])
+    tx = frames.transactions_df([{"id": 1, "type": "in",
+                                  "transaction_time": "2026-05-01T00:00:00Z"}])
+    with pytest.raises(ConfigError, match="needs a lines frame"):
+        frames.stock_history(tx)

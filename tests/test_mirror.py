@@ -592,3 +592,9 @@ def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb,
     assert not plain_new["backdated"].fillna(False).any() or \
         plain_new["backdated"].sum() == m.transactions_df().set_index("id").loc[
             plain_new.index, "backdated"].sum()
+
+
+def test_a_token_where_the_client_belongs_is_refused_in_words(tmp_path):
+    with pytest.raises(TypeError, match="client must be an invtools.Client"):
+        TransactionMirror(tmp_path / "m.sqlite", "a-token")
+    assert not (tmp_path / "m.sqlite").exists()

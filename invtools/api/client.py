@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import math
 import logging
 import os
 import threading
@@ -52,7 +53,10 @@ from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.api.snapshot import NotInSnapshot, SnapshotReader
 from invtools.http.cache import cached_entry, clear_entries, default_max_age, resolve_cache_path
 
-__all__ = ["Client"]
+__all__ = ["Client", "MIN_RATE_LIMIT"]
+
+#: The slowest pace a client takes: one request a minute (below it, pacing would wait hours).
+MIN_RATE_LIMIT = 1 / 60
 
 logger = logging.getLogger("invtools")
 
@@ -97,10 +101,12 @@ class Client(EndpointsMixin, FramesMixin):
             raise ConfigError(f"retries must be a whole number >= 0, not {retries!r}")
         if not isinstance(backoff, (int, float)) or backoff < 0:
             raise ConfigError(f"backoff must be seconds >= 0, not {backoff!r}")
-        if rate_limit is not None and (not isinstance(rate_limit, (int, float))
-                                       or rate_limit < 0):
-            raise ConfigError(f"rate_limit must be requests per second >= 0 (0 = off), "
-                              f"not {rate_limit!r}")
+        if rate_limit is not None and (
+                isinstance(rate_limit, bool) or not isinstance(rate_limit, (int, float))
+                or not math.isfinite(rate_limit) or rate_limit < 0
+                or 0 < rate_limit < MIN_RATE_LIMIT):
+            raise ConfigError(f"rate_limit must be requests per second, 0 (off) or from "
+                              f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}")
         if rate_limit_scope not in RATE_LIMIT_SCOPES:
             raise ConfigError(f"rate_limit_scope must be one of "
                               f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "

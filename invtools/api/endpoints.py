@@ -7,8 +7,8 @@ A mixin over the client's public low-level calls (``get``, ``pages``, ``team``,
 ``since``/``until`` keep a window and stop the walk early, because the service has no date
 filter.
 
->>> _ids(3), _ids([1, "2"])
-([3], [1, 2])
+>>> PARTNER_TYPES["customer"]
+1
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
-                             TXS_PATH, check_tx_type, parse_time)
+                             TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
 from invtools.api.pagination import Page
 from invtools.errors import APIError, ConfigError, PaginationError
 
@@ -71,14 +71,16 @@ class EndpointsMixin:
         """Items by id ascending (Location-mode teams). ``location_ids`` makes each item's
         ``quantity`` the sum over those locations. Takes the keywords of :meth:`pages`."""
         check_keywords("items", walk, ("item_ids", "location_ids"))
-        params = {"item_ids": _ids(item_ids), "location_ids": _ids(location_ids)}
+        params = {"item_ids": check_ids(item_ids, name="item_ids"),
+                  "location_ids": check_ids(location_ids, name="location_ids")}
         return self._location_rows(ITEMS_PATH, params, walk)
 
     def item(self, id: int, *, location_ids=None, refresh: bool = False) -> dict:  # noqa: A002
         """One item (Location-mode teams)."""
-        path = f"{ITEMS_PATH}/{int(id)}"
+        path = f"{ITEMS_PATH}/{check_id(id, name='item id')}"
         self.require_locations(path)
-        return _unwrap(self.get(path, {"location_ids": _ids(location_ids)}, refresh=refresh),
+        return _unwrap(self.get(path, {"location_ids": check_ids(location_ids, name="location_ids")},
+                                refresh=refresh),
                        path)
 
     def partners(self, *, type=None, **walk: Any) -> Iterator[dict]:  # noqa: A002
@@ -119,8 +121,9 @@ class EndpointsMixin:
                     refresh: bool = False) -> dict:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
         never changes and so is cached for good (Location-mode teams)."""
-        path = f"{TXS_PATH}/{int(id)}"
+        path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
         self.require_locations(path)
+        revision = None if revision is None else check_id(revision, name="revision")
         return _unwrap(self.get(path, {"revision": revision}, refresh=refresh), path)
 
     def _plain_list(self, path: str, refresh: bool) -> list[dict]:
@@ -160,14 +163,6 @@ def _row_time(row: Mapping) -> datetime | None:
         return parse_time(raw)
     except ConfigError:
         return None
-
-
-def _ids(values: Any) -> list[int] | None:
-    if values is None:
-        return None
-    if isinstance(values, (int, str)):
-        values = [values]
-    return [int(v) for v in values]
 
 
 def _unwrap(body: Any, path: str) -> dict:

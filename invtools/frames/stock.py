@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from invtools._types import check_ids
+from invtools.errors import ConfigError
 from invtools.frames.lines import lines_df
 from invtools.frames.schemas import SCHEMAS
 
@@ -62,9 +64,15 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     """
     if not isinstance(lines, pd.DataFrame):
         lines = lines_df(lines)
+    missing = [c for c in ("item_id", "quantity", "new_stock_level") if c not in lines.columns]
+    if missing:
+        raise ConfigError(f"stock_history needs a lines frame (client.lines_df(), "
+                          f"mirror.lines_df()), one row per transaction line; this frame has "
+                          f"no {', '.join(missing)} column (a transactions frame?)")
     schema = SCHEMAS["stock_history"]
     if item_ids is not None:
-        lines = lines[lines["item_id"].isin(list(item_ids)).fillna(False).to_numpy(dtype=bool)]
+        wanted = check_ids(item_ids, name="item_ids")
+        lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
     qty, kind, inward = _line_effects(lines)
     if location_id is None:
         parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward))]

@@ -112,6 +112,8 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
         return None
     if cache is True:
         return default_cache_path()
+    if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
+        raise TypeError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()
     if path.is_dir() or str(cache).endswith(("/", os.sep)):
         return path / "responses.sqlite"

@@ -59,6 +59,10 @@ class TransactionMirror:
     """
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
+        if client is not None and not callable(getattr(client, "team", None)):
+            raise TypeError(f"TransactionMirror(path, client): client must be an "
+                            f"invtools.Client (or None to read offline), not "
+                            f"{type(client).__name__}; make one with invtools.Client(token)")
         self.client = client
         team = client.team() if client is not None else None
         if path is None:
