@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -51,6 +53,26 @@ def make_client(tmp_path):
     yield make
     for client in made:
         client.close()
+
+
+@pytest.fixture
+def open_files():
+    from pathlib import Path
+
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd (Linux) to see open files")
+
+    def count(path) -> int:
+        found = 0
+        for fd in fds.iterdir():
+            try:
+                found += os.readlink(fd).startswith(str(path))
+            except OSError:  # closed between listing and reading
+                pass
+        return found
+
+    return count
 
 
 class FakeClock:

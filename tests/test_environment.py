@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 import invtools
@@ -60,6 +63,23 @@ def test_session_summary_counts_requests_and_cache_hits(fresh_demo, tmp_path):
     pages = s["pages"] // 2
     assert pages >= 3 and s["from_cache"] == pages and s["sent"] == pages + 1  # + the team
     assert s["rows"] == 2 * len(notebook.demo_server().data("shop").items)
+
+
+def test_connect_keeps_no_client_alive(fresh_demo, tmp_path, open_files):
+    cache = tmp_path / "c.sqlite"
+    dropped = invtools.connect(quiet=True, cache=cache, progress=False)
+    kept = invtools.connect("basic", quiet=True, cache=False, progress=False)
+    dropped.team()
+    kept.team()
+    assert open_files(cache) > 0
+    gone = weakref.ref(dropped)
+    del dropped
+    gc.collect()
+    assert gone() is None  # connect() remembered it only weakly
+    assert open_files(cache) == 0  # and its session was closed when it went
+    # The summary counts the clients still in use.
+    summary = notebook.session_summary()
+    assert summary["teams"] == [kept.team().name] and summary["sent"] == 1
 
 
 def test_team_tokens_never_display_a_token(monkeypatch):

@@ -12,11 +12,9 @@ from __future__ import annotations
 import html
 import json
 import logging
-import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -219,20 +217,6 @@ def test_a_failed_choice_drops_the_previous_client(server, env, monkeypatch):
     assert "INVTOOLS_TOKEN_BASIC" in picker.message
 
 
-def open_files(path) -> int:
-    """How many file descriptors of this process are open on ``path`` (or its journal files)."""
-    fds = Path("/proc/self/fd")
-    if not fds.is_dir():
-        pytest.skip("needs /proc/self/fd (Linux) to see open files")
-    count = 0
-    for fd in fds.iterdir():
-        try:
-            count += os.readlink(fd).startswith(str(path))
-        except OSError:  # closed between listing and reading
-            pass
-    return count
-
-
 def live_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.is_alive()}
 
@@ -243,16 +227,16 @@ def assert_ended(threads: set[threading.Thread]) -> None:
     assert not [t for t in threads if t.is_alive()]
 
 
-# The picker's promise: the client it replaces is closed, so its connections, cache file and
-# rate limiter's thread do not pile up. Seen from outside: the cache file is held open by one
-# client at a time, and every thread a replaced client started (its limiter's, the server's for
-# its connection) ends.
+# The picker's promise: the client it replaces is closed, so its connections and cache file do
+# not pile up. Seen from outside: the cache file is held open by one client at a time, and every
+# thread a replaced client caused (the server's, one per kept-alive connection) ends.
 
 
-def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path):
+def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path,
+                                                    open_files):
     cache = tmp_path / "responses.sqlite"
     before = live_threads()
-    # Rate-limited (generously) so each client runs a limiter thread.
+    # Rate-limited (generously): pacing must not start threads of its own either.
     picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
     old_and_new = []
     picker.observe(lambda ch: old_and_new.append((ch["old"], ch["new"])), names="client")
@@ -293,7 +277,7 @@ def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tm
 
 
 def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch,
-                                                                    tmp_path):
+                                                                    tmp_path, open_files):
     closed = []
     real_close = Client.close
     monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))

@@ -6,8 +6,10 @@ team. Without a token it starts the stand-in server (:mod:`invtools.sandbox`) in
 of the kernel, says so loudly, and returns a client of its demo shop, so a notebook runs on a
 fresh machine with no account.
 
-The demo server, the clients :func:`connect` made and whether the banner was said are state of
-this process; :func:`stop_demo_server` stops the server and forgets the rest.
+The demo server, the clients :func:`connect` made (remembered weakly, for
+:func:`session_summary`: a client you drop is collected, and its session closed, as if
+:func:`connect` had never seen it) and whether the banner was said are state of this process;
+:func:`stop_demo_server` stops the server and forgets the rest.
 
 >>> client = connect(quiet=True)            # no INVTOOLS_TOKEN here: the demo shop
 >>> client.team().name
@@ -18,9 +20,11 @@ this process; :func:`stop_demo_server` stops the server and forgets the rest.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import sys
 import threading
+import weakref
 from typing import Any
 
 from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV
@@ -35,7 +39,10 @@ _server: Any = None  # the running demo server of this process, if any
 _server_cm: Any = None
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
 _announced = False
-_clients: list[Any] = []  # clients made by connect() in this process, for session_summary()
+# Clients made by connect() in this process, for session_summary(); weakly, so that connect()
+# keeps no client (its connections, its cache file) alive.
+_clients: weakref.WeakValueDictionary[int, Client] = weakref.WeakValueDictionary()
+_made = itertools.count()
 
 
 def demo_server(*, rate_limit: int = 0, **options: Any):
@@ -186,19 +193,20 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
 
 
 def _remember(client: Client) -> Client:
-    _clients.append(client)
+    _clients[next(_made)] = client  # numbered: the summary lists teams in the order made
     return client
 
 
 def session_summary() -> dict[str, Any]:
-    """What the clients made by :func:`connect` in this process did: team names, rows and
-    pages fetched, requests sent, responses served from cache. No tokens.
+    """What the clients made by :func:`connect` in this process and still in use did: team
+    names, rows and pages fetched, requests sent, responses served from cache. No tokens. (A
+    client that was dropped and garbage-collected is no longer counted.)
 
     >>> session_summary()["sent"]
     0
     """
     totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
-    for client in _clients:
+    for client in list(_clients.values()):  # a copy: one may be collected meanwhile
         try:
             team_name = client.team().name  # fetched once per client: normally no request
         except InvtoolsError:

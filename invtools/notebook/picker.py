@@ -14,8 +14,8 @@ token even when the server echoes it back. The token then lives only inside the 
 session.
 
 The picker owns the clients it makes: choosing another team (or a choice failing) closes the
-previous client, so its connections, cache file and rate limiter's thread do not pile up over
-a session of switching teams.
+previous client, so its connections and cache file do not pile up over a session of switching
+teams.
 
 For example, with the stand-in server of :func:`invtools.sandbox.serve` as ``sandbox``:
 
@@ -282,8 +282,8 @@ class TokenPicker(widgets.VBox):
         self._say("error", text)
 
     def _close_client(self) -> None:
-        # The picker made this client, so it closes it (connection pool, cache file, limiter
-        # thread) before handing out another; it stays the ``client`` trait's ``old`` value,
+        # The picker made this client, so it closes it (connection pool, cache file) before
+        # handing out another; it stays the ``client`` trait's ``old`` value,
         # so observers still see which one was replaced.
         if self.client is not None:
             self.client.close()
