@@ -150,6 +150,41 @@ def test_pasted_token_is_cleared_before_it_reaches_the_network():
         picker.client.close()
 
 
+def test_a_revoked_token_is_refused_even_while_its_team_is_cached(sb, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, the cache's included
+    picker = token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]},
+                          client_options={**FAST, "cache": tmp_path / "responses.sqlite"})
+    picker.dropdown.value = "shop"
+    assert picker.client is not None and "Connected" in picker.message
+    sb.revoke_token("shop")  # deleted in the web app meanwhile; the team is cached for hours
+    picker.button.click()  # check it again
+    assert picker.client is None and picker.team is None
+    assert "token refused" in picker.message and "✗" in picker.status.value
+    # The server was asked each time, and said no the second time.
+    assert [(r.path, r.status) for r in sb.requests] == [("/v1/teams/linked", 200),
+                                                          ("/v1/teams/linked", 401)]
+    assert_no_token(picker, [sb.tokens["shop"]], caplog.text)
+
+
+def test_a_pasted_token_is_emptied_whatever_is_done_next(server, env):
+    pasted = "tok_pasted-then-a-name-was-chosen-0123456789"
+    picker = picker_for(server)
+    picker.password.value = pasted
+    picker.dropdown.value = "shop"  # a name chosen instead of pressing Connect
+    assert picker.password.value == ""
+    assert picker.team.name == server.data("shop").team["name"]  # the choice wins
+    assert "pasted token was not used" in picker.message
+    assert_no_token(picker, [pasted, *env.values()])
+
+    picker.password.value = pasted
+    picker.refresh()
+    assert picker.password.value == ""
+    picker.password.value = pasted
+    picker.connect("basic")
+    assert picker.password.value == "" and not picker.team.uses_locations
+    assert_no_token(picker, [pasted, *env.values()])
+
+
 def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, caplog):
     caplog.set_level(logging.DEBUG)
     bad = "tok_this-one-was-deleted-0123456789"  # the stand-in server echoes it in `given`
