@@ -103,6 +103,19 @@ def test_an_explicit_base_url_wins_and_needs_a_token(sb, monkeypatch, fresh_demo
         invtools.connect(base_url=sb.base_url)
 
 
+def test_connect_never_points_a_real_token_at_the_demo_server(monkeypatch, fresh_demo):
+    demo = notebook.demo_server()
+    monkeypatch.setenv("INVTOOLS_TOKEN_MINE", "tok_my-own-team-0123456789")
+    demo.clear_log()
+    with pytest.raises(invtools.ConfigError, match="not one of the built-in demo server's"):
+        invtools.connect("mine", base_url=demo.base_url)
+    monkeypatch.setenv("INVTOOLS_BASE_URL", demo.base_url)
+    with pytest.raises(invtools.ConfigError, match="not one of the built-in demo server's"):
+        invtools.connect("mine")
+    assert demo.requests == []
+    assert "tok_my-own" not in repr(notebook.session_summary())
+
+
 def test_stop_demo_server_starts_afresh(monkeypatch, fresh_demo, capsys):
     monkeypatch.setenv("INVTOOLS_TOKEN_BASIC", "the-users-own")  # not the demo's to remove
     first = invtools.connect(cache=False, progress=False, retries=0)

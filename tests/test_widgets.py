@@ -185,6 +185,57 @@ def test_a_pasted_token_is_emptied_whatever_is_done_next(server, env):
     assert_no_token(picker, [pasted, *env.values()])
 
 
+@pytest.fixture
+def demo():
+    """The built-in demo server as connect() starts it with no token in the environment: its
+    tokens exported as INVTOOLS_TOKEN_SHOP/_BASIC. Stopped afterwards."""
+    import invtools
+    from invtools.notebook import stop_demo_server
+
+    invtools.connect(quiet=True, cache=False)
+    yield invtools.demo_server()
+    stop_demo_server()
+
+
+def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_only):
+    from invtools import is_demo
+
+    picker = token_picker(client_options=FAST)  # no base_url: INVTOOLS_BASE_URL, else the service
+    assert picker.names == ["basic", "shop"] and picker.base_url == DEFAULT_BASE_URL
+    demo.clear_log()
+    picker.dropdown.value = "shop"
+    assert loopback_only == []  # nothing tried to leave this machine
+    assert picker.client is not None and is_demo(picker.client)
+    assert picker.team.name == demo.data("shop").team["name"]
+    assert [r.path for r in demo.requests] == ["/v1/teams/linked"]
+    assert demo.base_url in picker.message and "demo server" in picker.message
+    # Wherever the picker points, a demo token goes only to the demo server.
+    picker = token_picker(base_url="https://inventory.example.com", client_options=FAST)
+    picker.dropdown.value = "basic"
+    assert loopback_only == [] and is_demo(picker.client)
+    assert_no_token(picker, demo.tokens.values())
+
+
+def test_in_demo_mode_a_real_token_never_goes_to_the_demo_server(demo, loopback_only):
+    real = "tok_a-real-teams-token-0123456789abcdef"
+    # Pointed at the demo server (as a notebook may do): the pasted token is not sent at all.
+    picker = token_picker(base_url=demo.base_url, client_options=FAST)
+    demo.clear_log()
+    picker.password.value = real
+    picker.button.click()
+    assert demo.requests == [] and picker.client is None
+    assert "not one of the built-in demo server's" in picker.message
+    assert_no_token(picker, [real])
+    # Pointed nowhere: it goes to the real service's address (refused here), not the demo's.
+    picker = token_picker(client_options={**FAST, "retries": 0})
+    picker.password.value = real
+    picker.button.click()
+    assert demo.requests == [] and picker.client is None
+    assert loopback_only == ["rest.boxhero-app.com"]
+    assert f"Could not reach {DEFAULT_BASE_URL}" in picker.message
+    assert_no_token(picker, [real])
+
+
 def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, caplog):
     caplog.set_level(logging.DEBUG)
     bad = "tok_this-one-was-deleted-0123456789"  # the stand-in server echoes it in `given`

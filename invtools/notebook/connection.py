@@ -27,12 +27,12 @@ import threading
 import weakref
 from typing import Any
 
-from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV
+from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
 from invtools.api import Client
 from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
-           "is_demo", "session_summary"]
+           "is_demo", "session_summary", "token_home"]
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
@@ -166,6 +166,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
         # an explicit base_url= wins over the environment's
         if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
             client_options["base_url"] = os.environ[BASE_URL_ENV]
+        if "base_url" in client_options:  # never the demo server's: not a demo token
+            client_options["base_url"] = token_home(token, client_options["base_url"])
         return _remember(Client(token, **client_options))
     if "base_url" in client_options:
         raise ConfigError(
@@ -221,6 +223,40 @@ def session_summary() -> dict[str, Any]:
 
 def _is_demo_token(token: str) -> bool:
     return _server is not None and token in _server.tokens.values()
+
+
+def token_home(token: str, base_url: str) -> str:
+    """Where ``token`` may be sent: the built-in demo server of this process for one of its
+    demo tokens (wherever ``base_url`` points), else ``base_url``. A token that is not the
+    demo's is never sent to the demo server: :class:`ConfigError` if ``base_url`` is its.
+
+    >>> sb = demo_server()
+    >>> token_home(sb.tokens["shop"], "https://rest.boxhero-app.com") == sb.base_url
+    True
+    >>> token_home("tok_my-own", "https://rest.boxhero-app.com")
+    'https://rest.boxhero-app.com'
+    >>> token_home("tok_my-own", sb.base_url)               # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: this token is not one of the built-in demo server's, so it is not sent to the demo server at http://127.0.0.1:... ...
+    """
+    with _lock:
+        server = _server
+    if server is None:
+        return base_url
+    if token in server.tokens.values():
+        return server.base_url
+    try:
+        same = normalise_base_url(base_url) == server.base_url
+    except ConfigError:  # not a URL at all: the client says what is wrong with it
+        same = False
+    if same:
+        raise ConfigError(
+            f"this token is not one of the built-in demo server's, so it is not sent to the "
+            f"demo server at {server.base_url} (it knows only the demo teams "
+            f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
+            f"service's base_url (or none: {BASE_URL_ENV}, else the real service).")
+    return base_url
 
 
 def is_demo(client: Client) -> bool:

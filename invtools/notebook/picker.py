@@ -55,7 +55,7 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.notebook.connection import team_tokens
+from invtools.notebook.connection import is_demo, team_tokens, token_home
 
 __all__ = ["token_picker", "TokenPicker", "scrub"]
 
@@ -225,17 +225,21 @@ class TokenPicker(widgets.VBox):
         except ConfigError:
             pass
         self.button.disabled = True
-        self._say("info", f"Checking {_label(label)} against {self.base_url}{TEAM_PATH} …")
         client = None
+        base_url = self.base_url
         try:
-            client = Client(token, base_url=self.base_url, **self._options)
+            # A token goes only where it belongs: a demo token to the demo server, any other
+            # never there (ConfigError before anything is sent).
+            base_url = token_home(token, self.base_url)
+            self._say("info", f"Checking {_label(label)} against {base_url}{TEAM_PATH} …")
+            client = Client(token, base_url=base_url, **self._options)
             # Asked of the server, never the cache: the team is cached for hours, and a token
             # deleted meanwhile must be reported refused, not "Connected".
             team = client.team(refresh=True)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status line
             if client is not None:
                 client.close()
-            self._fail(scrub(self._explain(exc, label), secrets))  # closes the previous one
+            self._fail(scrub(self._explain(exc, label, base_url), secrets))  # and the old one
             return None
         finally:
             del token
@@ -245,7 +249,8 @@ class TokenPicker(widgets.VBox):
             self.dropdown.unobserve(self._on_dropdown, names="value")
             self.dropdown.value = None
             self.dropdown.observe(self._on_dropdown, names="value")
-        where = f"{_label(label)} at {self.base_url}"
+        where = f"{_label(label)} at {base_url}" + (" (the built-in demo server)"
+                                                     if is_demo(client) else "")
         who = (f"{team.name} (team {team.id}, {team.mode_name} mode)")
         if team.uses_locations:
             self._say("ok", f"Connected to {who} with {where}.", strong=team.name)
@@ -269,24 +274,25 @@ class TokenPicker(widgets.VBox):
                 self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
-    def _explain(self, exc: BaseException, label: str) -> str:
-        url = f"{self.base_url}{TEAM_PATH}"
+    @staticmethod
+    def _explain(exc: BaseException, label: str, base_url: str) -> str:
+        url = f"{base_url}{TEAM_PATH}"
         if isinstance(exc, AuthenticationError):
             ref = f" [correlation id {exc.correlation_id}]" if exc.correlation_id else ""
-            return (f"{_label(label).capitalize()}: token refused (401) by {self.base_url} — it "
+            return (f"{_label(label).capitalize()}: token refused (401) by {base_url} — it "
                     "may have been deleted; issue a new one under Settings > Integrations." + ref)
         if isinstance(exc, TransportError):
-            return (f"Could not reach {url}: {exc} Check the base URL ({self.base_url}; the "
+            return (f"Could not reach {url}: {exc} Check the base URL ({base_url}; the "
                     f"service is {DEFAULT_BASE_URL}) and this machine's network or proxy.")
         if isinstance(exc, NotFoundError):
-            return (f"{url} answered 404: {self.base_url} does not look like the inventory "
+            return (f"{url} answered 404: {base_url} does not look like the inventory "
                     f"API. Check the base URL: it is the API's root, e.g. {DEFAULT_BASE_URL}, "
                     "with nothing after the host.")
         if isinstance(exc, ConfigError):
             return f"Cannot use {_label(label)}: {exc}"
         if isinstance(exc, APIError):
             return (f"{url} answered {exc.status} ({exc.title or 'error'}); check the base URL "
-                    f"({self.base_url}) and try again. {exc}")
+                    f"({base_url}) and try again. {exc}")
         if isinstance(exc, InvtoolsError):
             return f"Checking {_label(label)} failed: {exc}"
         return f"Checking {_label(label)} failed unexpectedly: {type(exc).__name__}: {exc}"
@@ -341,7 +347,10 @@ def token_picker(
 
     - ``base_url``: where tokens are checked and clients point; ``None`` (the default) means
       ``INVTOOLS_BASE_URL`` from ``environ`` (default ``os.environ``) when set, else the real
-      service (the same rule as :func:`invtools.connect`).
+      service (the same rule as :func:`invtools.connect`). A token only goes where it belongs
+      (:func:`~invtools.notebook.connection.token_home`): the built-in demo server's tokens
+      (exported by :func:`invtools.connect` when it starts it) to the demo server, wherever
+      ``base_url`` points, and no other token to the demo server.
     - ``picker.client``: the ready :class:`~invtools.api.Client` (``None`` until a token
       works, and after a choice that failed); ``picker.team``: its team. The picker owns it:
       choosing another team, reconnecting, or a failed choice **closes** the previous client,
