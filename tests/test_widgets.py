@@ -633,12 +633,38 @@ def test_split_by_location_and_partner(tx):
     assert set(ex.table.columns) == {"Shop", "Store room"}
 
 
-def test_a_bad_range_is_a_message_not_an_exception(tx):
+def test_a_bad_range_is_a_message_in_words_not_an_exception(tx):
     ex = activity_explorer(tx)
-    ex.end.value = pd.Timestamp("2025-12-01").date()
-    assert "before start" in ex.message.value and ex.table.empty
-    ex.end.value = pd.Timestamp("2026-03-01").date()
+    ex.start.value = pd.Timestamp("2026-03-01").date()
+    ex.end.value = pd.Timestamp("2026-02-01").date()
+    assert "Start 2026-03-01 is after end 2026-02-01" in ex.message.value and ex.table.empty
+    assert "datetime" not in ex.message.value + repr(ex)
+    ex.end.value = pd.Timestamp("2026-03-31").date()
     assert ex.message.value == "" and not ex.table.empty
+
+
+def test_the_date_range_follows_the_frame_not_the_lines(server):
+    view = server.data("shop")
+    history = transactions_df(view.transactions)
+    lines = lines_df([view.transaction(row["id"]) for row in view.transactions])  # all of it
+    since = history["transaction_time"].max() - pd.Timedelta(days=60)
+    recent = history[history["transaction_time"] >= since]  # a frame fetched with since=
+    first, last = (recent["transaction_time"].min().date(),
+                   recent["transaction_time"].max().date())
+
+    ex = activity_explorer(recent, lines=lines)
+    assert (ex.start.value, ex.end.value) == (first, last)
+    assert (ex.start.min, ex.start.max, ex.end.min, ex.end.max) == (first, last, first, last)
+    ex.end.value = first - pd.Timedelta(days=30)  # outside the data: held at its edge
+    assert ex.end.value == first
+    ex.end.value = last
+    for split in ("type", "item"):
+        ex.by.value = split
+        # Weeks of the frame only: no months of zeros before it.
+        assert ex.table.index[0] == pd.Period(first, "W").start_time.tz_localize("UTC"), split
+        assert ex.table.index[-1] <= pd.Timestamp(last, tz="UTC"), split
+    in_range = lines[lines["transaction_time"] >= pd.Timestamp(first, tz="UTC")]
+    assert int(ex.table.to_numpy().sum()) == len(in_range)
 
 
 def test_explorer_from_a_client_with_lines(server):
