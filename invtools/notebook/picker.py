@@ -1,17 +1,17 @@
 """The token picker: choose a team's token safely and get a ready client.
 
 :func:`token_picker` offers the tokens found in the environment *by name* and a masked field
-to paste a new one, checks the chosen token against ``/v1/teams/linked`` (asking the server each time: a cached
-team would call a token deleted since "Connected") and hands out a ready
-:class:`~invtools.api.Client`. It is an ipywidgets ``VBox``: display it by leaving it last in a
-cell.
+to paste a new one, checks the chosen token against ``/v1/teams/linked`` (asking the server
+each time: a cached team would call a token deleted since "Connected") and hands out a ready
+:class:`~invtools.api.Client`. It is an ipywidgets ``VBox``: display it by leaving it last in
+a cell.
 
 How the picker keeps tokens out of sight: widget state is what a notebook saves (and what the
 browser holds), so no synced trait ever holds a token. The dropdown's options are names; the
 environment is read again at the moment a name is chosen; the ``Password`` field is emptied
 by every action (Connect, choosing a name instead, :meth:`~TokenPicker.refresh`) as soon as
-it is read, before the network check; status lines and the picker's repr are built
-from the team's name, never the token, and every message (and log line) is scrubbed of the
+it is read, before the network check; status lines and the picker's repr are built from the
+team's name, never the token, and every message (and log line) is scrubbed of the
 token even when the server echoes it back. The token then lives only inside the client's HTTP
 session.
 
