@@ -7,10 +7,17 @@
   no quirks or faults -- tests switch those on where they are the point;
 - ``make_client``: ``make_client(sb, team="shop", **overrides)`` -> a :class:`Client` for one
   of the sandbox's teams, with its own cache file in ``tmp_path``, pacing off, no progress
-  bar, and short backoff so retry tests stay quick.
+  bar, and short backoff so retry tests stay quick;
+- ``loopback_only``: for the test's duration every attempt to reach a host that is not this
+  machine is refused (no DNS, no connection) and recorded in the list it returns, so a test of
+  code that could reach the real service proves that it did not;
+- ``open_files``: ``open_files(path)`` -> how many file descriptors of this process are open
+  on ``path`` or its journal files (Linux: skips where ``/proc/self/fd`` is missing).
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -51,6 +58,63 @@ def make_client(tmp_path):
     yield make
     for client in made:
         client.close()
+
+
+@pytest.fixture
+def loopback_only(monkeypatch) -> list[str]:
+    import ipaddress
+    import socket
+
+    refused: list[str] = []
+
+    def here(host) -> bool:
+        host = host.decode() if isinstance(host, bytes) else str(host)
+        if host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host.split("%")[0]).is_loopback
+        except ValueError:  # a name other than localhost
+            return False
+
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def getaddrinfo(host, *args, **kwargs):
+        if not here(host):
+            refused.append(str(host))
+            raise socket.gaierror(socket.EAI_NONAME, f"this test reaches no host but this "
+                                                     f"machine; refused {host}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(sock, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not here(address[0]):
+            refused.append(str(address[0]))
+            raise ConnectionRefusedError(f"this test reaches no host but this machine; "
+                                         f"refused {address[0]}")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return refused
+
+
+@pytest.fixture
+def open_files():
+    from pathlib import Path
+
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd (Linux) to see open files")
+
+    def count(path) -> int:
+        found = 0
+        for fd in fds.iterdir():
+            try:
+                found += os.readlink(fd).startswith(str(path))
+            except OSError:  # closed between listing and reading
+                pass
+        return found
+
+    return count
 
 
 class FakeClock:

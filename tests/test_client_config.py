@@ -143,14 +143,7 @@ def test_token_in_no_repr_str_or_attribute():
     assert "not fetched yet" in repr(c)
 
 
-def test_repr_html_never_shows_the_token_even_when_the_team_is_unreachable():
-    c = make(retries=0, timeout=0.5)
-    out = c._repr_html_()
-    assert TOKEN not in out
-    assert "could not reach" in out and "client.team()" in out
-
-
-def test_repr_html_of_an_unreachable_client_tries_once_and_does_not_block():
+def test_repr_html_of_an_unreachable_client_shows_what_it_knows_and_tries_nothing():
     import socket
     import time
 
@@ -158,13 +151,12 @@ def test_repr_html_of_an_unreachable_client_tries_once_and_does_not_block():
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    # With these settings a real call would retry 5 times with seconds of backoff.
     c = make(base_url=f"http://127.0.0.1:{port}", retries=5, backoff=2.0)
     started = time.monotonic()
     out = c._repr_html_()
-    assert time.monotonic() - started < 3  # generous: a refused connection is immediate
-    assert "could not reach" in out and "refused" in out and TOKEN not in out
-    assert c.stats.retries == 0 and c.stats.sent == 0  # refused: nothing went out
+    assert time.monotonic() - started < 0.5
+    assert "team not fetched yet" in out and "client.team()" in out and TOKEN not in out
+    assert f"127.0.0.1:{port}" in out and c.stats.sent == 0
     assert "not fetched yet" in repr(c)
 
 

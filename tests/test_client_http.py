@@ -214,6 +214,7 @@ def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
 
 def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
     c = make_client(sb)
+    c.team()
     out = c._repr_html_()
     team = sb.data("shop").team
     assert str(team["id"]) in out and "Location mode (2)" in out

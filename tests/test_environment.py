@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 import invtools
@@ -62,6 +65,23 @@ def test_session_summary_counts_requests_and_cache_hits(fresh_demo, tmp_path):
     assert s["rows"] == 2 * len(notebook.demo_server().data("shop").items)
 
 
+def test_connect_keeps_no_client_alive(fresh_demo, tmp_path, open_files):
+    cache = tmp_path / "c.sqlite"
+    dropped = invtools.connect(quiet=True, cache=cache, progress=False)
+    kept = invtools.connect("basic", quiet=True, cache=False, progress=False)
+    dropped.team()
+    kept.team()
+    assert open_files(cache) > 0
+    gone = weakref.ref(dropped)
+    del dropped
+    gc.collect()
+    assert gone() is None  # connect() remembered it only weakly
+    assert open_files(cache) == 0  # and its session was closed when it went
+    # The summary counts the clients still in use.
+    summary = notebook.session_summary()
+    assert summary["teams"] == [kept.team().name] and summary["sent"] == 1
+
+
 def test_team_tokens_never_display_a_token(monkeypatch):
     monkeypatch.setenv("INVTOOLS_TOKEN_SHOP", "tok-shop-secret")
     monkeypatch.setenv("INVTOOLS_TOKEN", "tok-default-secret")
@@ -81,6 +101,19 @@ def test_an_explicit_base_url_wins_and_needs_a_token(sb, monkeypatch, fresh_demo
     monkeypatch.delenv("INVTOOLS_TOKEN")
     with pytest.raises(invtools.ConfigError, match="no token"):
         invtools.connect(base_url=sb.base_url)
+
+
+def test_connect_never_points_a_real_token_at_the_demo_server(monkeypatch, fresh_demo):
+    demo = notebook.demo_server()
+    monkeypatch.setenv("INVTOOLS_TOKEN_MINE", "tok_my-own-team-0123456789")
+    demo.clear_log()
+    with pytest.raises(invtools.ConfigError, match="not one of the built-in demo server's"):
+        invtools.connect("mine", base_url=demo.base_url)
+    monkeypatch.setenv("INVTOOLS_BASE_URL", demo.base_url)
+    with pytest.raises(invtools.ConfigError, match="not one of the built-in demo server's"):
+        invtools.connect("mine")
+    assert demo.requests == []
+    assert "tok_my-own" not in repr(notebook.session_summary())
 
 
 def test_stop_demo_server_starts_afresh(monkeypatch, fresh_demo, capsys):

@@ -366,6 +366,60 @@ def test_a_mirror_in_new_folders_is_private_all_the_way_down(sb, client, tmp_pat
     assert stat.S_IMODE(tmp_path.stat().st_mode) == outside  # an existing folder: untouched
 
 
+def test_a_default_mirror_folder_is_private(client, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    umask = os.umask(0o022)
+    try:
+        mirror = TransactionMirror(None, client)
+    finally:
+        os.umask(umask)
+    for folder in (tmp_path / "data" / "invtools", mirror.path.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def folder_state(folder: Path) -> dict:
+    return {p.name: (stat.S_IMODE(p.stat().st_mode), p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted(folder.iterdir())}
+
+
+def test_repr_reads_the_file_and_changes_nothing(mirror):
+    before = folder_state(mirror.path.parent)
+    text, page = repr(mirror), mirror._repr_html_()
+    assert f"{SIZE} transactions" in text and "last sync" in text
+    assert "Greenfield" in page and str(SIZE) in page
+    assert folder_state(mirror.path.parent) == before
+    # With another connection holding the file open (its journal files exist), the same.
+    with sqlite3.connect(mirror.path) as other:
+        other.execute("SELECT count(*) FROM transactions").fetchone()
+        before = folder_state(mirror.path.parent)
+        assert f"{SIZE} transactions" in repr(mirror)
+        assert folder_state(mirror.path.parent) == before
+    other.close()
+
+
+def test_repr_of_a_removed_file_says_so_and_makes_no_file(mirror):
+    folder = mirror.path.parent
+    for f in folder.glob(mirror.path.name + "*"):
+        f.unlink()
+    before = sorted(folder.iterdir())
+    text, page = repr(mirror), mirror._repr_html_()
+    assert str(mirror.path) in text and "file missing" in text and "file missing" in page
+    assert sorted(folder.iterdir()) == before  # nothing re-created
+    # Reading it is an error that says what happened, and makes no file either.
+    with pytest.raises(ConfigError, match="no longer exists"):
+        mirror.transactions_df()
+    with pytest.raises(ConfigError, match="no longer exists"):
+        mirror.sync()
+    assert sorted(p for p in folder.iterdir() if not p.name.endswith(".lock")) == before
+
+
+def test_repr_of_an_unreadable_file_never_raises(mirror):
+    mirror.path.write_bytes(b"not a database at all, just text")
+    before = folder_state(mirror.path.parent)
+    assert "cannot read" in repr(mirror) and "cannot read" in mirror._repr_html_()
+    assert folder_state(mirror.path.parent) == before
+
+
 def test_frames_say_they_come_from_the_mirror_of_which_team_and_service(sb, client, mirror):
     mirror.sync()
     team = client.team()

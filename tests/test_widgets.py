@@ -12,11 +12,9 @@ from __future__ import annotations
 import html
 import json
 import logging
-import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -152,6 +150,92 @@ def test_pasted_token_is_cleared_before_it_reaches_the_network():
         picker.client.close()
 
 
+def test_a_revoked_token_is_refused_even_while_its_team_is_cached(sb, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, the cache's included
+    picker = token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]},
+                          client_options={**FAST, "cache": tmp_path / "responses.sqlite"})
+    picker.dropdown.value = "shop"
+    assert picker.client is not None and "Connected" in picker.message
+    sb.revoke_token("shop")  # deleted in the web app meanwhile; the team is cached for hours
+    picker.button.click()  # check it again
+    assert picker.client is None and picker.team is None
+    assert "token refused" in picker.message and "✗" in picker.status.value
+    # The server was asked each time, and said no the second time.
+    assert [(r.path, r.status) for r in sb.requests] == [("/v1/teams/linked", 200),
+                                                          ("/v1/teams/linked", 401)]
+    assert_no_token(picker, [sb.tokens["shop"]], caplog.text)
+
+
+def test_a_pasted_token_is_emptied_whatever_is_done_next(server, env):
+    pasted = "tok_pasted-then-a-name-was-chosen-0123456789"
+    picker = picker_for(server)
+    picker.password.value = pasted
+    picker.dropdown.value = "shop"  # a name chosen instead of pressing Connect
+    assert picker.password.value == ""
+    assert picker.team.name == server.data("shop").team["name"]  # the choice wins
+    assert "pasted token was not used" in picker.message
+    assert_no_token(picker, [pasted, *env.values()])
+
+    picker.password.value = pasted
+    picker.refresh()
+    assert picker.password.value == ""
+    picker.password.value = pasted
+    picker.connect("basic")
+    assert picker.password.value == "" and not picker.team.uses_locations
+    assert_no_token(picker, [pasted, *env.values()])
+
+
+@pytest.fixture
+def demo():
+    """The built-in demo server as connect() starts it with no token in the environment: its
+    tokens exported as INVTOOLS_TOKEN_SHOP/_BASIC. Stopped afterwards."""
+    import invtools
+    from invtools.notebook import stop_demo_server
+
+    invtools.connect(quiet=True, cache=False)
+    yield invtools.demo_server()
+    stop_demo_server()
+
+
+def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_only):
+    from invtools import is_demo
+
+    picker = token_picker(client_options=FAST)  # no base_url: INVTOOLS_BASE_URL, else the service
+    assert picker.names == ["basic", "shop"] and picker.base_url == DEFAULT_BASE_URL
+    demo.clear_log()
+    picker.dropdown.value = "shop"
+    assert loopback_only == []  # nothing tried to leave this machine
+    assert picker.client is not None and is_demo(picker.client)
+    assert picker.team.name == demo.data("shop").team["name"]
+    assert [r.path for r in demo.requests] == ["/v1/teams/linked"]
+    assert demo.base_url in picker.message and "demo server" in picker.message
+    # Wherever the picker points, a demo token goes only to the demo server.
+    picker = token_picker(base_url="https://inventory.example.com", client_options=FAST)
+    picker.dropdown.value = "basic"
+    assert loopback_only == [] and is_demo(picker.client)
+    assert_no_token(picker, demo.tokens.values())
+
+
+def test_in_demo_mode_a_real_token_never_goes_to_the_demo_server(demo, loopback_only):
+    real = "tok_a-real-teams-token-0123456789abcdef"
+    # Pointed at the demo server (as a notebook may do): the pasted token is not sent at all.
+    picker = token_picker(base_url=demo.base_url, client_options=FAST)
+    demo.clear_log()
+    picker.password.value = real
+    picker.button.click()
+    assert demo.requests == [] and picker.client is None
+    assert "not one of the built-in demo server's" in picker.message
+    assert_no_token(picker, [real])
+    # Pointed nowhere: it goes to the real service's address (refused here), not the demo's.
+    picker = token_picker(client_options={**FAST, "retries": 0})
+    picker.password.value = real
+    picker.button.click()
+    assert demo.requests == [] and picker.client is None
+    assert loopback_only == ["rest.boxhero-app.com"]
+    assert f"Could not reach {DEFAULT_BASE_URL}" in picker.message
+    assert_no_token(picker, [real])
+
+
 def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, caplog):
     caplog.set_level(logging.DEBUG)
     bad = "tok_this-one-was-deleted-0123456789"  # the stand-in server echoes it in `given`
@@ -219,20 +303,6 @@ def test_a_failed_choice_drops_the_previous_client(server, env, monkeypatch):
     assert "INVTOOLS_TOKEN_BASIC" in picker.message
 
 
-def open_files(path) -> int:
-    """How many file descriptors of this process are open on ``path`` (or its journal files)."""
-    fds = Path("/proc/self/fd")
-    if not fds.is_dir():
-        pytest.skip("needs /proc/self/fd (Linux) to see open files")
-    count = 0
-    for fd in fds.iterdir():
-        try:
-            count += os.readlink(fd).startswith(str(path))
-        except OSError:  # closed between listing and reading
-            pass
-    return count
-
-
 def live_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.is_alive()}
 
@@ -243,16 +313,16 @@ def assert_ended(threads: set[threading.Thread]) -> None:
     assert not [t for t in threads if t.is_alive()]
 
 
-# The picker's promise: the client it replaces is closed, so its connections, cache file and
-# rate limiter's thread do not pile up. Seen from outside: the cache file is held open by one
-# client at a time, and every thread a replaced client started (its limiter's, the server's for
-# its connection) ends.
+# The picker's promise: the client it replaces is closed, so its connections and cache file do
+# not pile up. Seen from outside: the cache file is held open by one client at a time, and every
+# thread a replaced client caused (the server's, one per kept-alive connection) ends.
 
 
-def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path):
+def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path,
+                                                    open_files):
     cache = tmp_path / "responses.sqlite"
     before = live_threads()
-    # Rate-limited (generously) so each client runs a limiter thread.
+    # Rate-limited (generously): pacing must not start threads of its own either.
     picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
     old_and_new = []
     picker.observe(lambda ch: old_and_new.append((ch["old"], ch["new"])), names="client")
@@ -293,7 +363,7 @@ def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tm
 
 
 def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch,
-                                                                    tmp_path):
+                                                                    tmp_path, open_files):
     closed = []
     real_close = Client.close
     monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))
@@ -563,12 +633,38 @@ def test_split_by_location_and_partner(tx):
     assert set(ex.table.columns) == {"Shop", "Store room"}
 
 
-def test_a_bad_range_is_a_message_not_an_exception(tx):
+def test_a_bad_range_is_a_message_in_words_not_an_exception(tx):
     ex = activity_explorer(tx)
-    ex.end.value = pd.Timestamp("2025-12-01").date()
-    assert "before start" in ex.message.value and ex.table.empty
-    ex.end.value = pd.Timestamp("2026-03-01").date()
+    ex.start.value = pd.Timestamp("2026-03-01").date()
+    ex.end.value = pd.Timestamp("2026-02-01").date()
+    assert "Start 2026-03-01 is after end 2026-02-01" in ex.message.value and ex.table.empty
+    assert "datetime" not in ex.message.value + repr(ex)
+    ex.end.value = pd.Timestamp("2026-03-31").date()
     assert ex.message.value == "" and not ex.table.empty
+
+
+def test_the_date_range_follows_the_frame_not_the_lines(server):
+    view = server.data("shop")
+    history = transactions_df(view.transactions)
+    lines = lines_df([view.transaction(row["id"]) for row in view.transactions])  # all of it
+    since = history["transaction_time"].max() - pd.Timedelta(days=60)
+    recent = history[history["transaction_time"] >= since]  # a frame fetched with since=
+    first, last = (recent["transaction_time"].min().date(),
+                   recent["transaction_time"].max().date())
+
+    ex = activity_explorer(recent, lines=lines)
+    assert (ex.start.value, ex.end.value) == (first, last)
+    assert (ex.start.min, ex.start.max, ex.end.min, ex.end.max) == (first, last, first, last)
+    ex.end.value = first - pd.Timedelta(days=30)  # outside the data: held at its edge
+    assert ex.end.value == first
+    ex.end.value = last
+    for split in ("type", "item"):
+        ex.by.value = split
+        # Weeks of the frame only: no months of zeros before it.
+        assert ex.table.index[0] == pd.Period(first, "W").start_time.tz_localize("UTC"), split
+        assert ex.table.index[-1] <= pd.Timestamp(last, tz="UTC"), split
+    in_range = lines[lines["transaction_time"] >= pd.Timestamp(first, tz="UTC")]
+    assert int(ex.table.to_numpy().sum()) == len(in_range)
 
 
 def test_explorer_from_a_client_with_lines(server):

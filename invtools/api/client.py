@@ -27,6 +27,7 @@ import math
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -47,8 +48,7 @@ from invtools.api.pagination import DEFAULT_LIMIT, Page, RawPage, iter_pages, it
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, team_mode_message
-from invtools.errors import APIError, ConfigError, PaginationError, TeamModeError, \
-    TransportError
+from invtools.errors import APIError, ConfigError, PaginationError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.api.snapshot import NotInSnapshot, SnapshotReader
 from invtools.http.cache import cached_entry, clear_entries, default_max_age, resolve_cache_path
@@ -72,10 +72,6 @@ class Client(EndpointsMixin, FramesMixin):
     exponential backoff. ``progress``: show progress bars on long walks. ``clock``: what
     waits are measured and slept on (tests pass a fake one).
     """
-
-    #: A display asks for the team once, briefly: it must not block a notebook through the
-    #: retries and backoff that a real call would sit out.
-    DISPLAY_TIMEOUT = (1.0, 3.0)
 
     def __init__(
         self,
@@ -140,6 +136,9 @@ class Client(EndpointsMixin, FramesMixin):
                                     on_team_mode=self._team_mode_error)
         self._team: Team | None = None
         self._team_lock = threading.RLock()
+        # A client nobody closes still lets go of its connections and cache file once it is
+        # garbage (the finalizer holds the session, never the client).
+        self._closer = weakref.finalize(self, session.close)
 
     # -- settings, read through the one request path
 
@@ -150,8 +149,9 @@ class Client(EndpointsMixin, FramesMixin):
     # -- lifecycle and display
 
     def close(self) -> None:
-        """Close the connection pool and the cache file."""
-        self._requester.session.close()
+        """Close the connection pool and the cache file (again: harmless). A client that is
+        never closed does this when it is garbage-collected."""
+        self._closer()
 
     def __enter__(self) -> Client:
         return self
@@ -171,17 +171,13 @@ class Client(EndpointsMixin, FramesMixin):
         return f"Client(base_url={base!r}, team={team}, cache={cache}, rate_limit={rate})"
 
     def _repr_html_(self) -> str:
+        # A display shows what the client knows and sends nothing: waiting on the network
+        # would freeze the notebook each time the client is shown.
         e = html.escape
-        try:
-            t = self._team or self._team_for_display()
-            team = (f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
-                    f"{e(t.mode_name)} mode ({t.mode})")
-        except TransportError as exc:
-            team = (f"<i>not fetched yet, could not reach the API: {e(str(exc))} Call "
-                    "client.team() to try again.</i>")
-        except Exception as exc:  # noqa: BLE001 - a display must not raise
-            team = (f"<i>not fetched yet ({e(type(exc).__name__)}: {e(str(exc))}); call "
-                    "client.team() to try again</i>")
+        t = self._team
+        team = (f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
+                f"{e(t.mode_name)} mode ({t.mode})" if t is not None
+                else "<i>team not fetched yet: client.team() fetches it</i>")
         s = self.stats
         rows = [("Team", team), ("API", e(self.base_url)),
                 ("Cache", e(str(self.cache_path)) if self.cache_path else "off"),
@@ -191,20 +187,6 @@ class Client(EndpointsMixin, FramesMixin):
         body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>"
                        f"{v}</td></tr>" for k, v in rows)
         return f"<table><caption>invtools Client</caption>{body}</table>"
-
-    def _team_for_display(self) -> Team:
-        """The team for a repr: one attempt, no retries, short timeouts (the cache still
-        answers if it can). Raises like :meth:`team`."""
-        if not self._team_lock.acquire(timeout=self.DISPLAY_TIMEOUT[1]):
-            raise TimeoutError("another thread is fetching the team")
-        try:
-            if self._team is None:
-                body = self._requester.send(TEAM_PATH, None, retries=0, timeout=tuple(
-                    min(a, b) for a, b in zip(self.DISPLAY_TIMEOUT, self.timeout)))[0]
-                self._team = Team.from_body(body)
-            return self._team
-        finally:
-            self._team_lock.release()
 
     # -- stats and provenance
 

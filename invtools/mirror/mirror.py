@@ -47,7 +47,10 @@ class TransactionMirror:
     ``path=None`` uses a file per team and service (base URL) in the user data directory
     (needs ``client``).
     ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
-    The file is created readable by its owner only (0600) and never holds a token.
+    The file is created readable by its owner only (0600, in folders it makes 0700) and never
+    holds a token. Its repr reads the file without creating or changing any file, and says
+    "file missing" rather than raising when the file is gone; the other methods raise a
+    :class:`~invtools.errors.ConfigError` then, and never make a new file behind your back.
 
     >>> mirror = TransactionMirror(None, client)    # the team's file in the user data folder
     >>> mirror.sync().new > 0                       # first sync: full
@@ -158,6 +161,8 @@ class TransactionMirror:
         started = pd.Timestamp.now(tz="UTC")
         team = client.team()
         client.require_locations(TXS_PATH)  # before the lock file or anything else is written
+        if not self.path.exists():
+            raise store.missing(self.path)
         # Two syncs of one file would share the staging table: the second one's re-walk
         # empties it under the first, whose apply step would then mark every row removed.
         with store.sync_lock(self.path), store.connect(self.path) as conn:
@@ -284,29 +289,7 @@ class TransactionMirror:
          'interrupted_sync_pending']
         """
         with store.connect(self.path) as conn:
-            one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
-            last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
-            last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
-            team_id = store.get_meta(conn, "team_id")
-            return {
-                "path": str(self.path),
-                "team_id": None if team_id is None else int(team_id),
-                "team_name": store.get_meta(conn, "team_name"),
-                "base_url": store.get_meta(conn, "base_url"),
-                "transactions": one("SELECT count(*) FROM transactions "
-                                    "WHERE removed_at IS NULL")[0],
-                "removed": one("SELECT count(*) FROM transactions "
-                               "WHERE removed_at IS NOT NULL")[0],
-                "lines": one("SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
-                             "JOIN details d ON d.id = t.id AND d.revision = t.revision "
-                             "WHERE t.removed_at IS NULL")[0],
-                "revisions": one("SELECT count(*) FROM revisions")[0],
-                "syncs": one("SELECT count(*) FROM syncs")[0],
-                "last_sync": None if last is None else pd.Timestamp(last[0]),
-                "last_sync_kind": None if last is None else last[1],
-                "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
-                "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
-            }
+            return _info(self.path, conn)
 
     def _origin(self, conn: sqlite3.Connection) -> Provenance:
         """Whose rows these are and how fresh: the file's team and service, and when its
@@ -321,8 +304,21 @@ class TransactionMirror:
             fetched_at=None if last is None else last[0],
             data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime())
 
+    def _peek(self) -> tuple[dict | None, str | None]:
+        """:meth:`info` for a display, read without creating or changing any file, never
+        raising: (info, None), or (None, why not)."""
+        try:
+            with store.peek(self.path) as conn:
+                return _info(self.path, conn), None
+        except FileNotFoundError:
+            return None, "file missing"
+        except Exception as exc:  # noqa: BLE001 - a display must not raise
+            return None, f"cannot read the file: {exc}"
+
     def __repr__(self) -> str:
-        i = self.info()
+        i, problem = self._peek()
+        if i is None:
+            return f"TransactionMirror({str(self.path)!r}, {problem})"
         last = ("never synced" if i["last_sync"] is None
                 else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})")
         return (f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
@@ -330,12 +326,38 @@ class TransactionMirror:
                 f"{last})")
 
     def _repr_html_(self) -> str:
-        i = self.info()
+        i, problem = self._peek()
+        shown = i if i is not None else {"path": str(self.path), "problem": problem}
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in i.items())
+            for k, v in shown.items())
         return f"<b>TransactionMirror</b><table>{rows}</table>"
+
+
+def _info(path: Path, conn: sqlite3.Connection) -> dict:
+    """What :meth:`TransactionMirror.info` says, read from ``conn``."""
+    one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
+    last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
+    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
+    team_id = store.get_meta(conn, "team_id")
+    return {
+        "path": str(path),
+        "team_id": None if team_id is None else int(team_id),
+        "team_name": store.get_meta(conn, "team_name"),
+        "base_url": store.get_meta(conn, "base_url"),
+        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL")[0],
+        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL")[0],
+        "lines": one("SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+                     "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+                     "WHERE t.removed_at IS NULL")[0],
+        "revisions": one("SELECT count(*) FROM revisions")[0],
+        "syncs": one("SELECT count(*) FROM syncs")[0],
+        "last_sync": None if last is None else pd.Timestamp(last[0]),
+        "last_sync_kind": None if last is None else last[1],
+        "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
+        "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
+    }
 
 
 def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:

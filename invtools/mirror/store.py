@@ -37,7 +37,7 @@ except ImportError:
     msvcrt = None  # type: ignore[assignment]
 
 __all__ = [
-    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "init_schema",
+    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "missing", "peek", "init_schema",
     "write_transaction", "get_meta", "set_meta", "lock_path", "sync_lock", "stage",
     "DetailBatch",
 ]
@@ -136,8 +136,16 @@ def default_path(team_id: int, base_url: str) -> Path:
 @contextlib.contextmanager
 def connect(path: Path) -> Iterator[sqlite3.Connection]:
     """A connection to the file in autocommit mode (transactions are opened explicitly with
-    :func:`write_transaction`); a file that is not SQLite is a :class:`ConfigError`."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    :func:`write_transaction`). It never creates the file (the mirror makes it private first,
+    with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`
+    (:func:`missing`), and so is a file that is not SQLite."""
+    try:
+        conn = sqlite3.connect(_uri(path, mode="rw"), uri=True, isolation_level=None,
+                               timeout=30)
+    except sqlite3.OperationalError as exc:
+        if not Path(path).exists():
+            raise missing(path) from exc
+        raise
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
@@ -151,6 +159,40 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
         raise
     finally:
         conn.close()
+
+
+def missing(path: Path) -> ConfigError:
+    """The error for a mirror file that was removed (or moved) after it was opened."""
+    return ConfigError(f"the mirror file {path} no longer exists (removed or moved?); open it "
+                       "again with TransactionMirror(path, client) to start a new one")
+
+
+@contextlib.contextmanager
+def peek(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only look at the file that creates, changes and removes nothing, for displays.
+
+    With no journal files next to it, no connection has the file open and it is whole: it is
+    read as immutable, so SQLite opens no journal file either. With both (another connection
+    has it open, or one was killed), it is read through them, read-only. Raises
+    ``FileNotFoundError`` when the file is gone and ``sqlite3.Error`` when it cannot be read.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(str(path))
+    journals = [Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")]
+    if any(journals) and not all(journals):
+        raise sqlite3.OperationalError("another connection is opening or closing the file")
+    conn = sqlite3.connect(_uri(path, mode="ro", **({} if any(journals) else {"immutable": 1})),
+                           uri=True, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _uri(path: Path, **query: object) -> str:
+    """The file's ``file:`` URI (percent-encoded, so any file name works) with ``query``."""
+    return Path(path).absolute().as_uri() + "?" + "&".join(f"{k}={v}" for k, v in query.items())
 
 
 def init_schema(conn: sqlite3.Connection, path: Path | str) -> None:

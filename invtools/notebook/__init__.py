@@ -4,8 +4,8 @@ What lives here:
 
 - :mod:`~invtools.notebook.connection`: :func:`connect`, :func:`demo_server`,
   :func:`stop_demo_server`, :func:`team_tokens` (:class:`TeamTokens`), :func:`is_demo`,
-  :func:`session_summary`: tokens from the environment, or the stand-in server with demo data
-  when there is none.
+  :func:`session_summary`, :func:`token_home`: tokens from the environment, or the stand-in
+  server with demo data when there is none; where a token may be sent.
 - :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
@@ -35,6 +35,7 @@ from invtools.notebook.connection import (
     session_summary,
     stop_demo_server,
     team_tokens,
+    token_home,
 )
 
 # name -> module that defines it; imported on first access (PEP 562): they need ipywidgets.
@@ -54,6 +55,7 @@ __all__ = [
     "TeamTokens",
     "is_demo",
     "session_summary",
+    "token_home",
     *_WIDGETS,
 ]
 

@@ -6,8 +6,10 @@ team. Without a token it starts the stand-in server (:mod:`invtools.sandbox`) in
 of the kernel, says so loudly, and returns a client of its demo shop, so a notebook runs on a
 fresh machine with no account.
 
-The demo server, the clients :func:`connect` made and whether the banner was said are state of
-this process; :func:`stop_demo_server` stops the server and forgets the rest.
+The demo server, the clients :func:`connect` made (remembered weakly, for
+:func:`session_summary`: a client you drop is collected, and its session closed, as if
+:func:`connect` had never seen it) and whether the banner was said are state of this process;
+:func:`stop_demo_server` stops the server and forgets the rest.
 
 >>> client = connect(quiet=True)            # no INVTOOLS_TOKEN here: the demo shop
 >>> client.team().name
@@ -18,24 +20,29 @@ this process; :func:`stop_demo_server` stops the server and forgets the rest.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import sys
 import threading
+import weakref
 from typing import Any
 
-from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV
+from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
 from invtools.api import Client
 from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
-           "is_demo", "session_summary"]
+           "is_demo", "session_summary", "token_home"]
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
 _server_cm: Any = None
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
 _announced = False
-_clients: list[Any] = []  # clients made by connect() in this process, for session_summary()
+# Clients made by connect() in this process, for session_summary(); weakly, so that connect()
+# keeps no client (its connections, its cache file) alive.
+_clients: weakref.WeakValueDictionary[int, Client] = weakref.WeakValueDictionary()
+_made = itertools.count()
 
 
 def demo_server(*, rate_limit: int = 0, **options: Any):
@@ -159,6 +166,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
         # an explicit base_url= wins over the environment's
         if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
             client_options["base_url"] = os.environ[BASE_URL_ENV]
+        if "base_url" in client_options:  # never the demo server's: not a demo token
+            client_options["base_url"] = token_home(token, client_options["base_url"])
         return _remember(Client(token, **client_options))
     if "base_url" in client_options:
         raise ConfigError(
@@ -186,19 +195,20 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
 
 
 def _remember(client: Client) -> Client:
-    _clients.append(client)
+    _clients[next(_made)] = client  # numbered: the summary lists teams in the order made
     return client
 
 
 def session_summary() -> dict[str, Any]:
-    """What the clients made by :func:`connect` in this process did: team names, rows and
-    pages fetched, requests sent, responses served from cache. No tokens.
+    """What the clients made by :func:`connect` in this process and still in use did: team
+    names, rows and pages fetched, requests sent, responses served from cache. No tokens. (A
+    client that was dropped and garbage-collected is no longer counted.)
 
     >>> session_summary()["sent"]
     0
     """
     totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
-    for client in _clients:
+    for client in list(_clients.values()):  # a copy: one may be collected meanwhile
         try:
             team_name = client.team().name  # fetched once per client: normally no request
         except InvtoolsError:
@@ -213,6 +223,40 @@ def session_summary() -> dict[str, Any]:
 
 def _is_demo_token(token: str) -> bool:
     return _server is not None and token in _server.tokens.values()
+
+
+def token_home(token: str, base_url: str) -> str:
+    """Where ``token`` may be sent: the built-in demo server of this process for one of its
+    demo tokens (wherever ``base_url`` points), else ``base_url``. A token that is not the
+    demo's is never sent to the demo server: :class:`ConfigError` if ``base_url`` is its.
+
+    >>> sb = demo_server()
+    >>> token_home(sb.tokens["shop"], "https://rest.boxhero-app.com") == sb.base_url
+    True
+    >>> token_home("tok_my-own", "https://rest.boxhero-app.com")
+    'https://rest.boxhero-app.com'
+    >>> token_home("tok_my-own", sb.base_url)               # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: this token is not one of the built-in demo server's, ...
+    """
+    with _lock:
+        server = _server
+    if server is None:
+        return base_url
+    if token in server.tokens.values():
+        return server.base_url
+    try:
+        same = normalise_base_url(base_url) == server.base_url
+    except ConfigError:  # not a URL at all: the client says what is wrong with it
+        same = False
+    if same:
+        raise ConfigError(
+            f"this token is not one of the built-in demo server's, so it is not sent to the "
+            f"demo server at {server.base_url} (it knows only the demo teams "
+            f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
+            f"service's base_url (or none: {BASE_URL_ENV}, else the real service).")
+    return base_url
 
 
 def is_demo(client: Client) -> bool:

@@ -36,7 +36,8 @@ _PERIOD_FORMAT = {"D": "%a %Y-%m-%d", "W": "week of %Y-%m-%d", "M": "%B %Y"}
 class ActivityExplorer(widgets.VBox):
     """Transaction activity with controls; see :func:`activity_explorer`.
 
-    Controls (set their ``.value`` from code too): ``start``, ``end`` (DatePicker),
+    Controls (set their ``.value`` from code too): ``start``, ``end`` (DatePicker, bounded by
+    the frame's first and last day),
     ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``by``
     ("type"/"location"/"partner", "item" with lines), ``types`` (a tuple of in/out/move/adjust),
     ``kind`` ("bar"/"line"). After each change: ``figure`` and ``ax`` (what is drawn),
@@ -74,10 +75,12 @@ class ActivityExplorer(widgets.VBox):
 
         item_frame = lines if lines is not None else (data if _has_items(data) else None)
         self._item_frame = item_frame
+        # The range follows the frame: its first and last day are the pickers' bounds and the
+        # default range (a frame fetched with since= is not drawn over the lines' whole past).
         first, last = self._date_bounds()
-        self.start = widgets.DatePicker(value=first, description="From",
+        self.start = widgets.DatePicker(value=first, min=first, max=last, description="From",
                                         layout=widgets.Layout(width="18em"))
-        self.end = widgets.DatePicker(value=last, description="To",
+        self.end = widgets.DatePicker(value=last, min=first, max=last, description="To",
                                       layout=widgets.Layout(width="18em"))
         self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", description="Per",
                                           style={"button_width": "5em"})
@@ -150,6 +153,9 @@ class ActivityExplorer(widgets.VBox):
         self.figure.clear()
         ax = self.figure.add_subplot()
         try:
+            if s["start"] is not None and s["end"] is not None and s["start"] > s["end"]:
+                raise ConfigError(f"Start {_day(s['start'])} is after end {_day(s['end'])}: "
+                                  "choose a start on or before the end.")
             self.table = activity_table(df, s["freq"], s["by"], s["metric"], s["top"],
                                         s["start"], s["end"], tz=s["tz"])
             plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
@@ -170,9 +176,10 @@ class ActivityExplorer(widgets.VBox):
         self.redraws += 1
 
     def __repr__(self) -> str:
+        shown = {k: _day(v) if isinstance(v, dt.date) else v for k, v in self.settings().items()}
         return (f"ActivityExplorer(rows={len(self.data)}, "
                 f"lines={None if self.lines is None else len(self.lines)}, "
-                f"settings={self.settings()!r}, kind={self.kind.value!r})")
+                f"settings={shown!r}, kind={self.kind.value!r})")
 
     # -- internals
 
@@ -181,15 +188,16 @@ class ActivityExplorer(widgets.VBox):
             self.redraw()
 
     def _date_bounds(self) -> tuple[dt.date | None, dt.date | None]:
-        frames = [f for f in (self.data, self._item_frame) if f is not None and len(f)
-                  and "transaction_time" in f.columns]
-        times = pd.concat([pd.to_datetime(f["transaction_time"], utc=True) for f in frames]) \
-            if frames else pd.Series([], dtype="datetime64[ns, UTC]")
-        times = times.dropna()
-        if times.empty:
-            return None, None
-        local = times.dt.tz_convert(self.tz)
-        return local.min().date(), local.max().date()
+        """The first and last day (in ``tz``) of the frame's transaction times; of the lines
+        only when the frame has none."""
+        for frame in (self.data, self._item_frame):
+            if frame is None or "transaction_time" not in frame.columns:
+                continue
+            times = pd.to_datetime(frame["transaction_time"], utc=True).dropna()
+            if not times.empty:
+                local = times.dt.tz_convert(self.tz)
+                return local.min().date(), local.max().date()
+        return None, None
 
     def _summarise(self) -> None:
         table = self.table
@@ -225,6 +233,11 @@ class ActivityExplorer(widgets.VBox):
         )
 
 
+def _day(value: dt.date) -> str:
+    """A picker's date as a reader writes it: ``2026-03-01``."""
+    return value.isoformat()
+
+
 def _has_items(df: pd.DataFrame) -> bool:
     return "item_name" in df.columns or "item_id" in df.columns
 
@@ -248,8 +261,11 @@ def activity_explorer(
     (:func:`invtools.frames.lines_df`) to allow splitting by item. ``tz``: the time zone days
     and weeks are cut in (default UTC); ``top``: most categories drawn, the rest is "other".
 
-    Controls: date range, per day/week/month, count or quantity, split by
-    type/location/partner(/item), transaction types, bars or lines. The picture and a summary
+    Controls: date range (from the frame's first to its last day, which are also the furthest
+    the pickers go: a frame fetched with ``since=`` is explored from then, even split by item
+    over longer ``lines``), per day/week/month, count or quantity, split by
+    type/location/partner(/item), transaction types, bars or lines. A start after the end is
+    a message in words, not an exception. The picture and a summary
     (totals per category, the total and the busiest period) follow every change; the same
     numbers are in ``explorer.table`` and ``explorer.summary``.
 

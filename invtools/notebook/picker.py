@@ -1,21 +1,23 @@
 """The token picker: choose a team's token safely and get a ready client.
 
 :func:`token_picker` offers the tokens found in the environment *by name* and a masked field
-to paste a new one, checks the chosen token against ``/v1/teams/linked`` and hands out a ready
-:class:`~invtools.api.Client`. It is an ipywidgets ``VBox``: display it by leaving it last in a
-cell.
+to paste a new one, checks the chosen token against ``/v1/teams/linked`` (asking the server
+each time: a cached team would call a token deleted since "Connected") and hands out a ready
+:class:`~invtools.api.Client`. It is an ipywidgets ``VBox``: display it by leaving it last in
+a cell.
 
 How the picker keeps tokens out of sight: widget state is what a notebook saves (and what the
 browser holds), so no synced trait ever holds a token. The dropdown's options are names; the
 environment is read again at the moment a name is chosen; the ``Password`` field is emptied
-as soon as it is read, before the network check; status lines and the picker's repr are built
-from the team's name, never the token, and every message (and log line) is scrubbed of the
+by every action (Connect, choosing a name instead, :meth:`~TokenPicker.refresh`) as soon as
+it is read, before the network check; status lines and the picker's repr are built from the
+team's name, never the token, and every message (and log line) is scrubbed of the
 token even when the server echoes it back. The token then lives only inside the client's HTTP
 session.
 
 The picker owns the clients it makes: choosing another team (or a choice failing) closes the
-previous client, so its connections, cache file and rate limiter's thread do not pile up over
-a session of switching teams.
+previous client, so its connections and cache file do not pile up over a session of switching
+teams.
 
 For example, with the stand-in server of :func:`invtools.sandbox.serve` as ``sandbox``:
 
@@ -53,7 +55,7 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.notebook.connection import team_tokens
+from invtools.notebook.connection import is_demo, team_tokens, token_home
 
 __all__ = ["token_picker", "TokenPicker", "scrub"]
 
@@ -119,7 +121,7 @@ class TokenPicker(widgets.VBox):
             self._callbacks.append(on_change)
         elif on_change is not None:
             self._callbacks.extend(on_change)
-        self.message = ""
+        self.message, self._level = "", "info"
 
         names = list(self._tokens())
         self.dropdown = widgets.Dropdown(options=names, value=None, description="Team",
@@ -156,6 +158,7 @@ class TokenPicker(widgets.VBox):
 
     def refresh(self) -> None:
         """Read the environment again (after exporting a new ``INVTOOLS_TOKEN_<NAME>``)."""
+        self._take_pasted()  # whatever the user does, the field is emptied
         current = self.dropdown.value
         names = list(self._tokens())
         with self.hold_trait_notifications():
@@ -166,30 +169,31 @@ class TokenPicker(widgets.VBox):
 
     def connect(self, name: str | None = None) -> Client | None:
         """Check the token named ``name`` (from the environment), or, without a name, the
-        pasted token if there is one, else the dropdown's choice. Returns the client or None."""
-        if name is None:
-            pasted = self.password.value
-            # Emptied before anything else, so the token is in the synced state for as short a
-            # time as possible and never when the notebook is saved.
-            self.password.value = ""
-            if pasted.strip():
-                return self._check(pasted, PASTED)
-            name = self.dropdown.value
-            if name is None:
-                self._say("error", "Paste a token into the field, or choose a team, first.")
-                return None
-        token = self._tokens().get(name)
-        if token is None:
-            self._fail(f"No token named {name!r} in the environment any more (was "
-                       f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
-                       "unset?).")
-            return None
-        return self._check(token, name)
+        pasted token if there is one, else the dropdown's choice. Returns the client or None.
+        The password field is emptied either way: a token pasted and then passed over for a
+        name is dropped, not kept in the field (nor in a notebook saved with widget state)."""
+        pasted = self._take_pasted()
+        if name is None and pasted:
+            return self._check(pasted, PASTED)
+        client = self._check_named(self.dropdown.value if name is None else name)
+        if pasted:  # a name was chosen over it
+            self._say(self._level, f"{self.message} (The pasted token was not used; the field "
+                                   "is empty again.)", strong=self.team and self.team.name)
+        return client
 
     def __repr__(self) -> str:
         team = (f"{self.team.name!r} (id {self.team.id}, {self.team.mode_name} mode)"
                 if self.team is not None else None)
         return f"TokenPicker(base_url={self.base_url!r}, names={self.names!r}, team={team})"
+
+    def _take_pasted(self) -> str:
+        """The pasted token (stripped; "" when there is none), with the field emptied first
+        thing, so the token is in the synced state for as short a time as possible and never
+        when the notebook is saved."""
+        pasted = self.password.value
+        if pasted:
+            self.password.value = ""
+        return pasted.strip()
 
     # -- events
 
@@ -202,6 +206,18 @@ class TokenPicker(widgets.VBox):
 
     # -- the check
 
+    def _check_named(self, name: str | None) -> Client | None:
+        if name is None:
+            self._say("error", "Paste a token into the field, or choose a team, first.")
+            return None
+        token = self._tokens().get(name)
+        if token is None:
+            self._fail(f"No token named {name!r} in the environment any more (was "
+                       f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
+                       "unset?).")
+            return None
+        return self._check(token, name)
+
     def _check(self, token: str, label: str) -> Client | None:
         secrets = {token, token.strip()}
         try:
@@ -209,15 +225,21 @@ class TokenPicker(widgets.VBox):
         except ConfigError:
             pass
         self.button.disabled = True
-        self._say("info", f"Checking {_label(label)} against {self.base_url}{TEAM_PATH} …")
         client = None
+        base_url = self.base_url
         try:
-            client = Client(token, base_url=self.base_url, **self._options)
-            team = client.team()
+            # A token goes only where it belongs: a demo token to the demo server, any other
+            # never there (ConfigError before anything is sent).
+            base_url = token_home(token, self.base_url)
+            self._say("info", f"Checking {_label(label)} against {base_url}{TEAM_PATH} …")
+            client = Client(token, base_url=base_url, **self._options)
+            # Asked of the server, never the cache: the team is cached for hours, and a token
+            # deleted meanwhile must be reported refused, not "Connected".
+            team = client.team(refresh=True)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status line
             if client is not None:
                 client.close()
-            self._fail(scrub(self._explain(exc, label), secrets))  # closes the previous one
+            self._fail(scrub(self._explain(exc, label, base_url), secrets))  # and the old one
             return None
         finally:
             del token
@@ -227,7 +249,8 @@ class TokenPicker(widgets.VBox):
             self.dropdown.unobserve(self._on_dropdown, names="value")
             self.dropdown.value = None
             self.dropdown.observe(self._on_dropdown, names="value")
-        where = f"{_label(label)} at {self.base_url}"
+        where = f"{_label(label)} at {base_url}" + (" (the built-in demo server)"
+                                                     if is_demo(client) else "")
         who = (f"{team.name} (team {team.id}, {team.mode_name} mode)")
         if team.uses_locations:
             self._say("ok", f"Connected to {who} with {where}.", strong=team.name)
@@ -251,24 +274,25 @@ class TokenPicker(widgets.VBox):
                 self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
-    def _explain(self, exc: BaseException, label: str) -> str:
-        url = f"{self.base_url}{TEAM_PATH}"
+    @staticmethod
+    def _explain(exc: BaseException, label: str, base_url: str) -> str:
+        url = f"{base_url}{TEAM_PATH}"
         if isinstance(exc, AuthenticationError):
             ref = f" [correlation id {exc.correlation_id}]" if exc.correlation_id else ""
-            return (f"{_label(label).capitalize()}: token refused (401) by {self.base_url} — it "
+            return (f"{_label(label).capitalize()}: token refused (401) by {base_url} — it "
                     "may have been deleted; issue a new one under Settings > Integrations." + ref)
         if isinstance(exc, TransportError):
-            return (f"Could not reach {url}: {exc} Check the base URL ({self.base_url}; the "
+            return (f"Could not reach {url}: {exc} Check the base URL ({base_url}; the "
                     f"service is {DEFAULT_BASE_URL}) and this machine's network or proxy.")
         if isinstance(exc, NotFoundError):
-            return (f"{url} answered 404: {self.base_url} does not look like the inventory "
+            return (f"{url} answered 404: {base_url} does not look like the inventory "
                     f"API. Check the base URL: it is the API's root, e.g. {DEFAULT_BASE_URL}, "
                     "with nothing after the host.")
         if isinstance(exc, ConfigError):
             return f"Cannot use {_label(label)}: {exc}"
         if isinstance(exc, APIError):
             return (f"{url} answered {exc.status} ({exc.title or 'error'}); check the base URL "
-                    f"({self.base_url}) and try again. {exc}")
+                    f"({base_url}) and try again. {exc}")
         if isinstance(exc, InvtoolsError):
             return f"Checking {_label(label)} failed: {exc}"
         return f"Checking {_label(label)} failed unexpectedly: {type(exc).__name__}: {exc}"
@@ -282,14 +306,14 @@ class TokenPicker(widgets.VBox):
         self._say("error", text)
 
     def _close_client(self) -> None:
-        # The picker made this client, so it closes it (connection pool, cache file, limiter
-        # thread) before handing out another; it stays the ``client`` trait's ``old`` value,
+        # The picker made this client, so it closes it (connection pool, cache file) before
+        # handing out another; it stays the ``client`` trait's ``old`` value,
         # so observers still see which one was replaced.
         if self.client is not None:
             self.client.close()
 
     def _say(self, level: str, text: str, *, strong: str | None = None) -> None:
-        self.message = text
+        self.message, self._level = text, level
         icon, color = {"ok": ("✓", "#2ca02c"), "warn": ("⚠", "#b8860b"),
                        "error": ("✗", "#d62728"), "info": ("", "inherit")}[level]
         esc = lambda t: html.escape(t, quote=False)  # noqa: E731 - element text, not attributes
@@ -316,13 +340,17 @@ def token_picker(
     Offers ``INVTOOLS_TOKEN`` (as ``"default"``) and each ``INVTOOLS_TOKEN_<NAME>`` (as
     ``"<name>"``) from ``environ`` (default ``os.environ``) by name, plus a masked field to
     paste a token and a Connect button. Choosing a name, or pressing Connect, checks the token
-    against ``/v1/teams/linked`` at ``base_url`` and says which team and mode it belongs to,
-    or what went wrong (refused token, wrong URL, a team that does not manage stock by
-    location).
+    against ``/v1/teams/linked`` at ``base_url`` (the server is asked every time, never the
+    cache) and says which team and mode it belongs to, or what went wrong (refused token,
+    wrong URL, a team that does not manage stock by location). Whatever is done, the masked
+    field is emptied: a token pasted and then passed over for a name is dropped.
 
     - ``base_url``: where tokens are checked and clients point; ``None`` (the default) means
       ``INVTOOLS_BASE_URL`` from ``environ`` (default ``os.environ``) when set, else the real
-      service (the same rule as :func:`invtools.connect`).
+      service (the same rule as :func:`invtools.connect`). A token only goes where it belongs
+      (:func:`~invtools.notebook.connection.token_home`): the built-in demo server's tokens
+      (exported by :func:`invtools.connect` when it starts it) to the demo server, wherever
+      ``base_url`` points, and no other token to the demo server.
     - ``picker.client``: the ready :class:`~invtools.api.Client` (``None`` until a token
       works, and after a choice that failed); ``picker.team``: its team. The picker owns it:
       choosing another team, reconnecting, or a failed choice **closes** the previous client,

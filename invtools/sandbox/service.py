@@ -174,6 +174,13 @@ class Sandbox:
         """Read access to a team's current state, in wire format."""
         return TeamView(self.store(team))
 
+    def revoke_token(self, team: str) -> None:
+        """Revoke ``team``'s token, as deleting it in the web app does: from now on it is
+        answered like any unknown token (401 ``/errors/tokens/invalid``). ``tokens`` still
+        holds it, so a test can go on sending it."""
+        self.store(team)  # a KeyError naming the teams
+        self._by_token.pop(self.tokens[team], None)
+
     def add_transaction(self, team: str = "shop", **fields) -> dict:
         """Add a transaction (see :meth:`TeamStore.add_transaction`); returns its detail."""
         store = self._location_store(team)

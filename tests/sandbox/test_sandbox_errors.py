@@ -33,6 +33,19 @@ def test_unknown_token_is_401_invalid_echoing_it(shop_server):
     assert body["given"] == "not-a-real-token-123"  # the real service does this too
 
 
+def test_a_revoked_token_is_401_invalid_and_the_other_teams_are_not():
+    from invtools.sandbox import serve
+
+    with serve(rate_limit=0, size=50) as sb:
+        assert call(sb, "/v1/teams/linked", token=sb.tokens["shop"]).status == 200
+        sb.revoke_token("shop")
+        assert_envelope(call(sb, "/v1/teams/linked", token=sb.tokens["shop"]), 401,
+                        "/errors/tokens/invalid")
+        assert call(sb, "/v1/teams/linked", token=sb.tokens["basic"]).status == 200
+        with pytest.raises(KeyError, match="teams"):
+            sb.revoke_token("nope")
+
+
 def test_every_endpoint_needs_a_token(shop_server):
     for path in ["/v1/teams/linked", "/v1/partners", "/v1/members", "/v1/item-attrs",
                  "/v1/location-txs/5200001"]:
