@@ -78,8 +78,8 @@ def test_concurrency_must_be_a_whole_number_of_at_least_one(bad):
 
 
 def test_many_in_flight_get_a_connection_each_none_thrown_away(make_client, caplog):
-    with serve(latency=0.2, rate_limit=0, size=60) as sb:
-        client = make_client(sb, concurrency=20)
+    with serve(latency=0.3, rate_limit=0, size=60) as sb:
+        client = make_client(sb, concurrency=32)
         with caplog.at_level(logging.WARNING, logger="urllib3"):
             client.lines_df()
         assert sb.max_in_flight > 16  # more connections at once than the default pool keeps
