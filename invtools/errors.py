@@ -6,6 +6,7 @@ Errors are split by what the caller can do about them::
     ├── ConfigError                    bad arguments or set-up (no token, http:// base URL, ...)
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
+    ├── Cancelled                      a worker's request was not sent: its batch was stopped
     └── APIError                       the server answered with an error envelope
         ├── AuthenticationError        401: token missing, invalid or revoked
         ├── TeamModeError              400 /errors/invalid-team-mode (or the client's own check)
@@ -33,6 +34,7 @@ __all__ = [
     "ConfigError",
     "TransportError",
     "PaginationError",
+    "Cancelled",
     "APIError",
     "AuthenticationError",
     "TeamModeError",
@@ -71,6 +73,12 @@ class TransportError(InvtoolsError):
 
 class PaginationError(InvtoolsError):
     """The server broke the paging rules (a repeated cursor, a page without the envelope)."""
+
+
+class Cancelled(InvtoolsError):
+    """A request of a concurrent batch (transaction details) was not sent, or its retry not
+    waited for, because the batch was stopped: Ctrl-C, or another request of it failed. The
+    batch raises that first exception; this one is only seen by the stopped workers."""
 
 
 class APIError(InvtoolsError):

@@ -266,7 +266,9 @@ def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(
 
 def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
         sb, tmp_path, pristine):
-    with make_client(sb, tmp_path, retries=0) as client:
+    # One detail in flight, so "the 25th request" is the 24th detail (with several in flight
+    # the count kept depends on arrival order: tests/test_client_concurrency.py).
+    with make_client(sb, tmp_path, retries=0, concurrency=1) as client:
         mirror = TransactionMirror(tmp_path / "m.sqlite", client)
         sb.faults = Faults(on_requests={25}, kinds=("500",))  # 1 list page, then 23 details
         with pytest.raises(ServerError):

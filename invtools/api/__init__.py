@@ -1,5 +1,7 @@
 """The API client: :class:`Client` (life cycle and low-level calls), its resource methods
-(:mod:`~invtools.api.endpoints`) and DataFrame methods (:mod:`~invtools.api.dataframes`), the
+(:mod:`~invtools.api.endpoints`), transaction details several at once
+(:mod:`~invtools.api.details`, over the ordered concurrent map :mod:`~invtools.api.fanout`)
+and DataFrame methods (:mod:`~invtools.api.dataframes`), the
 one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
 (:mod:`~invtools.api.pagination`, pure), request statistics (:mod:`~invtools.api.stats`),
 the team and the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object

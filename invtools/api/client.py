@@ -8,10 +8,11 @@ A typical session in a notebook::
     c.stats                           # RequestStats(sent=..., from_cache=..., ...)
 
 This module holds the client's life cycle and its low-level calls (``get``, ``pages``,
-``raw_pages``, ``team``, ``require_locations``, ``measure``, ``provenance``, ``clear_cache``).
-The resource methods (``items()``, ``transactions()``, ...) are in
-:mod:`invtools.api.endpoints` and the DataFrame methods (``items_df()``, ...) in
-:mod:`invtools.api.dataframes`; both use only those public calls. Every request goes through
+``raw_pages``, ``team``, ``require_locations``, ``measure``, ``provenance``, ``in_cache``,
+``clear_cache``). The resource methods (``items()``, ``transactions()``, ...) are in
+:mod:`invtools.api.endpoints`, concurrent transaction details in :mod:`invtools.api.details`
+and the DataFrame methods (``items_df()``, ...) in :mod:`invtools.api.dataframes`; all use
+only those public calls. Every request goes through
 :class:`invtools.api.requester.Requester`, the one place a response becomes data or an error.
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
@@ -28,7 +29,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -43,6 +44,7 @@ from invtools._provenance import Provenance
 from invtools._types import TEAM_PATH, parse_duration, route_of
 from invtools.api.auth import BearerAuth
 from invtools.api.dataframes import FramesMixin
+from invtools.api.details import DetailsMixin
 from invtools.api.endpoints import EndpointsMixin
 from invtools.api.pagination import DEFAULT_LIMIT, Page, RawPage, iter_pages, iter_raw_pages
 from invtools.api.requester import Requester
@@ -51,7 +53,9 @@ from invtools.api.team import Team, team_mode_message
 from invtools.errors import APIError, ConfigError, PaginationError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.api.snapshot import NotInSnapshot, SnapshotReader
-from invtools.http.cache import cached_entry, clear_entries, default_max_age, resolve_cache_path
+from invtools.http.cache import cached_entry, clear_entries, default_max_age, held, \
+    resolve_cache_path
+from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
 
@@ -61,13 +65,17 @@ MIN_RATE_LIMIT = 1 / 60
 logger = logging.getLogger("invtools")
 
 
-class Client(EndpointsMixin, FramesMixin):
+class Client(EndpointsMixin, DetailsMixin, FramesMixin):
     """One team's view of the inventory API: token, base URL, cache, pacing, retries.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
     False (off) or a path. ``rate_limit``: requests per second per endpoint (or per token
     with ``rate_limit_scope="token"``; 0 = not paced); every client of the same token and
-    base URL in this process shares that budget. ``timeout``: seconds or (connect, read).
+    base URL in this process shares that budget. ``concurrency``: how many transaction
+    details (``lines_df()``, ``transactions_df(with_lines=True)``, the mirror's sync) may be
+    in flight at once; the default 8 fills 5 requests/s at the real service's ~0.8 s per
+    answer (4 needed) with room for slow answers, and the budget still holds the rate.
+    ``timeout``: seconds or (connect, read).
     ``retries``: how many times a failed GET is sent again. ``backoff``: base seconds of the
     exponential backoff. ``progress``: show progress bars on long walks. ``clock``: what
     waits are measured and slept on (tests pass a fake one).
@@ -81,6 +89,7 @@ class Client(EndpointsMixin, FramesMixin):
         cache: bool | str | os.PathLike = True,
         rate_limit: float | None = 5.0,
         rate_limit_scope: str = "endpoint",
+        concurrency: int = 8,
         timeout: float | tuple[float, float] = (5.0, 60.0),
         retries: int = 5,
         backoff: float = 0.5,
@@ -103,12 +112,17 @@ class Client(EndpointsMixin, FramesMixin):
                 or 0 < rate_limit < MIN_RATE_LIMIT):
             raise ConfigError(f"rate_limit must be requests per second, 0 (off) or from "
                               f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}")
+        if (not isinstance(concurrency, int) or isinstance(concurrency, bool)
+                or concurrency < 1):
+            raise ConfigError(f"concurrency must be a whole number >= 1 (requests in flight), "
+                              f"not {concurrency!r}")
         if rate_limit_scope not in RATE_LIMIT_SCOPES:
             raise ConfigError(f"rate_limit_scope must be one of "
                               f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "
                               f"not {rate_limit_scope!r}")
         self.rate_limit = float(rate_limit or 0)
         self.rate_limit_scope = rate_limit_scope
+        self.concurrency = concurrency
         self.progress = progress
         try:
             self.cache_path: Path | None = resolve_cache_path(cache)
@@ -122,8 +136,10 @@ class Client(EndpointsMixin, FramesMixin):
             # it is found by a hash, so no token is kept in the registry.
             owner = hashlib.sha256(f"{self.base_url}\0{auth.header}".encode()).hexdigest()
             budget = shared_budget(f"{owner}:{rate_limit_scope}", self.rate_limit, clock=clock)
+        # Room for the details in flight, a list walk and another call of the same client.
         session = make_session(cache_path=self.cache_path, budget=budget,
-                               rate_limit_scope=rate_limit_scope)
+                               rate_limit_scope=rate_limit_scope,
+                               pool_size=max(POOL_SIZE, 2 * concurrency))
         # The token lives only in the session's auth object, whose repr hides it: no attribute
         # of the client holds it, so no repr, pickle of attributes or traceback locals shows it.
         session.auth = auth
@@ -395,6 +411,19 @@ class Client(EndpointsMixin, FramesMixin):
             yield page
 
     # -- cache
+
+    def in_cache(self, calls: Iterable[tuple[str, Mapping[str, Any] | None]]) -> list[bool]:
+        """For each ``(path, params)``, whether the cache holds an answer to that GET, fresh
+        or not (exact for answers that never expire, such as a detail at a revision). Reads
+        the cache's keys only; nothing is sent.
+
+        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+        >>> c.in_cache([("/v1/location-txs/7", {"revision": 0})])
+        [False]
+        """
+        session = self._requester.session
+        urls = [self._requester.url(path, params) for path, params in calls]
+        return held(session, session.auth.header, urls)
 
     def clear_cache(self) -> int:
         """Delete this token's cached responses (other teams' stay); returns how many."""

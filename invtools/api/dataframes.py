@@ -2,21 +2,22 @@
 :mod:`invtools.frames`, with where the rows came from in ``df.attrs``
 (:class:`~invtools.Provenance`).
 
-A mixin over the client's public calls (the resource methods, ``raw_pages``, ``measure``,
-``provenance``, ``require_locations``). Transaction details (``lines_df``,
-``transactions_df(with_lines=True)``) cost one request each, cached for good per revision.
+A mixin over the client's public calls (the resource methods, ``raw_pages``,
+``transaction_details``, ``measure``, ``provenance``, ``require_locations``). Transaction
+details (``lines_df``, ``transactions_df(with_lines=True)``) cost one request each, cached for
+good per revision, several in flight at once (the client's ``concurrency``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from contextlib import closing
 from typing import Any, Callable
 
 import pandas as pd
 
 from invtools import frames
-from invtools._progress import progress_bar
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
 from invtools.api.endpoints import check_keywords
@@ -134,19 +135,15 @@ class FramesMixin:
         return frames.with_provenance(df, record)
 
     def _rows_and_details(self, filters: dict, walk: dict) -> tuple[list[dict], list[dict]]:
-        """The rows in the window, then their details: one request each, at the revision the
-        list shows (cached for good, so fetched once, even with ``refresh=True``, which
-        refreshes the list), with a bar that knows the total and the time left."""
+        """The rows in the window, then their details (:meth:`transaction_details`): one
+        request each, several in flight, at the revision the list shows (cached for good, so
+        fetched once, even with ``refresh=True``, which refreshes the list). The list is read
+        whole first, so the uncached details are counted (a long fetch says so) and the bar
+        knows the total and the time left."""
         rows = list(self.transactions(**filters, **walk))
-        details = []
-        with progress_bar(total=len(rows), desc="transaction details",
-                          enabled=self.progress) as bar:
-            for row in rows:
-                try:
-                    details.append(self.transaction(row["id"], revision=row.get("revision")))
-                except NotFoundError:
-                    pass  # deleted since the list was read: no lines to show
-                bar.update(1)
+        with closing(self.transaction_details(rows)) as fetched:
+            # None: deleted since the list was read, no lines to show
+            details = [detail for _row, detail in fetched if detail is not None]
         return rows, details
 
 

@@ -5,7 +5,9 @@ Retries: a 429 waits for the reset the server asks for (and holds the token's wh
 that long, so other requests of the token wait too); 500/502/503/504 and dropped connections
 or timeouts wait an exponential backoff. Every attempt goes through the cache and the pacing
 again and is counted (``sent``, ``from_cache``, ``retries``, ``rate_limited``). Waits use the
-client's clock, so tests can drive them without sleeping.
+client's clock, so tests can drive them without sleeping, and end early (raising
+:class:`~invtools.errors.Cancelled`) when the batch they run in is stopped
+(:func:`invtools._clock.cancel_scope`).
 
 >>> from invtools.api.stats import Counters
 >>> from invtools.http import make_session
@@ -28,12 +30,12 @@ from urllib.parse import urlencode
 
 import requests
 
-from invtools._clock import SYSTEM_CLOCK
+from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
 from invtools.api.stats import Counters
-from invtools.errors import (APIError, AuthenticationError, ConfigError, InvalidRequestError,
-                             RateLimitError, ServerError, TeamModeError, TransportError,
-                             from_response)
+from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigError,
+                             InvalidRequestError, RateLimitError, ServerError, TeamModeError,
+                             TransportError, from_response)
 from invtools.http import transport
 from invtools.http.cache import looks_json, sound_json
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
@@ -60,10 +62,14 @@ class Requester:
         self.clock = clock
         self.on_team_mode = on_team_mode
 
-    def url(self, path: str) -> str:
+    def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
+        out), as the cache keys it."""
         if not isinstance(path, str) or not path.startswith("/v1/"):
             raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
-        return self.base_url + path
+        query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None],
+                          doseq=True)
+        return self.base_url + path + (f"?{query}" if query else "")
 
     def full_url(self, path: str, params: Mapping[str, Any] | None) -> str:
         """The URL ``send`` asks for (as requests builds it, so the cache key matches)."""
@@ -151,7 +157,8 @@ class Requester:
     def _wait(self, path: str, why: str, wait: float, attempt: int, allowed: int) -> None:
         self.counters.add(retries=1)
         logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, allowed, wait)
-        self.clock.sleep(wait)
+        if self.clock.wait(current_cancel(), wait):  # a stopped batch: do not retry
+            raise Cancelled(f"GET {path}: {why}; not retried, the batch was stopped")
 
     def to_data(self, resp: requests.Response, path: str, attempts: int) -> Any:
         """THE function that turns a final response into decoded JSON or an exception."""

@@ -34,7 +34,7 @@ from invtools.errors import ConfigError
 __all__ = ["EXPIRY", "DEFAULT_EXPIRY", "TXS_LIST_MAX_AGE", "default_max_age", "CachedEntry",
            "cached_entry", "CacheKeys", "default_cache_path", "resolve_cache_path",
            "open_cache_file", "is_json", "sound_json", "looks_json", "storable",
-           "clear_entries"]
+           "held", "clear_entries"]
 
 _HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
 _SHORT = timedelta(seconds=60)
@@ -260,6 +260,40 @@ def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
     if stored.tzinfo is None:  # requests-cache stores naive UTC
         stored = stored.replace(tzinfo=timezone.utc)
     return CachedEntry(response.content, stored)
+
+
+#: What :meth:`CacheKeys.key` makes: only these characters are ever put into SQL text.
+_KEY = re.compile(r"[0-9a-f]{16}:[0-9a-f]{32}")
+_CHUNK = 500
+
+
+def held(session, authorization: str, urls: list[str]) -> list[bool]:
+    """For each ``GET url`` sent with this Authorization, whether the cache holds an answer,
+    fresh or not: meant for answers that never expire (a transaction detail at a revision),
+    where held means it will be answered from the cache. Reads keys only, one query per 500
+    URLs, never a response; sends nothing. Without a cache, all False.
+
+    >>> from invtools.http.session import make_session
+    >>> held(make_session(cache_path=None), "Bearer t", ["http://h/v1/items"])
+    [False]
+    """
+    keys = getattr(session, "cache_keys", None)
+    if keys is None:
+        return [False] * len(urls)
+    wanted = [keys.key(authorization, "GET", url) for url in urls]
+    responses = session.cache.responses
+    found: set[str] = set()
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start:start + _CHUNK]
+        if not all(_KEY.fullmatch(k) for k in chunk):
+            raise ValueError("not a cache key of CacheKeys")
+        # Literal keys, not placeholders, like requests-cache's own reads on this shared,
+        # multi-threaded connection (its note: placeholders break under concurrency).
+        listed = ",".join(f"'{k}'" for k in chunk)
+        with responses.connection() as con:
+            found.update(k for (k,) in con.execute(
+                f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"))
+    return [k in found for k in wanted]
 
 
 def clear_entries(session, authorization: str) -> int:

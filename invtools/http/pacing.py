@@ -26,8 +26,9 @@ from urllib.parse import urlsplit
 
 from pyrate_limiter import InMemoryBucket, Rate, RateItem
 
-from invtools._clock import SYSTEM_CLOCK
+from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
+from invtools.errors import Cancelled
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "Budget", "shared_budget", "bucket_of", "rate",
            "PacingMixin"]
@@ -36,8 +37,9 @@ __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "Budget", "shared_budget", "buc
 #: shared by every endpoint (what one production client reports).
 RATE_LIMIT_SCOPES = ("endpoint", "token")
 
-#: Extra wait (s) after a bucket frees up, so that a request does not reach the server's
-#: rolling window a hair too early because of network jitter.
+#: How much longer (s) than the server's second a request counts in the client's window, so
+#: that a request which reached the server late (network jitter, a thread not yet scheduled)
+#: has left the server's window too when the client sends the next one.
 PACING_MARGIN = 0.05
 
 
@@ -63,14 +65,17 @@ def bucket_of(url: str, scope: str) -> str:
 
 
 class Budget:
-    """``per_second`` requests per rolling second in each bucket, waited for on ``clock``."""
+    """``per_second`` requests per rolling second in each bucket, waited for on ``clock``;
+    a request counts for ``margin`` seconds more than the server's second."""
 
     def __init__(self, per_second: float, *, clock: Any = SYSTEM_CLOCK,
                  margin: float = PACING_MARGIN) -> None:
         self.per_second = float(per_second)
         self.clock = clock
-        self._rate = rate(per_second)
-        self._margin = margin
+        # The window itself is longer, not just the wait of whoever waits: with several
+        # threads, one woken for a slot freeing at t may take a slot freeing at t - margin.
+        server = rate(per_second)
+        self._rate = Rate(server.limit, server.interval + round(margin * 1000))
         self._buckets: dict[str, InMemoryBucket] = {}
         self._lock = threading.Lock()
         self._held_until = float("-inf")
@@ -103,7 +108,7 @@ class Budget:
         item = RateItem(bucket, now_ms)
         if log.put(item):
             return 0.0
-        return max(log.waiting(item), 1) / 1000 + self._margin
+        return max(log.waiting(item), 1) / 1000
 
     def hold(self, seconds: float) -> None:
         """The server answered 429 and asked for ``seconds``: nobody sends before then."""
@@ -130,12 +135,17 @@ class PacingMixin:
     """Session mixin: ``send()`` first waits on ``self.budget`` for the request's bucket.
 
     It sits *below* requests-cache's mixin, so a cache hit never reaches it and costs no
-    budget."""
+    budget. Inside a :func:`~invtools._clock.cancel_scope` whose event is set (a stopped
+    batch of worker threads) nothing is sent: the wait ends at once and
+    :class:`~invtools.errors.Cancelled` is raised."""
 
     budget: Budget | None = None
     rate_limit_scope: str = "endpoint"
 
     def send(self, request, **kwargs):
+        cancel = current_cancel()
         if self.budget is not None:
-            self.budget.acquire(bucket_of(request.url, self.rate_limit_scope))
+            self.budget.acquire(bucket_of(request.url, self.rate_limit_scope), cancel)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"not sent, the batch was stopped: GET {urlsplit(request.url).path}")
         return super().send(request, **kwargs)

@@ -38,7 +38,9 @@ __all__ = ["make_session", "POOL_SIZE"]
 logger = logging.getLogger("invtools")
 
 #: Connections kept per host: at least as many as requests the client has in flight, or
-#: urllib3 warns and throws connections away (library-notes: latency).
+#: urllib3 warns and throws connections away (library-notes: latency). The default covers a
+#: client's 8 detail requests in flight (``Client(concurrency=8)``), a list walk and another
+#: call at once; a client with more in flight asks for twice its ``concurrency``.
 POOL_SIZE = 16
 
 
@@ -70,9 +72,11 @@ class _EagerHTTPAdapter(HTTPAdapter):
 
 
 def make_session(*, cache_path: Path | None, budget: Budget | None = None,
-                 rate_limit_scope: str = "endpoint") -> requests.Session:
+                 rate_limit_scope: str = "endpoint",
+                 pool_size: int = POOL_SIZE) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
-    per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced).
+    per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced), keeping
+    up to ``pool_size`` connections per host (at least as many as requests in flight).
 
     ``session.cache_keys`` is the cache's :class:`~invtools.http.cache.CacheKeys` (None
     without a cache). Raises :class:`~invtools.errors.ConfigError` naming the path if the
@@ -113,7 +117,7 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
         session.cache_keys = keys
     session.budget = budget
     session.rate_limit_scope = rate_limit_scope
-    adapter = _EagerHTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE)
+    adapter = _EagerHTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
     session.mount("https://", adapter)
     session.mount("http://", adapter)
     logger.debug("session: cache=%s budget=%s per %s", cache_path, budget, rate_limit_scope)

@@ -1,13 +1,14 @@
 """The four steps of a sync, each safe to interrupt (see :mod:`invtools.mirror`):
 
 1. :func:`walk_list` -- the list, fresh, into ``staging``, committed page by page;
-2. :func:`fetch_new_details` -- details not stored yet, committed in small batches;
+2. :func:`fetch_new_details` -- details not stored yet, several in flight, each stored as it
+   arrives and committed in small batches;
 3. :func:`check_unseen` -- window syncs only: stored rows in the window the walk did not see;
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods only:
-``pages``, ``transaction``, ``measure`` and ``progress``.
+``pages``, ``transaction_details``, ``transaction``, ``measure`` and ``progress``.
 
 >>> backdated_flags([])
 []
@@ -17,13 +18,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from invtools import frames
-from invtools._progress import progress_bar
 from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.errors import NotFoundError
@@ -99,7 +100,9 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
 def fetch_new_details(conn: sqlite3.Connection, client: Any,
                       progress: bool | None) -> tuple[int, int]:
     """Step 2: details of staged rows that are new or whose revision changed, unless a
-    previous (interrupted) sync stored them already. Returns (fetched, reused)."""
+    previous (interrupted) sync stored them already; fetched concurrently
+    (``client.transaction_details``) and each stored as it arrives, so Ctrl-C or a failure
+    keeps every one handed back so far, committed. Returns (fetched, reused)."""
     needed = conn.execute(
         """SELECT s.id, s.revision, d.id IS NOT NULL FROM staging s
            LEFT JOIN transactions t ON t.id = s.id
@@ -109,16 +112,15 @@ def fetch_new_details(conn: sqlite3.Connection, client: Any,
     ).fetchall()
     todo = [(tid, rev) for tid, rev, stored in needed if not stored]
     gone: list[int] = []
-    enabled = bool(client.progress if progress is None else progress)
-    with progress_bar(total=len(todo), desc="transaction details", enabled=enabled) as bar, \
-            DetailBatch(conn) as batch:
-        for tid, rev in todo:
-            try:
-                # An explicit revision never changes, so the client may cache it forever.
-                batch.add(client.transaction(tid, revision=rev))
-            except NotFoundError:
+    # An explicit revision never changes, so the client may cache it forever. DetailBatch
+    # commits what it holds on the way out, on an exception or Ctrl-C too.
+    with DetailBatch(conn) as batch, \
+            closing(client.transaction_details(todo, progress=progress)) as fetched:
+        for (tid, _rev), detail in fetched:
+            if detail is None:
                 gone.append(tid)  # deleted since the walk: step 4 treats it as unseen
-            bar.update(1)
+            else:
+                batch.add(detail)
     if gone:
         with write_transaction(conn):
             conn.executemany("DELETE FROM staging WHERE id = ?", [(i,) for i in gone])
