@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os
 import subprocess
 import sys
@@ -30,6 +32,12 @@ def test_demo_writes_html_figures_and_a_summary(tmp_path):
     assert "[1/1] 01-quickstart.ipynb ... ok" in proc.stdout
     assert "team Greenfield Hardware & Garden" in proc.stdout and "from cache" in proc.stdout
     assert "1 of 1 notebooks ran." in proc.stdout
+    # What the same requests would take on the real service, paced at its 5 requests/s.
+    sent = int(re.search(r"([\d,]+) requests sent \(about", proc.stdout)[1].replace(",", ""))
+    cost = re.search(r"about (\d+) (s|min) on the real service at 5 requests/s", proc.stdout)
+    assert sent > 0 and cost
+    seconds = int(cost.group(1)) * (60 if cost.group(2) == "min" else 1)
+    assert abs(seconds - sent / 5) <= (30 if cost.group(2) == "min" else 1)  # rounded
     html = (out / "html" / "01-quickstart.html").read_text()
     assert "Greenfield Hardware &amp; Garden" in html or "Greenfield Hardware & Garden" in html
     pngs = sorted((out / "figures").glob("01-quickstart-*.png"))

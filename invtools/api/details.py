@@ -57,8 +57,11 @@ class DetailsMixin:
         Ctrl-C (or any error) stops it at once: nothing more is sent, the requests in flight
         are not waited for, and every detail already fetched is in the cache.
 
-        >>> for row, detail in client.transaction_details(client.transactions(since="2026-04-01")):
-        ...     print(row["id"], None if detail is None else len(detail["items"]))  # doctest: +SKIP
+        >>> pairs = list(client.transaction_details(client.transactions(since="2026-10-25")))
+        >>> len(pairs) > 0, all(detail["id"] == row["id"] for row, detail in pairs)
+        (True, True)
+        >>> sum(len(detail["items"]) for _, detail in pairs) >= len(pairs)  # lines, >= 1 each
+        True
         """
         keyed = ((row, _key(row)) for row in rows)
         if isinstance(rows, Sized) and not isinstance(rows, Mapping):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from invtools._config import BASE_URL_ENV, CACHE_DIR_ENV, TOKEN_ENV
+from invtools.api.details import about
 
 __all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
 
@@ -168,13 +169,31 @@ def _last_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
 
 
+#: The real service's documented limit: what the demo's requests would cost there.
+REAL_SERVICE_RATE = 5.0
+
+
+def real_service_cost(sent: int) -> str:
+    """What ``sent`` requests take on the real service, paced at its limit (the demo server
+    answers at once; the real one about 5 a second at best).
+
+    >>> real_service_cost(4046), real_service_cost(0)
+    ('about 13 min on the real service at 5 requests/s', 'nothing on the real service')
+    """
+    if sent <= 0:
+        return "nothing on the real service"
+    return (f"{about(sent / REAL_SERVICE_RATE)} on the real service at "
+            f"{REAL_SERVICE_RATE:g} requests/s")
+
+
 def _summary_line(run: NotebookRun) -> str:
     s = run.summary or {}
     teams = ", ".join(s.get("teams", [])) or "-"
+    sent = int(s.get("sent", 0))
     return (
         f"ok in {run.seconds:.1f} s: team {teams}; {s.get('rows', 0):,} rows fetched, "
-        f"{s.get('sent', 0):,} requests sent, {s.get('from_cache', 0):,} from cache; "
-        f"{len(run.figures)} figures"
+        f"{sent:,} requests sent ({real_service_cost(sent)}), "
+        f"{s.get('from_cache', 0):,} from cache; {len(run.figures)} figures"
     )
 
 
