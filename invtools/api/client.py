@@ -282,9 +282,10 @@ class Client(EndpointsMixin, FramesMixin):
     def pages(self, path: str, params: Mapping[str, Any] | None = None, *,
               limit: int = DEFAULT_LIMIT, max_pages: int | None = None,
               max_rows: int | None = None, refresh: bool = False,
-              progress: bool | None = None, keep=None, stop_at=None) -> Iterator[Page]:
+              progress: bool | None = None, keep=None, stop_at=None,
+              start=None) -> Iterator[Page]:
         """Walk a paginated list lazily, page by page (see
-        :func:`invtools.api.pagination.iter_pages`).
+        :func:`invtools.api.pagination.iter_pages`; ``start`` resumes after a cursor).
 
         Nothing is sent until the first page is asked for. ``progress`` overrides the
         client's setting for this walk (a bar appears only after a few pages).
@@ -296,7 +297,7 @@ class Client(EndpointsMixin, FramesMixin):
             return body
 
         walk = iter_pages(fetch, params, limit=limit, max_pages=max_pages, max_rows=max_rows,
-                          keep=keep, stop_at=stop_at)
+                          keep=keep, stop_at=stop_at, start=start)
         show = self.progress if progress is None else progress
         return self._count_pages(walk_progress(walk, enabled=show, desc=route_of(path)), last)
 
@@ -306,7 +307,7 @@ class Client(EndpointsMixin, FramesMixin):
             yield replace(page, from_cache=last["from_cache"])
 
     def raw_pages(self, path: str, params: Mapping[str, Any] | None = None, *,
-                  progress: bool | None = None) -> Iterator[RawPage]:
+                  progress: bool | None = None, start=None) -> Iterator[RawPage]:
         """The pages of a whole walk undecoded (``page.body`` is bytes), for callers that
         parse rows in bulk (:func:`invtools.frames.transactions_df_from_pages`). Counted in
         :attr:`stats` like :meth:`pages`.
@@ -316,22 +317,33 @@ class Client(EndpointsMixin, FramesMixin):
         which is most of a warm walk. Anything else (a miss, an expired entry) takes the
         normal path, so it is fetched, retried, paced and stored as usual.
         """
-        session = self._requester.session
-
         def fetch(call: dict) -> bytes:
-            query = urlencode([(k, v) for k, v in call.items() if v is not None], doseq=True)
-            url = self._requester.url(path) + (f"?{query}" if query else "")
-            hit = cached_body(session, session.auth.header, url)
+            hit = self._cached_body(path, call)
             if hit is not None:
                 self._counters.add(from_cache=1)
                 return hit
             return self._requester.send(path, call, raw=True)[0]
 
         show = self.progress if progress is None else progress
-        for page in walk_progress(iter_raw_pages(fetch, params), enabled=show,
+        for page in walk_progress(iter_raw_pages(fetch, params, start=start), enabled=show,
                                   desc=route_of(path)):
             self._counters.add(pages=1, rows=page.count)
             yield page
+
+    def _cached_body(self, path: str, params: Mapping[str, Any]) -> bytes | None:
+        session = self._requester.session
+        query = urlencode([(k, v) for k, v in params.items() if v is not None], doseq=True)
+        url = self._requester.url(path) + (f"?{query}" if query else "")
+        return cached_body(session, session.auth.header, url)
+
+    def in_cache(self, path: str, params: Mapping[str, Any] | None = None) -> bool:
+        """Whether the cache holds a fresh answer to ``GET path?params`` (nothing is sent).
+
+        >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False,
+        ...        rate_limit=0).in_cache("/v1/items", {"limit": 100})
+        False
+        """
+        return self._cached_body(path, dict(params or {})) is not None
 
     # -- cache
 

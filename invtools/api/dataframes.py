@@ -19,6 +19,7 @@ from invtools import frames
 from invtools._progress import progress_bar
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
+from invtools.api.chains import chain_count, walk_frame
 from invtools.errors import NotFoundError
 
 __all__ = ["FramesMixin"]
@@ -56,19 +57,21 @@ class FramesMixin:
         >>> client.transactions_df(since="2026-04-01", with_lines=True)  # doctest: +SKIP
         """
         filters = {"type": type, "since": since, "until": until}
-        if not with_lines and since is None and until is None and not walk:
+        if not with_lines and since is None and until is None and set(walk) <= {"chains"}:
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
-            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py).
+            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
+            # fetched by several chains at once (invtools.api.chains).
             check_tx_type(type)
+            chains = walk.get("chains")
+            chain_count(self, chains)  # checked now
 
             def build() -> pd.DataFrame:
-                self.require_locations(TXS_PATH)
-                pages = self.raw_pages(TXS_PATH, {"type": type})
-                return frames.transactions_df_from_pages(page.body for page in pages)
+                return walk_frame(self, TXS_PATH, {"type": type}, chains=chains,
+                                  before=lambda: self.require_locations(TXS_PATH))
 
             return self._framed(TXS_PATH, filters, build)
         if not with_lines:
-            return self._framed(TXS_PATH, filters, lambda: frames.transactions_df(
+            return self._framed(TXS_PATH, filters, lambda: _tx_frame(
                 self.transactions(**filters, **walk)))
         return self._framed(TXS_PATH, filters, lambda: _join_lines(
             *self._rows_and_details(filters, walk), all_types=type is None))
@@ -136,6 +139,15 @@ class FramesMixin:
                     pass  # deleted since the list was read: no lines to show
                 bar.update(1)
         return rows, details
+
+
+def _tx_frame(rows) -> pd.DataFrame:
+    """The transactions frame of a walk's rows; how the walk ran in ``df.attrs["walk"]``."""
+    df = frames.transactions_df(rows)
+    summary = getattr(rows, "summary", None)
+    if summary is not None:
+        df.attrs["walk"] = summary()
+    return df
 
 
 def _item_filters(filters: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,404 @@
+"""Several cursor chains at once, merged into exactly the rows of one plain walk.
+
+The transactions list is a cursor chain: one request per round trip, so one walk reaches
+about a quarter of the service's 5 requests/s however fast the client is (library notes,
+"Latency"). A walk here runs several chains in threads (:mod:`invtools.api.chainwalk`), all
+through the client's one session, so the shared pacing budget still holds the rate:
+
+- **type chains** (a first walk, no ``type`` filter): the head page, then the four ``type=``
+  lists at once from its cursor, merged newest first by ``(transaction_time, id)``. As slow
+  as the largest type; a list of one page costs one request, as before.
+- **seam chains** (a re-walk): chain 0 from the head, chain k from a cursor kept from the
+  previous complete walk (:func:`seam_starts`: equal shares of pages). Chain k-1 keeps only
+  rows strictly newer than chain k's first row F and stops when it meets F itself (same id,
+  same key): the seam is proved. When a stored cursor is refused, chain k comes back empty,
+  or chain k-1 passes F's key without meeting F, chain k-1 walks on to the end and the later
+  chains are dropped -- one chain from the point that failed, logged on the ``invtools``
+  logger and kept in ``walk.fallback``.
+
+Either way the rows are those of one plain walk: none twice (by id; the first in merged order
+is kept), none missed that did not change during the walk. ``since`` ends each chain like it
+ends a plain walk. Type chains assume the four documented types are all there are (api-facts).
+
+What the next walk needs -- the plan used (whose pages the cache may still hold) and the
+seams for a fresh walk -- is remembered: per (base URL, team, path, filters) in this process
+for a client (:func:`forget_walks` clears it), in the file for a mirror. While the last plan's
+first page is fresh in the cache a walk replays that plan, so a warm re-walk sends nothing.
+
+>>> choose_plan(None, chains=8, typed=False)                   # a first walk
+Plan(kind='types', starts=())
+>>> choose_plan({"next": [[1000, 41]]}, chains=8, typed=False)  # a re-walk
+Plan(kind='seams', starts=((1000, 41),))
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools import frames
+from invtools._types import TX_TYPES, route_of
+from invtools.api.chainwalk import NO_TIME, ChainWalk, time_ms
+from invtools.api.pagination import DEFAULT_LIMIT, iter_pages
+from invtools.errors import ConfigError, PaginationError
+
+__all__ = ["Plan", "seam_starts", "choose_plan", "walk_rows", "walk_frame", "frame_rows",
+           "merge_pages", "chain_count", "ProcessMemory", "forget_walks", "DEFAULT_CHAINS"]
+
+logger = logging.getLogger("invtools")
+
+#: Chains at most when neither the call nor ``client.concurrency`` says.
+DEFAULT_CHAINS = 8
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+# ------------------------------------------------------------------------------ planning
+
+@dataclass(frozen=True)
+class Plan:
+    """Which chains a walk runs: ``"one"`` (a plain walk); ``"types"`` (chain 0 is the head
+    page, then one chain per type from its cursor -- what a plain walk's page 2 would ask for,
+    split by type -- unless the list ends there); or ``"seams"`` (chain 0 from the head, then
+    one from each of ``starts``, the keys ``(time ms, id)`` of the rows whose ids are their
+    cursors).
+
+    >>> Plan("seams", ((5, 41), (3, 17))).chain(2, {"type": None})
+    ({'type': None}, 17)
+    >>> Plan("types").chain(2, {"type": None}), Plan("types").chains, Plan("types").width
+    (({'type': 'out'}, None), 5, 4)
+    """
+
+    kind: str = "one"
+    starts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def chains(self) -> int:
+        return 1 + (len(TX_TYPES) if self.kind == "types" else len(self.starts))
+
+    @property
+    def width(self) -> int:
+        """The most chains that walk at once."""
+        return len(TX_TYPES) if self.kind == "types" else self.chains
+
+    def chain(self, j: int, params: Mapping[str, Any]) -> tuple[dict, Any]:
+        """Chain ``j``'s filters and start cursor (a type chain's comes from the head)."""
+        if self.kind == "types":
+            return ({**params, "type": TX_TYPES[j - 1]} if j else dict(params)), None
+        return dict(params), None if j == 0 else self.starts[j - 1][1]
+
+
+def seam_starts(keys: Sequence[tuple[int, int]], *, chains: int,
+                limit: int = DEFAULT_LIMIT) -> list[tuple[int, int]]:
+    """Where chains 1.. of the next walk start, for a list whose keys are ``keys`` (newest
+    first): the keys of the rows whose ids serve as their cursors.
+
+    Every chain gets about the same number of pages, and chain k's first row lands a tenth of
+    a page before the end of chain k-1's last page, so chain k-1 meets it (the proof) without
+    fetching one page more, even after a few rows were added.
+
+    >>> keys = [(10_000 - i, 1000 + i) for i in range(1000)]      # 10 pages of 100
+    >>> [k[1] for k in seam_starts(keys, chains=4, limit=100)]
+    [1288, 1577, 1866]
+    >>> seam_starts(keys[:100], chains=4, limit=100)               # one page: one chain
+    []
+    """
+    n = min(chains, -(-len(keys) // limit))
+    slack = limit // 10
+    starts: list[tuple[int, int]] = []
+    pos = 0
+    for j in range(1, n):
+        left = -(-(len(keys) - pos) // limit)
+        share = -(-left // (n - j + 1))
+        first = pos + share * limit - 1 - slack  # chain j's first row
+        if first <= pos or first >= len(keys):
+            break
+        starts.append(tuple(keys[first - 1]))
+        pos = first
+    return starts
+
+
+def choose_plan(entry: Mapping[str, Any] | None, *, chains: int, typed: bool,
+                since_ms: int | None = None,
+                warm: Callable[[Plan], bool] | None = None) -> Plan:
+    """The plan of a walk, from what the previous walk left (``entry``, or None).
+
+    The last plan again if ``warm(plan)`` says the cache still holds its pages (a warm
+    re-walk sends nothing); else seam chains from the stored seams (those past ``since_ms``
+    dropped); else, with no memory, type chains for an unfiltered list; else one chain.
+
+    >>> choose_plan(None, chains=8, typed=False).kind, choose_plan(None, chains=8, typed=True)
+    ('types', Plan(kind='one', starts=()))
+    >>> choose_plan({"next": [[5, 41], [3, 17]]}, chains=8, typed=False, since_ms=4)
+    Plan(kind='seams', starts=((5, 41),))
+    >>> choose_plan({"next": []}, chains=8, typed=False).kind        # a short list
+    'one'
+    """
+    entry = entry or {}
+    if chains <= 1:
+        return Plan()
+    last = plan_from_json(entry.get("last"))
+    if last is not None and last.width <= chains and warm is not None and warm(last):
+        return last
+    if "next" in entry:
+        try:
+            starts = _keys(entry["next"])
+        except (TypeError, ValueError):
+            starts = ()
+        if len(starts) > chains - 1:  # thinned evenly to the chains asked for
+            step = (len(starts) + 1) / chains
+            starts = tuple(starts[round(step * (k + 1)) - 1] for k in range(chains - 1))
+        starts = tuple(k for k in starts if since_ms is None or k[0] >= since_ms)
+        return Plan("seams", starts) if starts else Plan()
+    return Plan("types") if not typed and chains >= len(TX_TYPES) else Plan()
+
+
+def plan_json(plan: Plan) -> dict:
+    """A plan as JSON values (what a memory stores).
+
+    >>> plan_from_json(plan_json(Plan("seams", ((5, 41),))))
+    Plan(kind='seams', starts=((5, 41),))
+    """
+    return {"kind": plan.kind, "starts": [list(k) for k in plan.starts]}
+
+
+def plan_from_json(data: Any) -> Plan | None:
+    try:
+        kind, starts = data["kind"], _keys(data["starts"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    return Plan(kind, starts) if kind in ("one", "types", "seams") else None
+
+
+def _keys(data: Any) -> tuple[tuple[int, int], ...]:
+    return tuple((int(ms), int(i)) for ms, i in data)
+
+
+# ------------------------------------------------------------------------------ memory
+
+_REMEMBERED: OrderedDict[tuple, dict] = OrderedDict()
+_REMEMBERED_LOCK = threading.Lock()
+_REMEMBER_AT_MOST = 256
+
+
+class ProcessMemory:
+    """What a client's walks leave for the next walk of the same list, in this process, under
+    ``key`` (base URL, team, path, filters). A mirror keeps its own in its file (same
+    ``load``/``save``).
+
+    >>> m = ProcessMemory(("http://h", 7, "/v1/location-txs", ()))
+    >>> m.save({"next": []})
+    >>> m.load()
+    {'next': []}
+    >>> forget_walks()
+    >>> m.load()
+    {}
+    """
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def load(self) -> dict:
+        with _REMEMBERED_LOCK:
+            return dict(_REMEMBERED.get(self.key) or {})
+
+    def save(self, entry: Mapping[str, Any]) -> None:
+        with _REMEMBERED_LOCK:
+            _REMEMBERED[self.key] = dict(entry)
+            _REMEMBERED.move_to_end(self.key)
+            while len(_REMEMBERED) > _REMEMBER_AT_MOST:
+                _REMEMBERED.popitem(last=False)
+
+
+def forget_walks() -> None:
+    """Forget every walk's plan and seams in this process (the next walks start afresh)."""
+    with _REMEMBERED_LOCK:
+        _REMEMBERED.clear()
+
+
+def _client_memory(client: Any, path: str, params: Mapping[str, Any]) -> ProcessMemory:
+    filters = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None))
+    return ProcessMemory((client.base_url, client.team().id, path, filters))
+
+
+# ------------------------------------------------------------------------------ walks
+
+def chain_count(client: Any, chains: int | None) -> int:
+    """How many chains at most: ``chains``, else ``client.concurrency``, else 8.
+
+    >>> chain_count(None, None), chain_count(None, 1)
+    (8, 1)
+    """
+    value = chains
+    if value is None:
+        value = getattr(client, "concurrency", None)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            value = DEFAULT_CHAINS
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"chains must be a whole number >= 1 (1 = one plain chain), "
+                          f"not {value!r}")
+    return value
+
+
+def _ms(when: datetime | None, *, ceil: bool) -> int | None:
+    """Epoch ms of ``when``: rounded up for ``since`` (a row strictly older stops the walk),
+    down for ``until``; rows carry whole milliseconds, so both are exact."""
+    if when is None:
+        return None
+    micros = (when - _EPOCH) // timedelta(microseconds=1)
+    return -(-micros // 1000) if ceil else micros // 1000
+
+
+def _planner(client, path, params, n, *, since_ms=None, memory=None, before=None,
+             refresh=False, limit=DEFAULT_LIMIT, raw=False):
+    """``setup()`` for a :class:`ChainWalk` (the plan, decided when the walk starts) and
+    ``on_end(keys)`` (the seams for the next fresh walk)."""
+    state: dict[str, Any] = {}
+
+    def setup():
+        if before is not None:
+            before()
+        mem = memory if memory is not None else _client_memory(client, path, params)
+        entry = mem.load()
+        first_page = (lambda plan: client.in_cache(path, {**plan.chain(0, params)[0],
+                                                          "limit": limit}))
+        plan = choose_plan(entry, chains=n, typed=params.get("type") is not None,
+                           since_ms=since_ms, warm=None if refresh else first_page)
+        if plan.kind != "one":
+            logger.info("walking %s in %d chains (%s)", path, plan.chains,
+                        "one per type" if plan.kind == "types" else "from stored cursors")
+        if since_ms is None:  # a window's plan says little about a whole walk's pages
+            mem.save({**entry, "last": plan_json(plan)})
+        state["memory"] = mem
+
+        def open_chain(j: int, stop_at, after):
+            call, start = plan.chain(j, params)
+            start = start if after is None else after
+            if raw:
+                return client.raw_pages(path, call, progress=False, start=start)
+            return client.pages(path, call, limit=limit, refresh=refresh, progress=False,
+                                stop_at=stop_at, start=start)
+
+        return plan, open_chain
+
+    def on_end(keys: Sequence[tuple[int, int]]) -> None:
+        mem = state["memory"]
+        seams = seam_starts(keys, chains=n, limit=limit)
+        mem.save({**mem.load(), "next": [list(k) for k in seams]})
+
+    return setup, on_end
+
+
+def walk_rows(client: Any, path: str, params: Mapping[str, Any] | None = None, *,
+              since: datetime | None = None, until: datetime | None = None,
+              chains: int | None = None, memory: Any = None,
+              before: Callable[[], None] | None = None, refresh: bool = False,
+              limit: int = DEFAULT_LIMIT, progress: bool | None = None) -> ChainWalk:
+    """Every row of a newest-first list (the transactions), through several chains when
+    that helps: a lazy :class:`~invtools.api.chainwalk.ChainWalk` of rows.
+
+    ``since``/``until`` (aware datetimes) keep a window, ``since`` ending each chain at its
+    first older row. ``chains``: at most this many at once (default ``client.concurrency``,
+    else 8; 1 = one plain chain). ``memory`` (``load()``/``save(entry)``): where the plan is
+    found and left (default: this process, per base URL, team, path and filters).
+    ``before()`` runs when the walk starts (the team-mode check). The walk's arguments are
+    checked now; nothing is sent until the first row is asked for.
+    """
+    params = dict(params or {})
+    iter_pages(None, params, limit=limit)  # checks the arguments, sends nothing
+    n = chain_count(client, chains)
+    since_ms, until_ms = _ms(since, ceil=True), _ms(until, ceil=False)
+    keep = None
+    if until_ms is not None:
+        def keep(row: Mapping) -> bool:
+            ms = time_ms(row.get("transaction_time"))
+            return ms == NO_TIME or ms <= until_ms
+
+    setup, on_end = _planner(client, path, params, n, since_ms=since_ms, memory=memory,
+                             before=before, refresh=refresh, limit=limit)
+    show = client.progress if progress is None else progress
+    return ChainWalk(setup, since_ms=since_ms, keep=keep, progress=bool(show),
+                     desc=route_of(path), on_end=on_end)
+
+
+def walk_frame(client: Any, path: str, params: Mapping[str, Any] | None = None, *,
+               chains: int | None = None, memory: Any = None,
+               before: Callable[[], None] | None = None) -> pd.DataFrame:
+    """The transactions frame of a whole walk (no window) from its page bytes
+    (:func:`invtools.frames.transactions_df_from_pages`), through several chains when that
+    helps; ``df.attrs["walk"]`` says how (plan, chains, pages, fallback)."""
+    params = dict(params or {})
+    n = chain_count(client, chains)
+    setup, on_end = _planner(client, path, params, n, memory=memory, before=before, raw=True)
+    walk = ChainWalk(setup, raw=True, progress=bool(client.progress), desc=route_of(path))
+    df = frame_rows(walk)
+    if walk.complete:
+        ms, ids = _frame_keys(df)
+        on_end(list(zip(ms.tolist(), ids.tolist())))
+    df.attrs["walk"] = walk.summary()
+    return df
+
+
+def frame_rows(walk: ChainWalk) -> pd.DataFrame:
+    """The frame of a raw :class:`ChainWalk`: every page body parsed at once by pyarrow, then
+    merged by :func:`merge_pages`."""
+    meta: list[tuple] = []
+
+    def bodies():
+        for j, page, keep in walk:
+            meta.append((j, page.number, page.count, keep))
+            yield page.body
+
+    try:
+        df = frames.transactions_df_from_pages(bodies())
+    finally:
+        walk.close()
+    return merge_pages(df, meta, by_key=walk.plan.kind == "types", last_chain=walk.last_chain)
+
+
+def merge_pages(df: pd.DataFrame, pages: Sequence[tuple], *, by_key: bool,
+                last_chain: int) -> pd.DataFrame:
+    """The rows of one plain walk from the rows of several chains' pages, ``df`` holding
+    them in arrival order and ``pages`` saying ``(chain, number, count, keep)`` for each
+    (``keep``: rows kept from its start, None = all). Seam chains: chains up to
+    ``last_chain`` in chain and page order; type chains (``by_key``): newest first by
+    ``(transaction_time, id)``. Each id once, the first kept.
+
+    >>> t = pd.to_datetime([5, 4, 3, 2, 1], unit="s", utc=True)
+    >>> df = pd.DataFrame({"id": [3, 2, 5, 4, 3], "transaction_time": t[[2, 3, 0, 1, 2]]})
+    >>> merge_pages(df, [(1, 1, 2, None), (0, 1, 3, 2)], by_key=False, last_chain=1)["id"].tolist()
+    [5, 4, 3, 2]
+    """
+    if sum(p[2] for p in pages) != len(df):
+        raise PaginationError(f"the pages' counts add up to {sum(p[2] for p in pages)} rows "
+                              f"but they hold {len(df)}; walk with chains=1")
+    if len({p[0] for p in pages}) <= 1 and all(p[3] is None for p in pages):
+        return df  # one chain, nothing to trim
+    offsets = np.cumsum([0] + [p[2] for p in pages])
+    chosen = [(j, number, off, count if keep is None else min(keep, count))
+              for (j, number, count, keep), off in zip(pages, offsets)
+              if by_key or j <= last_chain]
+    if not by_key:
+        chosen.sort()
+    idx = np.concatenate([np.arange(off, off + k) for _j, _n, off, k in chosen] or
+                         [np.arange(0)]).astype(np.int64)
+    if by_key:
+        ms, ids = _frame_keys(df)
+        idx = idx[np.lexsort((-ids[idx], -ms[idx]))]
+    ids = _frame_keys(df)[1][idx]
+    first = ~pd.Series(ids).duplicated().to_numpy() | (ids == -1)
+    return df.take(idx[first]).reset_index(drop=True)
+
+
+def _frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's key as two int64 arrays: time in ms (:data:`NO_TIME` when missing), id."""
+    t = df["transaction_time"].dt.tz_convert(None).to_numpy().astype("datetime64[ms]")
+    ms = np.where(np.isnat(t), NO_TIME, t.astype(np.int64))
+    return ms, df["id"].to_numpy(dtype=np.int64, na_value=-1)
