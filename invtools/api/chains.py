@@ -51,7 +51,8 @@ from invtools.api.pagination import DEFAULT_LIMIT, iter_pages
 from invtools.errors import ConfigError, PaginationError
 
 __all__ = ["Plan", "seam_starts", "choose_plan", "walk_rows", "walk_frame", "frame_rows",
-           "merge_pages", "chain_count", "ProcessMemory", "forget_walks", "DEFAULT_CHAINS"]
+           "merge_pages", "chain_count", "ProcessMemory", "client_memory", "forget_walks",
+           "DEFAULT_CHAINS"]
 
 logger = logging.getLogger("invtools")
 
@@ -223,7 +224,8 @@ def forget_walks() -> None:
         _REMEMBERED.clear()
 
 
-def _client_memory(client: Any, path: str, params: Mapping[str, Any]) -> ProcessMemory:
+def client_memory(client: Any, path: str, params: Mapping[str, Any]) -> ProcessMemory:
+    """Where ``client``'s walks of ``path`` with ``params`` keep their plan and seams."""
     filters = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None))
     return ProcessMemory((client.base_url, client.team().id, path, filters))
 
@@ -265,7 +267,7 @@ def _planner(client, path, params, n, *, since_ms=None, memory=None, before=None
     def setup():
         if before is not None:
             before()
-        mem = memory if memory is not None else _client_memory(client, path, params)
+        mem = memory if memory is not None else client_memory(client, path, params)
         entry = mem.load()
         first_page = (lambda plan: client.in_cache(path, {**plan.chain(0, params)[0],
                                                           "limit": limit}))
@@ -289,8 +291,8 @@ def _planner(client, path, params, n, *, since_ms=None, memory=None, before=None
         return plan, open_chain
 
     def on_end(keys: Sequence[tuple[int, int]]) -> None:
-        mem = state["memory"]
-        seams = seam_starts(keys, chains=n, limit=limit)
+        mem = state["memory"]  # seams for the most chains a walk will ask for
+        seams = seam_starts(keys, chains=max(n, chain_count(client, None)), limit=limit)
         mem.save({**mem.load(), "next": [list(k) for k in seams]})
 
     return setup, on_end
