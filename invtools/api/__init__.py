@@ -1,8 +1,10 @@
 """The API client: :class:`Client` (life cycle and low-level calls), its resource methods
 (:mod:`~invtools.api.endpoints`) and DataFrame methods (:mod:`~invtools.api.dataframes`), the
 one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
-(:mod:`~invtools.api.pagination`, pure), request statistics (:mod:`~invtools.api.stats`),
-the team and the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
+(:mod:`~invtools.api.pagination`, pure), several cursor chains at once merged into the rows of
+one plain walk (:mod:`~invtools.api.chains`: plans, seams, memory; the threaded runner in
+:mod:`~invtools.api.chainwalk`), request statistics (:mod:`~invtools.api.stats`), the team and
+the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
 (:mod:`~invtools.api.auth`).
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
