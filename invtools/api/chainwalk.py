@@ -98,7 +98,7 @@ class ChainWalk:
     first older row; ``keep(row)`` filters what is yielded; ``on_end(keys)`` gets every row's
     key after a complete walk.
 
-    The chains fetch a few pages ahead of the caller at most. Closing the walk, dropping it,
+    Each chain fetches at most four pages ahead of the caller. Closing the walk, dropping it,
     or Ctrl-C while it waits stops them between pages and joins them (one in the middle of a
     request finishes it). Then: ``plan``, ``pages``, ``fallback`` (why it fell back to one
     chain, or None), ``complete`` (it reached the end of the list), ``last_chain``.
