@@ -306,6 +306,29 @@ def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog
     pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
 
 
+def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, client, caplog):
+    expected = plain(client)
+    forget_walks()
+    head = first_rows(sb)[99]["id"]  # the head page's cursor, where the type chains start
+    original = sb.handle
+
+    def refusing(method, target, headers, fault=None):  # a service that takes no cursor
+        if "type=out" in target:                         # from another filter for type=out
+            target = target.replace(f"cursor={head}", "cursor=17")
+        return original(method, target, headers, fault=fault)
+
+    sb.handle = refusing
+    with caplog.at_level(logging.INFO, logger="invtools"):
+        walk = client.transactions()
+        got = list(walk)
+    assert walk.plan.kind == "types" and "type chain 2 could not start" in walk.fallback
+    assert got == expected and "fell back to one chain from chain 0" in caplog.text
+    forget_walks()
+    df = client.transactions_df()
+    assert "refused" in df.attrs["walk"]["fallback"]
+    pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
+
+
 # ------------------------------------------------------------------------------ since / until
 
 @pytest.mark.parametrize("plan", ["types", "seams"])

@@ -7,7 +7,8 @@ through the client's one session, so the shared pacing budget still holds the ra
 
 - **type chains** (a first walk, no ``type`` filter): the head page, then the four ``type=``
   lists at once from its cursor, merged newest first by ``(transaction_time, id)``. As slow
-  as the largest type; a list of one page costs one request, as before.
+  as the largest type; a list of one page costs one request, as before. Should a type chain's
+  cursor be refused, the head chain walks on alone.
 - **seam chains** (a re-walk): chain 0 from the head, chain k from a cursor kept from the
   previous complete walk (:func:`seam_starts`: equal shares of pages). Chain k-1 keeps only
   rows strictly newer than chain k's first row F and stops when it meets F itself (same id,
@@ -369,8 +370,8 @@ def merge_pages(df: pd.DataFrame, pages: Sequence[tuple], *, by_key: bool,
                 last_chain: int) -> pd.DataFrame:
     """The rows of one plain walk from the rows of several chains' pages, ``df`` holding
     them in arrival order and ``pages`` saying ``(chain, number, count, keep)`` for each
-    (``keep``: rows kept from its start, None = all). Seam chains: chains up to
-    ``last_chain`` in chain and page order; type chains (``by_key``): newest first by
+    (``keep``: rows kept from its start, None = all). Chains up to ``last_chain`` count:
+    seam chains in chain and page order; type chains (``by_key``) newest first by
     ``(transaction_time, id)``. Each id once, the first kept.
 
     >>> t = pd.to_datetime([5, 4, 3, 2, 1], unit="s", utc=True)
@@ -385,8 +386,7 @@ def merge_pages(df: pd.DataFrame, pages: Sequence[tuple], *, by_key: bool,
         return df  # one chain, nothing to trim
     offsets = np.cumsum([0] + [p[2] for p in pages])
     chosen = [(j, number, off, count if keep is None else min(keep, count))
-              for (j, number, count, keep), off in zip(pages, offsets)
-              if by_key or j <= last_chain]
+              for (j, number, count, keep), off in zip(pages, offsets) if j <= last_chain]
     if not by_key:
         chosen.sort()
     idx = np.concatenate([np.arange(off, off + k) for _j, _n, off, k in chosen] or

@@ -1,13 +1,6 @@
-"""The chain runner: a walk's cursor chains in threads, merged into the rows of one plain walk
-as they arrive (:class:`ChainWalk`), and the order key it merges by. What a walk runs and why
-is :mod:`invtools.api.chains`; this module runs its plan.
-
-Seam chains are stitched here: chain k-1 waits for chain k's first row F, keeps only rows
-strictly newer than F, and stops when it meets F itself (same id, same key) -- the proof that
-nothing lies between them. When chain k cannot start (cursor refused, empty first page) or
-chain k-1 passes F's key without meeting F (or reaches the end), chain k-1 walks on to the end
-and the later chains are dropped. Type chains are merged by key: a row is final once every
-other chain has passed it.
+"""The chain runner: a walk's cursor chains in threads, merged as they arrive into the rows of
+one plain walk (:class:`ChainWalk`), and the order key it merges by. What a walk runs and why,
+and how seams are proved and when a walk falls back, is :mod:`invtools.api.chains`.
 
 >>> row_key({"id": 7, "transaction_time": "2026-05-02T01:10:00.000Z"})
 (1777684200000, 7)
@@ -242,16 +235,16 @@ class _Run:
         buffered: list[deque] = [deque() for _ in range(n)]
         done = [False] * n
         for j, page, keep in source:
-            if page is _ERROR:
+            if page is _ERROR and j <= self.last_chain:
                 raise keep
             if page is _DONE:
                 done[j] = True
-            else:
+            elif page is not _ERROR and j <= self.last_chain:
                 buffered[j].extend((row_key(r), r) for r in page.rows[:keep])
             while buffered[0]:  # the head page: newer than every type chain's rows
                 yield buffered[0].popleft()[1]
-            while True:
-                live = [i for i in range(n) if buffered[i] or not done[i]]
+            while True:  # (after a fallback only chain 0 counts)
+                live = [i for i in range(self.last_chain + 1) if buffered[i] or not done[i]]
                 if not live or not all(buffered[i] for i in live):
                     break
                 yield buffered[max(live, key=lambda i: buffered[i][0][0])].popleft()[1]
@@ -332,7 +325,7 @@ class _Run:
                     self._ended(j)
                     return
                 except (InvalidRequestError, NotFoundError) as exc:
-                    if number or not (self._seams and j):
+                    if number or not j:
                         raise
                     self._set_first(j, _REFUSED, f"its cursor was refused ({exc})")
                     return
@@ -351,10 +344,8 @@ class _Run:
             if since_hit:
                 with self._cond:
                     self._cut = True
-            if self._types and j == 0:  # the head page: the type chains go on after it
-                go = page.has_more and not since_hit
-                self._set_first(0, ("after", page.cursor) if go else _EMPTY, "")
-                return None, True
+            if self._types and first:
+                return self._head(j, page, since_hit)
             return None, since_hit
         if first and j:
             keys = self._page_keys(page)
@@ -387,6 +378,20 @@ class _Run:
                                 f"began (the list changed there during the walk)")
                 return None, False
         return None, False
+
+    def _head(self, j: int, page: Any, since_hit: bool) -> tuple[Any, bool]:
+        """Type chains: the head page (chain 0) says whether and where they start; it stops
+        once they all have, or walks on alone if one's cursor is refused."""
+        if j:
+            self._set_first(j, "started", "")
+            return None, since_hit
+        go = page.has_more and not since_hit
+        self._set_first(0, ("after", page.cursor) if go else _EMPTY, "")
+        for t in range(1, self.plan.chains if go else 1):
+            if self._wait_first(t) == _REFUSED:
+                self._end_at(0, f"type chain {t} could not start: {self._why[t]}")
+                return None, False
+        return None, True
 
     def _page_keys(self, page: Any) -> list[tuple[int, int]]:
         rows = page.rows if hasattr(page, "rows") else json.loads(page.body).get("items") or []
