@@ -115,7 +115,10 @@ def test_client_whole_walk_matches_the_row_path_and_is_served_by_the_cache(sb, m
     pd.testing.assert_frame_equal(got, expected)
     assert [r for r in sb.requests if r.route.startswith(TXS)] == []
     n = len(sb.data("shop").transactions)
-    assert got.attrs["requests"] == 0 and got.attrs["pages"] == -(-n // 100) and len(got) == n
+    # The first walk ran the head page and then one chain per type; the second replays those
+    # pages from the cache (invtools.api.chains), so it counts more pages than n / 100.
+    assert got.attrs["requests"] == 0 and len(got) == n
+    assert got.attrs["pages"] == got.attrs["walk"]["pages"] >= -(-n // 100)
     assert client.stats.rows >= len(got)
     # A type filter is sent on every page, and cold pages are fetched and stored as usual.
     outs = client.transactions_df(type="out")

@@ -3,8 +3,12 @@
 (:mod:`~invtools.api.details`, over the ordered concurrent map :mod:`~invtools.api.fanout`)
 and DataFrame methods (:mod:`~invtools.api.dataframes`), the
 one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
-(:mod:`~invtools.api.pagination`, pure), request statistics (:mod:`~invtools.api.stats`),
-the team and the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
+(:mod:`~invtools.api.pagination`, pure), several cursor chains at once merged into the rows of
+one plain walk (:mod:`~invtools.api.chains`: plans, seams, memory; the threaded runner in
+:mod:`~invtools.api.chainwalk`, their raw pages merged into one frame in
+:mod:`~invtools.api.chainmerge`), list walks served from the cache only as one snapshot
+(:mod:`~invtools.api.walks` over :mod:`~invtools.api.snapshot`), request statistics (:mod:`~invtools.api.stats`), the team and
+the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
 (:mod:`~invtools.api.auth`).
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation

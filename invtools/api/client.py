@@ -7,9 +7,9 @@ A typical session in a notebook::
     rows = list(c.transactions(since="2026-04-01"))
     c.stats                           # RequestStats(sent=..., from_cache=..., ...)
 
-This module holds the client's life cycle and its low-level calls (``get``, ``pages``,
-``raw_pages``, ``team``, ``require_locations``, ``measure``, ``provenance``, ``in_cache``,
-``clear_cache``). The resource methods (``items()``, ``transactions()``, ...) are in
+This module holds the client's life cycle and its low-level calls (``get``, ``team``,
+``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``clear_cache``); list walks
+(``pages``, ``raw_pages``) are in :mod:`invtools.api.walks`. The resource methods (``items()``, ``transactions()``, ...) are in
 :mod:`invtools.api.endpoints`, concurrent transaction details in :mod:`invtools.api.details`
 and the DataFrame methods (``items_df()``, ...) in :mod:`invtools.api.dataframes`; all use
 only those public calls. Every request goes through
@@ -23,38 +23,33 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
-import math
 import logging
+import math
 import os
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from invtools._clock import SYSTEM_CLOCK
 from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, Secret, check_timeout, clean_token, \
     normalise_base_url
-from invtools._progress import walk_progress
 from invtools._provenance import Provenance
-from invtools._types import TEAM_PATH, parse_duration, route_of
+from invtools._types import TEAM_PATH
 from invtools.api.auth import BearerAuth
 from invtools.api.dataframes import FramesMixin
 from invtools.api.details import DetailsMixin
 from invtools.api.endpoints import EndpointsMixin
-from invtools.api.pagination import DEFAULT_LIMIT, Page, RawPage, iter_pages, iter_raw_pages
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, team_mode_message
-from invtools.errors import APIError, ConfigError, PaginationError, TeamModeError
+from invtools.api.walks import WalksMixin
+from invtools.errors import APIError, ConfigError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
-from invtools.api.snapshot import NotInSnapshot, SnapshotReader
-from invtools.http.cache import cached_entry, clear_entries, default_max_age, held, \
-    resolve_cache_path
+from invtools.http.cache import clear_entries, held, resolve_cache_path
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
@@ -65,7 +60,7 @@ MIN_RATE_LIMIT = 1 / 60
 logger = logging.getLogger("invtools")
 
 
-class Client(EndpointsMixin, DetailsMixin, FramesMixin):
+class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
     """One team's view of the inventory API: token, base URL, cache, pacing, retries.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
@@ -290,125 +285,6 @@ class Client(EndpointsMixin, DetailsMixin, FramesMixin):
             raise TeamModeError(team_mode_message(team, path), type="/errors/invalid-team-mode",
                                 title="Team mode does not allow this endpoint",
                                 method="GET", path=path)
-
-    # -- walking lists
-
-    def pages(self, path: str, params: Mapping[str, Any] | None = None, *,
-              limit: int = DEFAULT_LIMIT, max_pages: int | None = None,
-              max_rows: int | None = None, refresh: bool = False, max_age: Any = None,
-              progress: bool | None = None, keep=None, stop_at=None) -> Iterator[Page]:
-        """Walk a paginated list lazily, page by page (see
-        :func:`invtools.api.pagination.iter_pages`).
-
-        Nothing is sent until the first page is asked for. A walk comes from the cache only
-        whole, as one snapshot no older than ``max_age`` (``"1h"``, ``"10min"``, a
-        timedelta; default: the transactions list 1 hour, other lists their cache expiry),
-        else every page is fetched fresh (:mod:`invtools.api.snapshot`); ``refresh=True``
-        always fetches fresh. ``progress`` overrides the client's setting for this walk (a
-        bar appears only after a few pages).
-        """
-        walk_args = dict(limit=limit, max_pages=max_pages, max_rows=max_rows, keep=keep,
-                         stop_at=stop_at)
-        last = {"from_cache": False}
-        plain = iter_pages(self._fresh_fetch(path, last), params, **walk_args)  # checks args
-        age = self._max_age(path, max_age)
-
-        def walk() -> Iterator[Page]:
-            given: set = set()
-            reader = None if refresh else self._snapshot_reader(path, age)
-            if reader is not None:
-                try:
-                    for page in iter_pages(reader, params, **walk_args):
-                        self._counters.add(from_cache=1)
-                        if page.number == 1:
-                            self._counters.saw_data_from(reader.stored_at)
-                        last["from_cache"] = True
-                        given.update(row.get("id") for row in page.rows
-                                     if isinstance(row, Mapping))
-                        yield page
-                    return
-                except (NotInSnapshot, PaginationError):
-                    pass  # not one snapshot: the whole walk fresh, rows given once only
-            for page in plain:
-                if given:
-                    page = replace(page, rows=[r for r in page.rows if not (
-                        isinstance(r, Mapping) and r.get("id") in given)])
-                yield page
-
-        show = self.progress if progress is None else progress
-        return self._count_pages(walk_progress(walk(), enabled=show, desc=route_of(path)),
-                                 last)
-
-    def _count_pages(self, walk: Iterator[Page], last: dict) -> Iterator[Page]:
-        for page in walk:
-            self._counters.add(pages=1, rows=len(page.rows))
-            yield replace(page, from_cache=last["from_cache"])
-
-    def _fresh_fetch(self, path: str, last: dict, *, raw: bool = False):
-        """Fetch one page from the server: with a cache, every page of a fresh walk is
-        fetched anew (a snapshot is never topped up with pages of another walk)."""
-        force = self.cache_path is not None
-
-        def fetch(call: dict) -> Any:
-            body, last["from_cache"] = self._requester.send(path, call, refresh=force, raw=raw)
-            return body
-
-        return fetch
-
-    def _max_age(self, path: str, max_age: Any) -> timedelta | None:
-        if max_age is None:
-            return default_max_age(self._requester.url(path))
-        return parse_duration(max_age, name="max_age", zero=True)
-
-    def _snapshot_reader(self, path: str, max_age: timedelta | None,
-                         decode=json.loads) -> SnapshotReader | None:
-        """Reads a walk's pages from the cache as one snapshot (None without a cache)."""
-        if self.cache_path is None:
-            return None
-        session = self._requester.session
-
-        def read(call: dict) -> tuple[bytes, datetime] | None:
-            return cached_entry(session, session.auth.header,
-                                self._requester.full_url(path, call))
-
-        return SnapshotReader(read, max_age=max_age, now=datetime.now(timezone.utc),
-                              decode=decode)
-
-    def raw_pages(self, path: str, params: Mapping[str, Any] | None = None, *,
-                  refresh: bool = False, max_age: Any = None,
-                  progress: bool | None = None) -> Iterator[RawPage]:
-        """The pages of a whole walk undecoded (``page.body`` is bytes), for callers that
-        parse rows in bulk (:func:`invtools.frames.transactions_df_from_pages`). Counted in
-        :attr:`stats`, and served from the cache as one snapshot or not at all, like
-        :meth:`pages`.
-
-        Cached pages are read straight from the cache file: going through ``session.get``
-        costs about 1.5 ms per hit in requests' and requests-cache's per-request machinery,
-        which is most of a warm walk.
-        """
-        last = {"from_cache": False}
-        plain = iter_raw_pages(self._fresh_fetch(path, last, raw=True), params)
-        age = self._max_age(path, max_age)
-
-        def walk() -> Iterator[RawPage]:
-            reader = None if refresh else self._snapshot_reader(path, age, decode=bytes)
-            if reader is not None:
-                try:  # the whole walk first: its rows are not decoded, so never given twice
-                    snap = list(iter_raw_pages(reader, params))
-                except (NotInSnapshot, PaginationError):
-                    snap = None
-                if snap:
-                    self._counters.saw_data_from(reader.stored_at)
-                    for page in snap:
-                        self._counters.add(from_cache=1)
-                        yield page
-                    return
-            yield from plain
-
-        show = self.progress if progress is None else progress
-        for page in walk_progress(walk(), enabled=show, desc=route_of(path)):
-            self._counters.add(pages=1, rows=page.count)
-            yield page
 
     # -- cache
 

@@ -21,6 +21,7 @@ from invtools import frames
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
 from invtools.api.endpoints import check_keywords
+from invtools.api.chains import chain_count, walk_frame
 from invtools.errors import NotFoundError
 
 __all__ = ["FramesMixin"]
@@ -64,22 +65,27 @@ class FramesMixin:
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
         True
         """
-        check_keywords("transactions_df", walk, ("type", "since", "until", "with_lines"))
+        check_keywords("transactions_df", walk,
+                       ("type", "since", "until", "with_lines", "chains"))
         filters = {"type": type, "since": since, "until": until}
         if not with_lines and since is None and until is None and not (
-                set(walk) - {"refresh", "max_age"}):
+                set(walk) - {"chains", "refresh", "max_age"}):
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
-            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py).
+            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
+            # fetched by several chains at once (invtools.api.chains).
             check_tx_type(type)
+            chains = walk.get("chains")
+            chain_count(self, chains)  # checked now
 
             def build() -> pd.DataFrame:
-                self.require_locations(TXS_PATH)
-                pages = self.raw_pages(TXS_PATH, {"type": type}, **walk)
-                return frames.transactions_df_from_pages(page.body for page in pages)
+                return walk_frame(self, TXS_PATH, {"type": type}, chains=chains,
+                                  before=lambda: self.require_locations(TXS_PATH),
+                                  refresh=bool(walk.get("refresh")),
+                                  max_age=walk.get("max_age"))
 
             return self._framed(TXS_PATH, filters, build)
         if not with_lines:
-            return self._framed(TXS_PATH, filters, lambda: frames.transactions_df(
+            return self._framed(TXS_PATH, filters, lambda: _tx_frame(
                 self.transactions(**filters, **walk)))
         return self._framed(TXS_PATH, filters, lambda: _join_lines(
             *self._rows_and_details(filters, walk), all_types=type is None))
@@ -100,7 +106,7 @@ class FramesMixin:
         ``client.clear_cache()`` first, or use a full history or the mirror. With a
         ``type`` filter the levels are the stored ones (the other types' lines, needed to
         recompute them, are not in the frame)."""
-        check_keywords("lines_df", walk, ("type", "since", "until"))
+        check_keywords("lines_df", walk, ("type", "since", "until", "chains"))
         filters = {"type": type, "since": since, "until": until}
         return self._framed(TXS_PATH, filters, lambda: _lines(
             self._rows_and_details(filters, walk)[1], all_types=type is None))
@@ -145,6 +151,15 @@ class FramesMixin:
             # None: deleted since the list was read, no lines to show
             details = [detail for _row, detail in fetched if detail is not None]
         return rows, details
+
+
+def _tx_frame(rows) -> pd.DataFrame:
+    """The transactions frame of a walk's rows; how the walk ran in ``df.attrs["walk"]``."""
+    df = frames.transactions_df(rows)
+    summary = getattr(rows, "summary", None)
+    if summary is not None:
+        df.attrs["walk"] = summary()
+    return df
 
 
 _ITEM_FILTERS = ("item_ids", "location_ids")

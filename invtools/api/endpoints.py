@@ -19,6 +19,7 @@ from typing import Any
 
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
                              TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
+from invtools.api.chains import walk_rows
 from invtools.api.pagination import Page
 from invtools.errors import APIError, ConfigError, PaginationError
 
@@ -26,6 +27,8 @@ __all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
 #: Partner types by name, as the wire encodes them.
 PARTNER_TYPES = {"supplier": 0, "customer": 1}
+#: Walk keywords that need one plain chain (they trim or stop it by page or by row).
+_CUSTOM_WALK = frozenset({"max_pages", "max_rows", "keep", "stop_at"})
 
 
 #: The keywords every walk takes (:meth:`Client.pages`).
@@ -94,20 +97,30 @@ class EndpointsMixin:
         return self.rows(PARTNERS_PATH, {"type": type}, **walk)
 
     def transactions(self, *, type=None, since=None, until=None,  # noqa: A002
-                     **walk: Any) -> Iterator[dict]:
+                     chains: int | None = None, **walk: Any) -> Iterator[dict]:
         """Transaction rows, newest first (Location-mode teams).
 
         ``since``/``until`` (datetime, date or ISO string; naive = UTC; a bare ``until``
         date includes that whole day) keep rows whose ``transaction_time`` is in the
         window. The service has no date filter, so the walk stops at the first row older
         than ``since`` -- no page beyond it is fetched.
+
+        The walk runs several cursor chains at once and merges them into exactly the rows of
+        one plain walk (:mod:`invtools.api.chains`): one per type on a first walk, from
+        cursors kept from the last walk on a re-walk. ``chains`` caps how many (default: the
+        client's ``concurrency``, else 8); ``chains=1`` walks one plain chain, and so do
+        walks with ``max_pages``, ``max_rows``, ``keep`` or ``stop_at``. The iterator's
+        ``fallback`` says why a walk fell back to one chain, if it did.
         """
-        check_keywords("transactions", walk, ("type", "since", "until"))
+        check_keywords("transactions", walk, ("type", "since", "until", "chains"))
         check_tx_type(type)
         lo = parse_time(since, name="since")
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        if not _CUSTOM_WALK.intersection(walk):
+            return walk_rows(self, TXS_PATH, {"type": type}, since=lo, until=hi, chains=chains,
+                             before=lambda: self.require_locations(TXS_PATH), **walk)
         # A caller's own keep/stop_at is combined with the window, never replaced by it.
         if lo is not None:
             walk["stop_at"] = _either(walk.get("stop_at"),

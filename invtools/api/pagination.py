@@ -131,11 +131,11 @@ def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool, int]:
 
 def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
                    params: Mapping[str, Any] | None = None, *, limit: int = DEFAULT_LIMIT,
-                   max_pages: int | None = None) -> Iterator[RawPage]:
+                   max_pages: int | None = None, start: Any = None) -> Iterator[RawPage]:
     """:func:`iter_pages` for callers that decode rows themselves, in bulk (see
     :func:`invtools.frames.transactions_df_from_pages`): ``fetch(params)`` returns a page's
     raw body, and the walk reads only ``cursor``/``has_more`` from it (:func:`raw_envelope`).
-    Same rules; no row filters (they need decoded rows).
+    Same rules (and ``start``); no row filters (they need decoded rows).
 
     >>> bodies = {None: b'{"items":[1,2],"cursor":2,"has_more":true}',
     ...           2: b'{"items":[3],"cursor":null,"has_more":false}'}
@@ -143,7 +143,7 @@ def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
     [1, 2]
     """
     _check_walk_args(limit, max_pages, None)
-    return _walk(fetch, dict(params or {}), limit, max_pages, None, None, None, raw=True)
+    return _walk(fetch, dict(params or {}), limit, max_pages, None, None, None, start, raw=True)
 
 
 def iter_pages(
@@ -155,6 +155,7 @@ def iter_pages(
     max_rows: int | None = None,
     keep: Callable[[dict], bool] | None = None,
     stop_at: Callable[[dict], bool] | None = None,
+    start: Any = None,
 ) -> Iterator[Page]:
     """Walk a list endpoint page by page, lazily: nothing is fetched until asked.
 
@@ -164,7 +165,8 @@ def iter_pages(
     ``keep(row)`` drops rows it returns false for (they do not count towards ``max_rows``);
     ``stop_at(row)`` ends the walk at the first row it returns true for -- that row and the
     rest are dropped and no further page is fetched (how ``since=`` stops early on a list
-    that is newest first).
+    that is newest first). ``start`` resumes a walk: the first call carries ``cursor=start``, a
+    cursor the server handed out before (how :mod:`invtools.api.chains` runs several chains).
 
     >>> def fetch(params):
     ...     start = params.get("cursor", 0)
@@ -175,9 +177,11 @@ def iter_pages(
     [3, 3, 1]
     >>> sum(len(p.rows) for p in iter_pages(fetch, limit=3, max_rows=4))
     4
+    >>> [p.rows for p in iter_pages(fetch, limit=3, start=4)]
+    [[4, 5, 6]]
     """
     _check_walk_args(limit, max_pages, max_rows)
-    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at)
+    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at, start)
 
 
 def _check_walk_args(limit, max_pages, max_rows) -> None:
@@ -189,10 +193,10 @@ def _check_walk_args(limit, max_pages, max_rows) -> None:
             raise ConfigError(f"{name} must be a non-negative integer or None, not {value!r}")
 
 
-def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, raw=False):
+def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, raw=False):
     base.pop("cursor", None)  # the walk owns the cursor
     base["limit"] = limit
-    cursor = None
+    cursor = start
     seen: set = set()
     number = rows_out = 0
     while max_pages is None or number < max_pages:

@@ -71,12 +71,6 @@ class Requester:
                           doseq=True)
         return self.base_url + path + (f"?{query}" if query else "")
 
-    def full_url(self, path: str, params: Mapping[str, Any] | None) -> str:
-        """The URL ``send`` asks for (as requests builds it, so the cache key matches)."""
-        query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None],
-                          doseq=True)
-        return self.url(path) + (f"?{query}" if query else "")
-
     def send(self, path: str, params: Mapping[str, Any] | None, *,
              refresh: bool = False, raw: bool = False, retries: int | None = None,
              timeout: tuple[float, float] | None = None) -> tuple[Any, bool]:

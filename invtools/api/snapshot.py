@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-__all__ = ["SnapshotReader", "NotInSnapshot"]
+__all__ = ["SnapshotReader", "NotInSnapshot", "SnapshotFirst"]
 
 #: Reads the cached answer to one call: (body bytes, when stored) or None.
 ReadEntry = Callable[[dict], "tuple[bytes, datetime] | None"]
@@ -51,11 +51,15 @@ class NotInSnapshot(Exception):
 class SnapshotReader:
     """``fetch(call)`` for a walk over cached answers only: returns the decoded body
     (``decode``) of each page asked for, or raises :class:`NotInSnapshot`. ``stored_at``:
-    when the walk's first page was stored (the age of the data), once it was read."""
+    when the walk's first page was stored (the age of the data), once it was read.
+    ``stored_within``: (began, ended) of a walk of several chains being replayed: a page
+    stored by any other walk is not in its snapshot."""
 
     def __init__(self, read: ReadEntry, *, max_age: timedelta | None, now: datetime,
-                 decode: Callable[[bytes], Any] = json.loads) -> None:
+                 decode: Callable[[bytes], Any] = json.loads,
+                 stored_within: tuple[datetime, datetime] | None = None) -> None:
         self._read, self._max_age, self._now, self._decode = read, max_age, now, decode
+        self._within = stored_within  # a chain of a replayed walk: only that walk's pages
         self.stored_at: datetime | None = None
 
     def __call__(self, call: Mapping[str, Any]) -> Any:
@@ -69,7 +73,68 @@ class SnapshotReader:
             self.stored_at = stored_at
         elif stored_at < self.stored_at:
             raise NotInSnapshot("a cached page is from an older walk")
+        if self._within is not None and not self._within[0] <= stored_at <= self._within[1]:
+            raise NotInSnapshot("a cached page is from another walk")
         try:
             return self._decode(body)
         except ValueError:
             raise NotInSnapshot("a cached page does not decode") from None
+
+
+class SnapshotFirst:
+    """A lazy walk of rows that replays the last walk from the cache when it can and, when the
+    cache turns out not to hold it whole (:class:`NotInSnapshot`), walks again fresh, giving
+    no row twice. ``make(fresh)`` builds the walk (an iterator of row dicts with ``close()``
+    and ``summary()``), ``fresh=True`` the one that fetches everything. Iterate it;
+    ``close()``, ``summary()`` and the walk's other attributes pass through.
+
+    >>> class Walk:
+    ...     def __init__(self, rows, whole):
+    ...         self.rows, self.whole = rows, whole
+    ...     def __iter__(self):
+    ...         yield from self.rows
+    ...         if not self.whole:
+    ...             raise NotInSnapshot("page 2 is not in the cache")
+    ...     def close(self):
+    ...         pass
+    >>> make = lambda fresh: Walk([{"id": 1}, {"id": 2}], True) if fresh else Walk([{"id": 1}], False)
+    >>> [row["id"] for row in SnapshotFirst(make)]
+    [1, 2]
+    """
+
+    def __init__(self, make: Callable[[bool], Any]) -> None:
+        # The generator holds the state, never this object: a walk dropped half way is
+        # freed at once, which closes the generator, which closes (and stops) the walk.
+        self._state = {"walk": make(False)}
+        self._gen = _replay_then_fresh(make, self._state)
+
+    def __iter__(self) -> SnapshotFirst:
+        return self
+
+    def __next__(self) -> dict:
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+        self._state["walk"].close()
+
+    def summary(self) -> dict:
+        return self._state["walk"].summary()
+
+    def __getattr__(self, name: str) -> Any:  # plan, pages, fallback, complete, ...
+        return getattr(self.__dict__["_state"]["walk"], name)
+
+
+def _replay_then_fresh(make: Callable[[bool], Any], state: dict) -> Iterator[dict]:
+    given: set = set()
+    try:
+        for row in state["walk"]:
+            given.add(row.get("id"))
+            yield row
+        return
+    except NotInSnapshot:
+        state["walk"].close()
+    state["walk"] = make(True)
+    for row in state["walk"]:
+        if row.get("id") not in given:
+            yield row

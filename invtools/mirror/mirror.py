@@ -121,7 +121,8 @@ class TransactionMirror:
 
     # ---- sync
 
-    def sync(self, window: Any = None, *, progress: bool | None = None) -> SyncReport:
+    def sync(self, window: Any = None, *, progress: bool | None = None,
+             chains: int | None = None) -> SyncReport:
         """Bring the mirror up to date; return a :class:`SyncReport`.
 
         ``window=None`` walks the whole list (a *full* sync). ``window="90D"`` (a duration
@@ -132,6 +133,11 @@ class TransactionMirror:
         A window sync does not see edits to older transactions, nor their removal, until the
         next full sync; its report says so. A window that reaches the end of the list is a
         full sync.
+
+        A full sync walks the list in several chains at once (at most ``chains``; default the
+        client's ``concurrency``, else 8; ``chains=1`` for one), from cursors the previous full
+        sync kept in the file, and stages exactly the rows of one plain walk
+        (:mod:`invtools.api.chains`).
 
         Requests: one per list page, plus one detail per new transaction or raised revision
         (details are kept for good), plus, for a window sync, one per stored transaction inside
@@ -168,7 +174,7 @@ class TransactionMirror:
         with store.sync_lock(self.path), store.connect(self.path) as conn:
             self._check_team(conn, client, team)
             return run_sync(conn, client, team=team, window=win, started=started,
-                            progress=progress)
+                            progress=progress, chains=chains)
 
     def _require_client(self) -> Any:
         if self.client is None:

@@ -39,7 +39,7 @@ except ImportError:
 __all__ = [
     "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "missing", "peek", "init_schema",
     "write_transaction", "get_meta", "set_meta", "lock_path", "sync_lock", "stage",
-    "DetailBatch",
+    "DetailBatch", "ListCursors",
 ]
 
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
@@ -242,6 +242,38 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     """Set ``meta`` values; call inside :func:`write_transaction`."""
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+
+class ListCursors:
+    """Where a full sync's list walk finds and leaves its chains' cursors (see
+    :mod:`invtools.api.chains`): the ``list_cursors`` meta entry, JSON. A value that is not
+    JSON reads as nothing (the walk then starts afresh).
+
+    >>> conn = sqlite3.connect(":memory:", isolation_level=None)
+    >>> init_schema(conn, ":memory:")
+    >>> cursors = ListCursors(conn)
+    >>> cursors.load()
+    {}
+    >>> cursors.save({"next": [[1777684200000, 5203997]]})
+    >>> cursors.load()["next"]
+    [[1777684200000, 5203997]]
+    """
+
+    KEY = "list_cursors"
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def load(self) -> dict:
+        try:
+            entry = json.loads(get_meta(self.conn, self.KEY) or "{}")
+        except ValueError:
+            return {}
+        return entry if isinstance(entry, dict) else {}
+
+    def save(self, entry: dict) -> None:
+        with write_transaction(self.conn):
+            set_meta(self.conn, **{self.KEY: json.dumps(entry)})
 
 
 # ------------------------------------------------------------------------------ one sync at a time

@@ -8,7 +8,9 @@
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods only:
-``pages``, ``transaction_details``, ``transaction``, ``measure`` and ``progress``.
+``pages``, ``transaction_details``, ``transaction``, ``measure`` and ``progress`` (and
+``team`` and ``cached_since`` through :func:`invtools.api.chains.walk_rows`, which walks a
+full sync's list).
 
 >>> backdated_flags([])
 []
@@ -27,9 +29,12 @@ import pandas as pd
 from invtools import frames
 from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
+from invtools.api.chains import walk_rows
+from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import DetailBatch, get_meta, set_meta, stage, write_transaction
+from invtools.mirror.store import DetailBatch, ListCursors, get_meta, set_meta, stage, \
+    write_transaction
 
 __all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen",
            "apply_staged", "backdated_flags"]
@@ -46,10 +51,11 @@ class Walk:
 
 
 def run_sync(conn: sqlite3.Connection, client: Any, *, team: Any, window: pd.Timedelta | None,
-             started: pd.Timestamp, progress: bool | None) -> SyncReport:
+             started: pd.Timestamp, progress: bool | None,
+             chains: int | None = None) -> SyncReport:
     """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
     with client.measure() as m:
-        walk = walk_list(conn, client, window, progress)                  # step 1
+        walk = walk_list(conn, client, window, progress, chains=chains)   # step 1
         fetched, reused = fetch_new_details(conn, client, progress)       # step 2
         if not walk.complete:
             fetched += check_unseen(conn, client, walk.cutoff_ms)          # step 3
@@ -67,12 +73,16 @@ def _stamp(row: dict) -> tuple[int, dict]:
 # ------------------------------------------------------------------------------ step 1
 
 def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None,
-              progress: bool | None) -> Walk:
+              progress: bool | None, *, chains: int | None = None) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
-    ``window``, stop at the first page that reaches past ``anchor - window``."""
+    ``window``, stop at the first page that reaches past ``anchor - window``. A full sync
+    walks several chains at once (:func:`invtools.api.chains.walk_rows`, at most ``chains``)
+    from the cursors the previous full sync kept in the file."""
     walk = Walk()
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
+    if window is None:
+        return _walk_whole(conn, client, progress, chains, walk)
     pages = client.pages(TXS_PATH, refresh=True, progress=progress)
     try:
         for page in pages:
@@ -93,6 +103,31 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
         close = getattr(pages, "close", None)
         if close is not None:
             close()
+
+
+def _walk_whole(conn: sqlite3.Connection, client: Any, progress: bool | None,
+                chains: int | None, walk: Walk) -> Walk:
+    rows = walk_rows(client, TXS_PATH, refresh=True, progress=progress, chains=chains,
+                     memory=ListCursors(conn))
+    try:
+        batch: list[tuple[int, dict]] = []
+        for row in rows:
+            batch.append(_stamp(row))
+            if len(batch) == DEFAULT_LIMIT:
+                _stage_batch(conn, walk, batch)
+                batch = []
+        _stage_batch(conn, walk, batch)
+        walk.complete = True
+        return walk
+    finally:
+        rows.close()
+        walk.pages = rows.pages
+
+
+def _stage_batch(conn: sqlite3.Connection, walk: Walk, batch: list[tuple[int, dict]]) -> None:
+    if walk.anchor_ms is None and batch:
+        walk.anchor_ms = max(ms for ms, _ in batch)
+    stage(conn, batch)
 
 
 # ------------------------------------------------------------------------------ step 2

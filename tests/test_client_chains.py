@@ -1,0 +1,458 @@
+"""Several cursor chains at once (invtools.api.chains): type chains on a first walk, seam
+chains from stored cursors on a re-walk, the fallback to one chain, since/until, frames, the
+mirror, and no thread left behind. Real HTTP against a stand-in that takes 10 ms an answer,
+so chains really overlap; every result is compared with one plain chain (``chains=1``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from datetime import datetime
+
+import pandas as pd
+import pytest
+
+from invtools.api import chainwalk
+from invtools.api.chains import client_memory, forget_walks
+from invtools.mirror import TransactionMirror
+from invtools.mirror.store import ListCursors
+
+pytestmark = pytest.mark.network
+
+TXS = "/v1/location-txs"
+SIZE = 1200  # 12 pages of 100
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memory():
+    forget_walks()
+    yield
+    forget_walks()
+
+
+@pytest.fixture
+def sb():
+    from invtools.sandbox import serve
+
+    with serve(port=0, rate_limit=0, seed=0, size=SIZE, latency=0.01) as server:
+        yield server
+
+
+@pytest.fixture
+def client(sb, make_client):
+    return make_client(sb, cache=False)  # every walk fetched afresh
+
+
+@pytest.fixture
+def quick(make_client):
+    """A stand-in that answers at once, for the mirror (a sync fetches every detail)."""
+    from invtools.sandbox import serve
+
+    with serve(port=0, rate_limit=0, seed=0, size=600) as server:
+        yield server, make_client(server, cache=False)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+def ids(rows):
+    return [r["id"] for r in rows]
+
+
+def plain(client, **kw):
+    """One plain chain's rows (the reference)."""
+    return list(client.transactions(chains=1, **kw))
+
+
+def list_requests(sb):
+    return [r for r in sb.requests if r.route == TXS]
+
+
+def chain_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("invtools-chain")]
+
+
+def stored_cursors(client):
+    """The cursors the last complete walk kept for the next one (row ids)."""
+    return [i for _ms, i in client_memory(client, TXS, {"type": None}).load()["next"]]
+
+
+def rewalk(client):
+    """A re-walk from stored cursors: the rows and the walk."""
+    walk = client.transactions()
+    rows = list(walk)
+    assert walk.plan.kind == "seams"
+    return rows, walk
+
+
+def first_rows(sb):
+    """The live rows now, newest first, as the server holds them."""
+    return sb.data("shop").transactions
+
+
+def on_request(sb, when, action):
+    """Run ``action()`` once, when the server first receives a request ``when(target)``
+    accepts -- before it answers that request."""
+    original, fired = sb.handle, []
+
+    def handle(method, target, headers, fault=None):
+        if not fired and when(target):
+            fired.append(target)
+            action()
+        return original(method, target, headers, fault=fault)
+
+    sb.handle = handle
+    return fired
+
+
+def assert_walk_invariants(got, before, after, changed):
+    """Every row at most once; every row that did not change during the walk there."""
+    got_ids = ids(got)
+    assert len(got_ids) == len(set(got_ids))
+    unchanged = (set(ids(before)) & set(ids(after))) - set(changed)
+    assert unchanged <= set(got_ids)
+    assert set(got_ids) <= set(ids(before)) | set(ids(after))
+
+
+# ------------------------------------------------------------------------------ type chains
+
+def test_type_chains_overlap_and_give_exactly_the_plain_walks_rows(sb, client):
+    expected = plain(client)
+    forget_walks()
+    sb.clear_log()
+    with client.measure() as m:
+        walk = client.transactions()
+        got = list(walk)
+    assert walk.plan.kind == "types" and walk.fallback is None
+    assert sb.max_in_flight >= 3
+    assert got == expected  # the same rows, in the same order, each once
+    sent = list_requests(sb)
+    assert {r.params.get("type", [None])[0] for r in sent} == {None, "in", "out", "move", "adjust"}
+    # the chains' threads ran in the caller's measurement
+    assert m.sent == len(sent) == walk.pages and m.pages == walk.pages
+
+
+def test_type_chains_frame_equals_the_plain_frame(sb, client):
+    expected = client.transactions_df(chains=1)
+    forget_walks()
+    sb.clear_log()
+    got = client.transactions_df()
+    assert got.attrs["walk"]["plan"] == "types" and sb.max_in_flight >= 3
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["backdated"].any()  # computed per row, after the merge
+    forget_walks()
+    rows = client.transactions_df(type=None, until="2100-01-01")  # the dict path
+    assert rows.attrs["walk"]["plan"] == "types"
+    pd.testing.assert_frame_equal(rows, expected)
+
+
+def test_a_list_of_one_page_costs_one_request(make_client):
+    from invtools.sandbox import serve
+
+    with serve(port=0, rate_limit=0, size=80, latency=0.02) as small:
+        c = make_client(small, cache=False)
+        small.clear_log()
+        assert len(list(c.transactions())) == 80 and len(list_requests(small)) == 1
+
+
+# ------------------------------------------------------------------------------ re-walks
+
+def test_a_rewalk_runs_chains_from_the_stored_cursors(sb, client):
+    expected = plain(client)
+    forget_walks()
+    list(client.transactions())  # a first walk keeps the cursors
+    cursors = stored_cursors(client)
+    assert len(cursors) == 7  # 8 chains
+    sb.clear_log()
+    got, walk = rewalk(client)
+    assert got == expected and walk.fallback is None and walk.plan.chains == 8
+    sent = list_requests(sb)
+    assert {str(c) for c in cursors} <= {r.params.get("cursor", [None])[0] for r in sent}
+    assert sb.max_in_flight >= 3
+    # each chain meets the next one's first row inside its own last page: no page more
+    assert len(sent) <= -(-SIZE // 100) + 1
+
+
+def test_a_rewalk_frame_equals_the_plain_frame_and_a_warm_one_sends_nothing(sb, make_client):
+    c = make_client(sb)  # with a cache
+    expected = c.transactions_df(chains=1, refresh=True)
+    forget_walks()
+    c.transactions_df()                                   # types, fills the cache
+    sb.clear_log()
+    warm = c.transactions_df()                            # the same plan, from the cache
+    assert warm.attrs["requests"] == 0 and warm.attrs["walk"]["plan"] == "types"
+    rows = list(c.transactions(refresh=True))             # refreshed: the stored cursors
+    assert ids(rows) == expected["id"].tolist()
+    assert any("cursor" in r.params and "type" not in r.params for r in list_requests(sb))
+    got = c.transactions_df()                             # warm again: the seams just walked
+    assert got.attrs["walk"]["plan"] == "seams" and got.attrs["requests"] == 0
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(warm, expected)
+    assert rows == plain(c, refresh=True)
+
+
+def _seam(sb, client, k=3):
+    """Positions around seam k in the current list: (cursor index, first row index)."""
+    live = ids(first_rows(sb))
+    cursor = stored_cursors(client)[k - 1]
+    return live.index(cursor), live.index(cursor) + 1
+
+
+def _redate(sb, row, like):
+    sb.edit_transaction(row["id"], transaction_time=like["transaction_time"])
+
+
+MUTATIONS = {
+    # a row of chain k moved up into chain k-1 (its time: a row 20 above the seam)
+    "redate-across-up": lambda sb, rows, c, f: _redate(sb, rows[f + 5], rows[f - 20]),
+    # a row of chain k-1 moved down into chain k
+    "redate-across-down": lambda sb, rows, c, f: _redate(sb, rows[f - 5], rows[f + 30]),
+    # the cursor row deleted: the server keeps its key, the chain starts where it did
+    "delete-cursor-row": lambda sb, rows, c, f: sb.delete_transaction(rows[c]["id"]),
+    # chain k's first row deleted: chain k-1 meets the next one
+    "delete-first-row": lambda sb, rows, c, f: sb.delete_transaction(rows[f]["id"]),
+    "add-at-head": lambda sb, rows, c, f: [sb.add_transaction() for _ in range(5)],
+    # the cursor row itself re-dated: the cursor moves with it
+    "redate-cursor-row": lambda sb, rows, c, f: _redate(sb, rows[c], rows[f + 250]),
+}
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS)
+def test_a_rewalk_after_changes_equals_a_fresh_plain_walk(sb, client, mutation):
+    list(client.transactions())  # the first walk keeps cursors
+    rows = first_rows(sb)
+    c, f = _seam(sb, client)
+    MUTATIONS[mutation](sb, rows, c, f)
+    got, walk = rewalk(client)
+    assert got == plain(client)
+    if mutation != "redate-cursor-row":
+        assert walk.fallback is None
+    assert client.transactions_df().equals(client.transactions_df(chains=1))
+
+
+# ------------------------------------------------------------------------------ during a walk
+
+def _cursor_param(target, value):
+    return f"cursor={value}&" in target + "&" and "type=" not in target
+
+
+def test_the_next_chains_first_row_deleted_during_the_walk_falls_back_to_one_chain(
+        sb, client, caplog):
+    list(client.transactions())
+    rows = first_rows(sb)
+    c, f = _seam(sb, client, k=1)  # chain 0 meets chain 1's first row on its 2nd page
+    assert 100 <= f < 200
+    on_request(sb, lambda t: _cursor_param(t, rows[99]["id"]),
+               lambda: sb.delete_transaction(rows[f]["id"]))
+    with caplog.at_level(logging.INFO, logger="invtools"):
+        got, walk = rewalk(client)
+    assert "did not meet" in walk.fallback and "fell back to one chain" in caplog.text
+    assert got == plain(client)  # chain 0 walked on to the end, after the deletion
+
+
+@pytest.mark.parametrize("what", ["redate-to-head", "redate-deeper", "redate-seen-row",
+                                  "add-and-delete"])
+@pytest.mark.parametrize("plan", ["types", "seams"])
+def test_changes_during_a_walk_never_repeat_or_lose_an_unchanged_row(sb, client, plan, what):
+    if plan == "seams":
+        list(client.transactions())
+    before = first_rows(sb)
+    changed = []
+
+    def change():
+        if what == "redate-to-head":
+            changed.append(before[700]["id"])
+            _redate(sb, before[700], before[0])
+        elif what == "redate-deeper":
+            changed.append(before[150]["id"])
+            _redate(sb, before[150], before[1100])
+        elif what == "redate-seen-row":  # the head page had it; a later chain meets it again
+            changed.append(before[50]["id"])
+            _redate(sb, before[50], before[1150])
+        else:
+            changed.append(sb.add_transaction()["id"])
+            changed.append(before[400]["id"])
+            sb.delete_transaction(before[400]["id"])
+
+    # when the head page is in: chain 0's second page, or the type chains' first ones
+    fired = on_request(sb, lambda t: f"cursor={before[99]['id']}" in t, change)
+    walk = client.transactions()
+    got = list(walk)
+    assert fired and walk.plan.kind == plan
+    assert_walk_invariants(got, before, first_rows(sb), changed)
+
+
+# ------------------------------------------------------------------------------ fallback
+
+def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog):
+    expected = plain(client)
+    forget_walks()
+    list(client.transactions())
+    memory = client_memory(client, TXS, {"type": None})
+    entry = memory.load()
+    entry["next"][3] = [entry["next"][3][0], 17]  # an id the list never handed out
+    memory.save(entry)
+    sb.clear_log()
+    with caplog.at_level(logging.INFO, logger="invtools"):
+        got, walk = rewalk(client)
+    assert got == expected
+    assert "refused" in walk.fallback and walk.last_chain == 3
+    assert "fell back to one chain from chain 3" in caplog.text
+    assert [r.status for r in list_requests(sb) if r.params.get("cursor") == ["17"]] == [400]
+    memory.save(entry)  # the frame path falls back the same way
+    df = client.transactions_df()
+    assert "refused" in df.attrs["walk"]["fallback"]
+    pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
+
+
+def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, client, caplog):
+    expected = plain(client)
+    forget_walks()
+    head = first_rows(sb)[99]["id"]  # the head page's cursor, where the type chains start
+    original = sb.handle
+
+    def refusing(method, target, headers, fault=None):  # a service that takes no cursor
+        if "type=out" in target:                         # from another filter for type=out
+            target = target.replace(f"cursor={head}", "cursor=17")
+        return original(method, target, headers, fault=fault)
+
+    sb.handle = refusing
+    with caplog.at_level(logging.INFO, logger="invtools"):
+        walk = client.transactions()
+        got = list(walk)
+    assert walk.plan.kind == "types" and "type chain 2 could not start" in walk.fallback
+    assert got == expected and "fell back to one chain from chain 0" in caplog.text
+    forget_walks()
+    df = client.transactions_df()
+    assert "refused" in df.attrs["walk"]["fallback"]
+    pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
+
+
+# ------------------------------------------------------------------------------ since / until
+
+@pytest.mark.parametrize("plan", ["types", "seams"])
+@pytest.mark.parametrize("window", [(150, None), (1100, 300), (None, 900), (5, 2)])
+def test_since_and_until_with_chains_equal_the_plain_walk(sb, client, plan, window):
+    if plan == "seams":
+        list(client.transactions())
+    rows = first_rows(sb)
+    since = None if window[0] is None else rows[window[0]]["transaction_time"]
+    until = None if window[1] is None else rows[window[1]]["transaction_time"]
+    if plan == "seams" and since is not None:  # chains that start past `since` are dropped
+        by_id = {r["id"]: r["transaction_time"] for r in rows}
+        if all(by_id[i] < since for i in stored_cursors(client)):
+            plan = "one"
+    sb.clear_log()
+    walk = client.transactions(since=since, until=until)
+    assert list(walk) == plain(client, since=since, until=until) and walk.plan.kind == plan
+    if since is not None:  # no chain asks for a page after its first row older than since
+        times = {r["id"]: datetime.fromisoformat(r["transaction_time"]) for r in rows}
+        lo = datetime.fromisoformat(since)
+        for r in list_requests(sb):
+            if "cursor" in r.params:
+                assert times[int(r.params["cursor"][0])] >= lo
+    frame = client.transactions_df(since=since, until=until)
+    assert (frame.attrs["walk"]["plan"] == "one") == (plan == "one")
+    pd.testing.assert_frame_equal(frame, client.transactions_df(since=since, until=until,
+                                                                chains=1))
+
+
+# ------------------------------------------------------------------------------ the mirror
+
+def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(
+        quick, tmp_path):
+    sb, client = quick
+    chained = TransactionMirror(tmp_path / "chains.sqlite", client)
+    first = chained.sync()
+    with sqlite3.connect(tmp_path / "chains.sqlite") as conn:
+        cursors = [i for _ms, i in ListCursors(conn).load()["next"]]
+    assert first.kind == "full" and len(cursors) == 5  # 6 pages: 6 chains
+    rows = first_rows(sb)
+    sb.edit_transaction(rows[150]["id"], transaction_time=rows[450]["transaction_time"])
+    sb.delete_transaction(rows[300]["id"])
+    sb.add_transaction()
+    sb.edit_transaction(rows[550]["id"])
+    sb.clear_log()
+    report = chained.sync()
+    sent = list_requests(sb)
+    assert {str(c) for c in cursors} <= {r.params.get("cursor", [None])[0] for r in sent}
+    assert report.list_pages == len(sent) <= 7
+    assert (report.new, report.changed, report.removed) == (1, 2, 1)
+    single = TransactionMirror(tmp_path / "one.sqlite", client)
+    single.sync(chains=1)
+    pd.testing.assert_frame_equal(chained.transactions_df(), single.transactions_df())
+    pd.testing.assert_frame_equal(chained.lines_df(), single.lines_df())
+
+
+def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes(
+        quick, tmp_path, monkeypatch):
+    import invtools.mirror.sync as sync
+
+    sb, client = quick
+    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+    mirror.sync()
+    calls = []
+    stage = sync.stage
+
+    def interrupted(conn, batch):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        stage(conn, batch)
+
+    monkeypatch.setattr(sync, "stage", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        mirror.sync()
+    assert chain_threads() == []
+    monkeypatch.setattr(sync, "stage", stage)
+    assert mirror.sync().unchanged == 600
+
+
+# ------------------------------------------------------------------------------ threads
+
+# Two chains fetch at most 8 pages ahead of the caller, fewer than the list's 12: a chain
+# that was not stopped would still be running (or waiting to hand over a page) below.
+
+def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(sb, client):
+    list(client.transactions())
+    sb.clear_log()
+    walk = client.transactions(chains=2)
+    first = next(walk)
+    assert first["id"] == first_rows(sb)[0]["id"] and walk.plan.kind == "seams"
+    assert chain_threads() and len(list_requests(sb)) < -(-SIZE // 100)
+    walk.close()
+    assert chain_threads() == []
+    sent = len(sb.requests)
+    assert list(client.transactions(chains=1, max_pages=1)) and len(sb.requests) == sent + 1
+
+
+def test_a_walk_dropped_half_way_stops_its_chains(sb, client):
+    list(client.transactions())
+    walk = client.transactions(chains=2)
+    for _ in range(150):
+        next(walk)
+    assert chain_threads()
+    del walk  # no close(): freeing the walk closes it
+    assert chain_threads() == []
+
+
+def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(sb, client, monkeypatch):
+    list(client.transactions())
+
+    class Interrupted(chainwalk.queue.Queue):
+        gets = 0
+
+        def get(self, *args, **kwargs):
+            Interrupted.gets += 1
+            if Interrupted.gets == 6:
+                raise KeyboardInterrupt  # where a real Ctrl-C lands: the caller waits here
+            return super().get(*args, **kwargs)
+
+    monkeypatch.setattr(chainwalk.queue, "Queue", Interrupted)
+    walk = client.transactions(chains=2)
+    with pytest.raises(KeyboardInterrupt):
+        list(walk)
+    assert chain_threads() == []
+    monkeypatch.undo()
+    assert list(client.transactions()) == plain(client)
