@@ -16,6 +16,7 @@ from invtools.errors import (
     APIError,
     AuthenticationError,
     ConfigError,
+    DeletedItemsWarning,
     InvalidRequestError,
     InvtoolsError,
     NotFoundError,
@@ -65,6 +66,7 @@ __all__ = [
     "NotFoundError",
     "RateLimitError",
     "ServerError",
+    "DeletedItemsWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

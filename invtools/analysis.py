@@ -13,6 +13,11 @@ ask of the data more than once lives here, not in the notebooks.
 "As of" defaults to the newest time in the data rather than the wall clock, so a question asked
 of a fixed download (or of the demo data) always gives the same answer; pass
 ``as_of=pd.Timestamp.now(tz="UTC")`` to measure up to today.
+
+Deleted items (gone from ``items_df()``, their old lines flagged ``item_deleted``) are left out
+of every result about items by default; ``include_deleted=True`` keeps them. When some were
+left out, a :class:`~invtools.errors.DeletedItemsWarning` names them and the result's
+``attrs["deleted_items_excluded"]`` lists their ids (see :mod:`invtools.frames.deleted`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from invtools.errors import ConfigError
+from invtools.frames import deleted_items, leave_out_deleted
 
 __all__ = ["stockouts", "stockout_summary", "movement", "stock_value"]
 
@@ -43,13 +49,15 @@ def _as_of(value: Any, times: pd.Series) -> pd.Timestamp:
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
-def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+def stockouts(history: pd.DataFrame, *, as_of: Any = None,
+              include_deleted: bool = False) -> pd.DataFrame:
     """Every out-of-stock episode: when an item's stock reached zero (or below) and when it
     came back.
 
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or one).
     Columns: item_id, item_name, location_id, out_at, restocked_at (NaT while still out),
     days_out (until the restock, or until ``as_of`` for an item still out), still_out.
+    Deleted items are left out unless ``include_deleted`` (said: see the module's docstring).
 
     >>> h = pd.DataFrame({"transaction_time": pd.to_datetime(
     ...         ["2026-01-01", "2026-01-05", "2026-01-08", "2026-01-20"], utc=True),
@@ -59,6 +67,11 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
     >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     """
+    return leave_out_deleted(_episodes(history, as_of), deleted_items(history),
+                             include=include_deleted, who="stockouts")
+
+
+def _episodes(history: pd.DataFrame, as_of: Any) -> pd.DataFrame:
     _need(history, ["transaction_time", "item_id", "item_name", "location_id", "stock"],
           "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().")
     as_of = _as_of(as_of, history["transaction_time"])
@@ -86,17 +99,26 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
                    "days_out", "still_out"]]
 
 
-def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
+                     include_deleted: bool = False) -> pd.DataFrame:
     """Per item that ever ran out: how often, days out of stock in all, the median days until
-    restocked, whether it is out now. Sorted worst first (most days out).
+    restocked, whether it is out now. Sorted worst first (most days out). Deleted items are
+    left out unless ``include_deleted`` (said: see the module's docstring); an item without a
+    name is kept.
 
     Columns: item_id, item_name, stockouts, days_out, median_days_to_restock, still_out.
 
     >>> summary = stockout_summary(mirror.stock_history())  # or frames.stock_history(lines)
     >>> summary.columns.tolist()
     ['item_id', 'item_name', 'stockouts', 'days_out', 'median_days_to_restock', 'still_out']
+    >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
+    []
     """
-    eps = stockouts(history, as_of=as_of)
+    return leave_out_deleted(_summary(_episodes(history, as_of)), deleted_items(history),
+                             include=include_deleted, who="stockout_summary")
+
+
+def _summary(eps: pd.DataFrame) -> pd.DataFrame:
     if eps.empty:
         return pd.DataFrame({
             "item_id": pd.array([], dtype="Int64"), "item_name": pd.array([], dtype="string"),
@@ -104,8 +126,9 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFram
             "median_days_to_restock": pd.array([], dtype="float64"),
             "still_out": pd.array([], dtype="boolean")})
     restocked = eps["days_out"].where(~eps["still_out"].fillna(False).to_numpy(dtype=bool))
+    # dropna=False: an item whose name is missing is still an item that ran out
     g = eps.assign(_restock=restocked).groupby(["item_id", "item_name"], observed=True,
-                                               sort=False)
+                                               sort=False, dropna=False)
     out = g.agg(stockouts=("out_at", "size"), days_out=("days_out", "sum"),
                 median_days_to_restock=("_restock", "median"),
                 still_out=("still_out", "any")).reset_index()
@@ -115,7 +138,8 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFram
 
 
 def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: Any = None,
-             as_of: Any = None, dead_after_days: float = 90) -> pd.DataFrame:
+             as_of: Any = None, dead_after_days: float = 90,
+             include_deleted: bool = False) -> pd.DataFrame:
     """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
     the last sale, days since it, and ``dead``: stock on hand that has not sold for
     ``dead_after_days``.
@@ -124,10 +148,16 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     :func:`invtools.frames.items_df` frame) every item is listed, even one that never moved,
     with its stock on hand (``quantity``), ``cost`` and ``stock_value`` (quantity x cost).
     Moves between locations change no total and are left out. Sorted by units sold, slowest
-    first.
+    first. Deleted items are left out unless ``include_deleted`` (then listed without stock or
+    cost; said: see the module's docstring).
 
+    >>> import warnings
     >>> items = client.items_df()
-    >>> slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> with warnings.catch_warnings(record=True) as said:   # a notebook shows it anyway
+    ...     warnings.simplefilter("always")
+    ...     slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> print(said[0].message)                     # doctest: +ELLIPSIS
+    movement: left out 4 deleted items (100054 'GreenThumb Seed Packet Marigold', ...); include_deleted=True keeps them
     >>> len(slow) == len(items), slow["sold"].is_monotonic_increasing
     (True, True)
     >>> dead = slow[slow["dead"]]          # stock on hand, no sale for 90 days (or ever)
@@ -163,7 +193,10 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
         _need(items, ["id", "name", "quantity", "cost"], "items",
               "Pass an items frame: client.items_df().")
         base = items.set_index("id")[["name", "quantity", "cost"]]
-        moved = base.join(moved, how="left")
+        # deleted items are not in `items`: kept here, left out (and said) at the end
+        gone = moved[moved.index.isin(list(deleted_items(window)))
+                     & ~moved.index.isin(base.index)]
+        moved = pd.concat([base.join(moved, how="left"), gone])
         moved["item_name"] = moved["item_name"].fillna(moved["name"])
         moved = moved.drop(columns="name")
         for col in ("received", "sold", "adjusted"):
@@ -177,8 +210,10 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
                                                   > dead_after_days)
     moved["dead"] = pd.array(idle & on_hand, dtype="boolean")
     moved["item_name"] = moved["item_name"].astype("string")
-    return moved.reset_index().sort_values(["sold", "days_since_last_sale"],
-                                           ascending=[True, False], ignore_index=True)
+    result = moved.reset_index().sort_values(["sold", "days_since_last_sale"],
+                                             ascending=[True, False], ignore_index=True)
+    return leave_out_deleted(result, deleted_items(lines), include=include_deleted,
+                             who="movement")
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:

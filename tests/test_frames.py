@@ -90,7 +90,8 @@ def test_declared_dtypes_are_the_contract():
     assert list(ROLE_DTYPE.categories) == ["admin", "member", "viewer"]
     assert SCHEMAS["transactions"]["memo"] == "string"
     assert list(SCHEMAS["stock_history"]) == ["transaction_time", "transaction_id", "item_id",
-                                              "item_name", "location_id", "stock", "change"]
+                                              "item_name", "location_id", "stock", "change",
+                                              "item_deleted"]
 
 
 @pytest.mark.parametrize("build, resource", [
@@ -385,6 +386,19 @@ def test_stock_history_all_locations(details):
     ]
     assert values(df["item_name"])[-1] == "Old Mug"
     assert df.loc[2, "transaction_time"] == df.loc[3, "transaction_time"]
+
+
+def test_stock_history_says_which_items_are_deleted(details):
+    # issue 11 item 2: analyses and plots of a history must know a deleted item.
+    df = stock_history(lines_df(details))
+    flags = df.groupby("item_id")["item_deleted"].agg(lambda s: s.tolist()).to_dict()
+    assert flags == {101: [False] * 5, 102: [False] * 2, 104: [True]}
+    # a detail fetched before the deletion still says False: the item's newest word counts
+    older = {**details[-1], "id": 999, "transaction_time": "2026-04-06T09:00:00.000Z",
+             "items": [{**details[0]["items"][1], "deleted": False}]}
+    assert details[0]["items"][1]["id"] == 104
+    again = stock_history(lines_df([*details, older]))
+    assert again.loc[again["item_id"] == 104, "item_deleted"].tolist() == [True, True]
 
 
 def test_stock_history_one_location_sees_both_sides_of_a_move(details):

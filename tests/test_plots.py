@@ -25,6 +25,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+import invtools  # noqa: E402
 import invtools.viz as viz  # noqa: E402
 from invtools.errors import ConfigError  # noqa: E402
 from invtools.viz import (  # noqa: E402
@@ -542,6 +543,27 @@ def test_stock_history_bad_arguments(history):
         plot_stock_history(history.drop(columns="stock"))
     with pytest.raises(ConfigError, match="min_stock"):
         plot_stock_history(history, min_stock="lots")
+
+
+def test_deleted_items_are_left_out_unless_asked_for(history):
+    # issue 11 item 2: a deleted item is not drawn by default, and the plot says so.
+    h = history.assign(item_deleted=pd.array(
+        [False] * 5 + [True] * 2, dtype="boolean"))  # nut (8) is deleted in the service
+    with pytest.warns(invtools.DeletedItemsWarning, match=r"1 deleted item .*8 'nut'"):
+        ax = plot_stock_history(h)
+    assert _legend(ax) == ["bolt", "out of stock"] and ax.get_title() == "Stock of bolt"
+    ax = plot_stock_history(h, include_deleted=True)
+    assert _legend(ax) == ["bolt", "out of stock", "nut (deleted)"]
+    ax = plot_stock_history(h, items=["nut"])  # asked for by name: drawn, and labelled
+    assert _legend(ax) == ["nut (deleted)"]
+
+
+def test_activity_by_item_counts_a_deleted_item_and_labels_it():
+    lines = lines_frame([{"time": "2026-03-02T09:00Z", "item": "bolt"},
+                         {"time": "2026-03-03T09:00Z", "item": "nut", "item_id": 2}])
+    lines["item_deleted"] = pd.array([False, True], dtype="boolean")
+    table = activity_table(lines, "W", by="item")
+    assert table.columns.tolist() == ["bolt", "nut (deleted)"] and table.sum().sum() == 2
 
 
 def test_empty_stock_history(history):

@@ -14,6 +14,8 @@ EXPECTED = {
     "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
     "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
     "RateLimitError", "ServerError",
+    # said when an analysis or plot leaves deleted items out
+    "DeletedItemsWarning",
     # the client and the mirror
     "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
     # where a frame came from (df.attrs)

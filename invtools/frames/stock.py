@@ -35,13 +35,17 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
 
     ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
     Columns: transaction_time (datetime64[ms, UTC]), transaction_id, item_id (Int64), item_name
-    (string), location_id (Int64; <NA> means all locations), stock, change (float64).
+    (string), location_id (Int64; <NA> means all locations), stock, change (float64),
+    item_deleted (boolean).
 
     - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
     - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
       lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
       are left out. A move between two locations thus appears in both locations' histories.
     - Lines without a level for that stock are left out.
+    - ``item_deleted`` (boolean) is true on every row of an item that any of its lines says is
+      deleted in the service (<NA> when the lines do not say); analyses and plots leave such
+      items out unless asked (:mod:`invtools.frames.deleted`).
     - ``change`` is the step in ``stock`` from the item's previous point. The first point of
       each item has no previous level in the data, so its change is the line's own signed
       effect: in ``+quantity``, out ``-quantity``, adjust the signed quantity, move ``-quantity``
@@ -83,6 +87,8 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
             "item_id": part["item_id"].array,
             "item_name": part["item_name"].array,
             "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
+            "deleted": (part["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
+                        if "item_deleted" in part.columns else np.nan),
             "effect": effect,
             "_line": part.index.to_numpy(),
         }))
@@ -93,6 +99,11 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     step = out.groupby("item_id", sort=False, dropna=False)["stock"].diff()
     out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
     out["location_id"] = pd.array([location_id] * len(out), dtype="Int64")
+    # Deletion is the item's present state: any line that says so (a detail fetched after
+    # the deletion; one cached before it still says False) marks all its rows.
+    deleted = out.groupby("item_id", sort=False, dropna=False)["deleted"].transform("max")
+    out["item_deleted"] = pd.array(deleted.to_numpy() == 1.0, dtype="boolean")
+    out.loc[deleted.isna().to_numpy(), "item_deleted"] = pd.NA
     return pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
 
 

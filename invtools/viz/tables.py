@@ -75,7 +75,8 @@ def activity_table(
       ``"W-XXX"`` week *ends* on that day, as in pandas).
     - ``by``: ``"type"``, ``"location"`` (``to_location_name``: where stock came in, went out
       or was adjusted, the destination of a move; ``from_location_name`` when there is none),
-      ``"partner"``, ``"item"`` (lines frames only), ``None`` (one column ``"all"``), or the
+      ``"partner"``, ``"item"`` (lines frames only; an item deleted in the service since is
+      counted, labelled ``"<name> (deleted)"``), ``None`` (one column ``"all"``), or the
       name of any other column of ``df``. Missing values count as ``"(none)"``.
     - ``metric``: ``"count"`` (transactions, or lines for a lines frame) or ``"quantity"``:
       the sum of ``abs(total_quantity)`` (lines: ``abs(quantity)``). Absolute values because
@@ -267,6 +268,9 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
                 "transaction and no items. Split it by 'type', 'location' or 'partner' instead."
             )
         col = df["item_name"] if "item_name" in df.columns else df["item_id"]
+        if "item_deleted" in df.columns:  # what happened happened: counted, and labelled
+            gone = df["item_deleted"].fillna(False).to_numpy(dtype=bool)
+            col = col.astype("string").mask(gone, col.astype("string") + " (deleted)")
     elif by in df.columns:
         col = df[by]
     else:
