@@ -181,7 +181,7 @@ class TransactionMirror:
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path) as conn:
-            return read_changes(conn)
+            return _stamped(read_changes(conn), self._origin(conn))
 
     def transactions_df(self, *, include_removed: bool = False) -> pd.DataFrame:
         """The mirrored transaction rows, newest first, with the schema of
@@ -260,13 +260,22 @@ class TransactionMirror:
                         location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
-        """One row per completed sync: when, kind, window, counts and requests sent."""
+        """One row per completed sync: when, kind, window, counts and requests sent. The
+        dtypes are the same whatever the rows hold (a window and a cutoff only for window
+        syncs: NaN / <NA> otherwise).
+
+        >>> mirror.syncs_df().dtypes[["kind", "window_seconds", "cutoff_ms"]].astype(str).tolist()
+        ['string', 'float64', 'Int64']
+        """
         with store.connect(self.path) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
+            origin = self._origin(conn)
         for col in ("started_at", "finished_at"):
             df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
                 "datetime64[ms, UTC]")
-        return df
+        df = df.astype({"kind": "string", "window_seconds": "float64", "anchor_ms": "Int64",
+                        "cutoff_ms": "Int64"})
+        return _stamped(df, origin)
 
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.

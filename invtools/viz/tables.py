@@ -152,7 +152,9 @@ def activity_table(
     table = table.astype("int64" if metric == "count" else "float64")
     table.index = _localize(full.start_time, tz)
     table.index.name = "period"
-    table.columns = pd.Index([str(c) for c in table.columns], dtype=object,
+    # Plain text labels, the Index type pandas infers for them: the one read_parquet and
+    # read_feather give back, so a saved table is equal to the table.
+    table.columns = pd.Index([str(c) for c in table.columns],
                              name=by if by is not None else None)
     return table
 
