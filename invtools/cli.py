@@ -117,9 +117,8 @@ def _lab_run(args: argparse.Namespace) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
-        # the notebooks' demo responses go to a cache in the build folder, not the user's own
-        cache = os.path.abspath(os.path.join("build", "lab", "cache"))
-        return subprocess.call(cmd, env=kernel_env({"INVTOOLS_CACHE_DIR": cache}))
+        # the notebooks' demo answers go to each demo server's temporary cache (connect())
+        return subprocess.call(cmd, env=kernel_env())
     except KeyboardInterrupt:
         return 0
 

@@ -20,6 +20,8 @@ EXPECTED = {
     "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
     # where a frame came from (df.attrs)
     "Provenance",
+    # the response cache: what is in it per team, pruning it
+    "cache_info", "prune_cache",
     # connecting from notebooks
     "connect", "demo_server", "team_tokens", "is_demo",
     # plots and widgets (imported on first use)

@@ -4,7 +4,7 @@ What lives here:
 
 - :mod:`~invtools.notebook.connection`: :func:`connect`, :func:`demo_server`,
   :func:`stop_demo_server`, :func:`team_tokens` (:class:`TeamTokens`), :func:`is_demo`,
-  :func:`session_summary`: tokens from the environment, or the stand-in server with demo data
+  :func:`session_summary`, :func:`demo_cache_path`: tokens from the environment, or the stand-in server with demo data
   when there is none.
 - :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
   token without ever showing it; :func:`scrub` masks secrets in a message.
@@ -30,6 +30,7 @@ import importlib
 from invtools.notebook.connection import (
     TeamTokens,
     connect,
+    demo_cache_path,
     demo_server,
     is_demo,
     session_summary,
@@ -54,6 +55,7 @@ __all__ = [
     "TeamTokens",
     "is_demo",
     "session_summary",
+    "demo_cache_path",
     *_WIDGETS,
 ]
 

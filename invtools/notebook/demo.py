@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from invtools._config import BASE_URL_ENV, CACHE_DIR_ENV, TOKEN_ENV
+from invtools._config import BASE_URL_ENV, TOKEN_ENV
 
 __all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
 
@@ -136,10 +136,10 @@ def run_notebooks(
     A failing notebook is reported and the others still run. ``echo`` prints progress.
     """
     out = Path(out_dir)
+    # Each kernel starts its own demo server, whose answers are cached in a temporary folder
+    # of its own, removed when the kernel ends (invtools.connect): the user's cache is left
+    # alone, and no build folder fills with answers no later run can use.
     env = kernel_env(env)
-    # One cache for the whole demo run, inside the build folder: notebooks after the first
-    # reuse what earlier ones fetched, and the user's own cache is left alone.
-    env.setdefault(CACHE_DIR_ENV, str((out / "cache").resolve()))
     paths = [Path(p) for p in notebooks]
     runs = []
     for i, path in enumerate(paths, 1):

@@ -53,7 +53,7 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.notebook.connection import team_tokens
+from invtools.notebook.connection import demo_cache_path, team_tokens
 
 __all__ = ["token_picker", "TokenPicker", "scrub"]
 
@@ -212,7 +212,11 @@ class TokenPicker(widgets.VBox):
         self._say("info", f"Checking {_label(label)} against {self.base_url}{TEAM_PATH} …")
         client = None
         try:
-            client = Client(token, base_url=self.base_url, **self._options)
+            options = dict(self._options)
+            demo_cache = demo_cache_path(self.base_url)  # the demo's answers stay out of
+            if demo_cache is not None:                   # the user's cache
+                options.setdefault("cache", demo_cache)
+            client = Client(token, base_url=self.base_url, **options)
             team = client.team()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status line
             if client is not None:
