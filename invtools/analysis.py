@@ -9,6 +9,8 @@ ask of the data more than once lives here, not in the notebooks.
 - :func:`movement` — per item: received, sold, adjusted, last sale, days since; with the items
   frame also stock on hand and its value; ``dead`` flags stock that did not sell.
 - :func:`stock_value` — units and value of the stock per location.
+- :func:`stock_at` — the stock of each item (and location) at a given time, from a history.
+- :func:`stock_value_by_month` — units and value of the stock at each month's end.
 
 "As of" defaults to the newest time in the data rather than the wall clock, so a question asked
 of a fixed download (or of the demo data) always gives the same answer; pass
@@ -24,12 +26,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
 
-__all__ = ["stockouts", "stockout_summary", "movement", "stock_value"]
+__all__ = ["stockouts", "stockout_summary", "movement", "stock_value", "stock_at",
+           "stock_value_by_month"]
 
 _DAY = pd.Timedelta(days=1)
 
@@ -241,3 +245,102 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         items=("item_id", "nunique"), units=("quantity", "sum"),
         value_at_cost=("value_at_cost", "sum"), value_at_price=("value_at_price", "sum"))
     return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
+
+
+_HISTORY_HINT = ("Pass invtools.frames.stock_history(lines) (by_location=True for each "
+                 "location) or mirror.stock_history().")
+
+
+def stock_at(history: pd.DataFrame, when: Any = None, *,
+             include_deleted: bool = False) -> pd.DataFrame:
+    """The stock of each item at ``when``: the level after its last line at or before then.
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame: for all locations (one row
+    per item), one location, or ``by_location=True`` (one row per item and location).
+    ``when`` is a time (naive means UTC; a date is its midnight, so ``"2026-07-01"`` is the
+    stock at the end of June 30); default the newest time in the history, i.e. the stock now.
+    An item with no line by then is not listed. Columns: item_id, item_name, location_id,
+    stock, last_change (the time of that line). Deleted items are left out unless
+    ``include_deleted`` (said: see the module's docstring).
+
+    >>> lines = client.lines_df(since="2026-10-01")
+    >>> at = stock_at(invtools.frames.stock_history(lines, by_location=True), "2026-10-15")
+    >>> at.columns.tolist()
+    ['item_id', 'item_name', 'location_id', 'stock', 'last_change']
+    >>> bool((at["last_change"] < pd.Timestamp("2026-10-15", tz="UTC")).all())
+    True
+    """
+    _need(history, ["transaction_time", "transaction_id", "item_id", "item_name",
+                    "location_id", "stock"], "history", _HISTORY_HINT)
+    when = _as_of(when, history["transaction_time"])
+    h = history[(history["transaction_time"] <= when).fillna(False).to_numpy(dtype=bool)]
+    h = h.sort_values(["item_id", "location_id", "transaction_time", "transaction_id"],
+                      kind="stable", na_position="last")
+    last = h.groupby(["item_id", "location_id"], dropna=False, sort=True).tail(1)
+    out = pd.DataFrame({
+        "item_id": last["item_id"].array, "item_name": last["item_name"].astype("string").array,
+        "location_id": last["location_id"].astype("Int64").array,
+        "stock": last["stock"].to_numpy(dtype="float64"),
+        "last_change": last["transaction_time"].array})
+    return leave_out_deleted(out, deleted_items(history), include=include_deleted,
+                             who="stock_at")
+
+
+def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str = "UTC",
+                         until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
+    """Units in stock and their value at cost and at price at the end of every month, from
+    the history's first month to ``until`` (default the newest time in the history).
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or
+    ``by_location=True``: the locations are added up); ``items`` an items frame, for ``cost``
+    and ``price`` -- today's: the history does not say what an item cost in the past. A
+    month's value is :func:`stock_at` its last instant (in ``tz``), counting positive stock
+    only, as :func:`stock_value` does; the last month's is the value at ``until``, so with
+    the whole history it agrees with ``stock_value(client.stock_df(), items)`` today. Months
+    without a line carry the stock over. Columns: month (``"2026-05"``), as_of (the instant
+    measured, UTC), items (distinct items in stock), units, value_at_cost, value_at_price.
+    Deleted items are left out unless ``include_deleted`` (said: see the module's docstring;
+    they have no cost in ``items`` anyway).
+
+    >>> monthly = stock_value_by_month(invtools.frames.stock_history(
+    ...     client.lines_df(since="2026-09-01")), client.items_df())
+    >>> monthly["month"].tolist()
+    ['2026-09', '2026-10']
+    """
+    _need(history, ["transaction_time", "transaction_id", "item_id", "location_id", "stock"],
+          "history", _HISTORY_HINT)
+    _need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().")
+    until = _as_of(until, history["transaction_time"])
+    h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
+                          include=include_deleted, who="stock_value_by_month")
+    h = h[(h["transaction_time"] <= until).fillna(False).to_numpy(dtype=bool)]
+    h = h.sort_values(["transaction_time", "transaction_id"], kind="stable")
+    local = h["transaction_time"].dt.tz_convert(tz).dt.tz_localize(None)
+    months = local.dt.to_period("M")
+    key = pd.MultiIndex.from_arrays([h["item_id"].array, h["location_id"].array])
+    # the level at each month's end: the last one of the month, carried over quiet months
+    levels = pd.DataFrame({"month": months.array, "stock": h["stock"].to_numpy()}, index=key)
+    wide = levels.groupby(["month", levels.index], sort=True)["stock"].last().unstack()
+    span = pd.PeriodIndex([], freq="M")
+    if len(h):
+        end = pd.Timestamp(until).tz_convert(tz).tz_localize(None).to_period("M")
+        span = pd.period_range(months.min(), end, freq="M")
+    wide = wide.reindex(span).ffill().clip(lower=0)
+    item_of = [k[0] for k in wide.columns]
+    prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
+    held = wide.to_numpy(dtype="float64")
+    held = np.where(np.isnan(held), 0.0, held)
+    units = held.sum(axis=1)
+    in_stock = pd.DataFrame(held > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
+    cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
+    price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
+    next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
+                                                        ambiguous="NaT")
+    as_of = (next_start - pd.Timedelta(milliseconds=1)).tz_convert("UTC")
+    out = pd.DataFrame({
+        "month": pd.array(span.strftime("%Y-%m"), dtype="string"),
+        "as_of": pd.array(np.minimum(as_of.as_unit("ms"), until), dtype="datetime64[ms, UTC]"),
+        "items": pd.array(in_stock.to_numpy(), dtype="int64"),
+        "units": units, "value_at_cost": held @ cost, "value_at_price": held @ price})
+    out.attrs.update(h.attrs)
+    return out

@@ -72,6 +72,9 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
         out["stockout_summary"] = analysis.stockout_summary(out["history"])
         out["stockout_summary_empty"] = analysis.stockout_summary(out["history_empty"])
         out["movement"] = analysis.movement(lines, items)
+        out["stock_at"] = analysis.stock_at(frames.stock_history(lines, by_location=True),
+                                            "2026-10-15")
+        out["stock_value_by_month"] = analysis.stock_value_by_month(out["history"], items)
     out["stock_value"] = analysis.stock_value(out["stock"], items)
     out["activity"] = invtools.activity_table(out["transactions"], "W")
     out["activity_by_item"] = invtools.activity_table(lines, "M", by="item")
@@ -84,6 +87,7 @@ NAMES = ["items", "stock", "transactions", "transactions_out", "transactions_wit
          "partners_empty", "members_empty", "mirror_transactions", "mirror_lines", "mirror_changes",
          "mirror_syncs", "mirror_history", "history", "history_one_location", "history_empty",
          "stockouts", "stockout_summary", "stockout_summary_empty", "movement", "stock_value",
+         "stock_at", "stock_value_by_month",
          "activity", "activity_by_item"]
 
 #: The frames' own schemas, to put back what an empty file cannot hold (see the README).

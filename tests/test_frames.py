@@ -426,6 +426,19 @@ def test_stock_history_one_location_sees_both_sides_of_a_move(details):
                 assert stock.loc[(item, loc), "quantity"] == level
 
 
+def test_stock_history_by_location_is_every_locations_history(details):
+    lines = lines_df(details)
+    each = stock_history(lines, by_location=True)
+    assert_schema(each, "stock_history")
+    assert set(each["location_id"]) == {1, 2}
+    for loc in (1, 2):
+        one = stock_history(lines, location_id=loc)
+        mine = each[(each["location_id"] == loc).to_numpy(dtype=bool)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, one)
+    with pytest.raises(ValueError, match="not both"):
+        stock_history(lines, location_id=1, by_location=True)
+
+
 def test_stock_history_first_point_change_is_the_lines_own_effect(details):
     by_id = {d["id"]: d for d in details}
     out_and_adjust = stock_history([by_id[1003], by_id[1004]], item_ids=[101])
