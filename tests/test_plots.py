@@ -495,6 +495,13 @@ def test_stock_lines_are_the_stock_column_as_steps(history):
     assert _legend(ax) == ["bolt", "out of stock", "nut"]
 
 
+def _x_extent(patch) -> tuple[float, float]:
+    """A span's left and right x in data units: axvspan draws a Rectangle from matplotlib
+    3.9 on, a Polygon before."""
+    xs = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+    return float(xs.min()), float(xs.max())
+
+
 def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     ax = plot_stock_history(history, items=["bolt"])
     (marks,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None"]
@@ -506,7 +513,7 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     assert marks.get_ydata().tolist() == [0.0, -2.0, 0.0]
     # shaded: 3 March until stock came back on 6 March; and from 9 March, still out at the end
     spans = sorted(
-        (round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in ax.patches)
+        (round(lo, 6), round(hi, 6)) for lo, hi in map(_x_extent, ax.patches))
     day = mdates.date2num
     assert spans == [
         (round(day(pd.Timestamp("2026-03-03T10:00")), 6), round(day(pd.Timestamp("2026-03-06T10:00")), 6)),
@@ -516,7 +523,7 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
 
 def test_span_reaches_the_end_of_the_data_when_still_out(history):
     ax = plot_stock_history(history)  # nut's data goes on to 10 March
-    widths = sorted(round(p.get_width(), 6) for p in ax.patches)
+    widths = sorted(round(hi - lo, 6) for lo, hi in map(_x_extent, ax.patches))
     assert widths == [1.0, 3.0]  # 9->10 March (still out at the end) and 3->6 March
 
 

@@ -167,7 +167,8 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
         "effect": effect[rows],
         "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
-    }) for rows, col, loc, effect in parts], ignore_index=True)
+    }) for rows, col, loc, effect in parts if rows.any()], ignore_index=True)  # pandas 2.2
+    # warns about concatenating empty frames: a frame without moves has no from-location rows
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
     groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
     running = groups["effect"].cumsum()

@@ -215,13 +215,9 @@ class TransactionMirror:
         revisions, so the levels stored with a detail are those of the moment it was fetched.
 
         >>> lines = mirror.lines_df()
-        >>> lines[["transaction_id", "type", "item_name", "quantity", "new_stock_level"]].dtypes
-        transaction_id        Int64
-        type               category
-        item_name            string
-        quantity            float64
-        new_stock_level     float64
-        dtype: object
+        >>> cols = ["transaction_id", "type", "item_name", "quantity", "new_stock_level"]
+        >>> lines[cols].dtypes.astype(str).tolist()
+        ['Int64', 'category', 'string', 'float64', 'float64']
         >>> len(lines) == mirror.info()["lines"]
         True
         """

@@ -24,7 +24,35 @@ from pathlib import Path
 
 from invtools._config import BASE_URL_ENV, TOKEN_ENV
 
-__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
+__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER", "example_notebooks",
+           "missing_demo_packages", "DEMO_MODULES"]
+
+#: What running the notebooks takes besides invtools itself: the ``demo`` extra
+#: (``pip install 'invtools[demo]'``).
+DEMO_MODULES = ("nbclient", "nbformat", "nbconvert", "ipykernel")
+
+
+def missing_demo_packages() -> list[str]:
+    """The :data:`DEMO_MODULES` that are not installed (``[]`` when the demo can run)."""
+    import importlib.util
+
+    return [name for name in DEMO_MODULES if importlib.util.find_spec(name) is None]
+
+
+def example_notebooks() -> list[Path]:
+    """The example notebooks, in order: those that ship inside the package
+    (``invtools/examples/`` of an installed wheel), else the ``notebooks/`` folder next to the
+    package (a checkout of the repository, an editable install).
+
+    >>> [p.name for p in example_notebooks()][:2]
+    ['01-quickstart.ipynb', '02-stock-investigation.ipynb']
+    """
+    here = Path(__file__).resolve().parents[1]  # the invtools package folder
+    for folder in (here / "examples", here.parent / "notebooks"):
+        found = sorted(folder.glob("[0-9]*.ipynb"))
+        if found:
+            return found
+    return []
 
 SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
 

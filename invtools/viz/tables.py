@@ -150,8 +150,8 @@ def activity_table(
     table = table.reindex(full, fill_value=0)
     table = _top(table, top, by)
     table = table.astype("int64" if metric == "count" else "float64")
-    table.index = _localize(full.start_time, tz)
-    table.index.name = "period"
+    # no freq on the index: a saved table (Parquet, Feather) comes back without one
+    table.index = pd.DatetimeIndex(_localize(full.start_time, tz), freq=None, name="period")
     # Plain text labels, the Index type pandas infers for them: the one read_parquet and
     # read_feather give back, so a saved table is equal to the table.
     table.columns = pd.Index([str(c) for c in table.columns],
