@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lab bench sandbox clean
+.PHONY: test test-min demo lab bench sandbox clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)  ## run the test suite
 	$(PY) -m pytest
+
+test-min: $(STAMP)  ## the suite against the lowest versions pyproject.toml allows (a few minutes)
+	$(PY) scripts/min_versions.py
 
 demo: $(STAMP)  ## run the example notebooks against the built-in demo server
 	$(PY) -m invtools demo --out build/demo

@@ -16,6 +16,7 @@ from invtools.errors import (
     APIError,
     AuthenticationError,
     ConfigError,
+    DeletedItemsWarning,
     InvalidRequestError,
     InvtoolsError,
     NotFoundError,
@@ -47,6 +48,8 @@ _LAZY: dict[str, str] = {
     "plot_activity": "invtools.viz",
     "plot_stock_history": "invtools.viz",
     "plot_calendar": "invtools.viz",
+    "cache_info": "invtools.http.upkeep",
+    "prune_cache": "invtools.http.upkeep",
 }
 
 # Public submodules, also imported on first access: ``invtools.frames.stock_history(...)``.
@@ -65,6 +68,7 @@ __all__ = [
     "NotFoundError",
     "RateLimitError",
     "ServerError",
+    "DeletedItemsWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

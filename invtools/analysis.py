@@ -9,21 +9,31 @@ ask of the data more than once lives here, not in the notebooks.
 - :func:`movement` — per item: received, sold, adjusted, last sale, days since; with the items
   frame also stock on hand and its value; ``dead`` flags stock that did not sell.
 - :func:`stock_value` — units and value of the stock per location.
+- :func:`stock_at` — the stock of each item (and location) at a given time, from a history.
+- :func:`stock_value_by_month` — units and value of the stock at each month's end.
 
 "As of" defaults to the newest time in the data rather than the wall clock, so a question asked
 of a fixed download (or of the demo data) always gives the same answer; pass
 ``as_of=pd.Timestamp.now(tz="UTC")`` to measure up to today.
+
+Deleted items (gone from ``items_df()``, their old lines flagged ``item_deleted``) are left out
+of every result about items by default; ``include_deleted=True`` keeps them. When some were
+left out, a :class:`~invtools.errors.DeletedItemsWarning` names them and the result's
+``attrs["deleted_items_excluded"]`` lists their ids (see :mod:`invtools.frames.deleted`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
+from invtools.frames import deleted_items, leave_out_deleted
 
-__all__ = ["stockouts", "stockout_summary", "movement", "stock_value"]
+__all__ = ["stockouts", "stockout_summary", "movement", "stock_value", "stock_at",
+           "stock_value_by_month"]
 
 _DAY = pd.Timedelta(days=1)
 
@@ -43,13 +53,15 @@ def _as_of(value: Any, times: pd.Series) -> pd.Timestamp:
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
-def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+def stockouts(history: pd.DataFrame, *, as_of: Any = None,
+              include_deleted: bool = False) -> pd.DataFrame:
     """Every out-of-stock episode: when an item's stock reached zero (or below) and when it
     came back.
 
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or one).
     Columns: item_id, item_name, location_id, out_at, restocked_at (NaT while still out),
     days_out (until the restock, or until ``as_of`` for an item still out), still_out.
+    Deleted items are left out unless ``include_deleted`` (said: see the module's docstring).
 
     >>> h = pd.DataFrame({"transaction_time": pd.to_datetime(
     ...         ["2026-01-01", "2026-01-05", "2026-01-08", "2026-01-20"], utc=True),
@@ -59,6 +71,11 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
     >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     """
+    return leave_out_deleted(_episodes(history, as_of), deleted_items(history),
+                             include=include_deleted, who="stockouts")
+
+
+def _episodes(history: pd.DataFrame, as_of: Any) -> pd.DataFrame:
     _need(history, ["transaction_time", "item_id", "item_name", "location_id", "stock"],
           "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().")
     as_of = _as_of(as_of, history["transaction_time"])
@@ -86,17 +103,26 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
                    "days_out", "still_out"]]
 
 
-def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFrame:
+def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
+                     include_deleted: bool = False) -> pd.DataFrame:
     """Per item that ever ran out: how often, days out of stock in all, the median days until
-    restocked, whether it is out now. Sorted worst first (most days out).
+    restocked, whether it is out now. Sorted worst first (most days out). Deleted items are
+    left out unless ``include_deleted`` (said: see the module's docstring); an item without a
+    name is kept.
 
     Columns: item_id, item_name, stockouts, days_out, median_days_to_restock, still_out.
 
     >>> summary = stockout_summary(mirror.stock_history())  # or frames.stock_history(lines)
     >>> summary.columns.tolist()
     ['item_id', 'item_name', 'stockouts', 'days_out', 'median_days_to_restock', 'still_out']
+    >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
+    []
     """
-    eps = stockouts(history, as_of=as_of)
+    return leave_out_deleted(_summary(_episodes(history, as_of)), deleted_items(history),
+                             include=include_deleted, who="stockout_summary")
+
+
+def _summary(eps: pd.DataFrame) -> pd.DataFrame:
     if eps.empty:
         return pd.DataFrame({
             "item_id": pd.array([], dtype="Int64"), "item_name": pd.array([], dtype="string"),
@@ -104,8 +130,9 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFram
             "median_days_to_restock": pd.array([], dtype="float64"),
             "still_out": pd.array([], dtype="boolean")})
     restocked = eps["days_out"].where(~eps["still_out"].fillna(False).to_numpy(dtype=bool))
+    # dropna=False: an item whose name is missing is still an item that ran out
     g = eps.assign(_restock=restocked).groupby(["item_id", "item_name"], observed=True,
-                                               sort=False)
+                                               sort=False, dropna=False)
     out = g.agg(stockouts=("out_at", "size"), days_out=("days_out", "sum"),
                 median_days_to_restock=("_restock", "median"),
                 still_out=("still_out", "any")).reset_index()
@@ -115,7 +142,8 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None) -> pd.DataFram
 
 
 def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: Any = None,
-             as_of: Any = None, dead_after_days: float = 90) -> pd.DataFrame:
+             as_of: Any = None, dead_after_days: float = 90,
+             include_deleted: bool = False) -> pd.DataFrame:
     """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
     the last sale, days since it, and ``dead``: stock on hand that has not sold for
     ``dead_after_days``.
@@ -124,10 +152,16 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     :func:`invtools.frames.items_df` frame) every item is listed, even one that never moved,
     with its stock on hand (``quantity``), ``cost`` and ``stock_value`` (quantity x cost).
     Moves between locations change no total and are left out. Sorted by units sold, slowest
-    first.
+    first. Deleted items are left out unless ``include_deleted`` (then listed without stock or
+    cost; said: see the module's docstring).
 
+    >>> import warnings
     >>> items = client.items_df()
-    >>> slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> with warnings.catch_warnings(record=True) as said:   # a notebook shows it anyway
+    ...     warnings.simplefilter("always")
+    ...     slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> print(said[0].message)                     # doctest: +ELLIPSIS
+    movement: left out 4 deleted items (100054 'GreenThumb Seed Packet Marigold', ...); include_deleted=True keeps them
     >>> len(slow) == len(items), slow["sold"].is_monotonic_increasing
     (True, True)
     >>> dead = slow[slow["dead"]]          # stock on hand, no sale for 90 days (or ever)
@@ -163,7 +197,10 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
         _need(items, ["id", "name", "quantity", "cost"], "items",
               "Pass an items frame: client.items_df().")
         base = items.set_index("id")[["name", "quantity", "cost"]]
-        moved = base.join(moved, how="left")
+        # deleted items are not in `items`: kept here, left out (and said) at the end
+        gone = moved[moved.index.isin(list(deleted_items(window)))
+                     & ~moved.index.isin(base.index)]
+        moved = pd.concat([base.join(moved, how="left"), gone])
         moved["item_name"] = moved["item_name"].fillna(moved["name"])
         moved = moved.drop(columns="name")
         for col in ("received", "sold", "adjusted"):
@@ -177,8 +214,10 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
                                                   > dead_after_days)
     moved["dead"] = pd.array(idle & on_hand, dtype="boolean")
     moved["item_name"] = moved["item_name"].astype("string")
-    return moved.reset_index().sort_values(["sold", "days_since_last_sale"],
-                                           ascending=[True, False], ignore_index=True)
+    result = moved.reset_index().sort_values(["sold", "days_since_last_sale"],
+                                             ascending=[True, False], ignore_index=True)
+    return leave_out_deleted(result, deleted_items(lines), include=include_deleted,
+                             who="movement")
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -206,3 +245,102 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         items=("item_id", "nunique"), units=("quantity", "sum"),
         value_at_cost=("value_at_cost", "sum"), value_at_price=("value_at_price", "sum"))
     return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
+
+
+_HISTORY_HINT = ("Pass invtools.frames.stock_history(lines) (by_location=True for each "
+                 "location) or mirror.stock_history().")
+
+
+def stock_at(history: pd.DataFrame, when: Any = None, *,
+             include_deleted: bool = False) -> pd.DataFrame:
+    """The stock of each item at ``when``: the level after its last line at or before then.
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame: for all locations (one row
+    per item), one location, or ``by_location=True`` (one row per item and location).
+    ``when`` is a time (naive means UTC; a date is its midnight, so ``"2026-07-01"`` is the
+    stock at the end of June 30); default the newest time in the history, i.e. the stock now.
+    An item with no line by then is not listed. Columns: item_id, item_name, location_id,
+    stock, last_change (the time of that line). Deleted items are left out unless
+    ``include_deleted`` (said: see the module's docstring).
+
+    >>> lines = client.lines_df(since="2026-10-01")
+    >>> at = stock_at(invtools.frames.stock_history(lines, by_location=True), "2026-10-15")
+    >>> at.columns.tolist()
+    ['item_id', 'item_name', 'location_id', 'stock', 'last_change']
+    >>> bool((at["last_change"] < pd.Timestamp("2026-10-15", tz="UTC")).all())
+    True
+    """
+    _need(history, ["transaction_time", "transaction_id", "item_id", "item_name",
+                    "location_id", "stock"], "history", _HISTORY_HINT)
+    when = _as_of(when, history["transaction_time"])
+    h = history[(history["transaction_time"] <= when).fillna(False).to_numpy(dtype=bool)]
+    h = h.sort_values(["item_id", "location_id", "transaction_time", "transaction_id"],
+                      kind="stable", na_position="last")
+    last = h.groupby(["item_id", "location_id"], dropna=False, sort=True).tail(1)
+    out = pd.DataFrame({
+        "item_id": last["item_id"].array, "item_name": last["item_name"].astype("string").array,
+        "location_id": last["location_id"].astype("Int64").array,
+        "stock": last["stock"].to_numpy(dtype="float64"),
+        "last_change": last["transaction_time"].array})
+    return leave_out_deleted(out, deleted_items(history), include=include_deleted,
+                             who="stock_at")
+
+
+def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str = "UTC",
+                         until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
+    """Units in stock and their value at cost and at price at the end of every month, from
+    the history's first month to ``until`` (default the newest time in the history).
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or
+    ``by_location=True``: the locations are added up); ``items`` an items frame, for ``cost``
+    and ``price`` -- today's: the history does not say what an item cost in the past. A
+    month's value is :func:`stock_at` its last instant (in ``tz``), counting positive stock
+    only, as :func:`stock_value` does; the last month's is the value at ``until``, so with
+    the whole history it agrees with ``stock_value(client.stock_df(), items)`` today. Months
+    without a line carry the stock over. Columns: month (``"2026-05"``), as_of (the instant
+    measured, UTC), items (distinct items in stock), units, value_at_cost, value_at_price.
+    Deleted items are left out unless ``include_deleted`` (said: see the module's docstring;
+    they have no cost in ``items`` anyway).
+
+    >>> monthly = stock_value_by_month(invtools.frames.stock_history(
+    ...     client.lines_df(since="2026-09-01")), client.items_df())
+    >>> monthly["month"].tolist()
+    ['2026-09', '2026-10']
+    """
+    _need(history, ["transaction_time", "transaction_id", "item_id", "location_id", "stock"],
+          "history", _HISTORY_HINT)
+    _need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().")
+    until = _as_of(until, history["transaction_time"])
+    h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
+                          include=include_deleted, who="stock_value_by_month")
+    h = h[(h["transaction_time"] <= until).fillna(False).to_numpy(dtype=bool)]
+    h = h.sort_values(["transaction_time", "transaction_id"], kind="stable")
+    local = h["transaction_time"].dt.tz_convert(tz).dt.tz_localize(None)
+    months = local.dt.to_period("M")
+    key = pd.MultiIndex.from_arrays([h["item_id"].array, h["location_id"].array])
+    # the level at each month's end: the last one of the month, carried over quiet months
+    levels = pd.DataFrame({"month": months.array, "stock": h["stock"].to_numpy()}, index=key)
+    wide = levels.groupby(["month", levels.index], sort=True)["stock"].last().unstack()
+    span = pd.PeriodIndex([], freq="M")
+    if len(h):
+        end = pd.Timestamp(until).tz_convert(tz).tz_localize(None).to_period("M")
+        span = pd.period_range(months.min(), end, freq="M")
+    wide = wide.reindex(span).ffill().clip(lower=0)
+    item_of = [k[0] for k in wide.columns]
+    prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
+    held = wide.to_numpy(dtype="float64")
+    held = np.where(np.isnan(held), 0.0, held)
+    units = held.sum(axis=1)
+    in_stock = pd.DataFrame(held > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
+    cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
+    price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
+    next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
+                                                        ambiguous="NaT")
+    as_of = (next_start - pd.Timedelta(milliseconds=1)).tz_convert("UTC")
+    out = pd.DataFrame({
+        "month": pd.array(span.strftime("%Y-%m"), dtype="string"),
+        "as_of": pd.array(np.minimum(as_of.as_unit("ms"), until), dtype="datetime64[ms, UTC]"),
+        "items": pd.array(in_stock.to_numpy(), dtype="int64"),
+        "units": units, "value_at_cost": held @ cost, "value_at_price": held @ price})
+    out.attrs.update(h.attrs)
+    return out

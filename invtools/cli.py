@@ -65,7 +65,8 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("notebooks", nargs="*",
-                   help="notebooks to run (default: every notebooks/*.ipynb, in order)")
+                   help="notebooks to run (default: every notebooks/*.ipynb here, in order, "
+                        "else the example notebooks that ship with invtools)")
     p.add_argument("--out", default="build/demo",
                    help="where the HTML copies and figures go (default build/demo)")
 
@@ -73,17 +74,25 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
 def _notebook_paths(names: list[str]) -> list:
     from pathlib import Path
 
-    return [Path(n) for n in names] or sorted(Path("notebooks").glob("[0-9]*.ipynb"))
+    from invtools.notebook.demo import example_notebooks
+
+    return ([Path(n) for n in names] or sorted(Path("notebooks").glob("[0-9]*.ipynb"))
+            or example_notebooks())
 
 
 def _demo_run(args: argparse.Namespace) -> int:
     """Execute the example notebooks on the built-in demo data; HTML + PNGs + a summary."""
-    from invtools.notebook.demo import report, run_notebooks
+    from invtools.notebook.demo import missing_demo_packages, report, run_notebooks
 
+    missing = missing_demo_packages()
+    if missing:
+        print(f"invtools demo needs {', '.join(missing)} to run the notebooks: "
+              "pip install 'invtools[demo]'", file=sys.stderr)
+        return 1
     paths = _notebook_paths(args.notebooks)
     if not paths:
-        print("invtools demo: no notebooks found (run it from the repository's top folder)",
-              file=sys.stderr)
+        print("invtools demo: no notebooks found (name some, or reinstall invtools: its "
+              "example notebooks are missing)", file=sys.stderr)
         return 1
     print(f"Running {len(paths)} example notebooks on the built-in demo data "
           "(each starts the stand-in server in its own kernel; no account needed).",
@@ -117,9 +126,8 @@ def _lab_run(args: argparse.Namespace) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
-        # the notebooks' demo responses go to a cache in the build folder, not the user's own
-        cache = os.path.abspath(os.path.join("build", "lab", "cache"))
-        return subprocess.call(cmd, env=kernel_env({"INVTOOLS_CACHE_DIR": cache}))
+        # the notebooks' demo answers go to each demo server's temporary cache (connect())
+        return subprocess.call(cmd, env=kernel_env())
     except KeyboardInterrupt:
         return 0
 

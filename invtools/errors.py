@@ -15,6 +15,9 @@ Errors are split by what the caller can do about them::
         ├── RateLimitError             429, after the retries ran out
         └── ServerError                5xx, after the retries ran out
 
+One warning lives here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
+leaves deleted items out of its result (``include_deleted=True`` keeps them).
+
 Every :class:`APIError` carries ``status``, ``type``, ``title``, ``correlation_id``, ``method``
 and ``path``. Messages never contain a token: the real service echoes a bad token in the
 ``given`` field of a 401 body, so that field is dropped before anything is kept.
@@ -42,6 +45,7 @@ __all__ = [
     "NotFoundError",
     "RateLimitError",
     "ServerError",
+    "DeletedItemsWarning",
     "from_response",
 ]
 
@@ -54,6 +58,12 @@ _SECRET_FIELDS = frozenset({"given"})
 
 class InvtoolsError(Exception):
     """Base class of every error raised by invtools."""
+
+
+class DeletedItemsWarning(UserWarning):
+    """An analysis or plot left out items that are deleted in the service (their past lines
+    remain, flagged ``item_deleted``); the message names them, the result's
+    ``attrs["deleted_items_excluded"]`` lists their ids, ``include_deleted=True`` keeps them."""
 
 
 class ConfigError(InvtoolsError, ValueError):

@@ -170,3 +170,22 @@ def test_a_year_month_is_a_valid_since(sb, make_client):
     c = make_client(sb)
     df = c.transactions_df(since="2026-10")
     assert len(df) and df["id"].tolist() == c.transactions_df(since="2026-10-01")["id"].tolist()
+
+
+# -- issue 11, item 11: an empty result keeps every column -----------------------------------
+def test_an_empty_items_frame_has_the_same_columns_and_dtypes_as_a_full_one(sb, client):
+    full = client.items_df()
+    empty = client.items_df(item_ids=[999999])
+    assert empty.empty and full.columns.tolist() == empty.columns.tolist()
+    assert full.dtypes.astype(str).tolist() == empty.dtypes.astype(str).tolist()
+    # one attr_<name> column per attribute the team defines, in rank order
+    specs = sorted(sb.data("shop").attrs, key=lambda a: (a["rank"], a["id"]))
+    assert [c for c in full.columns if c.startswith("attr_")] == [
+        f"attr_{a['attr_name']}" for a in specs]
+
+
+def test_items_df_asks_for_the_attribute_list_once_then_the_cache_answers(sb, client):
+    client.items_df(item_ids=[999999])
+    sb.clear_log()
+    client.items_df(item_ids=[999998])
+    assert "/v1/item-attrs" not in [r.route for r in sb.requests]

@@ -91,7 +91,8 @@ def test_declared_dtypes_are_the_contract():
     assert list(ROLE_DTYPE.categories) == ["admin", "member", "viewer"]
     assert SCHEMAS["transactions"]["memo"] == "string"
     assert list(SCHEMAS["stock_history"]) == ["transaction_time", "transaction_id", "item_id",
-                                              "item_name", "location_id", "stock", "change"]
+                                              "item_name", "location_id", "stock", "change",
+                                              "item_deleted"]
 
 
 @pytest.mark.parametrize("build, resource", [
@@ -388,6 +389,19 @@ def test_stock_history_all_locations(details):
     assert df.loc[2, "transaction_time"] == df.loc[3, "transaction_time"]
 
 
+def test_stock_history_says_which_items_are_deleted(details):
+    # issue 11 item 2: analyses and plots of a history must know a deleted item.
+    df = stock_history(lines_df(details))
+    flags = df.groupby("item_id")["item_deleted"].agg(lambda s: s.tolist()).to_dict()
+    assert flags == {101: [False] * 5, 102: [False] * 2, 104: [True]}
+    # a detail fetched before the deletion still says False: the item's newest word counts
+    older = {**details[-1], "id": 999, "transaction_time": "2026-04-06T09:00:00.000Z",
+             "items": [{**details[0]["items"][1], "deleted": False}]}
+    assert details[0]["items"][1]["id"] == 104
+    again = stock_history(lines_df([*details, older]))
+    assert again.loc[again["item_id"] == 104, "item_deleted"].tolist() == [True, True]
+
+
 def test_stock_history_one_location_sees_both_sides_of_a_move(details):
     lines = lines_df(details)
     warehouse = stock_history(lines, location_id=1)
@@ -411,6 +425,19 @@ def test_stock_history_one_location_sees_both_sides_of_a_move(details):
         for item, level in last.items():
             if item != 104:  # deleted item: not listed any more
                 assert stock.loc[(item, loc), "quantity"] == level
+
+
+def test_stock_history_by_location_is_every_locations_history(details):
+    lines = lines_df(details)
+    each = stock_history(lines, by_location=True)
+    assert_schema(each, "stock_history")
+    assert set(each["location_id"]) == {1, 2}
+    for loc in (1, 2):
+        one = stock_history(lines, location_id=loc)
+        mine = each[(each["location_id"] == loc).to_numpy(dtype=bool)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, one)
+    with pytest.raises(ValueError, match="not both"):
+        stock_history(lines, location_id=1, by_location=True)
 
 
 def test_stock_history_first_point_change_is_the_lines_own_effect(details):

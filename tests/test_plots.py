@@ -25,6 +25,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+import invtools  # noqa: E402
 import invtools.viz as viz  # noqa: E402
 from invtools.errors import ConfigError  # noqa: E402
 from invtools.viz import (  # noqa: E402
@@ -494,6 +495,13 @@ def test_stock_lines_are_the_stock_column_as_steps(history):
     assert _legend(ax) == ["bolt", "out of stock", "nut"]
 
 
+def _x_extent(patch) -> tuple[float, float]:
+    """A span's left and right x in data units: axvspan draws a Rectangle from matplotlib
+    3.9 on, a Polygon before."""
+    xs = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+    return float(xs.min()), float(xs.max())
+
+
 def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     ax = plot_stock_history(history, items=["bolt"])
     (marks,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None"]
@@ -505,7 +513,7 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     assert marks.get_ydata().tolist() == [0.0, -2.0, 0.0]
     # shaded: 3 March until stock came back on 6 March; and from 9 March, still out at the end
     spans = sorted(
-        (round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in ax.patches)
+        (round(lo, 6), round(hi, 6)) for lo, hi in map(_x_extent, ax.patches))
     day = mdates.date2num
     assert spans == [
         (round(day(pd.Timestamp("2026-03-03T10:00")), 6), round(day(pd.Timestamp("2026-03-06T10:00")), 6)),
@@ -515,7 +523,7 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
 
 def test_span_reaches_the_end_of_the_data_when_still_out(history):
     ax = plot_stock_history(history)  # nut's data goes on to 10 March
-    widths = sorted(round(p.get_width(), 6) for p in ax.patches)
+    widths = sorted(round(hi - lo, 6) for lo, hi in map(_x_extent, ax.patches))
     assert widths == [1.0, 3.0]  # 9->10 March (still out at the end) and 3->6 March
 
 
@@ -542,6 +550,27 @@ def test_stock_history_bad_arguments(history):
         plot_stock_history(history.drop(columns="stock"))
     with pytest.raises(ConfigError, match="min_stock"):
         plot_stock_history(history, min_stock="lots")
+
+
+def test_deleted_items_are_left_out_unless_asked_for(history):
+    # issue 11 item 2: a deleted item is not drawn by default, and the plot says so.
+    h = history.assign(item_deleted=pd.array(
+        [False] * 5 + [True] * 2, dtype="boolean"))  # nut (8) is deleted in the service
+    with pytest.warns(invtools.DeletedItemsWarning, match=r"1 deleted item .*8 'nut'"):
+        ax = plot_stock_history(h)
+    assert _legend(ax) == ["bolt", "out of stock"] and ax.get_title() == "Stock of bolt"
+    ax = plot_stock_history(h, include_deleted=True)
+    assert _legend(ax) == ["bolt", "out of stock", "nut (deleted)"]
+    ax = plot_stock_history(h, items=["nut"])  # asked for by name: drawn, and labelled
+    assert _legend(ax) == ["nut (deleted)"]
+
+
+def test_activity_by_item_counts_a_deleted_item_and_labels_it():
+    lines = lines_frame([{"time": "2026-03-02T09:00Z", "item": "bolt"},
+                         {"time": "2026-03-03T09:00Z", "item": "nut", "item_id": 2}])
+    lines["item_deleted"] = pd.array([False, True], dtype="boolean")
+    table = activity_table(lines, "W", by="item")
+    assert table.columns.tolist() == ["bolt", "nut (deleted)"] and table.sum().sum() == 2
 
 
 def test_empty_stock_history(history):

@@ -14,10 +14,14 @@ EXPECTED = {
     "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
     "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
     "RateLimitError", "ServerError",
+    # said when an analysis or plot leaves deleted items out
+    "DeletedItemsWarning",
     # the client and the mirror
     "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
     # where a frame came from (df.attrs)
     "Provenance",
+    # the response cache: what is in it per team, pruning it
+    "cache_info", "prune_cache",
     # connecting from notebooks
     "connect", "demo_server", "team_tokens", "is_demo",
     # plots and widgets (imported on first use)

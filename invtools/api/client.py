@@ -51,6 +51,7 @@ from invtools.errors import APIError, ConfigError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.http.cache import clear_entries, held, resolve_cache_path
 from invtools.http.session import POOL_SIZE
+from invtools.http.upkeep import maybe_prune, prune_cache
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
 
@@ -135,6 +136,8 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         session = make_session(cache_path=self.cache_path, budget=budget,
                                rate_limit_scope=rate_limit_scope,
                                pool_size=max(POOL_SIZE, 2 * concurrency))
+        if self.cache_path is not None:
+            maybe_prune(self.cache_path)  # at most once a day: what no client reads again
         # The token lives only in the session's auth object, whose repr hides it: no attribute
         # of the client holds it, so no repr, pickle of attributes or traceback locals shows it.
         session.auth = auth
@@ -300,6 +303,15 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         session = self._requester.session
         urls = [self._requester.url(path, params) for path, params in calls]
         return held(session, session.auth.header, urls)
+
+    def prune_cache(self, *, older_than: Any = None) -> dict[str, int] | None:
+        """Prune this client's cache file now (:func:`invtools.prune_cache`: expired,
+        superseded and orphaned entries, and with ``older_than`` anything older); every team's
+        entries in it, not only this token's. None without a cache. Done by itself when a
+        client is created, at most once a day."""
+        if self.cache_path is None:
+            return None
+        return prune_cache(self.cache_path, older_than=older_than)
 
     def clear_cache(self) -> int:
         """Delete this token's cached responses (other teams' stay); returns how many."""

@@ -34,13 +34,20 @@ class FramesMixin:
         """Items as a typed frame (:func:`invtools.frames.items_df`); takes the keywords of
         :meth:`items`. ``df.attrs`` says where it came from.
 
+        The ``attr_<name>`` columns come from the team's attribute definitions
+        (:meth:`attributes`, cached for 6 hours), so every call has the same columns, in the
+        attributes' rank order, even one that finds no item.
+
         >>> df = client.items_df(location_ids=[3102])         # the demo shop's shop floor
         >>> df.attrs["endpoint"], df.attrs["filters"], df.attrs["rows"] == len(df)
         ('/v1/items', {'location_ids': [3102]}, True)
+        >>> client.items_df(item_ids=[999999]).columns.equals(df.columns)   # none found
+        True
         """
         check_keywords("items_df", filters, _ITEM_FILTERS)
-        return self._framed(ITEMS_PATH, _item_filters(filters),
-                            lambda: frames.items_df(self.items(**filters)))
+        refresh = bool(filters.get("refresh"))
+        return self._framed(ITEMS_PATH, _item_filters(filters), lambda: frames.items_df(
+            self.items(**filters), attributes=self.attributes(refresh=refresh)))
 
     def stock_df(self, **filters: Any) -> pd.DataFrame:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names

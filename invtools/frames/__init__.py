@@ -23,7 +23,8 @@ resource           columns (dtype)
 ``partners``       id, type (category supplier/customer), name, phone, email, address, memo
 ``members``        id, name, role (category admin/member/viewer)
 ``attributes``     id, attr_type, attr_name (string), rank (Int64)
-``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id, stock, change
+``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id, stock,
+                   change, item_deleted
 =================  ==========================================================================
 
 Conventions (the contract plots and the mirror rely on):
@@ -68,16 +69,19 @@ module             what it holds
 ``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`
+``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
+                   analyses and plots (left out by default, and said)
+``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone)
 =================  ==========================================================================
 
 Imports: of invtools only the foundation (:mod:`invtools.errors`, :mod:`invtools._types`,
 :mod:`invtools._provenance`); besides that pandas, numpy and pyarrow. Pure: no HTTP, no files.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``
 imports ``columns``; ``resources`` and ``lines`` import ``reader``; ``arrow`` imports
-``resources``; ``stock`` imports ``lines``; ``provenance`` imports none of them. Use the names
-of this package's ``__all__`` (and the documented constants ``ATTR_DTYPES``,
-``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the modules' other public names are
-shared inside the package only.
+``resources``; ``stock`` imports ``lines``; ``provenance``, ``deleted`` and ``export``
+import none of them. Use the names of this package's ``__all__`` (and the documented
+constants ``ATTR_DTYPES``, ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the
+modules' other public names are shared inside the package only.
 
 >>> df = transactions_df([{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z",
 ...                        "created_at": "2026-05-02T01:10:05.000Z", "partner": None}])
@@ -91,6 +95,8 @@ import pandas as pd  # noqa: F401  (the example above uses it, as analysts' code
 
 from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not in __all__
 from invtools.frames.arrow import transactions_df_from_pages
+from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
+from invtools.frames.export import excel_ready
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
 from invtools.frames.reader import CHUNK_ROWS as CHUNK_ROWS  # documented, not in __all__
@@ -135,4 +141,8 @@ __all__ = [
     "stock_history",
     "rebase_levels",
     "with_provenance",
+    "DELETED_NOTE",
+    "deleted_items",
+    "leave_out_deleted",
+    "excel_ready",
 ]

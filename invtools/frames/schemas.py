@@ -125,6 +125,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "location_id": "Int64",
         "stock": "float64",
         "change": "float64",
+        "item_deleted": "boolean",
     },
 }
 

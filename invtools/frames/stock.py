@@ -32,23 +32,29 @@ def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
                   item_ids: Iterable[int] | None = None,
-                  location_id: int | None = None) -> pd.DataFrame:
+                  location_id: int | None = None, *, by_location: bool = False) -> pd.DataFrame:
     """Stock level of each item after every transaction line that touched it.
 
     ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
     Columns: transaction_time (datetime64[ms, UTC]), transaction_id, item_id (Int64), item_name
-    (string), location_id (Int64; <NA> means all locations), stock, change (float64).
+    (string), location_id (Int64; <NA> means all locations), stock, change (float64),
+    item_deleted (boolean).
 
     - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
     - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
       lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
       are left out. A move between two locations thus appears in both locations' histories.
+    - ``by_location=True``: one history per item and location, for every location in the
+      lines (each row as for one location; ``location_id`` says which).
     - Lines without a level for that stock are left out.
-    - ``change`` is the step in ``stock`` from the item's previous point. The first point of
-      each item has no previous level in the data, so its change is the line's own signed
+    - ``item_deleted`` (boolean) is true on every row of an item that any of its lines says is
+      deleted in the service (<NA> when the lines do not say); analyses and plots leave such
+      items out unless asked (:mod:`invtools.frames.deleted`).
+    - ``change`` is the step in ``stock`` from the item's previous point (at the same
+      location). The first point of each item has no previous level in the data, so its change is the line's own signed
       effect: in ``+quantity``, out ``-quantity``, adjust the signed quantity, move ``-quantity``
       out of the source, ``+quantity`` into the destination and ``0`` for all locations.
-    - Sorted by item_id, then transaction_time, then transaction_id ascending (so transactions
+    - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so transactions
       at the same instant are ordered by id, the API's tiebreaker), then original line order.
 
     >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
@@ -74,33 +80,50 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
         wanted = check_ids(item_ids, name="item_ids")
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
     qty, kind, inward = _line_effects(lines)
-    if location_id is None:
-        parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward))]
+    if by_location and location_id is not None:
+        raise ValueError("stock_history: give location_id (one location) or by_location=True "
+                         "(every location), not both")
+    if location_id is None and not by_location:
+        parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward),
+                  pd.array([pd.NA] * len(lines), dtype="Int64"))]
     else:
-        to_here = (lines["to_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
-        from_here = (lines["from_location_id"] == location_id).fillna(False).to_numpy(dtype=bool)
-        from_here &= ~to_here
-        parts = [(lines[to_here], lines["to_location_new_stock_level"][to_here], inward[to_here]),
+        to_loc, from_loc = lines["to_location_id"], lines["from_location_id"]
+        if by_location:
+            to_here = to_loc.notna().to_numpy(dtype=bool)
+            from_here = (from_loc.notna() & (from_loc != to_loc).fillna(True)).to_numpy(
+                dtype=bool)
+        else:
+            to_here = (to_loc == location_id).fillna(False).to_numpy(dtype=bool)
+            from_here = (from_loc == location_id).fillna(False).to_numpy(dtype=bool) & ~to_here
+        parts = [(lines[to_here], lines["to_location_new_stock_level"][to_here], inward[to_here],
+                  to_loc[to_here].array),
                  (lines[from_here], lines["from_location_new_stock_level"][from_here],
-                  -np.abs(qty[from_here]))]
+                  -np.abs(qty[from_here]), from_loc[from_here].array)]
     frames = []
-    for part, stock, effect in parts:
+    for part, stock, effect, where in parts:
         frames.append(pd.DataFrame({
+            "location_id": pd.array(where, dtype="Int64"),
             "transaction_time": part["transaction_time"].array,
             "transaction_id": part["transaction_id"].array,
             "item_id": part["item_id"].array,
             "item_name": part["item_name"].array,
             "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
+            "deleted": (part["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
+                        if "item_deleted" in part.columns else np.nan),
             "effect": effect,
             "_line": part.index.to_numpy(),
         }))
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out = out[out["stock"].notna()]
-    out = out.sort_values(["item_id", "transaction_time", "transaction_id", "_line"],
-                          kind="stable", na_position="last", ignore_index=True)
-    step = out.groupby("item_id", sort=False, dropna=False)["stock"].diff()
+    out = out.sort_values(["item_id", "location_id", "transaction_time", "transaction_id",
+                           "_line"], kind="stable", na_position="last", ignore_index=True)
+    step = out.groupby(["item_id", "location_id"], sort=False, dropna=False)["stock"].diff()
     out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
-    out["location_id"] = pd.array([location_id] * len(out), dtype="Int64")
+    # Deletion is the item's present state: any line that says so (a detail fetched after
+    # the deletion; one cached before it still says False) marks all its rows.
+    deleted = out.groupby("item_id", sort=False, dropna=False)["deleted"].transform("max")
+    out["item_deleted"] = pd.array(deleted.to_numpy() == 1.0, dtype="boolean")
+    out.loc[deleted.isna().to_numpy(), "item_deleted"] = pd.NA
     return pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
 
 
@@ -152,7 +175,8 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
         "effect": effect[rows],
         "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
-    }) for rows, col, loc, effect in parts], ignore_index=True)
+    }) for rows, col, loc, effect in parts if rows.any()], ignore_index=True)  # pandas 2.2
+    # warns about concatenating empty frames: a frame without moves has no from-location rows
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
     groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
     running = groups["effect"].cumsum()

@@ -5,7 +5,8 @@ Modules: :mod:`~invtools.http.session` (``make_session``), :mod:`~invtools.http.
 the cache lives, per-token keys, expiry, reading/clearing a token's entries),
 :mod:`~invtools.http.pacing` (per-token budgets on an injectable clock),
 :mod:`~invtools.http.retries` (backoff, 429 reset headers), :mod:`~invtools.http.transport`
-(requests exceptions classified).
+(requests exceptions classified), :mod:`~invtools.http.upkeep` (pruning a cache file of what
+no client reads again, and what is in it per team: ``prune_cache``, ``cache_info``).
 
 May import: the foundation (``invtools.errors``, ``invtools._config``, ``invtools._types``,
 ``invtools._files``, ``invtools._clock``), requests, requests-cache, pyrate-limiter. Nothing

@@ -196,7 +196,7 @@ class TransactionMirror:
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path) as conn:
-            return read_changes(conn)
+            return _stamped(read_changes(conn), self._origin(conn))
 
     def transactions_df(self, *, include_removed: bool = False) -> pd.DataFrame:
         """The mirrored transaction rows, newest first, with the schema of
@@ -230,13 +230,9 @@ class TransactionMirror:
         revisions, so the levels stored with a detail are those of the moment it was fetched.
 
         >>> lines = mirror.lines_df()
-        >>> lines[["transaction_id", "type", "item_name", "quantity", "new_stock_level"]].dtypes
-        transaction_id        Int64
-        type               category
-        item_name            string
-        quantity            float64
-        new_stock_level     float64
-        dtype: object
+        >>> cols = ["transaction_id", "type", "item_name", "quantity", "new_stock_level"]
+        >>> lines[cols].dtypes.astype(str).tolist()
+        ['Int64', 'category', 'string', 'float64', 'float64']
         >>> len(lines) == mirror.info()["lines"]
         True
         """
@@ -262,7 +258,7 @@ class TransactionMirror:
         >>> shop_floor = mirror.stock_history(location_id=3102)   # all items, one location
         >>> shop_floor.columns.tolist()                         # doctest: +NORMALIZE_WHITESPACE
         ['transaction_time', 'transaction_id', 'item_id', 'item_name', 'location_id',
-         'stock', 'change']
+         'stock', 'change', 'item_deleted']
         >>> per_item = shop_floor.groupby("item_id")["change"].cumsum()
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True
@@ -275,13 +271,22 @@ class TransactionMirror:
                         location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
-        """One row per completed sync: when, kind, window, counts and requests sent."""
+        """One row per completed sync: when, kind, window, counts and requests sent. The
+        dtypes are the same whatever the rows hold (a window and a cutoff only for window
+        syncs: NaN / <NA> otherwise).
+
+        >>> mirror.syncs_df().dtypes[["kind", "window_seconds", "cutoff_ms"]].astype(str).tolist()
+        ['string', 'float64', 'Int64']
+        """
         with store.connect(self.path) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
+            origin = self._origin(conn)
         for col in ("started_at", "finished_at"):
             df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
                 "datetime64[ms, UTC]")
-        return df
+        df = df.astype({"kind": "string", "window_seconds": "float64", "anchor_ms": "Int64",
+                        "cutoff_ms": "Int64"})
+        return _stamped(df, origin)
 
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.

@@ -4,8 +4,9 @@ What lives here:
 
 - :mod:`~invtools.notebook.connection`: :func:`connect`, :func:`demo_server`,
   :func:`stop_demo_server`, :func:`team_tokens` (:class:`TeamTokens`), :func:`is_demo`,
-  :func:`session_summary`, :func:`token_home`: tokens from the environment, or the stand-in
-  server with demo data when there is none; where a token may be sent.
+  :func:`session_summary`, :func:`token_home`, :func:`demo_cache_path`: tokens from the
+  environment, or the stand-in server with demo data when there is none; where a token may be
+  sent; where the demo's answers are cached (never the user's cache).
 - :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
@@ -30,6 +31,7 @@ import importlib
 from invtools.notebook.connection import (
     TeamTokens,
     connect,
+    demo_cache_path,
     demo_server,
     is_demo,
     session_summary,
@@ -56,6 +58,7 @@ __all__ = [
     "is_demo",
     "session_summary",
     "token_home",
+    "demo_cache_path",
     *_WIDGETS,
 ]
 

@@ -11,6 +11,11 @@ The demo server, the clients :func:`connect` made (remembered weakly, for
 :func:`connect` had never seen it) and whether the banner was said are state of this process;
 :func:`stop_demo_server` stops the server and forgets the rest.
 
+The demo's answers never go to the user's response cache: the server takes a new port (and
+tokens) at every start, so they would never be asked for again and only make the file grow.
+Clients of the demo server (from :func:`connect` and the token picker) share a cache in a
+temporary folder of the server's own (:func:`demo_cache_path`), removed when it stops.
+
 >>> client = connect(quiet=True)            # no INVTOOLS_TOKEN here: the demo shop
 >>> client.team().name
 'Greenfield Hardware & Garden'
@@ -22,9 +27,12 @@ from __future__ import annotations
 import atexit
 import itertools
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import weakref
+from pathlib import Path
 from typing import Any
 
 from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
@@ -32,11 +40,12 @@ from invtools.api import Client
 from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
-           "is_demo", "session_summary", "token_home"]
+           "is_demo", "session_summary", "token_home", "demo_cache_path"]
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
 _server_cm: Any = None
+_cache_dir: str | None = None  # the demo server's response cache folder (temporary)
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
 _announced = False
 # Clients made by connect() in this process, for session_summary(); weakly, so that connect()
@@ -62,13 +71,14 @@ def demo_server(*, rate_limit: int = 0, **options: Any):
     >>> demo_server() is sb, sorted(team_tokens())
     (True, ['basic', 'shop'])
     """
-    global _server, _server_cm
+    global _server, _server_cm, _cache_dir
     with _lock:
         if _server is None:
             from invtools.sandbox import serve
 
             _server_cm = serve(rate_limit=rate_limit, **options)
             _server = _server_cm.__enter__()
+            _cache_dir = tempfile.mkdtemp(prefix="invtools-demo-cache-")  # 0700
             atexit.register(_stop_server)
             for name, token in _server.tokens.items():
                 key = TEAM_TOKEN_PREFIX + name.upper()
@@ -103,11 +113,31 @@ def stop_demo_server() -> None:
 
 
 def _stop_server() -> None:
-    global _server, _server_cm
+    global _server, _server_cm, _cache_dir
     with _lock:
         if _server_cm is not None:
             _server_cm.__exit__(None, None, None)
-        _server = _server_cm = None
+        if _cache_dir is not None:
+            shutil.rmtree(_cache_dir, ignore_errors=True)
+        _server = _server_cm = _cache_dir = None
+
+
+def demo_cache_path(base_url: str | None = None) -> Path | None:
+    """The response cache file of the demo server of this process: in a temporary folder of
+    its own, removed when the server stops (never the user's cache). None when no demo server
+    runs, or when ``base_url`` is given and is not the demo server's.
+
+    >>> demo_cache_path() is None                   # no demo server yet
+    True
+    >>> demo_cache_path(demo_server().base_url).name
+    'responses.sqlite'
+    """
+    with _lock:
+        if _server is None or _cache_dir is None:
+            return None
+        if base_url is not None and base_url.rstrip("/") != _server.base_url.rstrip("/"):
+            return None
+        return Path(_cache_dir) / "responses.sqlite"
 
 
 class TeamTokens(dict):
@@ -150,7 +180,9 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     - The base URL comes from ``INVTOOLS_BASE_URL`` when set, else the real service.
     - With no such token, the built-in demo server starts (said loudly, unless ``quiet``) and
       the client talks to its team ``team`` (default ``"shop"``, the location-mode demo shop;
-      ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server.
+      ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server, and
+      its answers are cached in the demo server's own temporary folder
+      (:func:`demo_cache_path`), not in the user's cache.
 
     Other keyword arguments go to :class:`~invtools.api.Client`.
 
@@ -191,6 +223,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
             file=sys.stderr,
         )
     client_options.setdefault("rate_limit", None)
+    client_options.setdefault("cache", demo_cache_path())  # never the user's own cache
     return _remember(Client(server.tokens[name], base_url=server.base_url, **client_options))
 
 

@@ -22,10 +22,38 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from invtools._config import BASE_URL_ENV, CACHE_DIR_ENV, TOKEN_ENV
+from invtools._config import BASE_URL_ENV, TOKEN_ENV
 from invtools.api.details import about
 
-__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER"]
+__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER", "example_notebooks",
+           "missing_demo_packages", "DEMO_MODULES"]
+
+#: What running the notebooks takes besides invtools itself: the ``demo`` extra
+#: (``pip install 'invtools[demo]'``).
+DEMO_MODULES = ("nbclient", "nbformat", "nbconvert", "ipykernel")
+
+
+def missing_demo_packages() -> list[str]:
+    """The :data:`DEMO_MODULES` that are not installed (``[]`` when the demo can run)."""
+    import importlib.util
+
+    return [name for name in DEMO_MODULES if importlib.util.find_spec(name) is None]
+
+
+def example_notebooks() -> list[Path]:
+    """The example notebooks, in order: those that ship inside the package
+    (``invtools/examples/`` of an installed wheel), else the ``notebooks/`` folder next to the
+    package (a checkout of the repository, an editable install).
+
+    >>> [p.name for p in example_notebooks()][:2]
+    ['01-quickstart.ipynb', '02-stock-investigation.ipynb']
+    """
+    here = Path(__file__).resolve().parents[1]  # the invtools package folder
+    for folder in (here / "examples", here.parent / "notebooks"):
+        found = sorted(folder.glob("[0-9]*.ipynb"))
+        if found:
+            return found
+    return []
 
 SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
 
@@ -137,10 +165,10 @@ def run_notebooks(
     A failing notebook is reported and the others still run. ``echo`` prints progress.
     """
     out = Path(out_dir)
+    # Each kernel starts its own demo server, whose answers are cached in a temporary folder
+    # of its own, removed when the kernel ends (invtools.connect): the user's cache is left
+    # alone, and no build folder fills with answers no later run can use.
     env = kernel_env(env)
-    # One cache for the whole demo run, inside the build folder: notebooks after the first
-    # reuse what earlier ones fetched, and the user's own cache is left alone.
-    env.setdefault(CACHE_DIR_ENV, str((out / "cache").resolve()))
     paths = [Path(p) for p in notebooks]
     runs = []
     for i, path in enumerate(paths, 1):

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
+from invtools.frames import deleted_items, leave_out_deleted
 from invtools.viz.style import (
     OTHER_COLOR,
     OUT_OF_STOCK_COLOR,
@@ -42,6 +43,7 @@ def plot_stock_history(
     items: Any = None,
     min_stock: float | Mapping[Any, float] | None = None,
     tz: str | None = None,
+    include_deleted: bool = False,
     ax: Axes | None = None,
 ) -> Axes:
     """Stock of one or a few items over time, as steps, with the moments it ran out.
@@ -58,6 +60,10 @@ def plot_stock_history(
       or a mapping item id (or name) -> number, drawn in each item's colour (items not drawn
       are ignored, so a mapping for the whole catalogue is fine).
     - ``tz``: time zone of the x axis (default UTC).
+    - ``include_deleted``: items deleted in the service (``item_deleted`` in ``history``) are
+      not drawn when ``items`` is not given, with a
+      :class:`~invtools.errors.DeletedItemsWarning` naming them; ``True`` draws them. Items
+      asked for in ``items`` are drawn either way. A deleted item's label says "(deleted)".
 
     >>> import pandas as pd
     >>> h = pd.DataFrame({
@@ -76,8 +82,13 @@ def plot_stock_history(
                 f"{columns_text(history)}. Build it with invtools.frames.stock_history(lines)."
             )
     h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
+    deleted = deleted_items(h)
+    h = leave_out_deleted(h, deleted, include=include_deleted or items is not None,
+                          who="plot_stock_history")
     names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
     label_of = _item_labels(h["item_id"], names)
+    for item_id in set(deleted) & set(label_of):
+        label_of[item_id] += " (deleted)"
 
     wanted = _select_items(items, label_of, names, h["item_id"])
     ax = new_axes(ax, (10, 4))

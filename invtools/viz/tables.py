@@ -75,7 +75,8 @@ def activity_table(
       ``"W-XXX"`` week *ends* on that day, as in pandas).
     - ``by``: ``"type"``, ``"location"`` (``to_location_name``: where stock came in, went out
       or was adjusted, the destination of a move; ``from_location_name`` when there is none),
-      ``"partner"``, ``"item"`` (lines frames only), ``None`` (one column ``"all"``), or the
+      ``"partner"``, ``"item"`` (lines frames only; an item deleted in the service since is
+      counted, labelled ``"<name> (deleted)"``), ``None`` (one column ``"all"``), or the
       name of any other column of ``df``. Missing values count as ``"(none)"``.
     - ``metric``: ``"count"`` (transactions, or lines for a lines frame) or ``"quantity"``:
       the sum of ``abs(total_quantity)`` (lines: ``abs(quantity)``). Absolute values because
@@ -149,9 +150,11 @@ def activity_table(
     table = table.reindex(full, fill_value=0)
     table = _top(table, top, by)
     table = table.astype("int64" if metric == "count" else "float64")
-    table.index = _localize(full.start_time, tz)
-    table.index.name = "period"
-    table.columns = pd.Index([str(c) for c in table.columns], dtype=object,
+    # no freq on the index: a saved table (Parquet, Feather) comes back without one
+    table.index = pd.DatetimeIndex(_localize(full.start_time, tz), freq=None, name="period")
+    # Plain text labels, the Index type pandas infers for them: the one read_parquet and
+    # read_feather give back, so a saved table is equal to the table.
+    table.columns = pd.Index([str(c) for c in table.columns],
                              name=by if by is not None else None)
     return table
 
@@ -267,6 +270,9 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
                 "transaction and no items. Split it by 'type', 'location' or 'partner' instead."
             )
         col = df["item_name"] if "item_name" in df.columns else df["item_id"]
+        if "item_deleted" in df.columns:  # what happened happened: counted, and labelled
+            gone = df["item_deleted"].fillna(False).to_numpy(dtype=bool)
+            col = col.astype("string").mask(gone, col.astype("string") + " (deleted)")
     elif by in df.columns:
         col = df[by]
     else:
