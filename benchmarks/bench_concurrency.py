@@ -87,7 +87,7 @@ def client_for(sb, tmp: Path, name: str, rate: float, scope: str) -> Client:
 def run(args, scope: str, tmp: Path) -> bool:
     ok = True
     goals = {"endpoint": (0.9, 0.35, 0.8), "token": (0.85, None, 0.75)}[scope]
-    print(f"-- one budget per {scope}{' and endpoint' if scope == 'endpoint' else ''}, "
+    print(f"-- one budget per {'token and endpoint' if scope == 'endpoint' else 'token'}, "
           f"latency {args.latency:g} s, {args.rate:g} requests/s", flush=True)
     with serve(rate_limit=int(args.rate), size=12_000, latency=args.latency,
                rate_limit_scope=scope, seed=1) as sb:
