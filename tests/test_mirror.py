@@ -479,7 +479,7 @@ def test_a_file_that_is_not_a_mirror_is_refused(tmp_path):
         TransactionMirror(other)
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"hello, not sqlite" * 100)
-    with pytest.raises(ConfigError, match="not a SQLite file"):
+    with pytest.raises(ConfigError, match="not a readable SQLite file"):
         TransactionMirror(junk)
 
 
@@ -654,3 +654,81 @@ def test_a_token_where_the_client_belongs_is_refused_in_words(tmp_path):
     with pytest.raises(TypeError, match="client must be an invtools.Client"):
         TransactionMirror(tmp_path / "m.sqlite", "a-token")
     assert not (tmp_path / "m.sqlite").exists()
+
+
+# -- issue 13, item 5: mirror files that are read-only, newer, damaged or in the wrong place --
+def _snapshot_of(folder):
+    return {p.name: (p.stat().st_mode, p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes read-only files anyway")
+def test_a_read_only_mirror_reads_offline_and_refuses_to_sync_in_words(pristine, tmp_path, sb,
+                                                                      client):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "m.sqlite"
+    shutil.copy(pristine, path)
+    expected = TransactionMirror(pristine).transactions_df()
+    path.chmod(0o400)
+    folder.chmod(0o500)
+    try:
+        before = _snapshot_of(folder)
+        m = TransactionMirror(path)
+        assert_same_frame(m.transactions_df(), expected)
+        assert len(m.lines_df()) and m.info()["syncs"] == 1
+        with pytest.raises(ConfigError, match="can only be read"):
+            TransactionMirror(path, client).sync()
+        assert _snapshot_of(folder) == before  # nothing written, nothing created
+    finally:
+        folder.chmod(0o700)
+        path.chmod(0o600)
+
+
+def test_a_read_only_file_is_read_without_writing_even_for_root(pristine, tmp_path,
+                                                                monkeypatch):
+    """The same path as above, for a machine where the tests run as root: the mirror is told
+    the file may only be read (as os.access says for a user), and writes nothing."""
+    path = tmp_path / "m.sqlite"
+    shutil.copy(pristine, path)
+    monkeypatch.setattr("invtools.mirror.mirror.os.access", lambda *a, **k: False)
+    before = _snapshot_of(tmp_path)
+    m = TransactionMirror(path)
+    assert m.read_only and len(m.transactions_df()) == SIZE
+    assert _snapshot_of(tmp_path) == before
+
+
+def test_a_newer_schema_is_refused_before_anything_is_changed(pristine, tmp_path):
+    path = tmp_path / "m.sqlite"
+    shutil.copy(pristine, path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.close()
+    before = _snapshot_of(tmp_path)
+    with pytest.raises(ConfigError, match=r"newer invtools.*schema 99.*not changed") as info:
+        TransactionMirror(path)
+    assert str(path) in str(info.value)
+    assert _snapshot_of(tmp_path) == before
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_file_is_a_config_error_naming_it(pristine, tmp_path, damage):
+    path = tmp_path / "m.sqlite"
+    if damage == "garbage":
+        path.write_bytes(b"this is not a database, it is a shopping list\n" * 100)
+    else:
+        data = pristine.read_bytes()
+        path.write_bytes(data[:100] + b"\0" * 4096 + data[5000:20000])
+    with pytest.raises(ConfigError) as info:
+        TransactionMirror(path).transactions_df()
+    assert str(path) in str(info.value) and "new file" in str(info.value)
+
+
+def test_a_path_under_a_file_or_a_folder_is_a_config_error_naming_it(tmp_path):
+    plain = tmp_path / "notes.txt"
+    plain.write_text("x")
+    with pytest.raises(ConfigError, match="cannot make the mirror file") as info:
+        TransactionMirror(plain / "m.sqlite")
+    assert str(plain / "m.sqlite") in str(info.value)
+    with pytest.raises(ConfigError, match="is a folder"):
+        TransactionMirror(tmp_path)

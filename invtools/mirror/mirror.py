@@ -76,18 +76,38 @@ class TransactionMirror:
                 )
             path = store.default_path(team.id, client.base_url)
         self.path = Path(path).expanduser()
-        if client is not None and not self.path.exists():
+        if self.path.is_dir():
+            raise ConfigError(f"{self.path} is a folder; give the path of a file in it, e.g. "
+                              f"{self.path / 'transactions.sqlite'}")
+        #: The file may only be read (read-only file or folder): reading works, sync() not.
+        self.read_only = False
+        if self.path.exists():
+            store.inspect(self.path)  # reading only: nothing is changed before it is accepted
+            self.read_only = not (os.access(self.path, os.W_OK)
+                                  and os.access(self.path.parent, os.W_OK | os.X_OK))
+        elif client is not None:
             client.require_locations(TXS_PATH)  # a team that cannot sync gets no file
-        # Made private before SQLite opens it: SQLite gives its -wal/-shm files its mode.
-        private_file(self.path)
+        if self.read_only:
+            if team is not None:
+                with store.connect(self.path, readonly=True) as conn:
+                    self._check_team(conn, client, team, claim=False)
+            return
+        try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
+            private_file(self.path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot make the mirror file {self.path}: {exc.strerror or exc}; give a path "
+                "in a folder you may write to") from exc
         with store.connect(self.path) as conn:
             store.init_schema(conn, self.path)
             if team is not None:
                 self._check_team(conn, client, team)
 
-    def _check_team(self, conn: sqlite3.Connection, client: Any, team: Any) -> None:
+    def _check_team(self, conn: sqlite3.Connection, client: Any, team: Any, *,
+                    claim: bool = True) -> None:
         """Refuse a client of another service or team; then claim the file for this one
-        (a Location-mode team only: nothing is written for a team that cannot sync)."""
+        (a Location-mode team only: nothing is written for a team that cannot sync, nor with
+        ``claim=False``)."""
         base_url = str(client.base_url)
         stored_url = store.get_meta(conn, "base_url")
         stored_name = store.get_meta(conn, "team_name")
@@ -107,6 +127,8 @@ class TransactionMirror:
             )
         # The client's own TeamModeError, naming the team, its mode and what works.
         client.require_locations(TXS_PATH)
+        if not claim:
+            return
         if stored is None:
             with store.write_transaction(conn):
                 store.set_meta(conn, team_id=str(team.id), team_name=str(team.name),
@@ -169,6 +191,10 @@ class TransactionMirror:
         client.require_locations(TXS_PATH)  # before the lock file or anything else is written
         if not self.path.exists():
             raise store.missing(self.path)
+        if self.read_only:
+            raise ConfigError(f"{self.path} can only be read (a read-only file or folder): "
+                              "reading it works offline, but a sync must write. Copy it to a "
+                              "folder you may write to, or sync into a new file.")
         # Two syncs of one file would share the staging table: the second one's re-walk
         # empties it under the first, whose apply step would then mark every row removed.
         with store.sync_lock(self.path), store.connect(self.path) as conn:
@@ -195,7 +221,7 @@ class TransactionMirror:
         >>> kinds.to_dict()          # all new: nothing changed since    # doctest: +ELLIPSIS
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
-        with store.connect(self.path) as conn:
+        with store.connect(self.path, readonly=self.read_only) as conn:
             return _stamped(read_changes(conn), self._origin(conn))
 
     def transactions_df(self, *, include_removed: bool = False) -> pd.DataFrame:
@@ -207,7 +233,7 @@ class TransactionMirror:
         datetime64[ms, UTC]
         """
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
-        with store.connect(self.path) as conn:
+        with store.connect(self.path, readonly=self.read_only) as conn:
             fetched = conn.execute(
                 f"""SELECT r.row_json, t.removed_at FROM transactions t
                     JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
@@ -241,7 +267,7 @@ class TransactionMirror:
 
     def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
-        with store.connect(self.path) as conn:
+        with store.connect(self.path, readonly=self.read_only) as conn:
             details = [json.loads(d) for (d,) in conn.execute(
                 f"""SELECT d.detail_json FROM transactions t
                     JOIN details d ON d.id = t.id AND d.revision = t.revision {where}
@@ -278,7 +304,7 @@ class TransactionMirror:
         >>> mirror.syncs_df().dtypes[["kind", "window_seconds", "cutoff_ms"]].astype(str).tolist()
         ['string', 'float64', 'Int64']
         """
-        with store.connect(self.path) as conn:
+        with store.connect(self.path, readonly=self.read_only) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
             origin = self._origin(conn)
         for col in ("started_at", "finished_at"):
@@ -299,7 +325,7 @@ class TransactionMirror:
          'revisions', 'syncs', 'last_sync', 'last_sync_kind', 'last_full_sync',
          'interrupted_sync_pending']
         """
-        with store.connect(self.path) as conn:
+        with store.connect(self.path, readonly=self.read_only) as conn:
             return _info(self.path, conn)
 
     def _origin(self, conn: sqlite3.Connection) -> Provenance:

@@ -16,6 +16,7 @@ Connections are in autocommit mode otherwise.
 from __future__ import annotations
 
 import contextlib
+import re
 import hashlib
 import json
 import os
@@ -37,7 +38,8 @@ except ImportError:
     msvcrt = None  # type: ignore[assignment]
 
 __all__ = [
-    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "missing", "peek", "init_schema",
+    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "missing", "damaged", "inspect",
+    "peek", "init_schema",
     "write_transaction", "get_meta", "set_meta", "lock_path", "sync_lock", "stage",
     "DetailBatch", "ListCursors",
 ]
@@ -134,11 +136,21 @@ def default_path(team_id: int, base_url: str) -> Path:
 
 
 @contextlib.contextmanager
-def connect(path: Path) -> Iterator[sqlite3.Connection]:
+def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
     """A connection to the file in autocommit mode (transactions are opened explicitly with
     :func:`write_transaction`). It never creates the file (the mirror makes it private first,
     with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`
-    (:func:`missing`), and so is a file that is not SQLite."""
+    (:func:`missing`), and so is a file that is not SQLite or is damaged. ``readonly``: a
+    file (or folder) the user may only read, read as :func:`peek` does."""
+    if readonly:
+        try:
+            with peek(path) as conn:
+                yield conn
+        except FileNotFoundError as exc:
+            raise missing(path) from exc
+        except sqlite3.DatabaseError as exc:
+            raise damaged(path, exc) from exc
+        return
     try:
         conn = sqlite3.connect(_uri(path, mode="rw"), uri=True, isolation_level=None,
                                timeout=30)
@@ -151,14 +163,43 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
         yield conn
     except sqlite3.DatabaseError as exc:
-        if "not a database" in str(exc):
-            raise ConfigError(
-                f"{path} is not a SQLite file; give the path of a new file or of an "
-                "invtools mirror"
-            ) from exc
+        if _DAMAGE.search(str(exc)):
+            raise damaged(path, exc) from exc
         raise
     finally:
         conn.close()
+
+
+_DAMAGE = re.compile(r"not a database|malformed|corrupt|file is encrypted")
+
+
+def damaged(path: Path, exc: BaseException) -> ConfigError:
+    """The error for a file that is not SQLite, or is damaged: named, and what to do."""
+    return ConfigError(f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
+                       "mirror, or it is damaged: move it away and sync into a new file")
+
+
+def inspect(path: Path) -> None:
+    """Check an existing file before anything is written to it, reading only: a SQLite file,
+    an invtools mirror (or an empty SQLite file), of a schema this version reads. Raises
+    :class:`ConfigError` naming the file and what to do."""
+    try:
+        with peek(path) as conn:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            version = (conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+                       .fetchone() if "meta" in tables else None)
+    except FileNotFoundError as exc:
+        raise missing(path) from exc
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, exc) from exc
+    if app_id != APP_ID and (app_id != 0 or tables):
+        raise ConfigError(f"{path} is a SQLite file but not an invtools transaction mirror; "
+                          "give the path of a new file or of an existing mirror")
+    if version is not None and int(version[0]) > SCHEMA_VERSION:
+        raise ConfigError(f"{path} was written by a newer invtools (mirror schema {version[0]}, "
+                          f"this one reads {SCHEMA_VERSION}); upgrade invtools, or sync into a "
+                          "new file. The file was not changed.")
 
 
 def missing(path: Path) -> ConfigError:
