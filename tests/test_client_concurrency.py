@@ -322,3 +322,17 @@ def test_two_threads_filling_one_cache_file_at_once(make_client, tmp_path):
         sb.clear_log()
         make_client(sb, cache=tmp_path / "shared.sqlite").lines_df()
         assert detail_requests(sb) == []  # every detail is in the shared file
+
+
+def test_four_frames_built_at_once_each_say_their_own_requests(sb, make_client):
+    """Issue 11, item 9: four concurrent members_df() calls reported requests=2, from_cache
+    up to 4. Each frame's provenance counts its own call only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = make_client(sb, cache=False)
+    c.team()
+    with ThreadPoolExecutor(4) as pool:
+        frames_ = list(pool.map(lambda _: c.members_df(), range(4)))
+    assert [f.attrs["requests"] for f in frames_] == [1, 1, 1, 1]
+    assert [f.attrs["from_cache"] for f in frames_] == [0, 0, 0, 0]
+    assert all(f.attrs["base_url"] == sb.base_url for f in frames_)

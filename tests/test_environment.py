@@ -137,3 +137,12 @@ def test_stop_demo_server_starts_afresh(monkeypatch, fresh_demo, capsys):
     assert "BUILT-IN DEMO SERVER" in capsys.readouterr().err  # said again for the new server
     assert notebook.demo_server() is not server and notebook.is_demo(second)
     assert second.team().name == "Greenfield Hardware & Garden"
+
+
+def test_connect_with_something_other_than_a_team_name_says_what_it_takes():
+    """Issue 13, item 7: connect(5) gave a raw AttributeError."""
+    import invtools
+
+    for bad in (5, 1.5, ["shop"]):
+        with pytest.raises(TypeError, match="team is a name such as 'shop'"):
+            invtools.connect(bad)

@@ -191,6 +191,9 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     >>> shop.team().mode_name, cafe.team().mode_name, is_demo(cafe)
     ('Location', 'Basic', True)
     """
+    if team is not None and not isinstance(team, str):
+        raise TypeError(f"connect(team): team is a name such as 'shop' (a token is read from "
+                        f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}")
     default = team is None or team == "default"
     env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
