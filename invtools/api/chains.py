@@ -379,16 +379,16 @@ def walk_frame(client: Any, path: str, params: Mapping[str, Any] | None = None, 
     params = dict(params or {})
     n = chain_count(client, chains)
     parse_duration(max_age, name="max_age", zero=True)
-    setup, on_end = _planner(client, path, params, n, memory=memory, before=before, raw=True,
-                             refresh=refresh, max_age=max_age)
-    walk = ChainWalk(setup, raw=True, progress=bool(client.progress), desc=route_of(path))
-    try:
-        df = frame_rows(walk)
-    except NotInSnapshot:  # a replayed walk the cache no longer holds whole: all of it fresh
+    for no_replay in (False, True):
         setup, on_end = _planner(client, path, params, n, memory=memory, before=before,
-                                 raw=True, refresh=refresh, max_age=max_age, no_replay=True)
+                                 raw=True, refresh=refresh, max_age=max_age, no_replay=no_replay)
         walk = ChainWalk(setup, raw=True, progress=bool(client.progress), desc=route_of(path))
-        df = frame_rows(walk)
+        try:
+            df = frame_rows(walk)
+            break
+        except NotInSnapshot:  # a replayed walk the cache no longer holds whole: all fresh
+            if no_replay:
+                raise
     if walk.complete:
         ms, ids = frame_keys(df)
         on_end(list(zip(ms.tolist(), ids.tolist())))

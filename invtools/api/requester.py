@@ -37,7 +37,7 @@ from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigErr
                              InvalidRequestError, RateLimitError, ServerError, TeamModeError,
                              TransportError, from_response)
 from invtools.http import transport
-from invtools.http.cache import looks_json, sound_json
+from invtools.http.cache import json_of, looks_json, sound_response
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
 
 __all__ = ["Requester"]
@@ -116,7 +116,7 @@ class Requester:
                 if wait is not None:
                     self._wait(path, why, wait, attempt, allowed)
                     continue
-            sound = from_cache or not 200 <= status < 300 or sound_json(resp.content)
+            sound = from_cache or not 200 <= status < 300 or sound_response(resp)
             if not sound and looks_json(resp):
                 if attempt <= allowed:
                     self._wait(path, f"{status} with a truncated or empty JSON body",
@@ -158,14 +158,14 @@ class Requester:
         """THE function that turns a final response into decoded JSON or an exception."""
         status = resp.status_code
         if 200 <= status < 300:
-            try:
-                return resp.json()
-            except ValueError:
-                raise APIError(
-                    f"GET {path} answered {status} but not with JSON (Content-Type "
-                    f"{resp.headers.get('Content-Type')!r}); is base_url {self.base_url!r} the "
-                    f"inventory API (normally {DEFAULT_BASE_URL})?",
-                    status=status, method="GET", path=path, attempts=attempts) from None
+            decoded, value = json_of(resp)
+            if decoded:
+                return value
+            raise APIError(
+                f"GET {path} answered {status} but not with JSON (Content-Type "
+                f"{resp.headers.get('Content-Type')!r}); is base_url {self.base_url!r} the "
+                f"inventory API (normally {DEFAULT_BASE_URL})?",
+                status=status, method="GET", path=path, attempts=attempts)
         try:
             body: Any = resp.json()
         except ValueError:

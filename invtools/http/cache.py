@@ -15,6 +15,7 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ from invtools.errors import ConfigError
 
 __all__ = ["EXPIRY", "DEFAULT_EXPIRY", "TXS_LIST_MAX_AGE", "default_max_age", "CachedEntry",
            "cached_entry", "CacheKeys", "default_cache_path", "resolve_cache_path",
-           "open_cache_file", "is_json", "sound_json", "looks_json", "storable",
+           "open_cache_file", "is_json", "json_of", "sound_response", "looks_json", "storable",
            "held", "clear_entries"]
 
 _HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
@@ -218,25 +219,43 @@ def is_json(response) -> bool:
     return "json" in response.headers.get("Content-Type", "")
 
 
-def sound_json(body: bytes) -> bool:
-    """Whether ``body`` is a whole, non-empty JSON object: every answer of the API is one.
-    A truncated, empty or ``{}`` body is not (a dropped connection, a failing proxy).
+def json_of(response) -> tuple[bool, Any]:
+    """``(decoded, value)``: the response's body decoded as JSON, once per response. The cache's
+    filter and the client's checks both need it; a page is not parsed two or three times.
 
-    >>> sound_json(b'{"items": [], "has_more": false}'), sound_json(b'{"items": [')
-    (True, False)
-    >>> sound_json(b"{}"), sound_json(b"")
-    (False, False)
+    >>> import requests
+    >>> r = requests.Response(); r._content = b'{"item": {"id": 1}}'
+    >>> json_of(r), sound_response(r)
+    ((True, {'item': {'id': 1}}), True)
     """
-    try:
-        decoded = json.loads(body)
-    except (ValueError, TypeError):
-        return False
-    return isinstance(decoded, dict) and bool(decoded)
+    memo = getattr(response, "invtools_json", None)
+    if memo is None:
+        try:
+            memo = (True, json.loads(response.content))
+        except (ValueError, TypeError):
+            memo = (False, None)
+        with contextlib.suppress(AttributeError):  # a response class without a __dict__
+            response.invtools_json = memo
+    return memo
+
+
+def sound_response(response) -> bool:
+    """Whether the body is a whole, non-empty JSON object: every answer of the API is one. A
+    truncated, empty or ``{}`` body is not (a dropped connection, a failing proxy).
+
+    >>> import requests
+    >>> def answer(body):
+    ...     r = requests.Response(); r._content = body; return r
+    >>> [sound_response(answer(b)) for b in (b'{"items": []}', b'{"items": [', b"{}", b"")]
+    [True, False, False, False]
+    """
+    ok, value = json_of(response)
+    return ok and isinstance(value, dict) and bool(value)
 
 
 def looks_json(response) -> bool:
     """Whether a response says, or looks like, it holds JSON. One that does but is not
-    :func:`sound_json` is damaged: the server's fault, retried like a 5xx and never stored.
+    :func:`sound_response` is damaged: the server's fault, retried like a 5xx and never stored.
     (A 2xx that is not JSON at all -- a proxy's login page -- means the wrong server.)"""
     return is_json(response) or response.content[:1] in (b"{", b"[")
 
@@ -244,7 +263,7 @@ def looks_json(response) -> bool:
 def storable(response) -> bool:
     """requests-cache's ``filter_fn``: only a whole JSON object labelled JSON is stored, so one
     bad answer can never stick in the cache (a detail at a revision is kept for good)."""
-    return is_json(response) and sound_json(response.content)
+    return is_json(response) and sound_response(response)
 
 
 def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
