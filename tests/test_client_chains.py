@@ -1,5 +1,5 @@
-"""Several cursor chains at once (invtools.api.chains): type chains on a first walk, seam
-chains from stored cursors on a re-walk, the fallback to one chain, since/until, frames, the
+"""Several cursor chains at once (invtools.api.walker): type chains on a first walk, seam
+chains from recorded cursors on a re-walk, the fallback to one chain, since/until, frames, the
 mirror, and no thread left behind. Real HTTP against a stand-in that takes 10 ms an answer,
 so chains really overlap; every result is compared with one plain chain (``chains=1``).
 """
@@ -14,8 +14,11 @@ from datetime import datetime
 import pandas as pd
 import pytest
 
-from invtools.api import chainwalk
-from invtools.api.chains import client_memory, forget_walks
+from dataclasses import replace
+
+from invtools.api import walker
+from invtools.api.walkrecord import forget_walks
+from invtools.api.walks import store_of
 from invtools.mirror import TransactionMirror
 from invtools.mirror.store import ListCursors
 
@@ -74,8 +77,8 @@ def chain_threads():
 
 
 def stored_cursors(client):
-    """The cursors the last complete walk kept for the next one (row ids)."""
-    return [i for _ms, i in client_memory(client, TXS, {"type": None}).load()["next"]]
+    """The cursors the last whole walk recorded for the next one (row ids)."""
+    return [i for _ms, i in store_of(client, TXS, {"type": None}).load("whole").seams]
 
 
 def rewalk(client):
@@ -176,12 +179,12 @@ def test_a_rewalk_runs_chains_from_the_stored_cursors(sb, client):
 
 def test_a_rewalk_frame_equals_the_plain_frame_and_a_warm_one_sends_nothing(sb, make_client):
     c = make_client(sb)  # with a cache
-    expected = c.transactions_df(chains=1, refresh=True)
-    forget_walks()
+    expected = make_client(sb, cache=False).transactions_df(chains=1)
     c.transactions_df()                                   # types, fills the cache
     sb.clear_log()
-    warm = c.transactions_df()                            # the same plan, from the cache
+    warm = c.transactions_df()                            # that walk, from the cache
     assert warm.attrs["requests"] == 0 and warm.attrs["walk"]["plan"] == "types"
+    assert warm.attrs["walk"]["replayed"]
     rows = list(c.transactions(refresh=True))             # refreshed: the stored cursors
     assert ids(rows) == expected["id"].tolist()
     assert any("cursor" in r.params and "type" not in r.params for r in list_requests(sb))
@@ -226,7 +229,9 @@ def test_a_rewalk_after_changes_equals_a_fresh_plain_walk(sb, client, mutation):
     MUTATIONS[mutation](sb, rows, c, f)
     got, walk = rewalk(client)
     assert got == plain(client)
-    if mutation != "redate-cursor-row":
+    if mutation == "redate-cursor-row":  # chain 2 passes where the row was: it cannot know
+        assert "did not meet" in walk.fallback  # what moved there, so it walks on alone
+    else:
         assert walk.fallback is None
     assert client.transactions_df().equals(client.transactions_df(chains=1))
 
@@ -237,18 +242,25 @@ def _cursor_param(target, value):
     return f"cursor={value}&" in target + "&" and "type=" not in target
 
 
-def test_the_next_chains_first_row_deleted_during_the_walk_falls_back_to_one_chain(
-        sb, client, caplog):
+def test_the_seam_rows_deleted_during_the_walk_fall_back_to_one_chain(sb, client, caplog):
+    """Chain 0 stops at the row chain 1 starts after, or -- that row deleted -- at chain 1's
+    first row. Both deleted once chain 1 read its first page: chain 0 cannot prove the seam
+    and walks on alone."""
     list(client.transactions())
     rows = first_rows(sb)
     c, f = _seam(sb, client, k=1)  # chain 0 meets chain 1's first row on its 2nd page
     assert 100 <= f < 200
-    on_request(sb, lambda t: _cursor_param(t, rows[99]["id"]),
-               lambda: sb.delete_transaction(rows[f]["id"]))
+
+    def delete_both():
+        sb.delete_transaction(rows[c]["id"])
+        sb.delete_transaction(rows[f]["id"])
+
+    on_request(sb, lambda t: _cursor_param(t, rows[99]["id"]), delete_both)
     with caplog.at_level(logging.INFO, logger="invtools"):
         got, walk = rewalk(client)
     assert "did not meet" in walk.fallback and "fell back to one chain" in caplog.text
     assert got == plain(client)  # chain 0 walked on to the end, after the deletion
+
 
 
 @pytest.mark.parametrize("what", ["redate-to-head", "redate-deeper", "redate-seen-row",
@@ -289,18 +301,19 @@ def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog
     expected = plain(client)
     forget_walks()
     list(client.transactions())
-    memory = client_memory(client, TXS, {"type": None})
-    entry = memory.load()
-    entry["next"][3] = [entry["next"][3][0], 17]  # an id the list never handed out
-    memory.save(entry)
+    store = store_of(client, TXS, {"type": None})
+    record = store.load("whole")
+    seams = list(record.seams)
+    seams[3] = (seams[3][0], 17)  # an id the list never handed out
+    store.save("whole", replace(record, seams=tuple(seams)))
     sb.clear_log()
     with caplog.at_level(logging.INFO, logger="invtools"):
         got, walk = rewalk(client)
     assert got == expected
-    assert "refused" in walk.fallback and walk.last_chain == 3
+    assert "chain 4 could not start: its cursor was refused" in walk.fallback
     assert "fell back to one chain from chain 3" in caplog.text
     assert [r.status for r in list_requests(sb) if r.params.get("cursor") == ["17"]] == [400]
-    memory.save(entry)  # the frame path falls back the same way
+    store.save("whole", replace(record, seams=tuple(seams)))  # the frame path, the same way
     df = client.transactions_df()
     assert "refused" in df.attrs["walk"]["fallback"]
     pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
@@ -321,7 +334,7 @@ def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, cli
     with caplog.at_level(logging.INFO, logger="invtools"):
         walk = client.transactions()
         got = list(walk)
-    assert walk.plan.kind == "types" and "type chain 2 could not start" in walk.fallback
+    assert walk.plan.kind == "types" and "type chain 2 (out) could not start" in walk.fallback
     assert got == expected and "fell back to one chain from chain 0" in caplog.text
     forget_walks()
     df = client.transactions_df()
@@ -366,7 +379,7 @@ def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(
     chained = TransactionMirror(tmp_path / "chains.sqlite", client)
     first = chained.sync()
     with sqlite3.connect(tmp_path / "chains.sqlite") as conn:
-        cursors = [i for _ms, i in ListCursors(conn).load()["next"]]
+        cursors = [i for _ms, i in ListCursors(conn).load("whole").seams]
     assert first.kind == "full" and len(cursors) == 5  # 6 pages: 6 chains
     rows = first_rows(sb)
     sb.edit_transaction(rows[150]["id"], transaction_time=rows[450]["transaction_time"])
@@ -411,10 +424,18 @@ def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes
 
 # ------------------------------------------------------------------------------ threads
 
-# Two chains fetch at most 8 pages ahead of the caller, fewer than the list's 12: a chain
-# that was not stopped would still be running (or waiting to hand over a page) below.
+# A chain that was not stopped would still be running below: the list is 12 pages of 50 ms.
 
-def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(sb, client):
+@pytest.fixture
+def slow(make_client):
+    from invtools.sandbox import serve
+
+    with serve(port=0, rate_limit=0, seed=0, size=SIZE, latency=0.05) as server:
+        yield server, make_client(server, cache=False)
+
+
+def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(slow):
+    sb, client = slow
     list(client.transactions())
     sb.clear_log()
     walk = client.transactions(chains=2)
@@ -427,7 +448,8 @@ def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(sb, clie
     assert list(client.transactions(chains=1, max_pages=1)) and len(sb.requests) == sent + 1
 
 
-def test_a_walk_dropped_half_way_stops_its_chains(sb, client):
+def test_a_walk_dropped_half_way_stops_its_chains(slow):
+    sb, client = slow
     list(client.transactions())
     walk = client.transactions(chains=2)
     for _ in range(150):
@@ -437,10 +459,11 @@ def test_a_walk_dropped_half_way_stops_its_chains(sb, client):
     assert chain_threads() == []
 
 
-def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(sb, client, monkeypatch):
+def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(slow, monkeypatch):
+    sb, client = slow
     list(client.transactions())
 
-    class Interrupted(chainwalk.queue.Queue):
+    class Interrupted(walker.queue.SimpleQueue):
         gets = 0
 
         def get(self, *args, **kwargs):
@@ -449,7 +472,7 @@ def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(sb, client, monkeypat
                 raise KeyboardInterrupt  # where a real Ctrl-C lands: the caller waits here
             return super().get(*args, **kwargs)
 
-    monkeypatch.setattr(chainwalk.queue, "Queue", Interrupted)
+    monkeypatch.setattr(walker.queue, "SimpleQueue", Interrupted)
     walk = client.transactions(chains=2)
     with pytest.raises(KeyboardInterrupt):
         list(walk)

@@ -109,21 +109,17 @@ def test_details_at_a_revision_are_never_refetched_even_when_the_list_is(sb, mak
     assert detail_requests(sb) == 0 and sb.requests  # the list only
 
 
-def test_the_default_age_of_a_transactions_walk_is_an_hour(sb, make_client, monkeypatch):
-    from invtools.api import snapshot
+def test_the_default_age_of_a_transactions_walk_is_an_hour(sb, make_client):
+    from dataclasses import replace
+
+    from invtools.api.walks import store_of
 
     c = make_client(sb)
     c.transactions_df()
-    sb.clear_log()
-    real = snapshot.SnapshotReader.__init__
-
-    def later(self, read, *, now, **kw):  # the same call, 59 and 61 minutes on
-        real(self, read, now=now + shift, **kw)
-
-    monkeypatch.setattr(snapshot.SnapshotReader, "__init__", later)
-    shift = timedelta(minutes=59)
-    c.transactions_df()
-    assert sb.requests == []
-    shift = timedelta(minutes=61)
-    c.transactions_df()
-    assert sb.requests
+    store = store_of(c, "/v1/location-txs", {"type": None})
+    record = store.load("whole")
+    for minutes, sends in ((59, False), (61, True)):  # as if the walk began that long ago
+        store.save("whole", replace(record, began=record.began - timedelta(minutes=minutes)))
+        sb.clear_log()
+        c.transactions_df()
+        assert bool(sb.requests) == sends, minutes

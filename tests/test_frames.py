@@ -39,6 +39,7 @@ from invtools.frames import (
     stock_df,
     stock_history,
     transactions_df,
+    transactions_df_from_pages,
     with_provenance,
 )
 
@@ -169,7 +170,7 @@ def test_details_in_transactions_df_ignore_their_lines(details):
 def test_unknown_fields_are_kept_after_the_schema_and_missing_ones_are_na():
     rows = [
         {"id": 1, "type": "in", "source": "app"},
-        {"id": 2, "type": "teleport", "tags": ["a", "b"], "backdated": "server says so"},
+        {"id": 2, "type": 42, "tags": ["a", "b"], "backdated": "server says so"},
     ]
     df = transactions_df(rows)
     assert_schema(df, "transactions", extra=("source", "tags", "extra_backdated"))
@@ -177,9 +178,19 @@ def test_unknown_fields_are_kept_after_the_schema_and_missing_ones_are_na():
     assert df["source"].tolist() == ["app", None]
     assert df["tags"].tolist() == [None, ["a", "b"]]
     assert df["extra_backdated"].tolist() == [None, "server says so"]
-    assert values(df["type"]) == ["in", None]  # outside the categories: missing, not a crash
+    assert values(df["type"]) == ["in", None]  # not text: missing, not a crash
     assert values(df["total_quantity"]) == [None, None]
     assert values(df["created_by_name"]) == [None, None]
+
+
+def test_a_type_the_service_added_is_one_more_category_on_both_paths():
+    """Issue 17: a fifth type must not vanish into a missing value."""
+    rows = [{"id": 2, "type": "teleport", "transaction_time": "2026-05-02T00:00:00.000Z"},
+            {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z"}]
+    body = json.dumps({"items": rows, "cursor": None, "has_more": False}).encode()
+    for df in (transactions_df(rows), transactions_df_from_pages([body])):
+        assert values(df["type"]) == ["teleport", "in"]
+        assert df["type"].cat.categories.tolist() == ["in", "out", "move", "adjust", "teleport"]
 
 
 def test_odd_values_become_missing_not_errors():
@@ -352,7 +363,8 @@ def test_locations_partners_members_attributes():
     members = members_df(load("members.json")["items"])
     assert_schema(members, "members")
     assert values(members["role"]) == ["admin", "member", "viewer"]
-    assert values(members_df([{"id": 4, "role": "owner"}])["role"]) == [None]
+    assert values(members_df([{"id": 4, "role": "owner"}])["role"]) == ["owner"]  # kept
+    assert values(members_df([{"id": 4, "role": 7}])["role"]) == [None]
 
     attrs = attributes_df(load("item_attrs.json")["items"])
     assert_schema(attrs, "attributes")

@@ -9,7 +9,7 @@ A typical session in a notebook::
 
 This module holds the client's life cycle and its low-level calls (``get``, ``team``,
 ``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``clear_cache``); list walks
-(``pages``, ``raw_pages``) are in :mod:`invtools.api.walks`. The resource methods (``items()``, ``transactions()``, ...) are in
+(``pages``, ``walk``, ``walk_frame``) are in :mod:`invtools.api.walks`. The resource methods (``items()``, ``transactions()``, ...) are in
 :mod:`invtools.api.endpoints`, concurrent transaction details in :mod:`invtools.api.details`
 and the DataFrame methods (``items_df()``, ...) in :mod:`invtools.api.dataframes`; all use
 only those public calls. Every request goes through
@@ -46,6 +46,7 @@ from invtools.api.endpoints import EndpointsMixin
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, team_mode_message
+from invtools.api.walkrecord import FileStore
 from invtools.api.walks import WalksMixin
 from invtools.errors import APIError, ConfigError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
@@ -262,7 +263,9 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         """
         with self._team_lock:
             if self._team is None or refresh:
-                self._team = Team.from_body(self.get(TEAM_PATH, refresh=refresh))
+                # The team is not data of a frame: its answer does not age one.
+                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
+                self._team = Team.from_body(body)
             return self._team
 
     def _team_mode_error(self, path: str, server_err: APIError) -> TeamModeError:
@@ -314,9 +317,12 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         return prune_cache(self.cache_path, older_than=older_than)
 
     def clear_cache(self) -> int:
-        """Delete this token's cached responses (other teams' stay); returns how many."""
+        """Delete this token's cached responses and walk records (other teams' stay);
+        returns how many responses."""
         session = self._requester.session
         removed = clear_entries(session, session.auth.header)
+        if self.cache_path is not None:
+            FileStore.clear(self.cache_path, session.cache_keys.prefix(session.auth.header))
         with self._team_lock:
             self._team = None
         logger.info("cleared %d cached responses of this team", removed)

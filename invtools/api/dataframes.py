@@ -21,7 +21,7 @@ from invtools import frames
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
 from invtools.api.endpoints import check_keywords
-from invtools.api.chains import chain_count, walk_frame
+from invtools.api.plan import chain_count
 from invtools.errors import NotFoundError
 
 __all__ = ["FramesMixin"]
@@ -47,15 +47,19 @@ class FramesMixin:
         check_keywords("items_df", filters, _ITEM_FILTERS)
         refresh = bool(filters.get("refresh"))
         return self._framed(ITEMS_PATH, _item_filters(filters), lambda: frames.items_df(
-            self.items(**filters), attributes=self.attributes(refresh=refresh)))
+            self.items(**filters), attributes=self._plain_list(ATTRS_PATH, refresh, dated=False)))
 
     def stock_df(self, **filters: Any) -> pd.DataFrame:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names
         included; takes the keywords of :meth:`items`."""
         check_keywords("stock_df", filters, _ITEM_FILTERS)
-        return self._framed(ITEMS_PATH, _item_filters(filters),
-                            lambda: frames.stock_df(self.items(**filters), self.locations(
-                                refresh=bool(filters.get("refresh")))))
+
+        def build() -> pd.DataFrame:
+            self.require_locations(ITEMS_PATH)
+            names = self._plain_list(LOCATIONS_PATH, bool(filters.get("refresh")), dated=False)
+            return frames.stock_df(self.items(**filters), names)
+
+        return self._framed(ITEMS_PATH, _item_filters(filters), build)
 
     def transactions_df(self, *, type=None, since=None, until=None,  # noqa: A002
                         with_lines: bool = False, **walk: Any) -> pd.DataFrame:
@@ -79,16 +83,17 @@ class FramesMixin:
                 set(walk) - {"chains", "refresh", "max_age"}):
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
             # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
-            # fetched by several chains at once (invtools.api.chains).
+            # fetched by several chains at once (invtools.api.walker).
             check_tx_type(type)
             chains = walk.get("chains")
-            chain_count(self, chains)  # checked now
+            chain_count(self.concurrency, chains)  # checked now
+            self._max_age(TXS_PATH, walk.get("max_age"))
 
             def build() -> pd.DataFrame:
-                return walk_frame(self, TXS_PATH, {"type": type}, chains=chains,
-                                  before=lambda: self.require_locations(TXS_PATH),
-                                  refresh=bool(walk.get("refresh")),
-                                  max_age=walk.get("max_age"))
+                return self.walk_frame(TXS_PATH, {"type": type}, chains=chains,
+                                       before=lambda: self.require_locations(TXS_PATH),
+                                       refresh=bool(walk.get("refresh")),
+                                       max_age=walk.get("max_age"))
 
             return self._framed(TXS_PATH, filters, build)
         if not with_lines:

@@ -14,12 +14,10 @@ filter.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any
 
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
                              TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
-from invtools.api.chains import walk_rows
 from invtools.api.pagination import Page
 from invtools.errors import APIError, ConfigError, PaginationError
 
@@ -27,10 +25,6 @@ __all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
 #: Partner types by name, as the wire encodes them.
 PARTNER_TYPES = {"supplier": 0, "customer": 1}
-#: Walk keywords that need one plain chain (they trim or stop it by page or by row).
-_CUSTOM_WALK = frozenset({"max_pages", "max_rows", "keep", "stop_at"})
-
-
 #: The keywords every walk takes (:meth:`Client.pages`).
 WALK_KEYWORDS = ("limit", "max_pages", "max_rows", "refresh", "max_age", "progress", "keep",
                  "stop_at")
@@ -106,9 +100,9 @@ class EndpointsMixin:
         than ``since`` -- no page beyond it is fetched.
 
         The walk runs several cursor chains at once and merges them into exactly the rows of
-        one plain walk (:mod:`invtools.api.chains`): one per type on a first walk, from
-        cursors kept from the last walk on a re-walk. ``chains`` caps how many (default: the
-        client's ``concurrency``, else 8); ``chains=1`` walks one plain chain, and so do
+        one plain walk (:mod:`invtools.api.walker`): one per type on a first walk, from
+        cursors the last whole walk recorded afterwards. ``chains`` caps how many (default:
+        the client's ``concurrency``, else 8); ``chains=1`` walks one plain chain, and so do
         walks with ``max_pages``, ``max_rows``, ``keep`` or ``stop_at``. The iterator's
         ``fallback`` says why a walk fell back to one chain, if it did.
         """
@@ -118,17 +112,8 @@ class EndpointsMixin:
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
-        if not _CUSTOM_WALK.intersection(walk):
-            return walk_rows(self, TXS_PATH, {"type": type}, since=lo, until=hi, chains=chains,
-                             before=lambda: self.require_locations(TXS_PATH), **walk)
-        # A caller's own keep/stop_at is combined with the window, never replaced by it.
-        if lo is not None:
-            walk["stop_at"] = _either(walk.get("stop_at"),
-                                      lambda row: (t := _row_time(row)) is not None and t < lo)
-        if hi is not None:
-            walk["keep"] = _both(walk.get("keep"),
-                                 lambda row: (t := _row_time(row)) is None or t <= hi)
-        return self._location_rows(TXS_PATH, {"type": type}, walk)
+        return self.walk(TXS_PATH, {"type": type}, since=lo, until=hi, chains=chains,
+                         before=lambda: self.require_locations(TXS_PATH), **walk)
 
     def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
                     refresh: bool = False) -> dict:
@@ -137,10 +122,15 @@ class EndpointsMixin:
         path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
         self.require_locations(path)
         revision = None if revision is None else check_id(revision, name="revision")
-        return _unwrap(self.get(path, {"revision": revision}, refresh=refresh), path)
+        # A version that never changes does not age the data it is part of.
+        body = self._requester.send(path, {"revision": revision}, refresh=refresh,
+                                    dated=revision is None)[0]
+        return _unwrap(body, path)
 
-    def _plain_list(self, path: str, refresh: bool) -> list[dict]:
-        body = self.get(path, refresh=refresh)
+    def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:
+        """A list that is not paginated; ``dated=False`` when it only names or types what a
+        frame holds (its age is not the frame's)."""
+        body = self._requester.send(path, None, refresh=refresh, dated=dated)[0]
         items = body.get("items") if isinstance(body, Mapping) else None
         if not isinstance(items, list):
             raise PaginationError(f"GET {path} answered without an 'items' list")
@@ -158,24 +148,6 @@ class EndpointsMixin:
     def attributes(self, *, refresh: bool = False) -> list[dict]:
         """The item attribute definitions (not paginated; every team)."""
         return self._plain_list(ATTRS_PATH, refresh)
-
-
-def _either(first, second):
-    return second if first is None else (lambda row: first(row) or second(row))
-
-
-def _both(first, second):
-    return second if first is None else (lambda row: first(row) and second(row))
-
-
-def _row_time(row: Mapping) -> datetime | None:
-    raw = row.get("transaction_time")
-    if not isinstance(raw, str):
-        return None
-    try:
-        return parse_time(raw)
-    except ConfigError:
-        return None
 
 
 def _unwrap(body: Any, path: str) -> dict:

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from invtools.errors import ConfigError, PaginationError
 
 __all__ = ["Page", "RawPage", "iter_pages", "iter_raw_pages", "check_envelope", "raw_envelope",
-           "DEFAULT_LIMIT", "MAX_LIMIT"]
+           "select_rows", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
@@ -166,7 +166,7 @@ def iter_pages(
     ``stop_at(row)`` ends the walk at the first row it returns true for -- that row and the
     rest are dropped and no further page is fetched (how ``since=`` stops early on a list
     that is newest first). ``start`` resumes a walk: the first call carries ``cursor=start``, a
-    cursor the server handed out before (how :mod:`invtools.api.chains` runs several chains).
+    cursor the server handed out before (how :mod:`invtools.api.walker` runs several chains).
 
     >>> def fetch(params):
     ...     start = params.get("cursor", 0)
@@ -212,7 +212,7 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
             stopped = False
         else:
             items, cursor, has_more = check_envelope(fetch(call), number=number)
-            rows, stopped = _select(items, keep, stop_at)
+            rows, stopped = select_rows(items, keep, stop_at)
             if max_rows is not None and rows_out + len(rows) >= max_rows:
                 rows, stopped = rows[: max_rows - rows_out], True
             rows_out += len(rows)
@@ -227,7 +227,12 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
         seen.add(cursor)
 
 
-def _select(items: list, keep, stop_at) -> tuple[list, bool]:
+def select_rows(items: list, keep, stop_at) -> tuple[list, bool]:
+    """The rows ``keep`` keeps, up to the first one ``stop_at`` stops at; and whether it did.
+
+    >>> select_rows([1, 2, 3, 4], lambda r: r % 2, lambda r: r > 3)
+    ([1, 3], True)
+    """
     if keep is None and stop_at is None:
         return list(items), False
     rows = []

@@ -37,7 +37,7 @@ from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigErr
                              InvalidRequestError, RateLimitError, ServerError, TeamModeError,
                              TransportError, from_response)
 from invtools.http import transport
-from invtools.http.cache import json_of, looks_json, sound_response
+from invtools.http.cache import cached_entry, json_of, looks_json, sound_response
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
 
 __all__ = ["Requester"]
@@ -73,10 +73,14 @@ class Requester:
 
     def send(self, path: str, params: Mapping[str, Any] | None, *,
              refresh: bool = False, raw: bool = False, retries: int | None = None,
-             timeout: tuple[float, float] | None = None) -> tuple[Any, bool]:
+             timeout: tuple[float, float] | None = None,
+             dated: bool = True) -> tuple[Any, bool]:
         """Send a GET with retries; return ``(decoded body, from_cache)``, or with ``raw`` the
         undecoded bytes of a JSON success (errors are raised exactly as without it).
-        ``retries``/``timeout`` override the client's for this one call."""
+        ``retries``/``timeout`` override the client's for this one call. ``dated``: the
+        answer's age counts in the open measurements' ``data_as_of`` (not for what never goes
+        stale -- a detail at a revision, the team -- nor a walk's pages: a walk is as old as
+        its start)."""
         url = self.url(path)
         params = {k: v for k, v in (params or {}).items() if v is not None}
         extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
@@ -101,10 +105,8 @@ class Requester:
                     f"Check {failure.check}.", attempts=attempt) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
-            # requests-cache stamps a response when it arrives and keeps that stamp with it.
-            stamp = getattr(resp, "created_at", None)
-            self.counters.saw_data_from(stamp if isinstance(stamp, datetime)
-                                        else datetime.now(timezone.utc))
+            if dated:
+                self.counters.saw_data_from(self._stamp(resp, from_cache))
             status = resp.status_code
             logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status,
                          " (from cache)" if from_cache else "",
@@ -130,6 +132,17 @@ class Requester:
             if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
+
+    def _stamp(self, resp: requests.Response, from_cache: bool) -> datetime:
+        """When ``resp``'s data was fetched: the stamp the cache keeps with it (read back for
+        a fresh answer, so that a second process replaying it says the same), else now."""
+        stamp = getattr(resp, "created_at", None) if from_cache else None
+        if stamp is None and resp.status_code == 200 and self.session.cache_keys is not None:
+            entry = cached_entry(self.session, self.session.auth.header, resp.request.url)
+            stamp = entry.stored_at if entry is not None else None
+        if not isinstance(stamp, datetime):
+            return datetime.now(timezone.utc)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
     def _backoff(self, attempt: int) -> float:
         return backoff(attempt, self.backoff)

@@ -1,179 +1,377 @@
-"""The list-walking methods of :class:`~invtools.api.client.Client`: :meth:`pages` (decoded,
-lazy), :meth:`raw_pages` (undecoded bodies, for bulk parsing) and :meth:`cached_since`.
+"""List walks of :class:`~invtools.api.client.Client`: :meth:`WalksMixin.pages` (a plain
+walk, page by page), :meth:`WalksMixin.walk` (rows, in several chains when that helps) and
+:meth:`WalksMixin.walk_frame` (a whole transactions list as a frame, from its page bytes).
 
-A walk comes from the cache only whole, as one snapshot no older than its ``max_age``
-(:mod:`invtools.api.snapshot`); otherwise every page is fetched fresh. ``start`` resumes a walk
-after a cursor (the chains of :mod:`invtools.api.chains` start there).
+Every walk is a :class:`Walk`: when it starts (the first row asked for) it replays a recorded
+walk from the cache -- whole, checked page by page before the first row goes out -- or walks
+fresh from its first page and records what it read (:mod:`invtools.api.walker`,
+:mod:`invtools.api.walkrecord`). Its data is as old as the walk that read it
+(``df.attrs["data_as_of"]``: when that walk began).
 
 A mixin over the client's request path (``_requester``), counters (``_counters``),
-``cache_path`` and ``progress``.
+``cache_path``, ``concurrency`` and ``progress``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from dataclasses import replace
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from invtools._progress import walk_progress
-from invtools._types import parse_duration, route_of
-from invtools.api.pagination import DEFAULT_LIMIT, Page, RawPage, iter_pages, iter_raw_pages
-from invtools.api.snapshot import NotInSnapshot, SnapshotReader
-from invtools.errors import PaginationError
+import pandas as pd
+
+from invtools._progress import progress_bar
+from invtools._types import TXS_PATH, parse_duration, route_of
+from invtools.api.framemerge import frame_keys, frame_of
+from invtools.api.pagination import DEFAULT_LIMIT, Page, iter_pages, select_rows
+from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
+    seam_starts, time_ms
+from invtools.api.walker import NotInCache, Piece, Run, Spec
+from invtools.api.walkrecord import FileStore, MemoryStore, WalkRecord, WalkStore, digest
 from invtools.http.cache import cached_entry, default_max_age
 
-__all__ = ["WalksMixin"]
+__all__ = ["WalksMixin", "Walk", "store_of"]
+
+logger = logging.getLogger("invtools")
+
+_SHOW_AFTER = 3  # pages before a walk shows a progress bar: short walks stay silent
 
 
 class WalksMixin:
-    """``pages``, ``raw_pages``, ``cached_since``; needs the client's request path."""
+    """``pages``, ``walk``, ``walk_frame``; needs the client's request path."""
 
     def pages(self, path: str, params: Mapping[str, Any] | None = None, *,
               limit: int = DEFAULT_LIMIT, max_pages: int | None = None,
               max_rows: int | None = None, refresh: bool = False, max_age: Any = None,
-              progress: bool | None = None, keep=None, stop_at=None,
-              start=None, cache_only: bool = False,
-              stored_within=None) -> Iterator[Page]:
-        """Walk a paginated list lazily, page by page (see
-        :func:`invtools.api.pagination.iter_pages`; ``start`` resumes after a cursor).
+              progress: bool | None = None, keep: Callable[[dict], bool] | None = None,
+              stop_at: Callable[[dict], bool] | None = None) -> Iterator[Page]:
+        """Walk a paginated list page by page, lazily, as one plain chain (the rules of
+        :func:`invtools.api.pagination.iter_pages`: ``max_pages``, ``max_rows``, ``keep``,
+        ``stop_at``).
 
-        Nothing is sent until the first page is asked for. A walk comes from the cache only
-        whole, as one snapshot no older than ``max_age`` (``"1h"``, ``"10min"``, a
-        timedelta; default: the transactions list 1 hour, other lists their cache expiry),
-        else every page is fetched fresh (:mod:`invtools.api.snapshot`); ``refresh=True``
-        always fetches fresh. ``progress`` overrides the client's setting for this walk (a
-        bar appears only after a few pages). ``cache_only`` (a chain of a cached walk, see
-        :mod:`invtools.api.chains`) raises :class:`~invtools.api.snapshot.NotInSnapshot`
-        instead of fetching, and for a page stored outside ``stored_within`` (began, ended)
-        of the walk it replays.
+        Nothing is sent until the first page is asked for. The walk comes from the cache only
+        whole -- the last plain walk of this list that reached its end, no older than
+        ``max_age`` (``"1h"``, ``"10min"``, a timedelta; default: the transactions list 1
+        hour, other lists their cache expiry), every page of it unchanged -- else every page
+        is fetched fresh; ``refresh=True`` always fetches fresh.
+
+        >>> [p.number for p in client.pages("/v1/items", max_pages=2)]
+        [1, 2]
         """
-        walk_args = dict(limit=limit, max_pages=max_pages, max_rows=max_rows, keep=keep,
-                         stop_at=stop_at, start=start)
-        last = {"from_cache": False}
-        plain = iter_pages(self._fresh_fetch(path, last), params, **walk_args)  # checks args
-        age = self._max_age(path, max_age)
+        spec = Spec(params=dict(params or {}), limit=limit, max_pages=max_pages,
+                    max_rows=max_rows, keep=keep, stop_at=stop_at)
+        iter_pages(None, spec.params, limit=limit, max_pages=max_pages, max_rows=max_rows)
+        return Walk(self, path, spec, mode="pages", chains=1, refresh=refresh,
+                    max_age=self._max_age(path, max_age), progress=progress)
 
-        def walk() -> Iterator[Page]:
-            given: set = set()
-            reader = None if refresh else self._snapshot_reader(path, age,
-                                                                stored_within=stored_within)
-            if reader is not None:
-                try:
-                    for page in iter_pages(reader, params, **walk_args):
-                        self._counters.add(from_cache=1)
-                        if page.number == 1:
-                            self._counters.saw_data_from(reader.stored_at)
-                        last["from_cache"] = True
-                        given.update(row.get("id") for row in page.rows
-                                     if isinstance(row, Mapping))
-                        yield page
-                    return
-                except (NotInSnapshot, PaginationError):
-                    if cache_only:
-                        raise NotInSnapshot("the walk is not in the cache as one snapshot")
-                    # not one snapshot: the whole walk fresh, rows given once only
-            for page in plain:
-                if given:
-                    page = replace(page, rows=[r for r in page.rows if not (
-                        isinstance(r, Mapping) and r.get("id") in given)])
-                yield page
+    def walk(self, path: str, params: Mapping[str, Any] | None = None, *,
+             since: datetime | None = None, until: datetime | None = None,
+             chains: int | None = None, store: WalkStore | None = None,
+             before: Callable[[], None] | None = None, refresh: bool = False,
+             max_age: Any = None, limit: int = DEFAULT_LIMIT, progress: bool | None = None,
+             **trim: Any) -> Walk:
+        """Every row of a list, lazily: a :class:`Walk`. For the transactions list without a
+        ``type`` filter, in several chains at once (at most ``chains``, default
+        ``client.concurrency``; 1 = one plain chain, as with ``max_pages``, ``max_rows``,
+        ``keep`` or ``stop_at`` in ``trim``). ``since``/``until`` (aware datetimes) keep a
+        window, ``since`` ending each chain at its first older row. ``store``: where records
+        are found and left (default: beside the cache). ``before()`` runs when the walk starts
+        (the team-mode check). Arguments are checked now; nothing is sent yet.
+        """
+        params = dict(params or {})
+        iter_pages(None, params, limit=limit, **{k: v for k, v in trim.items()
+                                                 if k in ("max_pages", "max_rows")})
+        n = 1 if trim else chain_count(getattr(self, "concurrency", None), chains)
+        spec = Spec(params=params, limit=limit, since_ms=_ms(since, ceil=True),
+                    until_ms=_ms(until, ceil=False), **trim)
+        return Walk(self, path, spec, mode="rows", chains=n, store=store, before=before,
+                    refresh=refresh, max_age=self._max_age(path, max_age), progress=progress)
 
-        show = self.progress if progress is None else progress
-        return self._count_pages(walk_progress(walk(), enabled=show, desc=route_of(path)),
-                                 last)
+    def walk_frame(self, path: str, params: Mapping[str, Any] | None = None, *,
+                   chains: int | None = None, before: Callable[[], None] | None = None,
+                   refresh: bool = False, max_age: Any = None) -> pd.DataFrame:
+        """The transactions frame of a whole walk (no window) from its page bytes
+        (:func:`invtools.frames.transactions_df_from_pages`), in several chains when that
+        helps; ``df.attrs["walk"]`` says how (plan, chains, pages, fallback)."""
+        n = chain_count(getattr(self, "concurrency", None), chains)
+        walk = Walk(self, path, Spec(params=dict(params or {})), mode="pieces", chains=n,
+                    before=before, refresh=refresh, max_age=self._max_age(path, max_age))
+        with walk:
+            pieces = list(walk)
+            df = frame_of(pieces, by_key=walk.plan.kind == "types")
+            ms, ids = frame_keys(df)
+            walk.keep_record(list(zip(ms.tolist(), ids.tolist())))
+        df.attrs["walk"] = walk.summary()
+        return df
 
-    def _count_pages(self, walk: Iterator[Page], last: dict) -> Iterator[Page]:
-        for page in walk:
-            self._counters.add(pages=1, rows=len(page.rows))
-            yield replace(page, from_cache=last["from_cache"])
-
-    def _fresh_fetch(self, path: str, last: dict, *, raw: bool = False):
-        """Fetch one page from the server: with a cache, every page of a fresh walk is
-        fetched anew (a snapshot is never topped up with pages of another walk)."""
-        force = self.cache_path is not None
-
-        def fetch(call: dict) -> Any:
-            body, last["from_cache"] = self._requester.send(path, call, refresh=force, raw=raw)
-            return body
-
-        return fetch
+    # -- what walks need of the client
 
     def _max_age(self, path: str, max_age: Any) -> timedelta | None:
         if max_age is None:
             return default_max_age(self._requester.url(path))
         return parse_duration(max_age, name="max_age", zero=True)
 
-    def _snapshot_reader(self, path: str, max_age: timedelta | None, decode=json.loads,
-                         stored_within=None) -> SnapshotReader | None:
-        """Reads a walk's pages from the cache as one snapshot (None without a cache)."""
-        if self.cache_path is None:
-            return None
-        session = self._requester.session
 
-        def read(call: dict) -> tuple[bytes, datetime] | None:
-            return cached_entry(session, session.auth.header,
-                                self._requester.url(path, call))
 
-        return SnapshotReader(read, max_age=max_age, now=datetime.now(timezone.utc),
-                              decode=decode, stored_within=stored_within)
+class Walk:
+    """One walk of a list, lazily: iterate it (rows, pages or pieces, as made); ``close()``
+    stops it (so does dropping it, or Ctrl-C). Once it started: ``plan`` (how it ran),
+    ``pages``, ``fallback`` (why it fell back to one chain, or None), ``complete`` (it reached
+    the list's end), ``replayed`` (it came from the cache), ``data_as_of``."""
 
-    def raw_pages(self, path: str, params: Mapping[str, Any] | None = None, *,
-                  refresh: bool = False, max_age: Any = None,
-                  progress: bool | None = None, start=None, cache_only: bool = False,
-                  stored_within=None) -> Iterator[RawPage]:
-        """The pages of a walk undecoded (``page.body`` is bytes), for callers that parse rows
-        in bulk (:func:`invtools.frames.transactions_df_from_pages`). Counted in
-        :attr:`stats`, and served from the cache as one snapshot like :meth:`pages`: when a
-        page turns out not to be in it, the walk starts again fresh from its first page, and
-        the caller keeps each row id once (the rows are not decoded here).
+    # The generator and the chains hold the walk's state, never this object: a walk dropped
+    # half way is freed at once, which closes the generator, which stops the chains.
+    def __init__(self, client: Any, path: str, spec: Spec, **options: Any) -> None:
+        self._state = _Walking(client, path, spec, **options)
+        self._gen = self._state.run()
 
-        Cached pages are read straight from the cache file: going through ``session.get``
-        costs about 1.5 ms per hit in requests' and requests-cache's per-request machinery,
-        which is most of a warm walk.
-        """
-        last = {"from_cache": False}
-        plain = iter_raw_pages(self._fresh_fetch(path, last, raw=True), params, start=start)
-        age = self._max_age(path, max_age)
+    def __iter__(self) -> Walk:
+        return self
 
-        def walk() -> Iterator[RawPage]:
-            reader = None if refresh else self._snapshot_reader(path, age, decode=bytes,
-                                                                stored_within=stored_within)
-            if reader is not None:
-                try:
-                    for page in iter_raw_pages(reader, params, start=start):
-                        if page.number == 1:
-                            self._counters.saw_data_from(reader.stored_at)
-                        self._counters.add(from_cache=1)
-                        yield page
-                    return
-                except (NotInSnapshot, PaginationError):
-                    if cache_only:
-                        raise NotInSnapshot("the walk is not in the cache as one snapshot")
-                    # Not one snapshot: the whole walk fresh, from its first page. Rows are not
-                    # decoded here, so the caller keeps each id once (chainmerge.merge_pages).
-                    pass
-            yield from plain
+    def __next__(self) -> Any:
+        return next(self._gen)
 
-        show = self.progress if progress is None else progress
-        for page in walk_progress(walk(), enabled=show, desc=route_of(path)):
-            self._counters.add(pages=1, rows=page.count)
-            yield page
+    def __enter__(self) -> Walk:
+        return self
 
-    def cached_since(self, path: str, params: Mapping[str, Any] | None = None, *,
-                     max_age: Any = None) -> datetime | None:
-        """When the cache stored ``GET path?params``, if it is young enough to start a walk
-        from (its ``max_age``, as :meth:`pages` judges it), else None; nothing is sent.
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
-        >>> client.cached_since("/v1/items", {"limit": 100}) is None   # a client without cache
-        True
-        """
-        reader = self._snapshot_reader(path, self._max_age(path, max_age), decode=bytes)
-        if reader is None:
-            return None
+    def close(self) -> None:
+        self._gen.close()
+
+    plan = property(lambda self: self._state.plan)
+    fallback = property(lambda self: self._state.fallback)
+    complete = property(lambda self: self._state.complete)
+    pages = property(lambda self: self._state.pages)
+    replayed = property(lambda self: self._state.replayed)
+    data_as_of = property(lambda self: self._state.data_as_of)
+
+    def keep_record(self, keys: list) -> None:
+        """A walk of pieces whose caller built the rows: record it, with the rows' ``keys``
+        (for the next walk's seams), if it reached its end fresh."""
+        self._state.keep_record(keys)
+
+    def summary(self) -> dict:
+        """The walk as JSON values (what frames keep in ``df.attrs["walk"]``)."""
+        plan = self.plan or Plan()
+        return {"plan": plan.kind, "pages": self.pages, "chains": plan.chains,
+                "fallback": self.fallback, "replayed": self.replayed}
+
+
+class _Walking:
+    """A :class:`Walk`'s state and steps."""
+
+    def __init__(self, client: Any, path: str, spec: Spec, *, mode: str, chains: int,
+                 store: WalkStore | None = None, before: Callable[[], None] | None = None,
+                 refresh: bool = False, max_age: timedelta | None = None,
+                 progress: bool | None = None) -> None:
+        self._client, self._path, self._spec, self._mode = client, path, spec, mode
+        self._chains, self._store, self._before = chains, store, before
+        self._refresh, self._max_age = refresh, max_age
+        self._show = client.progress if progress is None else progress
+        self.pages = self._rows = 0
+        self.replayed = False
+        self.data_as_of: datetime | None = None
+        self._current: Run | None = None
+        self._cut_short = False  # the caller's max_rows/stop_at ended it before the list did
+        self._lock = threading.Lock()
+        self._bar: Any = None
+        self._pending: tuple | None = None  # a fresh walk to record, once its keys are known
+
+    plan = property(lambda self: self._current.plan if self._current else None)
+    fallback = property(lambda self: self._current.fallback if self._current else None)
+    complete = property(lambda self: bool(self._current and self._current.complete))
+
+    # -- the walk
+
+    def run(self) -> Iterator[Any]:
+        c, spec = self._client, self._spec
+        if self._before is not None:
+            self._before()
+        store = self._store or store_of(c, self._path, spec.params, spec.limit)
+        for record in () if self._refresh else self._records(store):
+            done = self._replay(record)
+            if done is not None:
+                yield from done
+                return
+        began = datetime.now(timezone.utc)
+        self.data_as_of = began
+        c._counters.saw_data_from(began)
+        recorded: dict[str, str] = {}
+        whole = store.load("whole")
+        # Only the unfiltered transactions list splits into one chain per type.
+        splits = self._path == TXS_PATH and spec.params.get("type") is None
+        plan = choose_plan(None if whole is None else whole.seams, chains=self._chains,
+                           typed=not splits, since_ms=spec.since_ms)
+        if plan.kind != "one":
+            logger.info("walking %s in %d chains (%s)", self._path, plan.chains,
+                        "one per type" if plan.kind == "types" else "from recorded cursors")
+        run = self._current = Run(plan, spec, self._fetcher(recorded), on_page=self._on_page,
+                                  keys=self._mode == "rows" and self._path == TXS_PATH)
         try:
-            reader(dict(params or {}))
-        except NotInSnapshot:
+            yield from self._produce(run)
+        finally:
+            run.close()
+            if self._bar is not None:
+                self._bar.close()
+        if not self._cut_short and (run.complete or run.window):
+            self._pending = (store, whole, run, began, recorded)
+            if self._mode != "pieces":  # else the caller does, with the keys of its rows
+                self.keep_record(run.keys)
+
+    def keep_record(self, keys: list | None) -> None:
+        if self._pending is not None:
+            self._save(*self._pending, keys)
+            self._pending = None
+
+    def _records(self, store: WalkStore) -> list[WalkRecord]:
+        """The records that may serve this walk, newest first."""
+        spec, now = self._spec, datetime.now(timezone.utc)
+        found = [store.load(slot) for slot in ("whole", "window")]
+        return sorted((r for r in found if r is not None and r.pages
+                       and r.serves(since_ms=spec.since_ms)
+                       and (self._max_age is None or now - r.began <= self._max_age)
+                       and (spec.max_pages is None or r.plan.kind == "one")),
+                      key=lambda r: r.began, reverse=True)
+
+    def _replay(self, record: WalkRecord) -> list | None:
+        """Everything this walk gives, read whole from the pages ``record`` names, before any
+        of it goes out; None when one of them is not in the cache as that walk read it."""
+        requester, session = self._client._requester, self._client._requester.session
+        read: list[int] = []
+
+        def fetch(call: dict) -> bytes:
+            url = requester.url(self._path, call)
+            entry = cached_entry(session, session.auth.header, url)
+            if entry is None or record.pages.get(_name(url)) != digest(entry.body):
+                raise NotInCache(url)
+            read.append(1)
+            return entry.body
+
+        self.replayed, self._cut_short = True, False
+        run = self._current = Run(record.plan, self._spec, fetch, on_page=self._on_page)
+        try:
+            done = list(self._produce(run))
+        except NotInCache:
+            self.replayed, self.pages, self._rows, self._current = False, 0, 0, None
             return None
-        return reader.stored_at
+        finally:
+            run.close()
+        self.data_as_of = record.began
+        counters = self._client._counters
+        counters.add(from_cache=len(read), pages=self.pages, rows=self._rows)
+        counters.saw_data_from(record.began)
+        return done
+
+    def _fetcher(self, recorded: dict[str, str]) -> Callable[[dict], bytes]:
+        """Fresh pages, every one from the server (a walk is never topped up from the cache),
+        each recorded by its digest."""
+        requester = self._client._requester
+        force = self._client.cache_path is not None
+
+        def fetch(call: dict) -> bytes:
+            body = requester.send(self._path, call, refresh=force, raw=True, dated=False)[0]
+            recorded[_name(requester.url(self._path, call))] = digest(body)
+            return body
+
+        return fetch
+
+    def _on_page(self, piece: Piece) -> None:
+        """Counted in the caller's stats (chains run in its context; a replay's once it holds
+        whole); a bar after a few pages of a fresh walk."""
+        with self._lock:
+            self.pages += 1
+            self._rows += piece.page.count
+            if self.replayed:
+                return
+            self._client._counters.add(pages=1, rows=piece.page.count)
+            if not self._show:
+                return
+            if self._bar is None and self.pages > _SHOW_AFTER:
+                self._bar = progress_bar(desc=route_of(self._path), unit=" pages",
+                                         initial=self.pages - 1)
+            if self._bar is not None:
+                self._bar.update(1)
+
+    def _produce(self, run: Run) -> Iterator[Any]:
+        """What the caller iterates: rows (window and trimming applied), pages or pieces."""
+        spec = self._spec
+        if self._mode == "pieces":
+            yield from run.pieces()
+            return
+        left = spec.max_rows
+        number = 0
+        source = run.pieces() if self._mode == "pages" else ([r] for r in run.rows())
+        for item in source:
+            rows = item.kept() if isinstance(item, Piece) else item
+            if spec.until_ms is not None:
+                rows = [r for r in rows if _at_or_before(r, spec.until_ms)]
+            rows, stopped = select_rows(rows, spec.keep, spec.stop_at)
+            if left is not None:
+                stopped = stopped or len(rows) >= left
+                rows, left = rows[:left], left - len(rows[:left])
+            if self._mode == "pages":
+                number += 1
+                yield Page(rows=rows, number=number, cursor=item.page.cursor,
+                           has_more=item.page.has_more, from_cache=self.replayed)
+            else:
+                yield from rows
+            if stopped:
+                self._cut_short = True
+                return
+
+    def _save(self, store: WalkStore, whole: WalkRecord | None, run: Run, began: datetime,
+              recorded: dict[str, str], keys: list | None) -> None:
+        spec = self._spec
+        seams = None
+        if run.complete and keys is not None:
+            asked = max(self._chains, getattr(self._client, "concurrency", 0) or 0,
+                        DEFAULT_CHAINS if self._chains > 1 else 1)
+            seams = seam_starts(keys, chains=asked, limit=spec.limit)
+        elif run.complete and whole is not None:
+            seams = whole.seams  # a plain walk keeps what the last one knew
+        record = WalkRecord(began=began, ended=datetime.now(timezone.utc), plan=run.ran,
+                            since_ms=None if run.complete else spec.since_ms,
+                            pages=recorded, seams=seams)
+        store.save("whole" if run.complete else "window", record)
+
+
+def store_of(client: Any, path: str, params: Mapping[str, Any],
+             limit: int = DEFAULT_LIMIT) -> WalkStore:
+    """Where the records of ``client``'s walks of this list live: beside its cache, under the
+    token's salted prefix, or in this process for a client without a cache."""
+    requester = client._requester
+    first = requester.url(path, {**params, "limit": limit})
+    session = requester.session
+    keys = session.cache_keys
+    if keys is None:
+        owner = hashlib.sha256(f"{session.auth.header}\0{first}".encode()).hexdigest()
+        return MemoryStore(owner)
+    walk = hashlib.blake2b(first.encode(), digest_size=16).hexdigest()
+    return FileStore(client.cache_path, f"{keys.prefix(session.auth.header)}:{walk}")
+
+
+def _name(url: str) -> str:
+    """A page's request as a record names it: path and query, without the service."""
+    return "/" + url.split("://", 1)[-1].split("/", 1)[-1]
+
+
+def _at_or_before(row: Mapping, until_ms: int) -> bool:
+    ms = time_ms(row.get("transaction_time"))
+    return ms == NO_TIME or ms <= until_ms
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _ms(when: datetime | None, *, ceil: bool) -> int | None:
+    """Epoch ms of ``when``: rounded up for ``since`` (a row strictly older stops the walk),
+    down for ``until``; rows carry whole milliseconds, so both are exact."""
+    if when is None:
+        return None
+    micros = (when - _EPOCH) // timedelta(microseconds=1)
+    return -(-micros // 1000) if ceil else micros // 1000

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from invtools.frames.columns import as_time, string_array
+from invtools.frames.columns import as_time, string_array, with_categories
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
 
@@ -127,11 +127,15 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
     integer = pd.Int64Dtype().__from_arrow__
     business = _time_from_arrow(field["transaction_time"])
     created = _time_from_arrow(field["created_at"])
+    # A type the service added after the documented four is one more category, not a gap.
+    known = list(TX_TYPE_DTYPE.categories)
+    seen = pc.unique(field["type"]).drop_null().to_pylist()
+    dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - set(known) - {""}))
     codes = pc.fill_null(pc.index_in(field["type"], value_set=pa.array(
-        list(TX_TYPE_DTYPE.categories), pa.string())), -1)
+        list(dtype.categories), pa.string())), -1)
     data = {
         "id": integer(field["id"]),
-        "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=TX_TYPE_DTYPE),
+        "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
         "transaction_time": business,
         "created_at": created,
         "revision": integer(field["revision"]),
@@ -165,4 +169,13 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
         missing = {col: pd.Series(np.full(len(part), None, dtype=object), index=part.index,
                                   dtype=object) for col in columns if col not in part.columns}
         filled.append(part.assign(**missing)[columns] if missing else part)
+    # Blocks that met different extra types: one set of categories, or concat gives objects.
+    for col in columns:
+        dtypes = [p[col].dtype for p in filled if isinstance(p[col].dtype, pd.CategoricalDtype)]
+        if len(dtypes) == len(filled) and len({tuple(d.categories) for d in dtypes}) > 1:
+            union = dtypes[0]
+            for d in dtypes[1:]:
+                union = with_categories(union, d.categories)
+            filled = [p.assign(**{col: p[col].cat.set_categories(union.categories)})
+                      for p in filled]
     return pd.concat(filled, ignore_index=True)

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from invtools.frames.schemas import STRING, TIME_DTYPE
 
 __all__ = ["typed", "as_float", "as_int", "int_array", "as_time", "as_string", "string_array",
-           "as_boolean", "as_category", "text", "bool_or_none"]
+           "as_boolean", "as_category", "with_categories", "text", "bool_or_none"]
 
 _NONE_OR_STR = {str, type(None)}
 _EXACT_FLOAT_INT = 2.0**53  # integers beyond this do not survive a trip through float64
@@ -133,7 +133,13 @@ def _code_or_missing(code: Mapping, value: Any) -> int:
 
 
 def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
-    """``dtype``'s categorical; ``names`` maps wire codes to categories (partner type 0/1)."""
+    """``dtype``'s categorical; ``names`` maps wire codes to categories (partner type 0/1).
+    A text the categories lack (a transaction type the service added) becomes one more
+    category, after the known ones, instead of a missing value.
+
+    >>> as_category(["in", "count", None], pd.CategoricalDtype(["in", "out"])).categories.tolist()
+    ['in', 'out', 'count']
+    """
     code = {c: i for i, c in enumerate(dtype.categories)}
     if names:
         code.update({wire: code[name] for wire, name in names.items()})
@@ -141,7 +147,22 @@ def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None 
         codes = np.fromiter(map(code.get, values, repeat(-1)), dtype=np.int8, count=len(values))
     except TypeError:  # an unhashable value (a list or dict) is not a category either
         codes = np.array([_code_or_missing(code, v) for v in values], dtype=np.int8)
+    if (codes == -1).any():
+        extra = sorted({v for v, c in zip(values, codes) if c == -1 and isinstance(v, str)
+                        and v} - set(dtype.categories))
+        if extra:
+            return as_category(values, with_categories(dtype, extra), names)
     return pd.Categorical.from_codes(codes, dtype=dtype)
+
+
+def with_categories(dtype: pd.CategoricalDtype, extra) -> pd.CategoricalDtype:
+    """``dtype`` with the ``extra`` categories after its own (unordered, like the schemas').
+
+    >>> with_categories(pd.CategoricalDtype(["in"]), ["count"]).categories.tolist()
+    ['in', 'count']
+    """
+    return pd.CategoricalDtype(list(dtype.categories) + [c for c in extra
+                                                         if c not in dtype.categories])
 
 
 def typed(values: list, dtype: Any, names: Mapping | None = None):

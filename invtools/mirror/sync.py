@@ -8,9 +8,8 @@
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods only:
-``pages``, ``transaction_details``, ``transaction``, ``measure`` and ``progress`` (and
-``team`` and ``cached_since`` through :func:`invtools.api.chains.walk_rows`, which walks a
-full sync's list).
+``pages``, ``walk`` (a full sync's list, in several chains), ``transaction_details``,
+``transaction``, ``measure`` and ``progress``.
 
 >>> backdated_flags([])
 []
@@ -29,7 +28,6 @@ import pandas as pd
 from invtools import frames
 from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
-from invtools.api.chains import walk_rows
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
@@ -76,8 +74,8 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
               progress: bool | None, *, chains: int | None = None) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
     ``window``, stop at the first page that reaches past ``anchor - window``. A full sync
-    walks several chains at once (:func:`invtools.api.chains.walk_rows`, at most ``chains``)
-    from the cursors the previous full sync kept in the file."""
+    walks several chains at once (``client.walk``, at most ``chains``) from the cursors the
+    previous full sync recorded in the file."""
     walk = Walk()
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
@@ -107,8 +105,8 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
 
 def _walk_whole(conn: sqlite3.Connection, client: Any, progress: bool | None,
                 chains: int | None, walk: Walk) -> Walk:
-    rows = walk_rows(client, TXS_PATH, refresh=True, progress=progress, chains=chains,
-                     memory=ListCursors(conn))
+    rows = client.walk(TXS_PATH, {"type": None}, refresh=True, progress=progress,
+                       chains=chains, store=ListCursors(conn))
     try:
         batch: list[tuple[int, dict]] = []
         for row in rows:

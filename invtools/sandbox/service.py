@@ -199,6 +199,12 @@ class Sandbox:
         with store.lock:
             store.delete_transaction(tx_id)
 
+    def edit_partner(self, partner_id: int, team: str = "shop", **changes) -> dict:
+        """Edit or delete (``deleted=True``) a partner (see :meth:`TeamStore.edit_partner`)."""
+        store = self.store(team)
+        with store.lock:
+            return store.edit_partner(partner_id, **changes)
+
     def _location_store(self, team: str) -> TeamStore:
         store = self.store(team)
         if store.log is None:

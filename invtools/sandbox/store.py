@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
+from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
 
 __all__ = ["TeamStore", "TeamView", "public"]
@@ -168,7 +168,7 @@ class TeamStore:
 
     def _default_lines(self, type_code: int, loc: int, count: int = 2) -> list[tuple[int, float]]:
         log = self.log
-        if type_code in (IN, ADJUST):
+        if type_code in (IN, ADJUST, COUNT):
             live = [i for i, rec in sorted(self.items.items()) if not rec["deleted"]]
             return [(i, 3.0) for i in live[:count]]
         # out/move: items that have stock at the location, one unit each
@@ -270,6 +270,19 @@ class TeamStore:
         log.remove_live(r)
         log.deleted[r] = 1
         log.replay()
+
+    def edit_partner(self, partner_id: int, **changes) -> dict:
+        """Change a partner's ``name``, ``phone``, ``email``, ``address`` or ``memo``, or delete
+        it (``deleted=True``: it leaves the partners list; transactions still refer to it).
+        Returns the partner as the list shows it."""
+        rec = self.partners.get(partner_id)
+        if rec is None or rec["deleted"]:
+            raise KeyError(f"no live partner {partner_id} in team {self.key!r}")
+        unknown = set(changes) - {"name", "phone", "email", "address", "memo", "deleted"}
+        if unknown:
+            raise ValueError(f"a partner has no field(s) {sorted(unknown)} to edit")
+        rec.update(changes)
+        return public(rec)
 
 
 def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, float]]:

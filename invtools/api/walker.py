@@ -1,0 +1,397 @@
+"""Walking a list: a recorded walk replayed from the cache whole, or a fresh walk in one or
+several cursor chains (:mod:`invtools.api.plan`), merged into the rows of one plain walk.
+
+Whole or nothing, decided before the first row is handed out: a walk first looks for a record
+(:mod:`invtools.api.walkrecord`) that serves it and is no older than ``max_age``, reads every
+page that walk read from the cache and checks each body's digest -- the replay runs to its end
+before its first row goes out. Any page missing or different, and the walk is fetched fresh
+from its first page, every page. A fresh walk that ends leaves a record (whole, or a window
+stopped at ``since``); one stopped early (Ctrl-C, ``max_rows``) leaves none, and the last
+record stays valid only as long as every page it names is unchanged in the cache.
+
+Chains are threads whose pages queue up for the caller (rows come as soon as they are final);
+each chain stops by itself: at its end, at ``since``, or -- a seam chain -- at the key where
+the next chain starts. A seam chain that passes that key without meeting the next chain's
+first row, a refused cursor, a type chain holding a row of another type and a head page
+showing a type outside the four all fall back to one chain from there (logged, and said in
+``walk.fallback``). Each id is given once per walk (a row re-dated during the walk could
+otherwise show twice).
+
+>>> from invtools.api.plan import Plan
+>>> pages = {None: b'{"items":[{"id":2},{"id":1}],"cursor":1,"has_more":true}',
+...          1: b'{"items":[{"id":0}],"cursor":null,"has_more":false}'}
+>>> run = Run(Plan(), Spec(params={}), lambda call: pages[call.get("cursor")])
+>>> [row["id"] for row in run.rows()], run.complete
+([2, 1, 0], True)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import heapq
+import json
+import logging
+import queue
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from invtools._types import TX_TYPES
+from invtools.api.pagination import RawPage, iter_raw_pages
+from invtools.api.plan import NO_TIME, Key, Plan, row_key, time_ms
+from invtools.errors import InvalidRequestError, NotFoundError
+
+__all__ = ["Spec", "Piece", "Run", "NotInCache", "JOIN_SECONDS"]
+
+logger = logging.getLogger("invtools")
+
+#: How long stopping a walk waits for chains in the middle of a request (seconds).
+JOIN_SECONDS = 5.0
+_POLL = 0.1  # how often a waiting thread (the caller's too) looks up: Ctrl-C gets through
+_TIME = re.compile(rb'"transaction_time"\s*:\s*"([^"\\]*)"')
+_TYPE = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
+_EMPTY, _REFUSED = "empty", "refused"  # a chain's first row, when it has none
+
+
+class NotInCache(Exception):
+    """A recorded page is missing from the cache or not what the walk read: no replay."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a walk asks for: the list's ``params``, ``limit``, a window (``since_ms``,
+    ``until_ms``; ``since`` ends every chain at its first older row) and, for a plain walk,
+    ``max_pages``, ``max_rows``, ``keep(row)`` and ``stop_at(row)`` (see
+    :func:`invtools.api.pagination.iter_pages`)."""
+
+    params: Mapping[str, Any] = field(default_factory=dict)
+    limit: int = 100
+    since_ms: int | None = None
+    until_ms: int | None = None
+    max_pages: int | None = None
+    max_rows: int | None = None
+    keep: Callable[[dict], bool] | None = None
+    stop_at: Callable[[dict], bool] | None = None
+
+    @property
+    def trimmed(self) -> bool:
+        """Whether the caller may stop the walk before its end (then it leaves no record)."""
+        return not (self.max_pages is None and self.max_rows is None and self.stop_at is None)
+
+
+@dataclass
+class Piece:
+    """One page of chain ``j`` and how many of its rows count (``keep``; None: all)."""
+
+    j: int
+    page: RawPage
+    keep: int | None = None
+    _rows: list | None = None
+
+    def rows(self) -> list[dict]:
+        """The page's rows, decoded once."""
+        if self._rows is None:
+            items = json.loads(self.page.body).get("items")
+            self._rows = [r for r in items if isinstance(r, dict)] if isinstance(items, list) \
+                else []
+        return self._rows
+
+    def kept(self) -> list[dict]:
+        return self.rows() if self.keep is None else self.rows()[:self.keep]
+
+
+class _Failed:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+_DONE = object()
+
+
+class Run:
+    """One walk of ``plan`` over ``fetch(call) -> body bytes``: :meth:`rows` (merged, each id
+    once) or :meth:`pieces` (the pages, for a frame). ``on_page(piece)`` sees every page as it
+    arrives (from the chains' threads). Afterwards: ``ran`` (the plan of the chains whose rows
+    counted: what a replay runs), ``fallback``, ``complete`` (it reached the list's end),
+    ``window`` (it stopped at ``since``), ``keys`` (every row's key, with ``keys=True``)."""
+
+    def __init__(self, plan: Plan, spec: Spec, fetch: Callable[[dict], bytes], *,
+                 on_page: Callable[[Piece], None] | None = None, keys: bool = False) -> None:
+        self.plan, self.spec, self._fetch, self._on_page = plan, spec, fetch, on_page
+        self.ran = plan
+        n = plan.chains
+        self.cut = n - 1  # the last chain whose rows count
+        self.fallback: str | None = None
+        self.complete = self.window = False
+        self.keys: list[Key] | None = [] if keys else None
+        self._short = False  # a chain ended before the list did (max_pages, a stop)
+        self._first: list[Future] = [Future() for _ in range(n)]  # first key, or why none
+        self._refused: dict[int, str] = {}
+        self._proved = [False] * n
+        self._typed = False  # a type walk whose type chains went on past the head page
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._queues: dict[int, queue.SimpleQueue] = {}
+
+    # -- what the caller iterates
+
+    def rows(self) -> Iterator[dict]:
+        """The walk's rows, newest first for the transactions, each id once."""
+        seen: set = set()
+        for batch in (self._typed_rows() if self.plan.kind == "types" else
+                      (p.kept() for p in self._ordered())):
+            for row in batch:
+                rid = row.get("id")
+                if rid is not None:
+                    if rid in seen:
+                        continue
+                    seen.add(rid)
+                if self.keys is not None:
+                    self.keys.append(row_key(row))
+                yield row
+
+    def pieces(self) -> Iterator[Piece]:
+        """The pages whose rows count: a plain or seam walk's in order, a type walk's head
+        page first and then every type chain's (to be sorted by key)."""
+        if self.plan.kind != "types":
+            yield from self._ordered()
+            return
+        yield from self._head()
+        for j in range(1, self.plan.chains if self._typed else 1):
+            yield from self._drain(j)
+        self._finish()
+
+    def close(self) -> None:
+        """Stop every chain (between pages) and wait a little for those in a request."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(JOIN_SECONDS)
+
+    # -- plans
+
+    def _ordered(self) -> Iterator[Piece]:
+        """One chain inline; seam chains in threads, each counted once the one before it
+        proved its seam."""
+        if self.plan.kind == "one":
+            yield from self._chain(0)
+        else:
+            for j in range(self.plan.chains):
+                self._start(j)
+            for j in range(self.plan.chains):
+                yield from self._drain(j)
+                if not self._proved[j] or j >= self.cut:
+                    break
+        self._finish()
+
+    def _head(self) -> Iterator[Piece]:
+        """A type walk's head page; then its type chains started -- or, when the list ends
+        there, ``since`` is reached, the head shows a type outside the four, or a type chain
+        cannot start or holds other types, the head chain walking on alone."""
+        chain0 = self._chain(0, one_page=True)
+        head = next(chain0, None)
+        if head is None:
+            return
+        yield head
+        if not head.page.has_more or head.keep is not None:
+            self._cut_at(0, since=False)
+            return
+        others = sorted({str(r.get("type")) for r in head.rows()} - set(TX_TYPES))
+        why = f"the head page shows type(s) {others} besides the four" if others else None
+        if why is None:
+            for j in range(1, self.plan.chains):
+                self._start(j, start=head.page.cursor)
+            for j in range(1, self.plan.chains):
+                first = self._wait(self._first[j])
+                if isinstance(first, str) and first != _EMPTY:
+                    why = f"type chain {j} ({TX_TYPES[j - 1]}) {self._why(j)}"
+                    break
+        if why is None:
+            self._typed = True
+            return
+        self._fall_back(0, why)
+        yield from self._chain(0, start=head.page.cursor, number=1)
+
+    def _typed_rows(self) -> Iterator[list[dict]]:
+        for piece in self._head():
+            yield piece.kept()
+        if self._typed:
+            chains = [(r for p in self._drain(j) for r in p.kept())
+                      for j in range(1, self.plan.chains)]
+            for row in heapq.merge(*chains, key=row_key, reverse=True):
+                yield [row]
+        self._finish()
+
+    # -- one chain
+
+    def _chain(self, j: int, *, one_page: bool = False, start: Any = None,
+               number: int = 0) -> Iterator[Piece]:
+        """Chain ``j``'s pages, judged (:meth:`_judge`), until its end, ``since``, its seam,
+        or the walk stops. ``start``: where it begins (a type chain: the head's cursor; the
+        head chain walking on after ``number`` pages)."""
+        params, cursor = self.plan.chain(j, self.spec.params)
+        pages = iter_raw_pages(self._fetch, params, limit=self.spec.limit,
+                               max_pages=self.spec.max_pages, start=start or cursor)
+        page = None
+        try:
+            for page in pages:
+                if self._stop.is_set() or j > self.cut:
+                    self._short = True
+                    return
+                piece = Piece(j, page._replace(number=page.number + number))
+                if not self._first[j].done():
+                    self._first[j].set_result(self._first_of(piece))
+                done = self._judge(piece)
+                if self._on_page is not None:
+                    self._on_page(piece)
+                yield piece
+                if done or one_page:
+                    return
+            if page is not None and page.has_more:  # max_pages
+                self._short = True
+        except (InvalidRequestError, NotFoundError) as exc:
+            if page is not None or not j:
+                raise
+            self._refused[j] = f"could not start: its cursor was refused ({exc})"
+            self._first[j].set_result(_REFUSED)
+        finally:
+            if not self._first[j].done():
+                self._first[j].set_result(_EMPTY)
+
+    def _first_of(self, piece: Piece) -> Any:
+        """What chain ``j``'s first page says of it: its first key, or why it has none."""
+        j = piece.j
+        if self.plan.kind == "types" and j and not _of_type(piece, TX_TYPES[j - 1]):
+            self._refused[j] = "holds rows of other types (the server ignores type=?)"
+            return _REFUSED
+        keys = _keys(piece, 1)
+        return keys[0] if keys else _EMPTY
+
+    def _judge(self, piece: Piece) -> bool:
+        """Set how many of the page's rows count; True when chain ``piece.j`` ends here."""
+        j, since = piece.j, self.spec.since_ms
+        stop = self.plan.stop_key(j) if j < self.cut else None
+        if since is None and stop is None:
+            return False
+        last = _last_ms(piece.page)
+        if piece.page.has_more and last is not None and (since is None or last >= since) \
+                and (stop is None or last > stop[0]):
+            return False  # every row newer than both: nothing to decide on this page
+        for i, key in enumerate(_keys(piece)):
+            if since is not None and NO_TIME < key[0] < since:
+                piece.keep = i
+                self._cut_at(j, since=True)
+                return True
+            if stop is None or key > stop:
+                continue
+            nxt = self._wait(self._first[j + 1])
+            if nxt == _EMPTY:  # nothing after the seam: this chain walks to the end
+                self._cut_at(j, since=False)
+            elif isinstance(nxt, str):
+                self._fall_back(j, f"chain {j + 1} {self._why(j + 1)}")
+            elif key == stop or key == nxt:  # met the cursor row, or (it was deleted) the
+                piece.keep = i + (key == stop)  # next chain's first row: the seam holds
+                self._proved[j] = True
+                return True
+            else:
+                self._fall_back(j, f"chain {j} did not meet row {stop[1]}, where chain "
+                                   f"{j + 1} began (the list changed there during the walk)")
+            stop = None
+        if stop is not None and not piece.page.has_more:
+            if self._wait(self._first[j + 1]) == _EMPTY:
+                self._cut_at(j, since=False)
+            else:
+                self._fall_back(j, f"chain {j} reached the end of the list before row "
+                                   f"{stop[1]}, where chain {j + 1} began")
+        return False
+
+    # -- threads
+
+    def _start(self, j: int, start: Any = None) -> None:
+        q: queue.SimpleQueue = queue.SimpleQueue()
+        self._queues[j] = q
+
+        def pump() -> None:
+            try:
+                for piece in self._chain(j, start=start):
+                    q.put(piece)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who raises it
+                q.put(_Failed(exc))
+            finally:
+                q.put(_DONE)
+
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(pump,),
+                                  daemon=True, name=f"invtools-chain-{j}")
+        self._threads.append(thread)
+        thread.start()
+
+    def _drain(self, j: int) -> Iterator[Piece]:
+        q = self._queues[j]
+        while True:
+            try:
+                item = q.get(timeout=_POLL)
+            except queue.Empty:
+                continue
+            if item is _DONE:
+                return
+            if j > self.cut:
+                continue
+            if isinstance(item, _Failed):
+                raise item.exc
+            yield item
+
+    def _wait(self, future: Future) -> Any:
+        while not self._stop.is_set():
+            try:
+                return future.result(timeout=_POLL)
+            except TimeoutError:
+                continue
+        return _REFUSED
+
+    # -- outcomes
+
+    def _cut_at(self, j: int, *, since: bool) -> None:
+        """Chain ``j`` is the last that counts (a type chain that reached ``since`` only ends
+        itself)."""
+        with self._lock:
+            self.window = self.window or since
+            if self.plan.kind != "types" or not j:
+                self.cut = min(self.cut, j)
+
+    def _fall_back(self, j: int, why: str) -> None:
+        with self._lock:
+            self.cut = min(self.cut, j)
+            self.fallback = self.fallback or why
+        logger.info("walk fell back to one chain from chain %d of %d: %s", j,
+                    self.plan.chains, why)
+
+    def _why(self, j: int) -> str:
+        return self._refused.get(j, "stopped")
+
+    def _finish(self) -> None:
+        """The walk reached its end: what it turned out to be."""
+        self.complete = not (self.window or self._short or self._stop.is_set())
+        if self.plan.kind == "types" and not self._typed:
+            self.ran = Plan()
+        elif self.plan.kind == "seams":
+            self.ran = Plan("seams", self.plan.starts[:self.cut]) if self.cut else Plan()
+
+
+def _of_type(piece: Piece, wanted: str) -> bool:
+    found = _TYPE.findall(piece.page.body)
+    if len(found) == piece.page.count:
+        return all(t == wanted.encode() for t in found)
+    return all(r.get("type") == wanted for r in piece.rows())
+
+
+def _keys(piece: Piece, n: int | None = None) -> list[Key]:
+    return [row_key(r) for r in piece.rows()[:n]]
+
+
+def _last_ms(page: RawPage) -> int | None:
+    """The time of a page's last row when its bytes say it plainly, else None."""
+    found = _TIME.findall(page.body)
+    return time_ms(found[-1].decode()) if found and len(found) == page.count else None
