@@ -1,22 +1,34 @@
 """The one way invtools shows progress: ``tqdm.auto`` bars (a widget in a notebook, text in a
-terminal), removed when done.
+terminal).
 
 :func:`progress_bar` is a bar over a known number of steps (detail requests), which shows the
 time left; :func:`walk_progress` passes the pages of a list walk through and shows a bar once
-the walk is longer than a few pages, so short walks stay silent. ``tqdm.auto`` is imported on
-first use: in a notebook it pulls in ipywidgets, and ``import invtools`` must stay light.
-Imports nothing of invtools.
+the walk is longer than a few pages, so short walks stay silent.
+
+When a bar closes, a terminal's line is cleared. A notebook's widget gives way to one line of
+text, the bar's state at that moment ("transaction details: 2547/2547 [00:42, 60.64
+details/s]", or "stopped at 1200/2547" after Ctrl-C or an error): a widget's plain-text
+fallback is captured when it is first shown, so a saved or exported notebook would otherwise
+keep "0/2547" for good. ``tqdm.auto`` (and IPython) are imported on first use: in a notebook
+they pull in ipywidgets, and ``import invtools`` must stay light. Imports nothing of invtools.
 
 >>> [p for p in walk_progress([1, 2], enabled=False)]
 [1, 2]
+>>> final_text(total=2547, n=2547, elapsed=42.0, desc="transaction details", unit=" details")
+'transaction details: 2547/2547 [00:42, 60.64 details/s]'
+>>> final_text(n=316, initial=300, elapsed=0.5, desc="/v1/items", unit=" rows", postfix="pages=4")
+'/v1/items: 316 rows [00:00, 32.00 rows/s, pages=4]'
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "walk_progress"]
+__all__ = ["progress_bar", "walk_progress", "final_text"]
 
 
 def progress_bar(*, total: int | None = None, desc: str | None = None, unit: str = " req",
@@ -28,8 +40,76 @@ def progress_bar(*, total: int | None = None, desc: str | None = None, unit: str
     """
     from tqdm.auto import tqdm
 
+    widgets = sys.modules.get("tqdm.notebook")  # imported by tqdm.auto only in a kernel
+    if widgets is not None and issubclass(tqdm, widgets.tqdm_notebook):
+        tqdm = _notebook_bar(tqdm)
     return tqdm(total=total, desc=desc or None, unit=unit, initial=initial, leave=False,
                 dynamic_ncols=True, disable=not enabled or total == 0)
+
+
+def final_text(*, n: int, total: int | None = None, elapsed: float, desc: str = "",
+               unit: str = "", initial: int = 0, postfix: str | None = None) -> str:
+    """What a closed bar says: the count, the time taken and the average rate over it (not the
+    last moments' rate, nor a time left); a bar closed short of its total says "stopped at".
+
+    >>> final_text(total=2547, n=1200, elapsed=20.0, desc="transaction details", unit=" details")
+    'transaction details: stopped at 1200/2547 [00:20, 60.00 details/s]'
+    """
+    from tqdm.std import tqdm
+
+    rate = (n - initial) / elapsed if elapsed else 0.0
+    rate_fmt = f"{rate:.2f}{unit}/s" if rate else f"?{unit}/s"
+    count = f"{n}/{total}" if total else f"{n}{unit}"
+    if total and n < total:
+        count = f"stopped at {count}"
+    tail = f", {postfix}" if postfix else ""
+    head = f"{desc}: " if desc else ""
+    return f"{head}{count} [{tqdm.format_interval(elapsed)}, {rate_fmt}{tail}]"
+
+
+@functools.cache
+def _notebook_bar(widget_bar: type) -> type:
+    """``widget_bar`` (``tqdm.notebook``'s), displayed under a handle that its closing points at
+    its last state as plain text (the only representation the saved notebook keeps)."""
+    from IPython.display import display
+
+    class NotebookBar(widget_bar):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self._handle = None
+            super().__init__(*args, display=False, **kwargs)
+            if not self.disable:
+                self._handle = display(self.container, display_id=True)
+                self.displayed = True
+
+        def close(self) -> None:
+            handle, self._handle = getattr(self, "_handle", None), None
+            if handle is None or self.disable:
+                return super().close()
+            d = self.format_dict  # read before closing: the elapsed time stops here
+            text = final_text(n=d["n"], total=d["total"], elapsed=d["elapsed"],
+                              desc=d["prefix"] or "", unit=d["unit"], initial=d["initial"],
+                              postfix=d["postfix"])
+            # Often called while an error or Ctrl-C is on its way (a `with`, a `finally`): a
+            # display that fails must not replace it. The widget then stays as tqdm leaves it.
+            with contextlib.suppress(Exception):
+                handle.update(_Text(text))
+            super().close()
+            self.container.close()  # shown nowhere any more
+
+    return NotebookBar
+
+
+class _Text:
+    """An object shown as ``text`` and nothing else (no widget, no HTML)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text)
 
 
 def walk_progress(pages: Iterable[Any], *, enabled: bool = True, desc: str = "",
