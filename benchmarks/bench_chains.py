@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from invtools import Client  # noqa: E402
-from invtools.api.chains import forget_walks  # noqa: E402
+from invtools.api.walkrecord import forget_walks  # noqa: E402
 from invtools.sandbox import serve  # noqa: E402
 
 

@@ -210,3 +210,36 @@ def test_a_walk_from_another_process_is_replayed_only_whole(sb, make_client, tmp
     assert pairs(c.transactions_df()) == truth(sb)
     assert pairs(c.transactions(chains=1)) == truth(sb)
     assert pairs(itertools.islice(c.transactions(), 150)) == truth(sb)[:150]
+
+
+# ------------------------------------------------------------------------------ Restart & Run All
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_an_example_notebook_run_again_in_a_new_kernel_sends_nothing(tmp_path):
+    """An analyst's loop: Restart & Run All, a new kernel every time, on the same cache. The
+    second run of notebook 02 (items, stock, every transaction's lines, locations) is answered
+    by the cache alone, and tells the same story."""
+    from invtools.notebook.demo import execute_notebook, kernel_env
+    from invtools.sandbox import serve
+
+    with serve(port=0, rate_limit=0, seed=0, size=600) as sb:
+        env = kernel_env({"INVTOOLS_TOKEN": sb.tokens["shop"], "INVTOOLS_BASE_URL": sb.base_url,
+                          "INVTOOLS_CACHE_DIR": str(tmp_path / "cache"),
+                          "XDG_DATA_HOME": str(tmp_path / "data")})
+        notebook = ROOT / "notebooks" / "02-stock-investigation.ipynb"
+        first, summary = execute_notebook(notebook, env=env)
+        assert summary["sent"] > 600  # the list and every detail
+        sb.clear_log()
+        second, summary = execute_notebook(notebook, env=env)
+        assert [(r.path, r.params) for r in sb.requests] == []
+        assert summary["sent"] == 0 and summary["from_cache"] > 600
+
+    def text(nb):  # what the cells printed and returned, but for how many requests it took
+        out = [o.get("text", "") + json.dumps(o.get("data", {}).get("text/plain", ""))
+               for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if o.get("name") == "stdout" or o.output_type == "execute_result"]
+        return [line for line in out if "requests" not in line and "from cache" not in line]
+
+    assert text(second)[:-1] == text(first)[:-1]  # (the last cell is the run's summary)
