@@ -34,6 +34,7 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -76,11 +77,6 @@ class Spec:
     keep: Callable[[dict], bool] | None = None
     stop_at: Callable[[dict], bool] | None = None
 
-    @property
-    def trimmed(self) -> bool:
-        """Whether the caller may stop the walk before its end (then it leaves no record)."""
-        return not (self.max_pages is None and self.max_rows is None and self.stop_at is None)
-
 
 @dataclass
 class Piece:
@@ -116,7 +112,8 @@ class Run:
     once) or :meth:`pieces` (the pages, for a frame). ``on_page(piece)`` sees every page as it
     arrives (from the chains' threads). Afterwards: ``ran`` (the plan of the chains whose rows
     counted: what a replay runs), ``fallback``, ``complete`` (it reached the list's end),
-    ``window`` (it stopped at ``since``), ``keys`` (every row's key, with ``keys=True``)."""
+    ``window`` (it stopped at ``since``), ``short`` (``max_pages`` or a stop ended it),
+    ``keys`` (every row's key, with ``keys=True``)."""
 
     def __init__(self, plan: Plan, spec: Spec, fetch: Callable[[dict], bytes], *,
                  on_page: Callable[[Piece], None] | None = None, keys: bool = False) -> None:
@@ -127,7 +124,7 @@ class Run:
         self.fallback: str | None = None
         self.complete = self.window = False
         self.keys: list[Key] | None = [] if keys else None
-        self._short = False  # a chain ended before the list did (max_pages, a stop)
+        self.short = False  # a chain ended before the list did (max_pages, a stop)
         self._first: list[Future] = [Future() for _ in range(n)]  # first key, or why none
         self._refused: dict[int, str] = {}
         self._proved = [False] * n
@@ -168,8 +165,9 @@ class Run:
     def close(self) -> None:
         """Stop every chain (between pages) and wait a little for those in a request."""
         self._stop.set()
+        deadline = time.monotonic() + JOIN_SECONDS
         for thread in self._threads:
-            thread.join(JOIN_SECONDS)
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     # -- plans
 
@@ -234,12 +232,13 @@ class Run:
         head chain walking on after ``number`` pages)."""
         params, cursor = self.plan.chain(j, self.spec.params)
         pages = iter_raw_pages(self._fetch, params, limit=self.spec.limit,
-                               max_pages=self.spec.max_pages, start=start or cursor)
+                               max_pages=self.spec.max_pages,
+                               start=cursor if start is None else start)
         page = None
         try:
             for page in pages:
                 if self._stop.is_set() or j > self.cut:
-                    self._short = True
+                    self.short = True
                     return
                 piece = Piece(j, page._replace(number=page.number + number))
                 if not self._first[j].done():
@@ -251,7 +250,7 @@ class Run:
                 if done or one_page:
                     return
             if page is not None and page.has_more:  # max_pages
-                self._short = True
+                self.short = True
         except (InvalidRequestError, NotFoundError) as exc:
             if page is not None or not j:
                 raise
@@ -373,7 +372,7 @@ class Run:
 
     def _finish(self) -> None:
         """The walk reached its end: what it turned out to be."""
-        self.complete = not (self.window or self._short or self._stop.is_set())
+        self.complete = not (self.window or self.short or self._stop.is_set())
         if self.plan.kind == "types" and not self._typed:
             self.ran = Plan()
         elif self.plan.kind == "seams":

@@ -11,9 +11,11 @@ first page. Never a cached head with a fresh tail.
 Records live beside the responses they describe: a small table of the cache file
 (:class:`FileStore`, per team: keyed by the same salted token hash as the cache's entries,
 never the token), in this process for a client without a cache (:class:`MemoryStore`), and in
-the mirror's own file (``invtools.mirror.store.ListCursors``). Each list has two slots: the
-last whole walk (``"whole"``, with the seams for the next one) and the last window walk
-(``"window"``, stopped at ``since``).
+the mirror's own file (``invtools.mirror.store.ListCursors``). Each list has three slots: the
+last whole walk (``"whole"``, with the seams for the next one), the last window walk
+(``"window"``, stopped at ``since``) and the last plain walk its caller stopped early
+(``"prefix"``: ``max_pages``, ``max_rows``, ``stop_at``; a replay that needs a page past it
+is no replay).
 
 >>> from datetime import datetime, timezone
 >>> from invtools.api.plan import Plan
@@ -45,8 +47,8 @@ __all__ = ["WalkRecord", "WalkStore", "MemoryStore", "FileStore", "digest", "for
 
 logger = logging.getLogger("invtools")
 
-#: The last whole walk of a list, and the last walk of a window of it.
-SLOTS = ("whole", "window")
+#: The last whole walk of a list, the last walk of a window of it, the last one stopped early.
+SLOTS = ("whole", "window", "prefix")
 #: The cache file's table of walk records.
 TABLE = "invtools_walks"
 

@@ -30,7 +30,8 @@ from invtools.api.pagination import DEFAULT_LIMIT, Page, iter_pages, select_rows
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
     seam_starts, time_ms
 from invtools.api.walker import NotInCache, Piece, Run, Spec
-from invtools.api.walkrecord import FileStore, MemoryStore, WalkRecord, WalkStore, digest
+from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, WalkStore, \
+    digest
 from invtools.http.cache import cached_entry, default_max_age
 
 __all__ = ["WalksMixin", "Walk", "store_of"]
@@ -218,10 +219,10 @@ class _Walking:
             run.close()
             if self._bar is not None:
                 self._bar.close()
-        if not self._cut_short and (run.complete or run.window):
-            self._pending = (store, whole, run, began, recorded)
-            if self._mode != "pieces":  # else the caller does, with the keys of its rows
-                self.keep_record(run.keys)
+        # whole, a window, or stopped where its caller said: another walk may replay it
+        self._pending = (store, whole, run, began, recorded)
+        if self._mode != "pieces":  # else the caller does, with the keys of its rows
+            self.keep_record(run.keys)
 
     def keep_record(self, keys: list | None) -> None:
         if self._pending is not None:
@@ -231,9 +232,10 @@ class _Walking:
     def _records(self, store: WalkStore) -> list[WalkRecord]:
         """The records that may serve this walk, newest first."""
         spec, now = self._spec, datetime.now(timezone.utc)
-        found = [store.load(slot) for slot in ("whole", "window")]
-        return sorted((r for r in found if r is not None and r.pages
-                       and r.serves(since_ms=spec.since_ms)
+        found = [(slot, store.load(slot)) for slot in SLOTS]
+        # A walk stopped early may hold all this one needs: tried (a page past it: no replay).
+        return sorted((r for slot, r in found if r is not None and r.pages
+                       and (r.serves(since_ms=spec.since_ms) or slot == "prefix")
                        and (self._max_age is None or now - r.began <= self._max_age)
                        and (spec.max_pages is None or r.plan.kind == "one")),
                       key=lambda r: r.began, reverse=True)
@@ -334,10 +336,12 @@ class _Walking:
             seams = seam_starts(keys, chains=asked, limit=spec.limit)
         elif run.complete and whole is not None:
             seams = whole.seams  # a plain walk keeps what the last one knew
+        slot = "whole" if run.complete else "window" if run.window and not self._cut_short \
+            else "prefix"
         record = WalkRecord(began=began, ended=datetime.now(timezone.utc), plan=run.ran,
                             since_ms=None if run.complete else spec.since_ms,
                             pages=recorded, seams=seams)
-        store.save("whole" if run.complete else "window", record)
+        store.save(slot, record)
 
 
 def store_of(client: Any, path: str, params: Mapping[str, Any],
