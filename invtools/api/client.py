@@ -8,12 +8,13 @@ A typical session in a notebook::
     c.stats                           # RequestStats(sent=..., from_cache=..., ...)
 
 This module holds the client's life cycle and its low-level calls (``get``, ``team``,
-``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``clear_cache``); list walks
-(``pages``, ``raw_pages``) are in :mod:`invtools.api.walks`. The resource methods (``items()``, ``transactions()``, ...) are in
-:mod:`invtools.api.endpoints`, concurrent transaction details in :mod:`invtools.api.details`
-and the DataFrame methods (``items_df()``, ...) in :mod:`invtools.api.dataframes`; all use
-only those public calls. Every request goes through
-:class:`invtools.api.requester.Requester`, the one place a response becomes data or an error.
+``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``clear_cache``); list
+walks (``pages``, ``raw_pages``) are in :mod:`invtools.api.walks`. The resource methods
+(``items()``, ``transactions()``, ...) are in :mod:`invtools.api.endpoints`, concurrent
+transaction details in :mod:`invtools.api.details` and the DataFrame methods (``items_df()``,
+...) in :mod:`invtools.api.dataframes`; all use only those public calls. Every request goes
+through :class:`invtools.api.requester.Requester`, the one place a response becomes data or an
+error.
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_limit=off)
@@ -43,6 +44,7 @@ from invtools.api.auth import BearerAuth
 from invtools.api.dataframes import FramesMixin
 from invtools.api.details import DetailsMixin
 from invtools.api.endpoints import EndpointsMixin
+from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, team_mode_message
@@ -135,7 +137,8 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         # Room for the details in flight, a list walk and another call of the same client.
         session = make_session(cache_path=self.cache_path, budget=budget,
                                rate_limit_scope=rate_limit_scope,
-                               pool_size=max(POOL_SIZE, 2 * concurrency))
+                               pool_size=max(POOL_SIZE, 2 * concurrency),
+                               expire_after=DEFAULT_EXPIRY, urls_expire_after=EXPIRY)
         if self.cache_path is not None:
             maybe_prune(self.cache_path)  # at most once a day: what no client reads again
         # The token lives only in the session's auth object, whose repr hides it: no attribute

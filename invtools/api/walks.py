@@ -22,7 +22,8 @@ from invtools._types import parse_duration, route_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, RawPage, iter_pages, iter_raw_pages
 from invtools.api.snapshot import NotInSnapshot, SnapshotReader
 from invtools.errors import PaginationError
-from invtools.http.cache import cached_entry, default_max_age
+from invtools.api.policy import default_max_age
+from invtools.http.cache import cached_entry
 
 __all__ = ["WalksMixin"]
 
