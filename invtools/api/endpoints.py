@@ -2,10 +2,10 @@
 locations, partners, members, item attributes -- as dicts exactly as the API sends them.
 
 A mixin over the client's public low-level calls (``get``, ``pages``, ``team``,
-``require_locations``). Location-only endpoints check the team's mode before anything is sent
-(and lazily, on the first row asked for, for walks). Transactions come newest first;
-``since``/``until`` keep a window and stop the walk early, because the service has no date
-filter.
+``require_locations``, ``measure``, ``forget``). Location-only endpoints check the team's mode
+before anything is sent (and lazily, on the first row asked for, for walks). Transactions come
+newest first; ``since``/``until`` keep a window and stop the walk early, because the service has
+no date filter.
 
 >>> PARTNER_TYPES["customer"]
 1
@@ -53,7 +53,8 @@ def check_keywords(method: str, given: Mapping[str, Any],
 
 
 class EndpointsMixin:
-    """Resource methods; needs ``get``, ``pages``, ``require_locations`` from the client."""
+    """Resource methods; needs ``get``, ``pages``, ``require_locations``, ``measure`` and
+    ``forget`` from the client."""
 
     def rows(self, path: str, params: Mapping[str, Any] | None = None,
              **walk: Any) -> Iterator[dict]:
@@ -133,11 +134,20 @@ class EndpointsMixin:
     def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
                     refresh: bool = False) -> dict:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
-        never changes and so is cached for good (Location-mode teams)."""
+        never changes and so is cached for good (Location-mode teams). When version N comes
+        from the server, this token's cached older versions are forgotten: they would be
+        kept for good, and nothing asks for them again (a client asks for the revision the
+        list shows)."""
         path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
         self.require_locations(path)
         revision = None if revision is None else check_id(revision, name="revision")
-        return _unwrap(self.get(path, {"revision": revision}, refresh=refresh), path)
+        with self.measure() as m:
+            body = self.get(path, {"revision": revision}, refresh=refresh)
+        # Only an answer from the server (now stored) makes the older revisions go: a cache
+        # hit had them forgotten when it was stored, and looking again would cost a write.
+        if revision and m.sent:
+            self.forget((path, {"revision": older}) for older in range(revision))
+        return _unwrap(body, path)
 
     def _plain_list(self, path: str, refresh: bool) -> list[dict]:
         body = self.get(path, refresh=refresh)

@@ -1,5 +1,5 @@
-"""The on-disk response cache: where it lives, how entries are keyed per token, and reading or
-clearing one token's entries. How long each endpoint's answers stay fresh is the
+"""The on-disk response cache: where it lives, how entries are keyed per token, and reading,
+forgetting or clearing one token's entries. How long each endpoint's answers stay fresh is the
 API's knowledge (:mod:`invtools.api.policy`), handed to
 :func:`~invtools.http.session.make_session`.
 
@@ -34,9 +34,9 @@ from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
 from invtools.errors import ConfigError
 
-__all__ = ["NEVER_EXPIRE", "CachedEntry", "cached_entry", "CacheKeys", "default_cache_path",
-           "resolve_cache_path", "open_cache_file", "is_json", "json_of", "sound_response",
-           "looks_json", "storable", "held", "clear_entries"]
+__all__ = ["NEVER_EXPIRE", "CachedEntry", "cached_entry", "CacheKeys", "is_own_key",
+           "default_cache_path", "resolve_cache_path", "open_cache_file", "is_json", "json_of",
+           "sound_response", "looks_json", "storable", "held", "forget", "clear_entries"]
 
 
 class CachedEntry(NamedTuple):
@@ -244,6 +244,19 @@ _KEY = re.compile(r"[0-9a-f]{16}:[0-9a-f]{32}")
 _CHUNK = 500
 
 
+def is_own_key(key: str) -> bool:
+    """Whether ``key`` has the shape of a key :class:`CacheKeys` makes. Anything else in a
+    cache file was written by another program (or an older invtools), and is not ours to
+    remove.
+
+    >>> is_own_key(CacheKeys(b"s").key("Bearer t", "GET", "http://h/v1/items"))
+    True
+    >>> is_own_key("d0a5ce12ab4f5e84")                   # requests-cache's own key shape
+    False
+    """
+    return isinstance(key, str) and _KEY.fullmatch(key) is not None
+
+
 def held(session, authorization: str, urls: list[str]) -> list[bool]:
     """For each ``GET url`` sent with this Authorization, whether the cache holds an answer,
     fresh or not: meant for answers that never expire (a transaction detail at a revision),
@@ -271,6 +284,22 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
             found.update(k for (k,) in con.execute(
                 f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"))
     return [k in found for k in wanted]
+
+
+def forget(session, authorization: str, urls: list[str]) -> None:
+    """Delete the cached answers to ``GET url`` sent with this Authorization, for each of
+    ``urls`` (those not cached are skipped): e.g. a transaction's older revisions once a newer
+    one is stored, since nothing asks for them again. Other tokens' entries stay. Never
+    compacts the file (that would rewrite it whole while the client works). Without a cache,
+    nothing happens.
+
+    >>> from invtools.http.session import make_session
+    >>> forget(make_session(cache_path=None), "Bearer t", ["http://h/v1/items"])
+    """
+    keys = getattr(session, "cache_keys", None)
+    if keys is None or not urls:
+        return
+    session.cache.delete(*(keys.key(authorization, "GET", url) for url in urls), vacuum=False)
 
 
 def clear_entries(session, authorization: str) -> int:
