@@ -48,8 +48,8 @@ _LAZY: dict[str, str] = {
     "plot_activity": "invtools.viz",
     "plot_stock_history": "invtools.viz",
     "plot_calendar": "invtools.viz",
-    "cache_info": "invtools.http.upkeep",
-    "prune_cache": "invtools.http.upkeep",
+    "cache_info": "invtools.api.cacheinfo",
+    "prune_cache": "invtools.api.cacheinfo",
 }
 
 # Public submodules, also imported on first access: ``invtools.frames.stock_history(...)``.

@@ -6,10 +6,16 @@ again, and a transaction detail at a revision never expires: 30 minutes of demo 
 server; expired, superseded and orphaned entries are pruned (on client creation, at most once
 a day, or ``invtools.prune_cache()``); ``invtools.cache_info()`` shows what is in a cache, per
 team, without a token. Real HTTP to the stand-in server on 127.0.0.1.
+
+Issue 17: pruning goes through requests-cache's public API and removes only entries invtools
+wrote (another program's, or an unreadable one, stays); a transaction detail leaves the cache
+as soon as a newer revision of it is fetched; a client's creation never compacts the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sqlite3
 import subprocess
@@ -103,46 +109,126 @@ def test_demo_runs_leave_nothing_behind(tmp_path):
 
 # -- pruning -------------------------------------------------------------------------------------
 
-def test_prune_removes_expired_and_superseded_entries_and_shrinks_the_file(sb, make_client,
-                                                                          tmp_path):
+def _detail(tx_id: int, revision: int) -> tuple[str, dict]:
+    return f"/v1/location-txs/{tx_id}", {"revision": revision}
+
+
+def _later(days: float) -> float:
+    return time.time() + days * 86_400
+
+
+def _expire_everything(path: Path) -> None:
+    """Every entry of the file expires now: through requests-cache itself, as if time passed."""
+    cache = requests_cache.SQLiteCache(path)
+    cache.reset_expiration(0)
+    cache.close()
+
+
+def _write_foreign(path: Path, sb) -> None:
+    """Another program's answer in the same file, under requests-cache's own keys."""
+    other = requests_cache.CachedSession(str(path), backend="sqlite")
+    other.get(f"{sb.base_url}/v1/members",
+              headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+    other.close()
+
+
+def _foreign_held(path: Path, sb) -> bool:
+    """Whether the other program's answer is still in the file, as that program finds it."""
+    cache = requests_cache.SQLiteCache(path)
+    try:
+        return cache.contains(url=f"{sb.base_url}/v1/members")
+    finally:
+        cache.close()
+
+
+def test_a_superseded_detail_leaves_the_cache_as_soon_as_the_newer_revision_is_fetched(
+        sb, make_client, tmp_path):
+    c = make_client(sb, cache=tmp_path / "c.sqlite")
+    tx = next(c.transactions())
+    tid, rev = tx["id"], tx["revision"]
+    c.transaction(tid, revision=rev)                    # cached for good
+    assert c.in_cache([_detail(tid, rev)]) == [True]
+    sb.edit_transaction(tid)
+    c.transaction(tid, revision=rev + 1)                # fresh from the server
+    assert c.in_cache([_detail(tid, rev), _detail(tid, rev + 1)]) == [False, True]
+    # the same through the batch path the mirror and lines_df() use (worker threads)
+    sb.edit_transaction(tid)
+    [(_row, detail)] = list(c.transaction_details([(tid, rev + 2)]))
+    assert detail["revision"] == rev + 2
+    assert c.in_cache([_detail(tid, rev + 1), _detail(tid, rev + 2)]) == [False, True]
+    with c.measure() as m:                              # still answered from the cache
+        c.transaction(tid, revision=rev + 2)
+    assert (m.sent, m.from_cache) == (0, 1)
+
+
+def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, make_client,
+                                                                         tmp_path):
     path = tmp_path / "c.sqlite"
     c = make_client(sb, cache=path)
     c.items_df()                                        # fresh for 10 minutes
     tx = next(c.transactions())
-    c.transaction(tx["id"], revision=tx["revision"])    # cached for good
     sb.edit_transaction(tx["id"])
-    c.transaction(tx["id"], revision=tx["revision"] + 1)  # the old revision is never asked again
+    c.transaction(tx["id"], revision=tx["revision"] + 1)  # cached for good
+    # An older revision asked for afterwards (or stored by an older invtools, or another
+    # process) is superseded by the newer one already there: pruning catches it.
+    c.transaction(tx["id"], revision=tx["revision"])
     c.close()
     before = _rows(path)
     report = invtools.prune_cache(path)                 # now: nothing expired yet
-    assert report["superseded"] == 1 and report["expired"] == 0
+    assert (report["superseded"], report["expired"], report["removed"]) == (1, 0, 1)
     assert _rows(path) == before - 1
-    later = invtools.prune_cache(path, now=time.time() + 86_400 * 2)  # two days on
+    later = invtools.prune_cache(path, now=_later(2))   # two days on
     assert later["expired"] > 0
-    # what is left: the detail at its current revision (a local server's entries older than
+    # what was left: the detail at its current revision (a local server's entries older than
     # a day are orphans too: its port and data change at every start)
     assert later["local"] == 1 and _rows(path) == 0
-    assert later["bytes_after"] <= later["bytes_before"]
+    assert later["bytes_after"] < later["bytes_before"]  # an explicit prune compacts
 
 
-def test_prune_removes_entries_no_client_reads_and_older_than_asked(sb, make_client, tmp_path):
+def test_another_programs_entries_survive_pruning(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
-    old = requests_cache.CachedSession(str(path), backend="sqlite")  # an older invtools' keys
-    old.get(f"{sb.base_url}/v1/members", headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
-    old.close()
+    _write_foreign(path, sb)
+    _expire_everything(path)                            # even expired, it is not ours
     c = make_client(sb, cache=path)                     # client creation prunes (first time)
-    assert _rows(path) == 0
+    assert _foreign_held(path, sb)
     c.members()
     c.close()
     assert invtools.prune_cache(path, older_than="1h")["older"] == 0
-    assert invtools.prune_cache(path, older_than=timedelta(0))["older"] == 1
+    report = invtools.prune_cache(path, older_than=timedelta(0))  # all of ours
+    assert (report["older"], report["left_alone"]) == (1, 1)
+    later = invtools.prune_cache(path, now=_later(2))   # expired, and a local server's
+    assert later["removed"] == 0 and later["left_alone"] == 1
+    assert _foreign_held(path, sb)
+    info = invtools.cache_info(path)
+    assert info["prefix"].tolist() == ["(other)"] and info["entries"].tolist() == [1]
+
+
+def test_an_entry_that_cannot_be_read_survives_pruning(sb, make_client, tmp_path, caplog):
+    # As if a requests-cache release with another serializer wrote it under one of our keys:
+    # nothing tells it from another program's entry, so it stays.
+    path = tmp_path / "c.sqlite"
+    ours = "0123456789abcdef:" + "0" * 32
+    writer = requests_cache.CachedSession(str(path), backend="sqlite", serializer="json",
+                                          key_fn=lambda request, **_: ours, expire_after=1)
+    writer.get(f"{sb.base_url}/v1/members",
+               headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+    writer.close()
+    time.sleep(1.1)                                     # expired, too
+    make_client(sb, cache=path).members()               # creation prunes
+    report = invtools.prune_cache(path, older_than=timedelta(0))
+    assert report["left_alone"] == 1 and report["older"] == 1
+    assert invtools.prune_cache(path, now=_later(2))["left_alone"] == 1
+    reader = requests_cache.SQLiteCache(path, serializer="json")
+    assert reader.get_response(ours).status_code == 200  # still there, and whole
+    reader.close()
+    assert invtools.cache_info(path)["prefix"].tolist() == ["(other)"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]  # counted, not shouted
 
 
 def test_client_creation_prunes_at_most_once_a_day(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
     make_client(sb, cache=path).members()
-    with sqlite3.connect(path) as con:                  # make every entry expired
-        con.execute("UPDATE responses SET expires = 1")
+    _expire_everything(path)
     make_client(sb, cache=path)                         # pruned less than a day ago: kept
     assert _rows(path) == 1
     marker = path.with_name(path.name + ".pruned")
@@ -150,6 +236,29 @@ def test_client_creation_prunes_at_most_once_a_day(sb, make_client, tmp_path):
     os.utime(marker, (day_ago, day_ago))
     make_client(sb, cache=path)
     assert _rows(path) == 0
+
+
+def _free_pages(path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        return con.execute("PRAGMA freelist_count").fetchone()[0]
+
+
+def test_client_creation_prunes_without_compacting_the_file(sb, make_client, tmp_path):
+    # Compacting (VACUUM) rewrites the whole file and waits for every other process using it:
+    # not something to do inside Client(). An explicit prune_cache() does it.
+    path = tmp_path / "c.sqlite"
+    c = make_client(sb, cache=path)
+    c.transactions_df(), c.items_df()
+    c.close()
+    _expire_everything(path)
+    path.with_name(path.name + ".pruned").unlink()      # the daily prune is due
+    stored = _rows(path)
+    make_client(sb, cache=path)
+    assert _rows(path) == 0 < stored                    # pruned...
+    assert _free_pages(path) > 0                        # ...and the space left free in the file
+    make_client(sb, cache=path).members()
+    invtools.prune_cache(path, older_than=timedelta(0))
+    assert _free_pages(path) == 0                       # compacted when asked
 
 
 def test_client_prune_cache_prunes_its_own_file(sb, make_client, tmp_path):
@@ -183,3 +292,21 @@ def test_cache_info_of_no_cache_is_empty_with_its_columns(tmp_path):
     assert info.empty and info.columns.tolist() == [
         "team", "service", "prefix", "entries", "expired", "bytes", "oldest", "newest"]
     assert not (tmp_path / "none.sqlite").exists()  # looking does not make one
+
+
+def test_walk_records_go_with_their_team_and_with_age(sb, make_client, tmp_path):
+    from invtools.api.walks import store_of
+
+    path = tmp_path / "c.sqlite"
+    shop, other = make_client(sb, cache=path), make_client(sb, cache=path)
+    shop.transactions_df()
+    record = store_of(shop, "/v1/location-txs", {"type": None})
+    assert record.load("whole") is not None
+    invtools.prune_cache(path)                          # a record younger than a day stays
+    assert record.load("whole") is not None
+    other.clear_cache()                                 # the same token: its records go too
+    assert record.load("whole") is None
+    shop.items_df()
+    invtools.prune_cache(path, older_than=timedelta(0))
+    assert store_of(shop, "/v1/items", {"item_ids": None, "location_ids": None}).load(
+        "whole") is None

@@ -14,7 +14,8 @@ import pytest
 from invtools._types import route_of
 from invtools.errors import ConfigError
 from invtools.http import Budget, make_session, shared_budget
-from invtools.http.cache import EXPIRY, resolve_cache_path
+from invtools.api.policy import EXPIRY
+from invtools.http.cache import resolve_cache_path
 from invtools.http.pacing import bucket_of
 
 

@@ -8,8 +8,10 @@ one plain walk (:mod:`~invtools.api.chains`: plans, seams, memory; the threaded 
 :mod:`~invtools.api.chainwalk`, their raw pages merged into one frame in
 :mod:`~invtools.api.chainmerge`), list walks served from the cache only as one snapshot
 (:mod:`~invtools.api.walks` over :mod:`~invtools.api.snapshot`), request statistics (:mod:`~invtools.api.stats`), the team and
-the team-mode rule (:mod:`~invtools.api.team`), and the token's auth object
-(:mod:`~invtools.api.auth`).
+the team-mode rule (:mod:`~invtools.api.team`), the token's auth object
+(:mod:`~invtools.api.auth`), how long each endpoint's answers are cached
+(:mod:`~invtools.api.policy`), and what a cache holds per team and pruning it
+(:mod:`~invtools.api.cacheinfo`: ``cache_info``, ``prune_cache``).
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
 (``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``, ``_provenance``).

@@ -8,12 +8,13 @@ A typical session in a notebook::
     c.stats                           # RequestStats(sent=..., from_cache=..., ...)
 
 This module holds the client's life cycle and its low-level calls (``get``, ``team``,
-``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``clear_cache``); list walks
-(``pages``, ``walk``, ``walk_frame``) are in :mod:`invtools.api.walks`. The resource methods (``items()``, ``transactions()``, ...) are in
-:mod:`invtools.api.endpoints`, concurrent transaction details in :mod:`invtools.api.details`
-and the DataFrame methods (``items_df()``, ...) in :mod:`invtools.api.dataframes`; all use
-only those public calls. Every request goes through
-:class:`invtools.api.requester.Requester`, the one place a response becomes data or an error.
+``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``forget``, ``clear_cache``);
+list walks (``pages``, ``walk``, ``walk_frame``) are in :mod:`invtools.api.walks`. The resource
+methods (``items()``, ``transactions()``, ...) are in :mod:`invtools.api.endpoints`, concurrent
+transaction details in :mod:`invtools.api.details` and the DataFrame methods (``items_df()``,
+...) in :mod:`invtools.api.dataframes`; all use only those public calls. Every request goes
+through :class:`invtools.api.requester.Requester`, the one place a response becomes data or an
+error.
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_limit=off)
@@ -40,9 +41,11 @@ from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, Secret, check_timeout,
 from invtools._provenance import Provenance
 from invtools._types import TEAM_PATH
 from invtools.api.auth import BearerAuth
+from invtools.api.cacheinfo import prune_cache, prune_if_due
 from invtools.api.dataframes import FramesMixin
 from invtools.api.details import DetailsMixin
 from invtools.api.endpoints import EndpointsMixin
+from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, team_mode_message
@@ -50,9 +53,8 @@ from invtools.api.walkrecord import FileStore
 from invtools.api.walks import WalksMixin
 from invtools.errors import APIError, ConfigError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
-from invtools.http.cache import clear_entries, held, resolve_cache_path
+from invtools.http.cache import clear_entries, forget, held, resolve_cache_path
 from invtools.http.session import POOL_SIZE
-from invtools.http.upkeep import maybe_prune, prune_cache
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
 
@@ -136,9 +138,10 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         # Room for the details in flight, a list walk and another call of the same client.
         session = make_session(cache_path=self.cache_path, budget=budget,
                                rate_limit_scope=rate_limit_scope,
-                               pool_size=max(POOL_SIZE, 2 * concurrency))
+                               pool_size=max(POOL_SIZE, 2 * concurrency),
+                               expire_after=DEFAULT_EXPIRY, urls_expire_after=EXPIRY)
         if self.cache_path is not None:
-            maybe_prune(self.cache_path)  # at most once a day: what no client reads again
+            prune_if_due(session.cache)  # at most once a day, never compacting the file
         # The token lives only in the session's auth object, whose repr hides it: no attribute
         # of the client holds it, so no repr, pickle of attributes or traceback locals shows it.
         session.auth = auth
@@ -307,11 +310,24 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         urls = [self._requester.url(path, params) for path, params in calls]
         return held(session, session.auth.header, urls)
 
+    def forget(self, calls: Iterable[tuple[str, Mapping[str, Any] | None]]) -> None:
+        """Delete this token's cached answers to each GET ``(path, params)`` (those cached;
+        other teams' entries stay), e.g. a transaction's older revisions once a newer one is
+        stored. Nothing is sent.
+
+        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+        >>> c.forget([("/v1/location-txs/7", {"revision": 0})])
+        """
+        session = self._requester.session
+        forget(session, session.auth.header,
+               [self._requester.url(path, params) for path, params in calls])
+
     def prune_cache(self, *, older_than: Any = None) -> dict[str, int] | None:
-        """Prune this client's cache file now (:func:`invtools.prune_cache`: expired,
-        superseded and orphaned entries, and with ``older_than`` anything older); every team's
-        entries in it, not only this token's. None without a cache. Done by itself when a
-        client is created, at most once a day."""
+        """Prune this client's cache file now (:func:`invtools.prune_cache`: expired and
+        superseded entries invtools wrote, a local server's older than a day, and with
+        ``older_than`` anything older; then compact the file); every team's entries in it, not
+        only this token's, and never another program's. None without a cache. Done by itself,
+        without compacting, when a client is created, at most once a day."""
         if self.cache_path is None:
             return None
         return prune_cache(self.cache_path, older_than=older_than)

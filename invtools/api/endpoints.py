@@ -2,10 +2,10 @@
 locations, partners, members, item attributes -- as dicts exactly as the API sends them.
 
 A mixin over the client's public low-level calls (``get``, ``pages``, ``team``,
-``require_locations``). Location-only endpoints check the team's mode before anything is sent
-(and lazily, on the first row asked for, for walks). Transactions come newest first;
-``since``/``until`` keep a window and stop the walk early, because the service has no date
-filter.
+``require_locations``, ``measure``, ``forget``). Location-only endpoints check the team's mode
+before anything is sent (and lazily, on the first row asked for, for walks). Transactions come
+newest first; ``since``/``until`` keep a window and stop the walk early, because the service has
+no date filter.
 
 >>> PARTNER_TYPES["customer"]
 1
@@ -47,7 +47,8 @@ def check_keywords(method: str, given: Mapping[str, Any],
 
 
 class EndpointsMixin:
-    """Resource methods; needs ``get``, ``pages``, ``require_locations`` from the client."""
+    """Resource methods; needs ``get``, ``pages``, ``require_locations``, ``measure`` and
+    ``forget`` from the client."""
 
     def rows(self, path: str, params: Mapping[str, Any] | None = None,
              **walk: Any) -> Iterator[dict]:
@@ -118,13 +119,20 @@ class EndpointsMixin:
     def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
                     refresh: bool = False) -> dict:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
-        never changes and so is cached for good (Location-mode teams)."""
+        never changes and so is cached for good (Location-mode teams). When version N comes
+        from the server, this token's cached older versions are forgotten: they would be
+        kept for good, and nothing asks for them again (a client asks for the revision the
+        list shows)."""
         path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
         self.require_locations(path)
         revision = None if revision is None else check_id(revision, name="revision")
         # A version that never changes does not age the data it is part of.
-        body = self._requester.send(path, {"revision": revision}, refresh=refresh,
-                                    dated=revision is None)[0]
+        body, from_cache = self._requester.send(path, {"revision": revision}, refresh=refresh,
+                                                dated=revision is None)
+        # Only an answer from the server (now stored) makes the older revisions go: a cache
+        # hit had them forgotten when it was stored, and looking again would cost a write.
+        if revision and not from_cache:
+            self.forget((path, {"revision": older}) for older in range(revision))
         return _unwrap(body, path)
 
     def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:

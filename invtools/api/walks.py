@@ -29,10 +29,11 @@ from invtools.api.framemerge import frame_keys, frame_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, iter_pages, select_rows
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
     seam_starts, time_ms
+from invtools.api.policy import default_max_age
 from invtools.api.walker import NotInCache, Piece, Run, Spec
 from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, WalkStore, \
     digest
-from invtools.http.cache import cached_entry, default_max_age
+from invtools.http.cache import cached_entry
 
 __all__ = ["WalksMixin", "Walk", "store_of"]
 

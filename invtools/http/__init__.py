@@ -1,16 +1,17 @@
-"""HTTP for the client: the session (requests + requests-cache + pacing), cache keys and
-expiry, pacing budgets, what to retry and how long to wait, and what a transport failure means.
+"""HTTP for the client: the session (requests + requests-cache + pacing), cache keys, pacing
+budgets, what to retry and how long to wait, and what a transport failure means.
 
-Modules: :mod:`~invtools.http.session` (``make_session``), :mod:`~invtools.http.cache` (where
-the cache lives, per-token keys, expiry, reading/clearing a token's entries),
-:mod:`~invtools.http.pacing` (per-token budgets on an injectable clock),
-:mod:`~invtools.http.retries` (backoff, 429 reset headers), :mod:`~invtools.http.transport`
-(requests exceptions classified), :mod:`~invtools.http.upkeep` (pruning a cache file of what
-no client reads again, and what is in it per team: ``prune_cache``, ``cache_info``).
+Modules: :mod:`~invtools.http.session` (``make_session``, with the expiry policy its caller
+hands in), :mod:`~invtools.http.cache` (where the cache lives, per-token keys,
+reading/forgetting/clearing a token's entries), :mod:`~invtools.http.pacing` (per-token
+budgets on an injectable clock), :mod:`~invtools.http.retries` (backoff, 429 reset headers),
+:mod:`~invtools.http.transport` (requests exceptions classified), :mod:`~invtools.http.upkeep`
+(pruning a cache file of invtools' entries no client reads again, through requests-cache's
+public API).
 
 May import: the foundation (``invtools.errors``, ``invtools._config``, ``invtools._types``,
 ``invtools._files``, ``invtools._clock``), requests, requests-cache, pyrate-limiter. Nothing
-here knows about pages, frames or teams.
+here knows about endpoints, pages, frames or teams.
 """
 
 from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, shared_budget

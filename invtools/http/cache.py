@@ -1,5 +1,7 @@
-"""The on-disk response cache: where it lives, how entries are keyed per token, how long they
-stay fresh, and reading or clearing one token's entries.
+"""The on-disk response cache: where it lives, how entries are keyed per token, and reading,
+forgetting or clearing one token's entries. How long each endpoint's answers stay fresh is the
+API's knowledge (:mod:`invtools.api.policy`), handed to
+:func:`~invtools.http.session.make_session`.
 
 Entries are namespaced per token: the key is ``<prefix>:<hash of method and URL>`` where the
 prefix is a truncated sha256 of a per-cache salt and the request's Authorization header. Two
@@ -22,7 +24,7 @@ import os
 import re
 import secrets
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,53 +34,9 @@ from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
 from invtools.errors import ConfigError
 
-__all__ = ["EXPIRY", "DEFAULT_EXPIRY", "TXS_LIST_MAX_AGE", "default_max_age", "CachedEntry",
-           "cached_entry", "CacheKeys", "default_cache_path", "resolve_cache_path",
-           "open_cache_file", "is_json", "json_of", "sound_response", "looks_json", "storable",
-           "held", "clear_entries"]
-
-_HOURS, _MINUTES = timedelta(hours=6), timedelta(minutes=10)
-_SHORT = timedelta(seconds=60)
-
-# How long a cached 200 stays fresh, per endpoint. First match wins; patterns see the URL
-# without its scheme. A transaction fetched at an explicit revision never changes; the
-# transactions list changes at its head whenever anyone records something, so it is short.
-EXPIRY: dict[re.Pattern, Any] = {
-    re.compile(r"/v1/(location-txs|transactions)/\d+\?(?:[^#]*&)?revision=\d+"): NEVER_EXPIRE,
-    # The list is kept a day, but a walk uses it only while younger than its max_age
-    # (DEFAULT_MAX_AGE), and only as one snapshot (invtools.api.snapshot).
-    re.compile(r"/v1/(location-txs|transactions)(\?|$)"): timedelta(days=1),
-    re.compile(r"/v1/(location-txs|transactions)/\d+(\?|$)"): _SHORT,
-    re.compile(r"/v1/teams/linked(\?|$)"): _HOURS,
-    re.compile(r"/v1/item-attrs(/\d+)?(\?|$)"): _HOURS,
-    re.compile(r"/v1/(items|locations|partners|members)(/\d+)?(\?|$)"): _MINUTES,
-}
-#: Anything not listed above.
-DEFAULT_EXPIRY = _MINUTES
-
-#: How old a cached walk of the transactions list may be unless the caller says otherwise
-#: (``max_age=``): an analyst re-running a notebook within the hour gets the same rows at
-#: once, instead of re-walking a list that takes minutes at the real service's pace.
-#: Other lists: their expiry above.
-TXS_LIST_MAX_AGE = timedelta(hours=1)
-_TXS_LIST = re.compile(r"/v1/(location-txs|transactions)(\?|$)")
-
-
-def default_max_age(url: str) -> timedelta | None:
-    """How old a cached list walk at ``url`` may be by default (None: any age).
-
-    >>> default_max_age("http://h/v1/location-txs?limit=100")
-    datetime.timedelta(seconds=3600)
-    >>> default_max_age("http://h/v1/items?limit=100")
-    datetime.timedelta(seconds=600)
-    """
-    bare = url.split("://", 1)[-1]
-    if _TXS_LIST.search(bare):
-        return TXS_LIST_MAX_AGE
-    for pattern, expiry in EXPIRY.items():
-        if pattern.search(bare):
-            return expiry if isinstance(expiry, timedelta) else None
-    return DEFAULT_EXPIRY
+__all__ = ["NEVER_EXPIRE", "CachedEntry", "cached_entry", "CacheKeys", "is_own_key",
+           "default_cache_path", "resolve_cache_path", "open_cache_file", "is_json", "json_of",
+           "sound_response", "looks_json", "storable", "held", "forget", "clear_entries"]
 
 
 class CachedEntry(NamedTuple):
@@ -286,6 +244,19 @@ _KEY = re.compile(r"[0-9a-f]{16}:[0-9a-f]{32}")
 _CHUNK = 500
 
 
+def is_own_key(key: str) -> bool:
+    """Whether ``key`` has the shape of a key :class:`CacheKeys` makes. Anything else in a
+    cache file was written by another program (or an older invtools), and is not ours to
+    remove.
+
+    >>> is_own_key(CacheKeys(b"s").key("Bearer t", "GET", "http://h/v1/items"))
+    True
+    >>> is_own_key("d0a5ce12ab4f5e84")                   # requests-cache's own key shape
+    False
+    """
+    return isinstance(key, str) and _KEY.fullmatch(key) is not None
+
+
 def held(session, authorization: str, urls: list[str]) -> list[bool]:
     """For each ``GET url`` sent with this Authorization, whether the cache holds an answer,
     fresh or not: meant for answers that never expire (a transaction detail at a revision),
@@ -313,6 +284,22 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
             found.update(k for (k,) in con.execute(
                 f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"))
     return [k in found for k in wanted]
+
+
+def forget(session, authorization: str, urls: list[str]) -> None:
+    """Delete the cached answers to ``GET url`` sent with this Authorization, for each of
+    ``urls`` (those not cached are skipped): e.g. a transaction's older revisions once a newer
+    one is stored, since nothing asks for them again. Other tokens' entries stay. Never
+    compacts the file (that would rewrite it whole while the client works). Without a cache,
+    nothing happens.
+
+    >>> from invtools.http.session import make_session
+    >>> forget(make_session(cache_path=None), "Bearer t", ["http://h/v1/items"])
+    """
+    keys = getattr(session, "cache_keys", None)
+    if keys is None or not urls:
+        return
+    session.cache.delete(*(keys.key(authorization, "GET", url) for url in urls), vacuum=False)
 
 
 def clear_entries(session, authorization: str) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,7 @@ from urllib3 import HTTPConnectionPool
 from requests_cache import CacheMixin
 
 from invtools.errors import ConfigError
-from invtools.http.cache import (DEFAULT_EXPIRY, EXPIRY, CacheKeys, cache_error,
-                                 open_cache_file, storable)
+from invtools.http.cache import NEVER_EXPIRE, CacheKeys, cache_error, open_cache_file, storable
 from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, PacingMixin
 
 __all__ = ["make_session", "POOL_SIZE"]
@@ -72,11 +72,17 @@ class _EagerHTTPAdapter(HTTPAdapter):
 
 
 def make_session(*, cache_path: Path | None, budget: Budget | None = None,
-                 rate_limit_scope: str = "endpoint",
-                 pool_size: int = POOL_SIZE) -> requests.Session:
+                 rate_limit_scope: str = "endpoint", pool_size: int = POOL_SIZE,
+                 expire_after: Any = NEVER_EXPIRE,
+                 urls_expire_after: Mapping[Any, Any] | None = None) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
     per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced), keeping
     up to ``pool_size`` connections per host (at least as many as requests in flight).
+
+    How long a cached answer stays fresh is the caller's policy (the client passes
+    :mod:`invtools.api.policy`): ``urls_expire_after`` maps URL patterns (matched without the
+    scheme, first match wins) to an expiry, ``expire_after`` covers the rest; requests-cache's
+    own defaults (never expire, no patterns) otherwise.
 
     ``session.cache_keys`` is the cache's :class:`~invtools.http.cache.CacheKeys` (None
     without a cache). Raises :class:`~invtools.errors.ConfigError` naming the path if the
@@ -101,8 +107,8 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
                 # the disk (7 ms each, most of a local 4,000-detail fetch); readers do not block
                 # writers. A crash of the process loses nothing committed.
                 wal=True,
-                expire_after=DEFAULT_EXPIRY,
-                urls_expire_after=EXPIRY,
+                expire_after=expire_after,
+                urls_expire_after=urls_expire_after,
                 allowable_codes=(200,),
                 allowable_methods=("GET",),
                 key_fn=keys.key_fn,

@@ -1,48 +1,54 @@
-"""Keeping a response cache small, and seeing what is in it: :func:`prune`, :func:`maybe_prune`,
-:func:`cache_info`.
+"""Keeping a response cache file small, through requests-cache's public API only:
+:func:`prune`, :func:`maybe_prune`, and :func:`open_cache` / :func:`scan` to look inside.
 
-A cache file only grows unless something removes what no client will read again:
+A cache file only grows unless something removes what no client will read again. Pruning
+removes **only entries invtools wrote** (keys of :class:`~invtools.http.cache.CacheKeys`
+shape, see :func:`~invtools.http.cache.is_own_key`) that are:
 
-- **expired** answers (their expiry passed: lists after a day, items after 10 minutes, ...);
-- **superseded** transaction details: a detail at revision 3 once revision 4 is stored for the
-  same team and transaction (a client asks for the revision the list shows, the newest);
+- **expired** (their expiry passed);
+- **older** than the caller's ``older_than=``, when given;
 - answers of a **local** server (127.0.0.1, localhost) older than a day: a stand-in server's
   port and data change at every start, so they would never be asked for again;
-- entries under a key no client of this version makes (an older invtools' key format) or that
-  cannot be read ("foreign");
-- with ``older_than=``, anything stored before then.
+- **superseded**, when the caller says which URLs are versions of one thing (``versions=``):
+  every version of a thing but the newest, per token.
 
-A client prunes its cache file when it is created, at most once a day (a ``.pruned`` marker
-file next to the cache records when), and ``invtools.prune_cache()`` does it now. The file is
-then compacted (SQLite ``VACUUM``) when something was removed and no other process holds it.
+Anything else in the file is **left alone**: another program's entries (a cache file may be
+shared) and entries this requests-cache cannot read (e.g. written by a release with another
+serializer: they are another program's as far as we can tell). They are counted, not removed.
 
-:func:`cache_info` says what a cache holds per team: the team's name when its
-``/v1/teams/linked`` answer is in the cache, the service, the key prefix (a salted hash of
-the token, never the token), entries, expired entries, bytes, oldest and newest.
+A client's creation runs a **quick** prune at most once a day (:func:`maybe_prune`): only the
+entries that expire are read, and expired ones go. Reading an entry through requests-cache costs
+about 50 us (it builds the response object), so reading the thousands of details kept for good
+every day would make creating a client slow; the full prune is ``invtools.prune_cache()``.
 
-Entries are read with :mod:`pickle`, the way requests-cache stores them in this private (0600)
-file, without building response objects: about 10 us an entry.
+Entries are read as requests-cache's ``CachedResponse`` objects (``created_at``, ``expires``,
+``url``, ``size``) and removed with ``SQLiteCache.delete(*keys, vacuum=False)``; nothing here
+reads or writes the ``responses`` table itself, so a requests-cache release that stores entries
+differently changes nothing here. Compacting the file (``VACUUM``) happens only when asked
+(``compact=True``): it rewrites the whole file and waits for other processes using it.
+
+Nothing here knows about endpoints or teams: which URLs are versions of one thing is the
+caller's knowledge (:mod:`invtools.api.cacheinfo`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import pickle
-import re
 import sqlite3
 import time
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-from invtools._types import parse_duration
-from invtools.http.cache import resolve_cache_path
+from requests_cache import CachedResponse, SQLiteCache
 
-__all__ = ["prune_cache", "cache_info", "prune", "maybe_prune", "read_info", "PRUNE_EVERY",
-           "LOCAL_MAX_AGE", "INFO_COLUMNS"]
+from invtools.http.cache import is_own_key
+
+__all__ = ["prune", "maybe_prune", "open_cache", "scan", "file_size", "Versions", "PRUNE_EVERY",
+           "LOCAL_MAX_AGE", "REPORT_KEYS"]
 
 logger = logging.getLogger("invtools")
 
@@ -50,145 +56,203 @@ logger = logging.getLogger("invtools")
 PRUNE_EVERY = timedelta(days=1)
 #: How long answers of a server on this machine are kept.
 LOCAL_MAX_AGE = timedelta(days=1)
-#: The columns of :func:`cache_info`.
-INFO_COLUMNS = ["team", "service", "prefix", "entries", "expired", "bytes", "oldest", "newest"]
+#: The counts a :func:`prune` report holds, with ``bytes_before`` and ``bytes_after``.
+REPORT_KEYS = ("expired", "older", "local", "superseded", "removed", "left_alone")
 
-_KEY = re.compile(r"^[0-9a-f]{16}:[0-9a-f]{32}$")  # invtools.http.cache.CacheKeys.key
-_DETAIL = re.compile(r"/v1/(?:location-txs|transactions)/(\d+)\?(?:[^#]*&)?revision=(\d+)")
+#: ``url -> (thing, version)`` when the URL is one version of a thing (only the newest version
+#: of a thing is kept, per token), else None.
+Versions = Callable[[str], tuple[Hashable, int] | None]
+
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
-def _marker(path: Path) -> Path:
-    return path.with_name(path.name + ".pruned")
+def file_size(path: str | os.PathLike) -> int:
+    """Bytes on disk of a cache file and its write-ahead log (0 when there is none).
 
-
-def _entries(con: sqlite3.Connection, where: str = "") -> Iterator[tuple[str, int, dict | None]]:
-    """(key, stored bytes, the stored response as a dict or None if unreadable)."""
-    for key, blob in con.execute(f"SELECT key, value FROM responses {where}"):
-        try:
-            raw = pickle.loads(blob)
-        except Exception:  # noqa: BLE001 - a damaged entry: reported as unreadable
-            raw = None
-        yield key, len(blob or b""), raw if isinstance(raw, dict) else None
-
-
-def _created(raw: dict | None) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(str(raw["created_at"]))
-    except (TypeError, KeyError, ValueError):
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-
-
-def _service(url: str) -> str:
-    return urlsplit(url).netloc
-
-
-def _is_local(url: str) -> bool:
-    return (urlsplit(url).hostname or "") in _LOCAL_HOSTS or (
-        urlsplit(url).hostname or "").startswith("127.")
-
-
-def _open(path: Path) -> sqlite3.Connection | None:
-    """The cache's SQLite file, or None when there is none (looking never makes one)."""
-    if not path.exists():
-        return None
-    con = sqlite3.connect(path, timeout=10, isolation_level=None)
-    try:
-        con.execute("SELECT 1 FROM responses LIMIT 1")
-    except sqlite3.Error:
-        con.close()
-        return None
-    return con
-
-
-def prune(path: str | os.PathLike, *, older_than: timedelta | None = None,
-          now: float | None = None) -> dict[str, int]:
-    """Remove from the cache file at ``path`` what no client will read again (see the module
-    docstring) and compact it; returns how many entries went for each reason, and the file's
-    bytes before and after. ``now`` (seconds since the epoch) is for tests."""
+    >>> file_size("/nonexistent/responses.sqlite")
+    0
+    """
     path = Path(path)
-    now = time.time() if now is None else now
-    report = {"expired": 0, "superseded": 0, "local": 0, "foreign": 0, "older": 0,
-              "removed": 0, "bytes_before": _size(path), "bytes_after": 0}
-    con = _open(path)
-    if con is None:
-        return report
-    try:
-        report["expired"] = con.execute(
-            "DELETE FROM responses WHERE expires IS NOT NULL AND expires <= ?",
-            (int(now),)).rowcount
-        stale = _stale_keys(con, older_than, now, report)
-        for i in range(0, len(stale), 500):
-            chunk = stale[i:i + 500]
-            con.execute(f"DELETE FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
-                        chunk)
-        report["removed"] = sum(report[k] for k in ("expired", "superseded", "local",
-                                                     "foreign", "older"))
-        if report["removed"]:
-            try:
-                con.execute("VACUUM")
-                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.OperationalError as exc:  # another process holds it: next time
-                logger.debug("cache not compacted: %s", exc)
-    finally:
-        con.close()
-    report["bytes_after"] = _size(path)
-    logger.info("pruned %d cached responses from %s", report["removed"], path)
-    return report
-
-
-def _stale_keys(con: sqlite3.Connection, older_than: timedelta | None, now: float,
-                report: dict[str, int]) -> list[str]:
-    """Keys to remove besides the expired ones, counted by reason into ``report``."""
-    stale: list[str] = []
-    cutoff = None if older_than is None else now - older_than.total_seconds()
-    local_cutoff = now - LOCAL_MAX_AGE.total_seconds()
-    newest: dict[tuple[str, str, str], tuple[int, str]] = {}
-    for key, _size_, raw in _entries(con):
-        if raw is None or not _KEY.match(key):
-            stale.append(key)
-            report["foreign"] += 1
-            continue
-        url = str(raw.get("url") or "")
-        created = _created(raw)
-        stamp = created.timestamp() if created is not None else now
-        if cutoff is not None and stamp <= cutoff:
-            stale.append(key)
-            report["older"] += 1
-        elif _is_local(url) and stamp <= local_cutoff:
-            stale.append(key)
-            report["local"] += 1
-        elif m := _DETAIL.search(url):
-            ident = (key.split(":", 1)[0], _service(url), m.group(1))
-            revision = int(m.group(2))
-            kept = newest.get(ident)
-            if kept is None or revision > kept[0]:
-                if kept is not None:
-                    stale.append(kept[1])
-                    report["superseded"] += 1
-                newest[ident] = (revision, key)
-            else:
-                stale.append(key)
-                report["superseded"] += 1
-    return stale
-
-
-def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal"))
                if p.exists())
 
 
-def maybe_prune(path: str | os.PathLike, *, every: timedelta = PRUNE_EVERY) -> dict | None:
-    """:func:`prune` the cache at ``path`` unless that was done less than ``every`` ago (a
-    marker file next to it says when). Never raises: a cache that cannot be pruned now is
-    pruned another time. Returns the report, or None when it was not due."""
+def _is_cache_file(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file with requests-cache's tables: only then is it opened
+    as a cache (opening creates the tables, and looking must never change another file)."""
+    if not path.is_file():
+        return False
+    try:
+        con = sqlite3.connect(path, timeout=10)
+        try:
+            return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                               "name = 'responses'").fetchone() is not None
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+@contextmanager
+def open_cache(path: str | os.PathLike) -> Iterator[SQLiteCache | None]:
+    """The cache file at ``path`` as a requests-cache ``SQLiteCache``, closed afterwards; None
+    when there is no cache there (looking never makes one)."""
     path = Path(path)
-    marker = _marker(path)
+    # No journal mode asked for: a file in WAL mode stays so, another program's file as it was.
+    cache = SQLiteCache(path) if _is_cache_file(path) else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+@contextmanager
+def _quiet_unreadable() -> Iterator[None]:
+    # requests-cache logs an ERROR for each entry it cannot read; with no logging set up
+    # Python prints each to stderr. Entries we leave alone on purpose are counted instead.
+    quiet = logging.getLogger("requests_cache.backends.base")
+
+    def drop(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize")
+
+    quiet.addFilter(drop)
+    try:
+        yield
+    finally:
+        quiet.removeFilter(drop)
+
+
+def scan(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]:
+    """``(key, response)`` for every entry of ``cache``; ``response`` is None for an entry
+    this requests-cache cannot read. Readable entries come in one query."""
+    keys = set(cache.responses.keys())
+    with _quiet_unreadable():
+        for response in cache.filter():  # valid and expired alike; unreadable ones are skipped
+            keys.discard(response.cache_key)
+            yield response.cache_key, response
+    for key in keys:
+        yield key, None
+
+
+def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]:
+    """``(key, response)`` for the readable entries that have an expiry, latest first. The
+    ones kept for good (details at a revision: the bulk of a cache) are never read: their
+    expiry is NULL, which SQLite sorts last in a descending order, so reading stops at the
+    first of them."""
+    with _quiet_unreadable(), closing(cache.sorted(key="expires", reversed=True)) as entries:
+        for response in entries:
+            if response.expires is None:
+                break
+            yield response.cache_key, response
+
+
+def _utc(when: datetime | None) -> datetime | None:
+    if when is None:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)  # older releases: naive
+
+
+def _is_local(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host in _LOCAL_HOSTS or host.startswith("127.")
+
+
+def prune(cache: SQLiteCache, *, older_than: timedelta | None = None, now: float | None = None,
+          versions: Versions | None = None, compact: bool = False,
+          quick: bool = False) -> dict[str, int]:
+    """Remove from ``cache`` the entries invtools wrote that no client will read again (see
+    the module docstring); ``compact=True`` then compacts the file when something went.
+    ``quick=True`` reads only the entries that expire (expired ones go): entries kept for good
+    (details at a revision, the bulk of a cache) are not even read, so its cost grows with the
+    list pages and such, not with the details.
+    Returns how many entries went for each reason (``expired``, ``older``, ``local``,
+    ``superseded``; ``removed`` in all), how many of those read were ``left_alone`` (not
+    invtools', or unreadable), and the file's ``bytes_before``/``bytes_after``. ``now``
+    (seconds since the epoch) is for tests."""
+    if quick and older_than is not None:
+        raise ValueError("older_than needs every entry read: not with quick=True")
+    path = Path(cache.db_path)
+    report = dict.fromkeys(REPORT_KEYS, 0)
+    report["bytes_before"] = file_size(path)
+    moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc)
+    cutoff = None if older_than is None else moment - older_than
+    local_cutoff = moment - LOCAL_MAX_AGE
+    stale: list[str] = []
+    newest: dict[tuple[str, Hashable], tuple[int, str]] = {}
+    for key, response in (_expiring if quick else scan)(cache):
+        if response is None or not is_own_key(key):
+            report["left_alone"] += 1
+            continue
+        reason, gone = _reason(response, moment, cutoff, local_cutoff), key
+        if reason is None and versions is not None:
+            reason, gone = _superseded(key, versions(response.url or ""), newest)
+        if reason is not None and gone is not None:
+            stale.append(gone)
+            report[reason] += 1
+    if stale:
+        cache.delete(*stale, vacuum=False)
+    report["removed"] = len(stale)
+    if compact and stale:
+        _compact(cache)
+    report["bytes_after"] = file_size(path)
+    logger.info("pruned %d cached responses from %s (left alone: %d of other programs or "
+                "unreadable)", report["removed"], path, report["left_alone"])
+    return report
+
+
+def _reason(response: CachedResponse, moment: datetime, cutoff: datetime | None,
+            local_cutoff: datetime) -> str | None:
+    expires = _utc(response.expires)
+    if expires is not None and expires <= moment:
+        return "expired"
+    created = _utc(response.created_at) or moment
+    if cutoff is not None and created <= cutoff:
+        return "older"
+    if _is_local(response.url or "") and created <= local_cutoff:
+        return "local"
+    return None
+
+
+def _superseded(key: str, version: tuple[Hashable, int] | None,
+                newest: dict[tuple[str, Hashable], tuple[int, str]]) -> tuple[str | None,
+                                                                             str | None]:
+    """``("superseded", key to remove)`` when ``key`` or the newest version seen so far of the
+    same thing (per token) is outranked; ``(None, None)`` otherwise."""
+    if version is None:
+        return None, None
+    thing, rank = version
+    ident = (key.split(":", 1)[0], thing)
+    kept = newest.get(ident)
+    if kept is None:
+        newest[ident] = (rank, key)
+        return None, None
+    if rank > kept[0]:
+        newest[ident] = (rank, key)
+        return "superseded", kept[1]
+    return "superseded", key
+
+
+def _compact(cache: SQLiteCache) -> None:
+    try:
+        cache.responses.vacuum()
+        with cache.responses.connection() as con:  # hand the log's pages back to the file
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as exc:  # another process holds it: next time
+        logger.debug("cache not compacted: %s", exc)
+
+
+def maybe_prune(cache: SQLiteCache, *, every: timedelta = PRUNE_EVERY) -> dict | None:
+    """A quick :func:`prune` of ``cache`` (expired entries only, never compacting) unless
+    that was done less than ``every`` ago: a marker file next to the cache file says when.
+    Never raises: a cache that cannot be pruned now is pruned another time. Returns the
+    report, or None when it was not due."""
+    path = Path(cache.db_path)
+    marker = path.with_name(path.name + ".pruned")
     try:
         if marker.exists() and time.time() - marker.stat().st_mtime < every.total_seconds():
             return None
-        report = prune(path)
+        report = prune(cache, quick=True)
         fd = os.open(marker, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
         os.close(fd)
         os.utime(marker)
@@ -196,96 +260,3 @@ def maybe_prune(path: str | os.PathLike, *, every: timedelta = PRUNE_EVERY) -> d
     except (OSError, sqlite3.Error) as exc:
         logger.warning("could not prune the response cache %s: %s", path, exc)
         return None
-
-
-def read_info(path: str | os.PathLike | None) -> Any:
-    """What the cache file at ``path`` holds, one row per team (key prefix): columns of
-    :data:`INFO_COLUMNS`. ``team`` is the team's name when its ``/v1/teams/linked`` answer is
-    in the cache (else <NA>), ``service`` the host it came from. ``attrs`` holds the file's
-    ``path`` and ``file_bytes``. Never a token."""
-    import pandas as pd
-
-    path = None if path is None else Path(path)
-    rows: dict[str, dict[str, Any]] = {}
-    con = None if path is None else _open(path)
-    now = datetime.now(timezone.utc)
-    if con is not None:
-        try:
-            for key, size, raw in _entries(con):
-                prefix = key.split(":", 1)[0] if _KEY.match(key) else "(other)"
-                row = rows.setdefault(prefix, {"team": None, "service": None, "prefix": prefix,
-                                               "entries": 0, "expired": 0, "bytes": 0,
-                                               "oldest": None, "newest": None})
-                row["entries"] += 1
-                row["bytes"] += size
-                if raw is None:
-                    continue
-                url = str(raw.get("url") or "")
-                row["service"] = row["service"] or _service(url) or None
-                expires = _created({"created_at": raw.get("expires")})
-                row["expired"] += int(expires is not None and expires <= now)
-                created = _created(raw)
-                if created is not None:
-                    row["oldest"] = min(filter(None, (row["oldest"], created)))
-                    row["newest"] = max(filter(None, (row["newest"], created)))
-                if urlsplit(url).path.endswith("/v1/teams/linked"):
-                    row["team"] = _team_name(raw.get("_content")) or row["team"]
-        finally:
-            con.close()
-    frame = pd.DataFrame(list(rows.values()), columns=INFO_COLUMNS)
-    frame = frame.astype({"team": "string", "service": "string", "prefix": "string",
-                          "entries": "int64", "expired": "int64", "bytes": "int64"})
-    for col in ("oldest", "newest"):
-        frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ms, UTC]")
-    frame = frame.sort_values("bytes", ascending=False, ignore_index=True)
-    frame.attrs.update(path=None if path is None else str(path),
-                       file_bytes=0 if path is None else _size(path))
-    return frame
-
-
-def _team_name(body: Any) -> str | None:
-    try:
-        team = json.loads(body)
-    except (TypeError, ValueError):
-        return None
-    if isinstance(team, dict) and isinstance(team.get("item"), dict):
-        team = team["item"]  # the wrapped form some deployments send
-    name = team.get("name") if isinstance(team, dict) else None
-    return name if isinstance(name, str) else None
-
-
-# -- the public calls: invtools.prune_cache(), invtools.cache_info() ---------------------------
-
-def prune_cache(cache: bool | str | os.PathLike = True, *, older_than: Any = None,
-                now: float | None = None) -> dict[str, int] | None:
-    """Prune a response cache now: the user's (``cache=True``, where every ``Client`` keeps
-    its cache by default) or the file or folder given. Removes expired answers, transaction
-    details superseded by a newer revision, answers of a local server older than a day, entries
-    no client reads, and with ``older_than`` (``"30D"``, a timedelta) anything stored before
-    then; then compacts the file. Returns how many entries went for each reason (``expired``,
-    ``superseded``, ``local``, ``foreign``, ``older``, ``removed`` in all) and the file's
-    ``bytes_before``/``bytes_after``; None for ``cache=False``. Clients do this by themselves
-    when they are created, at most once a day.
-
-    >>> prune_cache(False) is None
-    True
-    """
-    path = resolve_cache_path(cache)
-    if path is None:
-        return None
-    return prune(path, older_than=parse_duration(older_than, name="older_than", zero=True),
-                 now=now)
-
-
-def cache_info(cache: bool | str | os.PathLike = True) -> Any:
-    """What a response cache holds, per team: a DataFrame with one row per token's entries
-    (``team`` name when its team answer is cached, ``service``, ``prefix``: a salted hash of
-    the token, never the token; ``entries``, ``expired``, ``bytes``, ``oldest``, ``newest``),
-    largest first; ``attrs["path"]`` and ``attrs["file_bytes"]`` say where the file is and its
-    size on disk. ``cache`` as for ``Client``: True is the user's cache.
-
-    >>> info = cache_info()                              # the user's cache
-    >>> info.columns.tolist()
-    ['team', 'service', 'prefix', 'entries', 'expired', 'bytes', 'oldest', 'newest']
-    """
-    return read_info(resolve_cache_path(cache))
