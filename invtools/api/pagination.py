@@ -29,8 +29,8 @@ from typing import Any, NamedTuple
 
 from invtools.errors import ConfigError, PaginationError
 
-__all__ = ["Page", "RawPage", "iter_pages", "iter_raw_pages", "check_envelope", "raw_envelope",
-           "select_rows", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["Page", "RawPage", "Trim", "iter_pages", "iter_raw_pages", "check_envelope",
+           "raw_envelope", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
@@ -198,10 +198,9 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
     base["limit"] = limit
     cursor = start
     seen: set = set()
-    number = rows_out = 0
-    while max_pages is None or number < max_pages:
-        if max_rows is not None and rows_out >= max_rows:
-            return
+    number = 0
+    trim = Trim(keep=keep, stop_at=stop_at, max_rows=max_rows)
+    while (max_pages is None or number < max_pages) and not trim.done:
         # A fresh dict per call: the filters stay identical even if fetch mutates its argument.
         call = dict(base) if cursor is None else {**base, "cursor": cursor}
         number += 1
@@ -209,15 +208,10 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
             body = fetch(call)
             cursor, has_more, count = raw_envelope(body, number=number)
             yield RawPage(body, number, cursor, has_more, count)
-            stopped = False
         else:
             items, cursor, has_more = check_envelope(fetch(call), number=number)
-            rows, stopped = select_rows(items, keep, stop_at)
-            if max_rows is not None and rows_out + len(rows) >= max_rows:
-                rows, stopped = rows[: max_rows - rows_out], True
-            rows_out += len(rows)
-            yield Page(rows=rows, number=number, cursor=cursor, has_more=has_more)
-        if stopped or not has_more:
+            yield Page(rows=trim(items), number=number, cursor=cursor, has_more=has_more)
+        if trim.done or not has_more:
             return
         if cursor in seen:
             raise PaginationError(
@@ -227,18 +221,37 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
         seen.add(cursor)
 
 
-def select_rows(items: list, keep, stop_at) -> tuple[list, bool]:
-    """The rows ``keep`` keeps, up to the first one ``stop_at`` stops at; and whether it did.
+class Trim:
+    """A caller's trimming of a walk's rows, page after page: ``keep(row)`` drops the rows it
+    returns false for, ``stop_at(row)`` ends the walk at the first row it returns true for
+    (that row and the rest dropped), ``max_rows`` ends it after that many kept rows. ``done``:
+    no further page is wanted.
 
-    >>> select_rows([1, 2, 3, 4], lambda r: r % 2, lambda r: r > 3)
-    ([1, 3], True)
+    >>> trim = Trim(keep=lambda r: r % 2, stop_at=lambda r: r > 6, max_rows=None)
+    >>> trim([1, 2, 3, 4]), trim.done, trim([5, 6, 7, 8]), trim.done
+    ([1, 3], False, [5], True)
     """
-    if keep is None and stop_at is None:
-        return list(items), False
-    rows = []
-    for row in items:
-        if stop_at is not None and stop_at(row):
-            return rows, True
-        if keep is None or keep(row):
-            rows.append(row)
-    return rows, False
+
+    def __init__(self, *, keep: Callable[[Any], bool] | None = None,
+                 stop_at: Callable[[Any], bool] | None = None,
+                 max_rows: int | None = None) -> None:
+        self.keep, self.stop_at, self.left = keep, stop_at, max_rows
+        self.stopped = False
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or (self.left is not None and self.left <= 0)
+
+    def __call__(self, items: list) -> list:
+        rows = list(items) if self.keep is None and self.stop_at is None else []
+        if not rows:
+            for row in items:
+                if self.stop_at is not None and self.stop_at(row):
+                    self.stopped = True
+                    break
+                if self.keep is None or self.keep(row):
+                    rows.append(row)
+        if self.left is not None:
+            rows = rows[:self.left]
+            self.left -= len(rows)
+        return rows

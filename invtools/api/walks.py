@@ -26,7 +26,7 @@ import pandas as pd
 from invtools._progress import progress_bar
 from invtools._types import TXS_PATH, parse_duration, route_of
 from invtools.api.framemerge import frame_keys, frame_of
-from invtools.api.pagination import DEFAULT_LIMIT, Page, iter_pages, select_rows
+from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim, iter_pages
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
     seam_starts, time_ms
 from invtools.api.policy import default_max_age
@@ -226,7 +226,7 @@ class _Walking:
             self.keep_record(run.keys)
 
     def keep_record(self, keys: list | None) -> None:
-        if self._pending is not None:
+        if self._pending is not None and self._pending[-1]:  # it read a page
             self._save(*self._pending, keys)
             self._pending = None
 
@@ -306,26 +306,21 @@ class _Walking:
         if self._mode == "pieces":
             yield from run.pieces()
             return
-        left = spec.max_rows
-        number = 0
+        trim = Trim(keep=spec.keep, stop_at=spec.stop_at, max_rows=spec.max_rows)
         source = run.pieces() if self._mode == "pages" else ([r] for r in run.rows())
-        for item in source:
+        for number, item in enumerate(() if trim.done else source, start=1):
             rows = item.kept() if isinstance(item, Piece) else item
             if spec.until_ms is not None:
                 rows = [r for r in rows if _at_or_before(r, spec.until_ms)]
-            rows, stopped = select_rows(rows, spec.keep, spec.stop_at)
-            if left is not None:
-                stopped = stopped or len(rows) >= left
-                rows, left = rows[:left], left - len(rows[:left])
+            rows = trim(rows)
             if self._mode == "pages":
-                number += 1
                 yield Page(rows=rows, number=number, cursor=item.page.cursor,
                            has_more=item.page.has_more, from_cache=self.replayed)
             else:
                 yield from rows
-            if stopped:
-                self._cut_short = True
-                return
+            if trim.done:
+                break
+        self._cut_short = trim.done
 
     def _save(self, store: WalkStore, whole: WalkRecord | None, run: Run, began: datetime,
               recorded: dict[str, str], keys: list | None) -> None:
