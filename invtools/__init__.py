@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "demo_server": "invtools.notebook.connection",
     "team_tokens": "invtools.notebook.connection",
     "is_demo": "invtools.notebook.connection",
+    "each_team": "invtools.notebook.teams",
+    "TeamResults": "invtools.notebook.teams",
     "activity_table": "invtools.viz",
     "plot_activity": "invtools.viz",
     "plot_stock_history": "invtools.viz",

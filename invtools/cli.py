@@ -29,6 +29,9 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate-limit-scope", choices=("endpoint", "token"), default="endpoint",
                    help="one budget per token and endpoint (default, as documented) or one per "
                         "token for all endpoints")
+    p.add_argument("--shops", type=int, default=1,
+                   help="location-mode teams to serve: the shop and its branches (default 1, "
+                        "at most 5)")
     p.add_argument("--quiet", action="store_true", help="do not print one line per request")
 
 
@@ -40,19 +43,19 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
     try:
         with serve(port=args.port, seed=args.seed, size=args.size, rate_limit=args.rate_limit,
                    log=log, latency=args.latency,
-                   rate_limit_scope=args.rate_limit_scope) as sb:
+                   rate_limit_scope=args.rate_limit_scope, shops=args.shops) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():
                 mode = sb.data(team).team["mode"]
-                print(f"  {team:<6} (mode {mode}): {token}")
+                print(f"  {team:<9} (mode {mode}): {token}")
             print(f"e.g.  curl -H 'Authorization: Bearer {sb.tokens['shop']}' "
                   f"{sb.base_url}/v1/teams/linked")
             print("Ctrl-C stops it.", flush=True)
             (stop or threading.Event()).wait()
     except KeyboardInterrupt:
         pass
-    except ValueError as err:  # a bad --latency, say
+    except ValueError as err:  # a bad --latency or --shops, say
         print(f"invtools sandbox: {err}", file=sys.stderr)
         return 2
     except OSError as err:

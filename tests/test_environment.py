@@ -121,7 +121,7 @@ def test_stop_demo_server_starts_afresh(monkeypatch, fresh_demo, capsys):
     first = invtools.connect(cache=False, progress=False, retries=0)
     server = notebook.demo_server()
     assert "BUILT-IN DEMO SERVER" in capsys.readouterr().err
-    assert set(invtools.team_tokens()) == {"shop", "basic"}
+    assert set(invtools.team_tokens()) == {"shop", "harrogate", "york", "basic"}
     assert notebook.session_summary()["teams"] == ["Greenfield Hardware & Garden"]
 
     notebook.stop_demo_server()

@@ -126,6 +126,26 @@ def test_an_exception_in_the_callers_code_stops_the_batch():
     assert stop.is_set()
 
 
+def test_a_batch_inside_a_stopped_batch_stops_too():
+    # Details fetched by one worker of a larger batch (a team of each_team): stopping the
+    # larger batch stops the inner one, whose workers run in a cancel scope of their own.
+    from invtools._clock import cancel_scope
+    from invtools.errors import Cancelled
+
+    outer, inner = threading.Event(), threading.Event()
+    started = threading.Event()
+
+    def call(n):
+        started.set()
+        assert inner.wait(SOON), "the inner batch never told its calls to stop"
+        return n
+
+    threading.Thread(target=lambda: started.wait(SOON) and outer.set()).start()
+    with cancel_scope(outer), pytest.raises(Cancelled):
+        list(fanout(call, range(10), workers=2, cancel=inner))
+    assert inner.is_set()
+
+
 def test_bad_workers_are_refused():
     for bad in (0, -1, True, 2.0):
         with pytest.raises(ValueError, match="workers"):

@@ -22,7 +22,11 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 
 @pytest.fixture(scope="module")
 def demo_tokens() -> list[str]:
-    with serve(rate_limit=0) as sb:  # the same seed as the notebooks' demo server
+    from invtools.sandbox.data import MAX_SHOPS
+
+    # The same seed as the notebooks' demo server, and every team it may serve (the tokens of
+    # the first teams do not depend on how many there are).
+    with serve(rate_limit=0, size=50, shops=MAX_SHOPS) as sb:
         return list(sb.tokens.values())
 
 

@@ -24,6 +24,8 @@ EXPECTED = {
     "cache_info", "prune_cache",
     # connecting from notebooks
     "connect", "demo_server", "team_tokens", "is_demo",
+    # the same question for several teams at once
+    "each_team", "TeamResults",
     # plots and widgets (imported on first use)
     "activity_table", "plot_activity", "plot_stock_history", "plot_calendar",
     "token_picker", "activity_explorer",

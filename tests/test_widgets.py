@@ -201,7 +201,8 @@ def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_
     from invtools import is_demo
 
     picker = token_picker(client_options=FAST)  # no base_url: INVTOOLS_BASE_URL, else the service
-    assert picker.names == ["basic", "shop"] and picker.base_url == DEFAULT_BASE_URL
+    assert picker.names == ["basic", "harrogate", "shop", "york"]  # the demo teams
+    assert picker.base_url == DEFAULT_BASE_URL
     demo.clear_log()
     picker.dropdown.value = "shop"
     assert loopback_only == []  # nothing tried to leave this machine

@@ -15,7 +15,10 @@ few worker threads and hands the results back in the order of the items.
 - Stopping: Ctrl-C, an exception in a call, or the caller leaving its loop (an exception in
   its own code, ``break``) sets the cancel event, cancels the calls not started, and does not
   wait for the requests in flight; the first exception is raised at once. What was handed
-  back before stays with the caller.
+  back before stays with the caller. A batch started inside another one's
+  :func:`~invtools._clock.cancel_scope` (details fetched by a worker of a larger batch, such
+  as one team of :func:`invtools.each_team`) stops when that one is stopped, raising
+  :class:`~invtools.errors.Cancelled` to its caller: its workers run in a scope of their own.
 
 >>> list(fanout(lambda n: n * n, range(6), workers=3))
 [0, 1, 4, 9, 16, 25]
@@ -42,7 +45,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from invtools._clock import cancel_scope
+from invtools._clock import cancel_scope, current_cancel
+from invtools.errors import Cancelled
 
 __all__ = ["fanout", "POLL_SECONDS"]
 
@@ -72,6 +76,7 @@ def fanout(fn: Callable[[T], R], items: Iterable[T], *, workers: int,
         raise ValueError(f"workers must be a whole number >= 1, not {workers!r}")
     ahead = max(ahead or 4 * workers, workers)
     stop = cancel if cancel is not None else threading.Event()
+    outer = current_cancel()  # the scope this batch runs in, if any: it stops with it
     wake = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="invtools-fanout")
     pending: deque[Future] = deque()
@@ -103,6 +108,8 @@ def fanout(fn: Callable[[T], R], items: Iterable[T], *, workers: int,
                 if head.done():
                     break
                 _raise_first_failure(pending)
+                if outer is not None and outer is not stop and outer.is_set():
+                    raise Cancelled("stopped: the batch this one runs in was stopped")
                 wake.wait(POLL_SECONDS)
             pending.popleft()
             result = head.result()  # raises the call's exception

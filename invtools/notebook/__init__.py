@@ -7,6 +7,9 @@ What lives here:
   :func:`session_summary`, :func:`token_home`, :func:`demo_cache_path`: tokens from the
   environment, or the stand-in server with demo data when there is none; where a token may be
   sent; where the demo's answers are cached (never the user's cache).
+- :mod:`~invtools.notebook.teams`: :func:`each_team` (:class:`TeamResults`,
+  :class:`TeamOutcome`): the same question for several teams at once, each at its own
+  token's budget, a failed team's error in its slot.
 - :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
@@ -39,6 +42,7 @@ from invtools.notebook.connection import (
     team_tokens,
     token_home,
 )
+from invtools.notebook.teams import TeamOutcome, TeamResults, each_team
 
 # name -> module that defines it; imported on first access (PEP 562): they need ipywidgets.
 _WIDGETS = {
@@ -59,6 +63,9 @@ __all__ = [
     "session_summary",
     "token_home",
     "demo_cache_path",
+    "each_team",
+    "TeamResults",
+    "TeamOutcome",
     *_WIDGETS,
 ]
 

@@ -54,29 +54,31 @@ _clients: weakref.WeakValueDictionary[int, Client] = weakref.WeakValueDictionary
 _made = itertools.count()
 
 
-def demo_server(*, rate_limit: int = 0, **options: Any):
+def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any):
     """Start (once per process) and return the built-in demo server.
 
-    The demo server answers like the real API on 127.0.0.1 with seeded demo data. Its rate
-    limit is off by default so the example notebooks run in seconds; the real service allows
-    about 5 requests per second per endpoint. It stops when the process exits (or on
-    :func:`stop_demo_server`).
+    The demo server answers like the real API on 127.0.0.1 with seeded demo data: the
+    location-mode shop ``"shop"``, its branches ``"harrogate"`` and ``"york"`` (``shops``
+    location-mode teams in all; see :func:`invtools.sandbox.serve`) and the Basic-mode café
+    ``"basic"``. Its rate limit is off by default so the example notebooks run in seconds;
+    the real service allows about 5 requests per second per endpoint. It stops when the
+    process exits (or on :func:`stop_demo_server`).
 
     Starting it also exports ``INVTOOLS_TOKEN_<TEAM>`` for this process (demo tokens of a
     local server, not secrets), so the token picker offers the demo teams by name.
 
     >>> sb = demo_server()
     >>> sb.base_url, sorted(sb.tokens)      # doctest: +ELLIPSIS
-    ('http://127.0.0.1:...', ['basic', 'shop'])
+    ('http://127.0.0.1:...', ['basic', 'harrogate', 'shop', 'york'])
     >>> demo_server() is sb, sorted(team_tokens())
-    (True, ['basic', 'shop'])
+    (True, ['basic', 'harrogate', 'shop', 'york'])
     """
     global _server, _server_cm, _cache_dir
     with _lock:
         if _server is None:
             from invtools.sandbox import serve
 
-            _server_cm = serve(rate_limit=rate_limit, **options)
+            _server_cm = serve(rate_limit=rate_limit, shops=shops, **options)
             _server = _server_cm.__enter__()
             _cache_dir = tempfile.mkdtemp(prefix="invtools-demo-cache-")  # 0700
             atexit.register(_stop_server)
@@ -180,7 +182,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     - The base URL comes from ``INVTOOLS_BASE_URL`` when set, else the real service.
     - With no such token, the built-in demo server starts (said loudly, unless ``quiet``) and
       the client talks to its team ``team`` (default ``"shop"``, the location-mode demo shop;
-      ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server, and
+      ``"harrogate"`` and ``"york"`` are its branches, ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server, and
       its answers are cached in the demo server's own temporary folder
       (:func:`demo_cache_path`), not in the user's cache.
 

@@ -16,9 +16,9 @@ What lives where (``->``: the package's modules it imports; there are no cycles)
     routes     routes, parameter checks, endpoint handlers, the error envelope
                                                         -> store, txlog
     limits     the rate limiter and the fault injector (pure, clock passed in)
-    data       build(): the two demo teams' records, seeded
+    data       build(): the demo teams' records (the shop, its branches, the café), seeded
                                                         -> catalogue, history, store, txlog
-    history    the shop's simulated history             -> catalogue, store, txlog
+    history    a shop's simulated history               -> catalogue, store, txlog
     catalogue  the demo teams' fixed data (catalogue, locations, members, ...)
     store      TeamStore (one team: JSON views, mutations), TeamView
                                                         -> txlog, wire

@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import accumulate
 
-from invtools.sandbox.catalogue import (
-    ANCHOR, BACK, DAYS, FLOOR, MONTH_TRAFFIC, SEASONS, SHOP_MEMBERS, WEEKDAY_TRAFFIC, WH_N, WH_S,
-)
+from invtools.sandbox.catalogue import ANCHOR, DAYS, MONTH_TRAFFIC, SEASONS, WEEKDAY_TRAFFIC
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TxLog
 
@@ -45,6 +43,9 @@ class ShopPlan:
     backorder: dict[int, tuple[int, int]]  # item -> (first, last) day its supplier cannot deliver
     trade_ids: list[int]  # trade customers (partners)
     walkin_ids: list[int]  # walk-in customers with a loyalty record (partners)
+    locations: tuple[int, ...]  # ids of: back store, shop floor, north store, south store
+    authors: list[tuple[int, int]]  # (member id, weight as a transaction's author)
+    leaver: int | None  # a member who leaves after the first third of the history, if any
 
 
 def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
@@ -55,6 +56,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     start_day, meta, pop = plan.start_day, plan.meta, plan.pop
     discontinued, backorder = plan.discontinued, plan.backorder
     trade_ids, walkin_ids = plan.trade_ids, plan.walkin_ids
+    back, floor, wh_n, wh_s = plan.locations
     item_ids = list(store.items)
     n_events = size - 4  # four opening stock counts
     start_ms = int(start_day.timestamp() * 1000)
@@ -90,25 +92,25 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                     for m in range(12)]
 
     stock: dict[tuple[int, int], float] = {}
-    members_w = [(m[0], m[4]) for m in SHOP_MEMBERS if m[4]]
-    doyle_leaves = DAYS // 3
+    leaves_at = DAYS // 3
 
-    # Authors as a lookup table (one draw per transaction); Sam Doyle leaves after a third.
-    authors_all = [mid for mid, w in members_w for _ in range(w)]
-    authors_later = [mid for mid in authors_all if mid != 7005]
+    # Authors as a lookup table (one draw per transaction); the shop's Sam Doyle leaves after
+    # a third of the history.
+    authors_all = [mid for mid, w in plan.authors for _ in range(w)]
+    authors_later = [mid for mid in authors_all if mid != plan.leaver]
 
     def emit(t: int, type_code: int, to: int, lines, *, frm: int = NO_ID, partner: int = NO_ID,
              memo=None, day: int = 0) -> int:
-        pool = authors_all if day <= doyle_leaves else authors_later
+        pool = authors_all if day <= leaves_at else authors_later
         return log.append(time=t, created=t + (5 + int(rand() * 86)) * 1000, type_code=type_code,
                           partner=partner, from_loc=frm, to_loc=to,
                           creator=pool[int(rand() * len(pool))], memo=memo, lines=lines)
 
     # Opening stock counts: shelf full, home location holds one order's worth.
-    for k, loc in enumerate((BACK, FLOOR, WH_N, WH_S)):
+    for k, loc in enumerate((back, floor, wh_n, wh_s)):
         lines = []
         for i in item_ids:
-            q = shelf_cap[i] if loc == FLOOR else (order_qty[i] if meta[i]["home"] == loc else 0)
+            q = shelf_cap[i] if loc == floor else (order_qty[i] if meta[i]["home"] == loc else 0)
             if q:
                 stock[(i, loc)] = float(q)
                 lines.append((i, float(q)))
@@ -121,13 +123,13 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     po_number = 4100
 
     def need_refill(i: int) -> None:
-        if stock.get((i, FLOOR), 0.0) <= shelf_low[i] and i not in pending_moves:
+        if stock.get((i, floor), 0.0) <= shelf_low[i] and i not in pending_moves:
             pending_moves[i] = None
 
     def check_reorder(i: int, t: int, day: int) -> None:
         if i in on_order or (i in discontinued and day > DAYS // 2):
             return
-        held = sum(stock.get((i, loc), 0.0) for loc in (BACK, WH_N, WH_S))
+        held = sum(stock.get((i, loc), 0.0) for loc in (back, wh_n, wh_s))
         if held > reorder_at[i]:
             return
         win = backorder.get(i)
@@ -156,11 +158,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             continue
         if pending_moves and (len(pending_moves) >= 4 or rand() < 0.35):
             first = next(iter(pending_moves))
-            src = max((BACK, WH_N, WH_S), key=lambda loc: stock.get((first, loc), 0.0))
+            src = max((back, wh_n, wh_s), key=lambda loc: stock.get((first, loc), 0.0))
             lines = []
             for i in list(pending_moves)[:12]:
                 have = stock.get((i, src), 0.0)
-                want = shelf_cap[i] - stock.get((i, FLOOR), 0.0)
+                want = shelf_cap[i] - stock.get((i, floor), 0.0)
                 q = min(have, want)
                 if meta[i]["fractional"]:
                     q = float(int(q))
@@ -175,12 +177,12 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if lines:
                 for i, q in lines:
                     stock[(i, src)] -= q
-                    stock[(i, FLOOR)] = stock.get((i, FLOOR), 0.0) + q
+                    stock[(i, floor)] = stock.get((i, floor), 0.0) + q
                     check_reorder(i, t, day)
-                emit(t, MOVE, FLOOR, lines, frm=src, memo="Shelf refill", day=day)
+                emit(t, MOVE, floor, lines, frm=src, memo="Shelf refill", day=day)
                 continue
         if rand() < 0.03:
-            loc = rng.choice((BACK, FLOOR, WH_N, WH_S))
+            loc = rng.choice((back, floor, wh_n, wh_s))
             lines = []
             for i in rng.sample(item_ids, 3):
                 have = stock.get((i, loc), 0.0)
@@ -204,7 +206,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if i in seen or len(lines) == n_lines:
                 continue
             seen.add(i)
-            loc = meta[i]["home"] if trade else FLOOR
+            loc = meta[i]["home"] if trade else floor
             have = stock.get((i, loc), 0.0)
             want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
             if meta[i]["fractional"]:
@@ -215,19 +217,19 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines.append((i, q))
         if trade:
             # one location per transaction: keep lines from the first line's location
-            src = meta[lines[0][0]]["home"] if lines else WH_N
+            src = meta[lines[0][0]]["home"] if lines else wh_n
             lines = [(i, q) for i, q in lines if meta[i]["home"] == src]
         else:
-            src = FLOOR
+            src = floor
         if not lines:
             # Everything picked was sold out: the customer bought one unit of the best stocked
             # item on the floor instead.
-            i = max(item_ids, key=lambda x: (stock.get((x, FLOOR), 0.0), -x))
-            src, lines = FLOOR, [(i, min(1.0, stock.get((i, FLOOR), 0.0)))]
+            i = max(item_ids, key=lambda x: (stock.get((x, floor), 0.0), -x))
+            src, lines = floor, [(i, min(1.0, stock.get((i, floor), 0.0)))]
         for i, q in lines:
             stock[(i, src)] -= q
             need_refill(i)
-            if src != FLOOR:
+            if src != floor:
                 check_reorder(i, t, day)
         partner = (rng.choice(trade_ids) if trade else
                    (walkin_ids[int(rand() * len(walkin_ids))] if rand() < 0.25 else NO_ID))

@@ -136,10 +136,15 @@ class Server(ThreadingHTTPServer):
 def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None = None,
           quirks=(), faults: Faults | None = None,
           log: Callable[[str], None] | None = None, clock=time, latency: float = 0.0,
-          jitter: float = 0.25, rate_limit_scope: str = "endpoint") -> Iterator[Sandbox]:
+          jitter: float = 0.25, rate_limit_scope: str = "endpoint",
+          shops: int = 1) -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
+    ``shops`` how many location-mode teams it serves (1 to ``data.MAX_SHOPS``): the shop and
+    its first ``shops - 1`` branches (``"harrogate"``, ``"york"``, ...: each with its own
+    token, seeded data and a size that is a fraction of the shop's), besides the Basic-mode
+    ``"basic"``;
     ``log`` receives one line per request (method, path, status) when given. ``clock`` (any
     object with ``monotonic()``, the :mod:`time` module by default) is the time the rate
     window runs on: a test gives the server and the client one fake clock, and pacing is
@@ -158,12 +163,15 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     ...     with urllib.request.urlopen(req) as resp:
     ...         json.load(resp)["mode"]
     2
+    >>> with serve(size=200, shops=3) as sb:
+    ...     sorted(sb.tokens)
+    ['basic', 'harrogate', 'shop', 'york']
     """
     if rate_limit_scope not in ("endpoint", "token"):
         raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
     quirks = ({quirks} if isinstance(quirks, str) else set(quirks or ())) | (
         {"shared_rate_limit"} if rate_limit_scope == "token" else set())
-    sandbox = Sandbox(build(seed=seed, size=size), seed=seed, rate_limit=rate_limit,
+    sandbox = Sandbox(build(seed=seed, size=size, shops=shops), seed=seed, rate_limit=rate_limit,
                       quirks=quirks, faults=faults, clock=clock, latency=latency, jitter=jitter)
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"

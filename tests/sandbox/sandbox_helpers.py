@@ -102,11 +102,11 @@ def history(sb, team="shop"):
     return [view.transaction(r["id"]) for r in rows]
 
 
-def assert_consistent(sb):
-    details = history(sb)
+def assert_consistent(sb, team="shop"):
+    details = history(sb, team)
     problems, at, total = replay(details)
     assert problems == []
-    for item in sb.data("shop").items:
+    for item in sb.data(team).items:
         for q in item["quantities"]:
             assert q["quantity"] == pytest.approx(at[(item["id"], q["location_id"])])
         assert item["quantity"] == pytest.approx(total[item["id"]])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from datetime import datetime
 
+import pytest
 from sandbox_helpers import assert_consistent, call, history
 
 from invtools.sandbox import serve
@@ -104,3 +105,50 @@ def test_a_medium_history_is_consistent_too():
     with serve(seed=11, size=10_000, rate_limit=0) as sb:
         assert len(sb.data("shop").transactions) == 10_000
         assert_consistent(sb)
+
+
+# ------------------------------------------------------------------ the shop's branches
+
+
+def test_branches_are_location_teams_of_their_own_and_change_nothing_of_the_others():
+    with serve(rate_limit=0, size=300) as one, serve(rate_limit=0, size=300, shops=3) as three:
+        assert sorted(one.tokens) == ["basic", "shop"]  # the default is unchanged
+        assert sorted(three.tokens) == ["basic", "harrogate", "shop", "york"]
+        assert len(set(three.tokens.values())) == 4  # one token each
+        for team in ("shop", "basic"):  # adding branches changes no other team's data or token
+            assert three.tokens[team] == one.tokens[team]
+            a, b = one.data(team), three.data(team)
+            assert (a.team, a.items, a.transactions) == (b.team, b.items, b.transactions)
+        views = {k: three.data(k) for k in ("shop", "harrogate", "york")}
+        assert len({v.team["id"] for v in views.values()}) == 3
+        assert len({v.team["name"] for v in views.values()}) == 3
+        assert {v.team["mode"] for v in views.values()} == {2}
+        # Each has its own history (its own size) and its own ids; the same products share
+        # SKUs, as a chain's branches would.
+        assert [len(v.transactions) for v in views.values()] == [300, 210, 165]
+        for kind in ("items", "partners", "members", "locations", "transactions"):
+            ids = [{r["id"] for r in getattr(v, kind)} for v in views.values()]
+            assert not (ids[0] & ids[1] or ids[0] & ids[2] or ids[1] & ids[2]), kind
+        skus = [{i["sku"] for i in v.items} for v in views.values()]
+        assert skus[0] & skus[1] & skus[2]
+        # ... and answers its own token only.
+        york = call(three, "/v1/teams/linked", team="york").json
+        assert york["name"] == "Greenfield Hardware & Garden (York)"
+        assert call(three, "/v1/location-txs", {"limit": 1}, team="york").json["items"][0][
+            "id"] == views["york"].transactions[0]["id"]
+
+
+def test_branch_histories_are_consistent_and_seeded():
+    with serve(rate_limit=0, size=400, shops=5, seed=3) as sb, \
+            serve(rate_limit=0, size=400, shops=5, seed=3) as again:
+        for team in ("harrogate", "york", "wakefield", "ilkley"):
+            assert_consistent(sb, team)
+            assert sb.data(team).transactions == again.data(team).transactions
+        assert sb.data("york").transactions != sb.data("harrogate").transactions
+
+
+def test_shops_out_of_range_are_refused():
+    for bad in (0, 6, True, 2.0):
+        with pytest.raises(ValueError, match="shops"):
+            with serve(rate_limit=0, size=100, shops=bad):
+                pass

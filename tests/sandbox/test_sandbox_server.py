@@ -141,3 +141,11 @@ def test_cli_refuses_a_negative_latency_in_words():
                           text=True, timeout=60)
     assert proc.returncode == 2
     assert "latency" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_refuses_too_many_shops_in_words():
+    proc = subprocess.run([sys.executable, "-m", "invtools", "sandbox", "--port", "0",
+                           "--size", "200", "--shops", "9"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "shops" in proc.stderr and "Traceback" not in proc.stderr
