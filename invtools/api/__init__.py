@@ -3,11 +3,12 @@
 (:mod:`~invtools.api.details`, over the ordered concurrent map :mod:`~invtools.api.fanout`)
 and DataFrame methods (:mod:`~invtools.api.dataframes`), the
 one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
-(:mod:`~invtools.api.pagination`, pure), several cursor chains at once merged into the rows of
-one plain walk (:mod:`~invtools.api.chains`: plans, seams, memory; the threaded runner in
-:mod:`~invtools.api.chainwalk`, their raw pages merged into one frame in
-:mod:`~invtools.api.chainmerge`), list walks served from the cache only as one snapshot
-(:mod:`~invtools.api.walks` over :mod:`~invtools.api.snapshot`), request statistics (:mod:`~invtools.api.stats`), the team and
+(:mod:`~invtools.api.pagination`, pure), list walks replayed from the cache whole or fetched
+fresh (:mod:`~invtools.api.walks`) over the walk record beside the cache
+(:mod:`~invtools.api.walkrecord`), one walk in several cursor chains merged into the rows of one
+plain walk (:mod:`~invtools.api.walker`; their plans, pure, in :mod:`~invtools.api.plan`; their
+pages as one frame in :mod:`~invtools.api.framemerge`), request statistics
+(:mod:`~invtools.api.stats`), the team and
 the team-mode rule (:mod:`~invtools.api.team`), the token's auth object
 (:mod:`~invtools.api.auth`), how long each endpoint's answers are cached
 (:mod:`~invtools.api.policy`), and what a cache holds per team and pruning it

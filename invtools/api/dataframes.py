@@ -2,7 +2,7 @@
 :mod:`invtools.frames`, with where the rows came from in ``df.attrs``
 (:class:`~invtools.Provenance`).
 
-A mixin over the client's public calls (the resource methods, ``raw_pages``,
+A mixin over the client's public calls (the resource methods, ``walk_frame``,
 ``transaction_details``, ``measure``, ``provenance``, ``require_locations``). Transaction
 details (``lines_df``, ``transactions_df(with_lines=True)``) cost one request each, cached for
 good per revision, several in flight at once (the client's ``concurrency``).

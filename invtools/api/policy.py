@@ -29,7 +29,7 @@ _SHORT = timedelta(seconds=60)
 EXPIRY: dict[re.Pattern, Any] = {
     re.compile(r"/v1/(location-txs|transactions)/\d+\?(?:[^#]*&)?revision=\d+"): NEVER_EXPIRE,
     # The list is kept a day, but a walk uses it only while younger than its max_age
-    # (TXS_LIST_MAX_AGE), and only as one snapshot (invtools.api.snapshot).
+    # (TXS_LIST_MAX_AGE), and only as the one walk that read it (invtools.api.walks).
     re.compile(r"/v1/(location-txs|transactions)(\?|$)"): timedelta(days=1),
     re.compile(r"/v1/(location-txs|transactions)/\d+(\?|$)"): _SHORT,
     re.compile(r"/v1/teams/linked(\?|$)"): _HOURS,

@@ -1,13 +1,6 @@
-"""Walking a list: a recorded walk replayed from the cache whole, or a fresh walk in one or
-several cursor chains (:mod:`invtools.api.plan`), merged into the rows of one plain walk.
-
-Whole or nothing, decided before the first row is handed out: a walk first looks for a record
-(:mod:`invtools.api.walkrecord`) that serves it and is no older than ``max_age``, reads every
-page that walk read from the cache and checks each body's digest -- the replay runs to its end
-before its first row goes out. Any page missing or different, and the walk is fetched fresh
-from its first page, every page. A fresh walk that ends leaves a record (whole, or a window
-stopped at ``since``); one stopped early (Ctrl-C, ``max_rows``) leaves none, and the last
-record stays valid only as long as every page it names is unchanged in the cache.
+"""One walk of a list in one or several cursor chains (:mod:`invtools.api.plan`), merged into
+the rows of one plain walk: :class:`Run`. Whether its pages come from the server or from the
+cache (a replay) is its ``fetch``'s business (:mod:`invtools.api.walks`).
 
 Chains are threads whose pages queue up for the caller (rows come as soon as they are final);
 each chain stops by itself: at its end, at ``since``, or -- a seam chain -- at the key where

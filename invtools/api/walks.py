@@ -2,11 +2,14 @@
 walk, page by page), :meth:`WalksMixin.walk` (rows, in several chains when that helps) and
 :meth:`WalksMixin.walk_frame` (a whole transactions list as a frame, from its page bytes).
 
-Every walk is a :class:`Walk`: when it starts (the first row asked for) it replays a recorded
-walk from the cache -- whole, checked page by page before the first row goes out -- or walks
-fresh from its first page and records what it read (:mod:`invtools.api.walker`,
-:mod:`invtools.api.walkrecord`). Its data is as old as the walk that read it
-(``df.attrs["data_as_of"]``: when that walk began).
+Every walk is a :class:`Walk`. When it starts (the first row asked for) it looks for a record
+(:mod:`invtools.api.walkrecord`) of a walk of the same list that serves it and is no older
+than ``max_age``, and replays that walk from the cache: every page it read, each body checked
+against its digest, to the end, before the first row goes out. One page missing or different,
+and the walk is fetched fresh from its first page, every page (:mod:`invtools.api.walker`). A
+fresh walk that ends leaves a record: whole, a window stopped at ``since``, or -- stopped where
+its caller said (``max_rows``, ``stop_at``) -- a prefix; one abandoned (Ctrl-C, dropped)
+leaves none. Its data is as old as the walk that read it (``data_as_of``: when it began).
 
 A mixin over the client's request path (``_requester``), counters (``_counters``),
 ``cache_path``, ``concurrency`` and ``progress``.
