@@ -47,9 +47,14 @@ POOL_SIZE = 16
 
 
 class _CachedPacedSession(CacheMixin, PacingMixin, requests.Session):
+    _release: Any = None
+
     def close(self) -> None:
-        super().close()  # its connections (autoclose=False: not the shared backend's)
-        _release(self.cache, self)
+        # Its connection pool, but not (as CacheMixin.close would) the backend: that is shared
+        # (see _backend) and closes with the last session using it.
+        requests.Session.close(self)
+        if self._release is not None:
+            self._release()
 
 
 class _PacedSession(PacingMixin, requests.Session):
@@ -75,43 +80,44 @@ class _EagerHTTPAdapter(HTTPAdapter):
             **self.poolmanager.pool_classes_by_scheme, "http": _EagerHTTPConnectionPool}
 
 
-_backends: weakref.WeakValueDictionary[str, SQLiteCache] = weakref.WeakValueDictionary()
-_users: weakref.WeakKeyDictionary[SQLiteCache, weakref.WeakSet] = weakref.WeakKeyDictionary()
+#: cache file -> (its one backend in this process, the sessions using it: a token each).
+_backends: dict[str, tuple[SQLiteCache, set[object]]] = {}
 _backends_lock = threading.Lock()
 
 
-def _backend(path: Path) -> SQLiteCache:
-    """The process's one requests-cache backend (one SQLite connection) for the cache file at
-    ``path``, shared by every session of that file: two connections of one process writing
-    the same file wait on each other's write lock (SQLite's), which made two clients filling
-    one cache 20 to 60 times slower than one (and several teams at once slower than one after
-    another). Its connection closes when the last session using it closes (and with it when
-    no session holds it any more)."""
+def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
+    """A session over the process's one requests-cache backend (one SQLite connection) for the
+    cache file at ``path``, shared by every session of that file: two connections of one
+    process writing the same file wait on each other's write lock (SQLite's), which made two
+    clients filling one cache 20 to 60 times slower than one (and several teams at once slower
+    than one after another). The backend closes when the last session using it closes or is
+    garbage; a session made after that gets a new one, never a closing one."""
+    key = str(path)
     with _backends_lock:
-        backend = _backends.get(str(path))
+        backend, users = _backends.get(key) or (None, set())
         if backend is None:
             # WAL with synchronous=NORMAL: a commit per stored response no longer waits for
             # the disk (7 ms each, most of a local 4,000-detail fetch); readers do not block
             # writers. A crash of the process loses nothing committed.
-            backend = _backends[str(path)] = SQLiteCache(str(path), wal=True)
-            _users[backend] = weakref.WeakSet()
-        return backend
+            backend = SQLiteCache(key, wal=True)
+            _backends[key] = (backend, users)
+        session = _CachedPacedSession(backend=backend, **settings)
+        token = object()
+        users.add(token)
+    session._release = weakref.finalize(session, _release, key, token)
+    return session
 
 
-def _use(backend: SQLiteCache, session: requests.Session) -> None:
+def _release(key: str, token: object) -> None:
     with _backends_lock:
-        _users[backend].add(session)
-
-
-def _release(backend: SQLiteCache, session: requests.Session) -> None:
-    with _backends_lock:
-        users = _users.get(backend)
-        if users is None or session not in users:
-            return  # closed before
-        users.discard(session)
+        backend, users = _backends.get(key) or (None, set())
+        if token not in users:
+            return
+        users.discard(token)
         if users:
             return
-    backend.close()  # reopened by the next session that uses it
+        del _backends[key]
+    backend.close()
 
 
 def make_session(*, cache_path: Path | None, budget: Budget | None = None,
@@ -143,10 +149,8 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
             cache_path = cache_path.with_suffix(".sqlite")
         keys = CacheKeys(open_cache_file(cache_path))
         try:
-            session = _CachedPacedSession(
-                backend=_backend(cache_path),
-                # The backend is shared: it closes when no session holds it any more.
-                autoclose=False,
+            session = _cached_session(
+                cache_path,
                 expire_after=expire_after,
                 urls_expire_after=urls_expire_after,
                 allowable_codes=(200,),
@@ -160,7 +164,6 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
             )
         except (OSError, sqlite3.Error) as exc:  # the file exists but SQLite cannot use it
             raise cache_error(cache_path, exc) from exc
-        _use(session.cache, session)
         session.cache_keys = keys
     session.budget = budget
     session.rate_limit_scope = rate_limit_scope
