@@ -22,7 +22,15 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", type=int, default=None,
                    help="number of the shop's transactions (default 4000)")
     p.add_argument("--rate-limit", type=int, default=5,
-                   help="requests per second per token and endpoint; 0 turns it off (default 5)")
+                   help="requests per window (a second unless --rate-window says) per token and "
+                        "endpoint; 0 turns it off (default 5)")
+    p.add_argument("--rate-window", type=float, default=1.0,
+                   help="seconds the budget counts over (default 1; --rate-limit 300 "
+                        "--rate-window 60 is a minute's budget of 300)")
+    p.add_argument("--stated-budget", action="store_true",
+                   help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer")
+    p.add_argument("--count-after-latency", action="store_true",
+                   help="count a request after its latency (arrivals jitter), not on arrival")
     p.add_argument("--latency", type=float, default=0.0,
                    help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the "
                         "real service)")
@@ -43,7 +51,9 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
     try:
         with serve(port=args.port, seed=args.seed, size=args.size, rate_limit=args.rate_limit,
                    log=log, latency=args.latency,
-                   rate_limit_scope=args.rate_limit_scope, shops=args.shops) as sb:
+                   rate_limit_scope=args.rate_limit_scope, shops=args.shops,
+                   rate_window=args.rate_window, stated_budget=args.stated_budget,
+                   count_after_latency=args.count_after_latency) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():

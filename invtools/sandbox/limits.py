@@ -1,14 +1,16 @@
 """The stand-in server's rate limiter and fault injector: small, pure, clock passed in.
 
-Rate limit: at most ``limit`` accepted requests per rolling second per key (the server uses
-``(token, route template)``, or ``(token, "*")`` under the ``shared_rate_limit`` quirk).
-A rejected request does not consume budget.
+Rate limit: at most ``limit`` accepted requests per rolling ``window`` seconds (1 by default)
+per key (the server uses ``(token, route template)``, or ``(token, "*")`` under the
+``shared_rate_limit`` quirk). A rejected request does not consume budget.
 
 >>> rl = RateLimiter()
 >>> [rl.hit("k", limit=2, now=t)[0] for t in (0.0, 0.1, 0.2, 1.05)]
 [True, True, False, True]
 >>> rl.hit("k", limit=2, now=1.06)
 (False, 0, 0.04)
+>>> rl.hit("m", limit=300, now=0.0, window=60.0)        # a minute's budget of 300
+(True, 299, 60.0)
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class RateLimiter:
         self._hits: dict[object, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, key: object, *, limit: int, now: float) -> tuple[bool, int, float]:
+    def hit(self, key: object, *, limit: int, now: float,
+            window: float = WINDOW) -> tuple[bool, int, float]:
         """Try to spend one request of ``key``'s budget at time ``now``.
 
         Returns ``(allowed, remaining, reset)``: ``remaining`` requests left in the window
@@ -38,12 +41,12 @@ class RateLimiter:
         """
         with self._lock:
             q = self._hits.setdefault(key, deque())
-            while q and q[0] <= now - WINDOW:
+            while q and q[0] <= now - window:
                 q.popleft()
             allowed = len(q) < limit
             if allowed:
                 q.append(now)
-            reset = (q[0] + WINDOW - now) if q else 0.0
+            reset = (q[0] + window - now) if q else 0.0
             # round(…, 6) first: float noise (0.0400000001) must not round up a whole ms
             return allowed, max(0, limit - len(q)), math.ceil(round(reset * 1000, 6)) / 1000
 

@@ -137,7 +137,8 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
           quirks=(), faults: Faults | None = None,
           log: Callable[[str], None] | None = None, clock=time, latency: float = 0.0,
           jitter: float = 0.25, rate_limit_scope: str = "endpoint",
-          shops: int = 1) -> Iterator[Sandbox]:
+          shops: int = 1, rate_window: float = 1.0, stated_budget: bool = False,
+          count_after_latency: bool = False) -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
@@ -152,7 +153,13 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     that long, uniformly within ``+-jitter`` (a fraction), seeded by ``seed``: ``latency=0.8``
     answers like the real service. ``rate_limit_scope``: ``"endpoint"`` (the documented
     budget, per token and endpoint) or ``"token"`` (one budget per token for all endpoints, as
-    some production clients report). Leaving the block
+    some production clients report). Other models of the service's budget, which is not pinned
+    down: ``rate_window`` (seconds the budget counts over: ``rate_limit=300,
+    rate_window=60`` is a minute's budget of 300), ``stated_budget=True`` (``X-Ratelimit-Limit``,
+    ``-Remaining`` and ``-Reset`` on every answer; by default a success says Limit and
+    Remaining, a 429 all three) and ``count_after_latency=True`` (the latency, with its jitter,
+    comes before the request is counted, as network time does; by default a request is counted
+    on arrival and its answer delayed). Leaving the block
     closes every client connection (idle keep-alive ones included) and joins every thread;
     none of its threads holds up the exit of the process, whether or not the block was left.
 
@@ -172,7 +179,9 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     quirks = ({quirks} if isinstance(quirks, str) else set(quirks or ())) | (
         {"shared_rate_limit"} if rate_limit_scope == "token" else set())
     sandbox = Sandbox(build(seed=seed, size=size, shops=shops), seed=seed, rate_limit=rate_limit,
-                      quirks=quirks, faults=faults, clock=clock, latency=latency, jitter=jitter)
+                      quirks=quirks, faults=faults, clock=clock, latency=latency, jitter=jitter,
+                      rate_window=rate_window, stated_budget=stated_budget,
+                      count_after_latency=count_after_latency)
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},

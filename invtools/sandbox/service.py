@@ -87,7 +87,8 @@ class Sandbox:
 
     def __init__(self, stores: dict[str, TeamStore], *, seed: int, rate_limit: int,
                  quirks=(), faults: Faults | None = None, clock=time,
-                 latency: float = 0.0, jitter: float = 0.25) -> None:
+                 latency: float = 0.0, jitter: float = 0.25, rate_window: float = 1.0,
+                 stated_budget: bool = False, count_after_latency: bool = False) -> None:
         self._stores = stores
         self.latency = Latency(latency, jitter=jitter, seed=seed)
         self.clock = clock  # anything with monotonic(): the rate window runs on its time
@@ -96,6 +97,12 @@ class Sandbox:
                        for key in stores}
         self._by_token = {tok: stores[key] for key, tok in self.tokens.items()}
         self.rate_limit = rate_limit
+        if not (isinstance(rate_window, (int, float)) and 0 < rate_window < float("inf")):
+            raise ValueError(f"rate_window is the seconds a budget counts over, > 0; "
+                             f"got {rate_window!r}")
+        self.rate_window = float(rate_window)
+        self.stated_budget = bool(stated_budget)
+        self.count_after_latency = bool(count_after_latency)
         self.quirks = quirks
         self.faults = faults
         self.requests: list[RequestRecord] = []
@@ -266,10 +273,14 @@ class Sandbox:
             return {}
         quirks = self._quirks
         key = (team, "*" if "shared_rate_limit" in quirks else template)
-        allowed, remaining, reset = self.limiter.hit(key, limit=limit, now=self.clock.monotonic())
+        allowed, remaining, reset = self.limiter.hit(key, limit=limit, now=self.clock.monotonic(),
+                                                     window=self.rate_window)
         variant = next((q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")),
                        None)
         if allowed:
+            if self.stated_budget:  # the budget on every answer, as some services state it
+                return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining),
+                        "X-Ratelimit-Reset": f"{reset:.3f}"}
             if variant is None:
                 return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
             return {}
@@ -282,8 +293,9 @@ class Sandbox:
             headers = {"Retry-After": str(max(1, math.ceil(reset)))}
         else:
             headers = {}
+        per = "second" if self.rate_window == 1 else f"{self.rate_window:g} seconds"
         raise ApiError(429, "/errors/too-many-requests",
-                       f"Too many requests: at most {limit} per second for this endpoint",
+                       f"Too many requests: at most {limit} per {per} for this endpoint",
                        headers=headers)
 
 
@@ -297,6 +309,9 @@ def respond(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -
     """
     sb._enter()
     try:
+        if sb.count_after_latency:  # network time before the counter: arrivals jitter
+            sb.stopping.wait(sb.latency.draw())
+            return _answer(sb, method, target, headers)
         reply = _answer(sb, method, target, headers)
         if reply is not None:
             # Counted by the rate limit on arrival, answered after the service's latency.

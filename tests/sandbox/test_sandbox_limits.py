@@ -202,3 +202,56 @@ def test_latency_must_be_seconds_and_jitter_a_fraction(latency, jitter):
     with pytest.raises(ValueError, match="latency|jitter"):
         with serve(size=200, latency=latency, jitter=jitter):
             pass
+
+
+# -- other models of the service's budget (issue 18) -----------------------------------------
+def test_a_minutes_budget_counts_over_its_window(fake_clock):
+    with serve(size=200, rate_limit=3, rate_window=60, clock=fake_clock) as minute:
+        assert [call(minute, "/v1/members").status for _ in range(4)] == [200, 200, 200, 429]
+        refused = call(minute, "/v1/members")
+        assert float(refused.headers["X-Ratelimit-Reset"]) == pytest.approx(60.0)
+        assert "3 per 60 seconds" in refused.json["title"]
+        fake_clock.sleep(59.0)
+        assert call(minute, "/v1/members").status == 429
+        fake_clock.sleep(1.001)
+        assert call(minute, "/v1/members").status == 200
+
+
+def test_a_stated_budget_is_on_every_answer(fake_clock):
+    with serve(size=200, rate_limit=3, stated_budget=True, clock=fake_clock) as stated:
+        replies = [call(stated, "/v1/members") for _ in range(3)]
+        fake_clock.sleep(0.25)
+        later = call(stated, "/v1/members")
+    assert [r.headers["X-Ratelimit-Remaining"] for r in replies] == ["2", "1", "0"]
+    assert all(r.headers["X-Ratelimit-Reset"] == "1.000" for r in replies)
+    assert later.status == 429 and later.headers["X-Ratelimit-Reset"] == "0.750"
+
+
+def test_the_budget_says_nothing_of_its_reset_on_a_success_by_default(sb):
+    reply = call(sb, "/v1/members")
+    assert reply.status == 200 and "X-Ratelimit-Reset" not in reply.headers
+
+
+class _Order:
+    """A clock and a latency that note when each is asked: the counter reads the clock."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def monotonic(self) -> float:
+        self.events.append("count")
+        return time.monotonic()
+
+    def draw(self) -> float:
+        self.events.append("latency")
+        return 0.01
+
+
+@pytest.mark.parametrize("after, expected", [(False, ["count", "latency"]),
+                                             (True, ["latency", "count"])])
+def test_a_request_is_counted_on_arrival_or_after_its_latency(after, expected):
+    order = _Order()
+    with serve(size=200, clock=order, count_after_latency=after) as server:
+        server.latency = order
+        assert call(server, "/v1/members").status == 200
+    assert order.events == expected
