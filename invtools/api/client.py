@@ -53,7 +53,8 @@ from invtools.api.walkrecord import FileStore
 from invtools.api.walks import WalksMixin
 from invtools.errors import APIError, ConfigError, TeamModeError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
-from invtools.http.cache import clear_entries, forget, held, resolve_cache_path
+from invtools.http.pacing import BudgetView, describe
+from invtools.http.cache import clear_entries, forget, held, open_cache_file, resolve_cache_path
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
@@ -62,6 +63,23 @@ __all__ = ["Client", "MIN_RATE_LIMIT"]
 MIN_RATE_LIMIT = 1 / 60
 
 logger = logging.getLogger("invtools")
+
+
+def _token_budget(cache_path: Path | None, base_url: str, header: str, scope: str,
+                  per_second: float, clock: Any):
+    """The token's budget (at this service): shared by its clients in this process and, through
+    ``budgets.sqlite`` beside the cache, by every process of the machine that uses that cache
+    folder. Found by a salted hash of the token, so no token is kept anywhere."""
+    path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
+    salt = b""
+    if path is not None:
+        try:
+            salt = open_cache_file(path)
+        except ConfigError as exc:  # a folder it cannot write: this process only
+            logger.info("budget not shared with other processes: %s", exc)
+            path = None
+    owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
+    return shared_budget(owner[:32], per_second, clock=clock, path=path)
 
 
 class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
@@ -131,10 +149,8 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         del token
         budget = None
         if self.rate_limit:
-            # The budget is the token's (at this service), shared by its clients in this process;
-            # it is found by a hash, so no token is kept in the registry.
-            owner = hashlib.sha256(f"{self.base_url}\0{auth.header}".encode()).hexdigest()
-            budget = shared_budget(f"{owner}:{rate_limit_scope}", self.rate_limit, clock=clock)
+            budget = _token_budget(self.cache_path, self.base_url, auth.header,
+                                   rate_limit_scope, self.rate_limit, clock)
         # Room for the details in flight, a list walk and another call of the same client.
         session = make_session(cache_path=self.cache_path, budget=budget,
                                rate_limit_scope=rate_limit_scope,
@@ -185,6 +201,14 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         cache = str(path) if path else "off"
         per_s, scope = getattr(self, "rate_limit", 0), getattr(self, "rate_limit_scope", "")
         rate = f"{per_s:g}/s per {scope}" if per_s else "off"
+        try:  # what it learned of the budget, if anything
+            seen = self.budget
+            learned = [describe(b) for b in seen.buckets.values()] if seen else []
+            learned = [b for b in learned if "," in b or not b.startswith(f"{per_s:.3g}/")]
+        except Exception:  # noqa: BLE001 - a repr never raises
+            learned = []
+        if learned:
+            rate += f" (now {'; '.join(learned)})"
         base = getattr(self, "base_url", "<not set>")
         return f"Client(base_url={base!r}, team={team}, cache={cache}, rate_limit={rate})"
 
@@ -207,6 +231,19 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         return f"<table><caption>invtools Client</caption>{body}</table>"
 
     # -- stats and provenance
+
+    @property
+    def budget(self) -> BudgetView | None:
+        """What the client believes of its token's budget now (None when not paced): the
+        configured pace for a server that says nothing, per bucket the pace now (slower after
+        429s), a stated budget's room and reset, 429s seen, and whether other processes share
+        it. Nothing is sent.
+
+        >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=5).budget
+        BudgetView(5/s per endpoint)
+        """
+        budget = getattr(self._requester.session, "budget", None)
+        return None if budget is None else budget.view(self.rate_limit_scope)
 
     @property
     def stats(self) -> RequestStats:

@@ -22,7 +22,6 @@ from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_P
     TXS_PATH, check_tx_type
 from invtools.api.endpoints import check_keywords
 from invtools.api.plan import chain_count
-from invtools.errors import NotFoundError
 
 __all__ = ["FramesMixin"]
 

@@ -1,5 +1,6 @@
 """Transaction details, several in flight at once: :meth:`DetailsMixin.transaction_details`,
-and what a first fetch will cost (:func:`expected_seconds`, :func:`cost_line`).
+and what a first fetch will cost (:func:`cost_line`, from what the token's budget believes:
+:meth:`invtools.http.pacing.Budget.expected_seconds`).
 
 Lines come only from each transaction's detail, one request each. The real service answers in
 about 0.8 s, so one request at a time reaches a quarter of its 5 requests/s; the client keeps
@@ -11,7 +12,7 @@ Before a batch of known size starts, the details the cache does not hold are cou
 only, nothing sent); when fetching them should take more than :data:`ANNOUNCE_SECONDS`, one
 line on stderr says how many and about how long, and the progress bar counts only those.
 
->>> print(cost_line(4046, expected_seconds(4046, rate_limit=5, concurrency=8), 5))
+>>> print(cost_line(4046, 4046 / 5, 5))
 4,046 transaction details to fetch, about 13 min at 5 requests/s; Ctrl-C keeps what has been fetched
 """
 
@@ -26,8 +27,9 @@ from invtools._progress import progress_bar
 from invtools._types import TXS_PATH
 from invtools.api.fanout import fanout
 from invtools.errors import ConfigError, NotFoundError
+from invtools.http.pacing import bucket_of
 
-__all__ = ["DetailsMixin", "SERVICE_LATENCY", "ANNOUNCE_SECONDS", "expected_seconds",
+__all__ = ["DetailsMixin", "SERVICE_LATENCY", "ANNOUNCE_SECONDS",
            "about", "cost_line"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
@@ -101,9 +103,15 @@ class DetailsMixin:
         return [not h or revision is None for h, (_row, (_tid, revision)) in zip(held, keyed)]
 
     def _announce(self, misses: int) -> None:
-        seconds = expected_seconds(misses, rate_limit=self.rate_limit,
-                                   concurrency=self.concurrency)
-        if seconds is not None and seconds > ANNOUNCE_SECONDS:
+        budget = getattr(self._requester.session, "budget", None)
+        if budget is None or misses <= 0:
+            return  # not paced: the time depends only on the server, which is not known
+        # What the budget believes now: a stated room goes at the speed of the requests in
+        # flight, the rest at the pace it keeps (slower after 429s).
+        bucket = bucket_of(self._requester.url(f"{TXS_PATH}/1"), self.rate_limit_scope)
+        seconds = budget.expected_seconds(bucket, misses,
+                                          in_flight=self.concurrency / SERVICE_LATENCY)
+        if seconds > ANNOUNCE_SECONDS:
             print(cost_line(misses, seconds, misses / seconds), file=sys.stderr, flush=True)
 
 
@@ -118,25 +126,6 @@ def _key(row: Any) -> tuple[int, int | None]:
     except (KeyError, TypeError, ValueError):
         raise ConfigError(f"a transaction detail needs a list row (with 'id' and 'revision') "
                           f"or an (id, revision) pair, not {row!r}") from None
-
-
-def expected_seconds(misses: int, *, rate_limit: float, concurrency: int,
-                     latency: float = SERVICE_LATENCY) -> float | None:
-    """About how long fetching ``misses`` details takes: at the pacing rate, or slower when
-    too few are in flight to reach it at the service's ``latency``. None when not paced
-    (``rate_limit=0``): the time then depends only on the server, which is not known.
-
-    >>> expected_seconds(4046, rate_limit=5, concurrency=8)    # the rate limit bounds it
-    809.2
-    >>> expected_seconds(100, rate_limit=5, concurrency=1)     # one at a time: 0.8 s each
-    80.0
-    >>> expected_seconds(100, rate_limit=0, concurrency=8) is None
-    True
-    """
-    if not rate_limit or misses <= 0:
-        return None
-    per_second = min(float(rate_limit), concurrency / latency)
-    return round(misses / per_second, 6)
 
 
 def about(seconds: float) -> str:

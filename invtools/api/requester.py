@@ -1,8 +1,9 @@
 """The one request path: send a GET (retrying what is worth retrying), and turn the final
 response into decoded JSON or an :mod:`invtools.errors` exception.
 
-Retries: a 429 waits for the reset the server asks for (and holds the token's whole budget
-that long, so other requests of the token wait too); 500/502/503/504 and dropped connections
+Retries: a 429 waits for the reset the server asks for (the token's budget holds its bucket that
+long, so other requests wait too, and slows its pace: :mod:`invtools.http.pacing`);
+500/502/503/504 and dropped connections
 or timeouts wait an exponential backoff. Every attempt goes through the cache and the pacing
 again and is counted (``sent``, ``from_cache``, ``retries``, ``rate_limited``). Waits use the
 client's clock, so tests can drive them without sleeping, and end early (raising
@@ -157,8 +158,15 @@ class Requester:
         if wait == float("inf"):
             return None, why  # do not block a notebook for minutes; raise instead
         budget = getattr(self.session, "budget", None)
-        if budget is not None:
-            budget.hold(wait)  # every request of this token waits for the reset, not just this one
+        sent = getattr(resp, "invtools_sent", None)
+        if budget is not None and sent is not None:
+            # The budget holds the bucket from when the refused request was *sent* (the server
+            # counted it then, or a latency later: a request sent at the reset meets the
+            # counter as late), slows its pace, and every request of the bucket waits for it:
+            # this one's retry too, in the budget, so nothing is waited for twice here.
+            bucket, admitted = sent
+            budget.observe(bucket, admitted, status=429, headers=resp.headers, hold=wait)
+            return 0.0, why
         return wait, why
 
     def _wait(self, path: str, why: str, wait: float, attempt: int, allowed: int) -> None:
