@@ -260,7 +260,7 @@ def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
             err = capfd.readouterr().err
             sent = len(detail_requests(sb))
         assert not join_workers(), "workers waiting on the budget were not stopped"
-        assert err == ("60 transaction details to fetch, about 63 s at 0.952 requests/s; "
+        assert err == ("60 transaction details to fetch, about 61 s at 0.98 requests/s; "
                        "Ctrl-C keeps what has been fetched\n")
         # The batch stopped: at most the one request already past the budget went out after.
         assert sent <= len(detail_requests(sb)) <= sent + 1 < 60

@@ -8,6 +8,10 @@ import logging
 import pytest
 
 from invtools.errors import RateLimitError, ServerError, TransportError
+from invtools.http.pacing import PACING_MARGIN
+
+#: The configured pace of 5 requests a second, evenly spaced.
+SPACING = (1 + PACING_MARGIN) / 5
 
 pytestmark = pytest.mark.network
 
@@ -33,8 +37,8 @@ def test_pacing_keeps_a_walk_free_of_429s_at_the_pace_of_the_limit(sb, make_clie
     assert len(rows) == min(42, len(_expected_item_ids(sb)))
     assert [r.status for r in sb.requests].count(429) == 0
     assert c.stats.rate_limited == 0 and c.stats.retries == 0
-    # 14 pages at 5/s, one every 1.05 / 5 s: the last goes out 13 * 0.21 s after the first.
-    assert fake_clock.now - start == pytest.approx(13 * 0.21)
+    # 14 pages at 5/s, evenly spaced: the last goes out 13 spacings after the first.
+    assert fake_clock.now - start == pytest.approx(13 * SPACING)
 
 
 def test_token_scope_paces_a_shared_budget(sb, make_client, fake_clock):
@@ -44,7 +48,7 @@ def test_token_scope_paces_a_shared_budget(sb, make_client, fake_clock):
     for _ in range(4):
         c.members(), c.attributes(), list(c.partners(max_pages=1))
     assert [r.status for r in sb.requests].count(429) == 0
-    assert fake_clock.now - 1000.0 == pytest.approx(11 * 0.21)  # 12 on one budget of 5/s
+    assert fake_clock.now - 1000.0 == pytest.approx(11 * SPACING)  # 12 on one budget of 5/s
 
 
 def test_endpoint_scope_gives_each_endpoint_its_own_budget(sb, make_client, fake_clock):
@@ -53,8 +57,8 @@ def test_endpoint_scope_gives_each_endpoint_its_own_budget(sb, make_client, fake
     for _ in range(4):
         c.members(), c.attributes(), list(c.partners(max_pages=1))
     assert [r.status for r in sb.requests].count(429) == 0
-    # four of each endpoint, side by side: each waits only for its own (3 * 0.21 s in all)
-    assert fake_clock.now - 1000.0 == pytest.approx(3 * 0.21)
+    # four of each endpoint, side by side: each waits only for its own (3 spacings in all)
+    assert fake_clock.now - 1000.0 == pytest.approx(3 * SPACING)
 
 
 @pytest.mark.parametrize("headers", ["ratelimit_headers:reset", "ratelimit_headers:retry_after",

@@ -62,6 +62,8 @@ class BucketState:
     stated: Stated | None = None
     rate_limited: int = 0      # 429s seen
     last_seq: int = 0          # the bucket's last send number (sends are forgotten after KEEP)
+    window: float | None = None       # the stated budget's window (seconds), when learned
+    window_limit: int | None = None   # ... and how many requests it allows
 
 
 

@@ -59,7 +59,7 @@ from invtools.http.budgetstore import (Admission, BucketState, BudgetView, FileS
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "Budget", "BudgetView", "BucketState", "Stated",
            "Admission", "shared_budget", "bucket_of", "stated_of", "sent_since", "wait_for",
-           "describe", "PacingMixin"]
+           "learn_window", "describe", "PacingMixin"]
 
 logger = logging.getLogger("invtools")
 
@@ -68,10 +68,13 @@ logger = logging.getLogger("invtools")
 RATE_LIMIT_SCOPES = ("endpoint", "token")
 #: How much longer (a fraction) than the server's spacing a request counts in the client's,
 #: so that a request which reached the server late has left the server's window too.
-PACING_MARGIN = 0.05
+PACING_MARGIN = 0.02
 #: The pace after a 429 (times the current one), the least it goes down to (of the configured
 #: rate), and how much each answer that is not a 429 brings it back up.
 SLOWER, SLOWEST, FASTER = 0.9, 0.3, 0.003
+#: A stated window at least this long (seconds) is paced by its own count, not by a spacing;
+#: and the slack added to it for the network's jitter.
+LONG_WINDOW, WINDOW_SLACK = 2.0, 0.5
 
 
 def bucket_of(url: str, scope: str) -> str:
@@ -89,20 +92,64 @@ def wait_for(state: BucketState, sends: Sends, now: float, interval: float) -> f
     """Seconds to wait before a request of this bucket may go (0: now). ``sends``: the
     bucket's sends; ``interval``: the configured spacing.
 
+    - held after a 429: until then;
+    - a stated room (the latest statement, less what was sent since): spent at once; none
+      left: until the stated reset;
+    - a long window the server's statements revealed (a minute's 300): as many as it allows
+      in any such window of our own sends, at once -- a statement grown old is not a pace;
+    - else the configured spacing, slowed after 429s.
+
     >>> s = BucketState(stated=Stated(remaining=2, reset_at=60.0, seq=1))
     >>> wait_for(s, [(1, 1.0), (2, 1.5)], now=2.0, interval=0.2)        # 1 left of 2
     0.0
     >>> wait_for(s, [(1, 1.0), (2, 1.5), (3, 1.9)], now=2.0, interval=0.2)   # none: reset
     58.0
+    >>> s = BucketState(window=60.0, window_limit=2)                    # 2 a minute, learned
+    >>> round(wait_for(s, [(1, 1.0), (2, 1.5)], now=2.0, interval=0.2), 1)   # 60 s, and slack
+    60.7
     """
     if state.held_until > now:
         return state.held_until - now
     stated = state.stated
     if stated is not None and now < stated.reset_at:
         room = stated.remaining - sent_since(sends, stated.seq)
-        return 0.0 if room > 0 else stated.reset_at - now
+        if room <= 0:
+            return stated.reset_at - now
+        if not _long(state):
+            return 0.0
+    if _long(state):
+        span = state.window * (1 + PACING_MARGIN) + WINDOW_SLACK  # type: ignore[operator]
+        recent = [at for _n, at in sends if at > now - span]
+        if len(recent) < state.window_limit:  # type: ignore[operator]
+            return 0.0
+        return max(0.0, recent[-state.window_limit] + span - now)  # type: ignore[index]
     last = sends[-1][1] if sends else -math.inf
     return max(0.0, last + interval / state.factor - now)
+
+
+def _long(state: BucketState) -> bool:
+    return bool(state.window and state.window_limit and state.window >= LONG_WINDOW)
+
+
+def learn_window(state: BucketState, sends: Sends, sent: Admission, remaining: int,
+                 reset: float, limit: int | None) -> None:
+    """What a statement of a success tells of the server's window: it holds ``limit -
+    remaining`` requests, the oldest of them ours, sent ``limit - remaining - 1`` sends before
+    this one; it leaves in ``reset`` seconds, so the window is ``reset`` plus how long ago that
+    one went. (Another client of the token elsewhere would make it look longer: it is kept
+    only while it says so again.)
+
+    >>> st = BucketState()
+    >>> learn_window(st, [(1, 0.0), (2, 2.0), (3, 5.0)], Admission(3, 5.0), 297, 55.0, 300)
+    >>> st.window, st.window_limit
+    (60.0, 300)
+    """
+    if not limit or remaining >= limit:
+        return
+    oldest = sent.seq - (limit - remaining - 1)
+    at = next((a for n, a in sends if n == oldest), None)
+    if at is not None:
+        state.window, state.window_limit = reset + (sent.at - at), limit
 
 
 def sent_since(sends: Sends, seq: int) -> int:
@@ -180,7 +227,7 @@ class Budget:
         429 (whose reset the caller read: ``hold`` seconds) a slower pace and a hold from when
         it was sent; any other answer speeds the pace back up a little."""
         said = stated_of(headers)
-        with self._store.open(bucket, sent.at) as (state, _sends):
+        with self._store.open(bucket, sent.at) as (state, sends):
             if status == 429:
                 state.rate_limited += 1
                 state.factor = max(SLOWEST, state.factor * SLOWER)
@@ -191,6 +238,8 @@ class Budget:
             if said is not None and (state.stated is None or sent.seq > state.stated.seq):
                 remaining, reset, limit = said
                 state.stated = Stated(remaining, sent.at + reset, sent.seq, limit)
+                if status != 429:
+                    learn_window(state, sends, sent, remaining, reset, limit)
 
     def hold(self, seconds: float) -> None:
         """Nobody sends in any bucket for ``seconds`` from now (a server that asked so)."""
