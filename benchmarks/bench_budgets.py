@@ -201,8 +201,14 @@ def main(argv: list[str] | None = None) -> int:
         model = MODELS[name]
         with tempfile.TemporaryDirectory() as tmp:
             stamps: list[float] = []
-            log = (lambda _line: stamps.append(time.monotonic())) if "300" in name else None
-            with server(model, size=max(args.walk, args.details), log=log) as sb:
+            with server(model, size=max(args.walk, args.details)) as sb:
+                count = sb.limiter.hit
+
+                def counted(key, **kw):  # when the server counts each request, refused or not
+                    stamps.append(kw["now"])
+                    return count(key, **kw)
+
+                sb.limiter.hit = counted
                 pairs = [(r["id"], r["revision"]) for r in sb.data().transactions]
                 n, s, n429 = client_details(sb, pairs[:args.details], Path(tmp) / "a.sqlite")
                 rate, share, useful = figures(n, s, n429)
@@ -227,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                     most = busiest_minute(stamps)
                     ok &= most <= 300
                     print(f"  1,000 details: {ms:.1f} s, 429 {m429}/{mn}; the most requests "
-                          f"in any 60 s: {most} (goal <= 300)")
+                          f"reaching the counter in any 60 s: {most} (goal <= 300)")
     print("all goals met" if ok else "GOAL MISSED")
     return 0 if ok else 1
 

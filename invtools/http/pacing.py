@@ -10,7 +10,10 @@ endpoints (``scope="token"``):
   ``X-Ratelimit-Reset`` states the room left and when it comes back. While a statement holds,
   its room (the remaining count less every request sent since the stated one) is spent as fast
   as the requests in flight allow -- faster than the configured pace when a minute's budget
-  has room -- and never more: with no room left, requests wait for the stated reset.
+  has room -- and never more: with no room left, requests wait for the stated reset. A long
+  window the statements reveal (their limit and reset, and our own sends, give its length: a
+  minute's 300) is then kept by counting our own sends in it, so that a statement grown old
+  is never taken for a pace.
 - **The configured rate is the pace of a server that says nothing**: ``rate_limit`` requests a
   second, evenly spaced (one every ``(1 + margin) / rate`` seconds: even spacing, unlike
   bursts, keeps arrivals apart when the network jitters). Each 429 slows that pace (x0.9) and
@@ -27,7 +30,7 @@ request sent then reaches the counter after the same delay the stated one did.
 
 One budget per token for every client in this process (:func:`shared_budget`) and, with a
 ``path`` (the client's cache folder), for every process on the machine: the state lives in a
-small SQLite file, named by a salted hash of the token (never the token), whose write lock
+small SQLite file, its rows named by a salted hash of the token (never the token), whose write lock
 (``BEGIN IMMEDIATE``) makes each admission atomic across processes. Waiting is done here, on
 an injectable clock, so tests need not sleep.
 
@@ -240,13 +243,6 @@ class Budget:
                 state.stated = Stated(remaining, sent.at + reset, sent.seq, limit)
                 if status != 429:
                     learn_window(state, sends, sent, remaining, reset, limit)
-
-    def hold(self, seconds: float) -> None:
-        """Nobody sends in any bucket for ``seconds`` from now (a server that asked so)."""
-        until = self.clock.monotonic() + seconds
-        for bucket in self._store.buckets() or ["all-endpoints"]:
-            with self._store.open(bucket, until) as (state, _sends):
-                state.held_until = max(state.held_until, until)
 
     def state(self, bucket: str) -> BucketState:
         """A copy of what it believes of ``bucket`` now."""
