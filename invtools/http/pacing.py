@@ -262,7 +262,7 @@ class Budget:
             stated = state.stated if state.stated and now < state.stated.reset_at else None
             room = 0 if stated is None else max(
                 0, stated.remaining - sent_since(sends, stated.seq))
-            pace = self.per_second / (1 + PACING_MARGIN) * state.factor
+            pace = state.factor / self.interval
         fast = min(n, room)
         return fast / in_flight + (n - fast) / min(pace, in_flight)
 
@@ -276,7 +276,7 @@ class Budget:
             with self._store.open(bucket, now) as (s, sends):
                 stated = s.stated if s.stated is not None and now < s.stated.reset_at else None
                 out[bucket] = {
-                    "pace": round(self.per_second / (1 + PACING_MARGIN) * s.factor, 3),
+                    "pace": round(s.factor / self.interval, 3),
                     "stated_room": None if stated is None else max(
                         0, stated.remaining - sent_since(sends, stated.seq)),
                     "stated_limit": None if stated is None else stated.limit,
