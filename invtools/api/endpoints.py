@@ -96,9 +96,11 @@ class EndpointsMixin:
         """Transaction rows, newest first (Location-mode teams).
 
         ``since``/``until`` (datetime, date or ISO string; naive = UTC; a bare ``until``
-        date includes that whole day) keep rows whose ``transaction_time`` is in the
+        date includes that whole day; a duration such as ``"90D"``, ``"12W"`` or a
+        ``Timedelta`` counts back from now) keep rows whose ``transaction_time`` is in the
         window. The service has no date filter, so the walk stops at the first row older
-        than ``since`` -- no page beyond it is fetched.
+        than ``since`` -- no page beyond it is fetched. ``type``: one of in/out/move/adjust,
+        or several (``("in", "out")``: one chain each, merged newest first).
 
         The walk runs several cursor chains at once and merges them into exactly the rows of
         one plain walk (:mod:`invtools.api.walker`): one per type on a first walk, from
@@ -108,7 +110,7 @@ class EndpointsMixin:
         ``fallback`` says why a walk fell back to one chain, if it did.
         """
         check_keywords("transactions", walk, ("type", "since", "until", "chains"))
-        check_tx_type(type)
+        type = check_tx_type(type)  # noqa: A001 - the filter's own name
         lo = parse_time(since, name="since")
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
