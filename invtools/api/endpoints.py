@@ -13,13 +13,16 @@ no date filter.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
                              TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
 from invtools.api.pagination import Page
-from invtools.errors import APIError, ConfigError, PaginationError
+from invtools.errors import APIError, CacheError, ConfigError, PaginationError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
@@ -134,7 +137,10 @@ class EndpointsMixin:
         # Only an answer from the server (now stored) makes the older revisions go: a cache
         # hit had them forgotten when it was stored, and looking again would cost a write.
         if revision and not from_cache:
-            self.forget((path, {"revision": older}) for older in range(revision))
+            try:
+                self.forget((path, {"revision": older}) for older in range(revision))
+            except CacheError as exc:  # housekeeping: prune_cache() removes them
+                logger.info("older revisions of %s kept in the cache for now: %s", path, exc)
         return _unwrap(body, path)
 
     def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:
