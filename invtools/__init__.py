@@ -11,15 +11,18 @@ widgets need ipywidgets) are imported on first use, so ``import invtools`` stays
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from invtools.errors import (
     APIError,
+    ArgumentTypeError,
     AuthenticationError,
     CacheError,
     ConfigError,
     DeletedItemsWarning,
     InvalidRequestError,
     InvtoolsError,
+    LockedError,
     NotFoundError,
     PaginationError,
     RateLimitError,
@@ -29,6 +32,18 @@ from invtools.errors import (
 )
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what the lazy names below are, for mypy, pyright and editors
+    from invtools import analysis, frames, sandbox
+    from invtools._provenance import Provenance
+    from invtools.api import Client, Page, RequestStats, Team
+    from invtools.api.cacheinfo import cache_info, prune_cache
+    from invtools.mirror import SyncReport, TransactionMirror
+    from invtools.notebook.connection import connect, demo_server, is_demo, team_tokens
+    from invtools.notebook.explorer import activity_explorer
+    from invtools.notebook.picker import token_picker
+    from invtools.notebook.teams import TeamResults, each_team
+    from invtools.viz import activity_table, plot_activity, plot_calendar, plot_stock_history
 
 # name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -63,6 +78,8 @@ __all__ = [
     "InvtoolsError",
     "CacheError",
     "ConfigError",
+    "ArgumentTypeError",
+    "LockedError",
     "TransportError",
     "PaginationError",
     "APIError",

@@ -4,6 +4,8 @@ Errors are split by what the caller can do about them::
 
     InvtoolsError                      everything invtools raises
     ├── ConfigError                    bad arguments or set-up (no token, http:// base URL, ...)
+    │   ├── ArgumentTypeError          an argument of the wrong kind (also a TypeError)
+    │   └── LockedError                another sync holds the mirror's file
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
     ├── Cancelled                      a worker's request was not sent: its batch was stopped
@@ -36,6 +38,8 @@ from typing import Any
 __all__ = [
     "InvtoolsError",
     "ConfigError",
+    "ArgumentTypeError",
+    "LockedError",
     "TransportError",
     "PaginationError",
     "Cancelled",
@@ -70,6 +74,20 @@ class DeletedItemsWarning(UserWarning):
 
 class ConfigError(InvtoolsError, ValueError):
     """The toolkit was set up wrongly: a missing token, an unsafe base URL, a bad argument."""
+
+
+class ArgumentTypeError(ConfigError, TypeError):
+    """An argument of the wrong kind: a number where a token string belongs, a list where a
+    DataFrame does. One rule across invtools: the wrong kind of object is a ``TypeError``
+    (this class), a value of the right kind that cannot be used (an unknown type name, a
+    negative count, ``since`` after ``until``) a :class:`ConfigError`. It is a
+    ``ConfigError`` too, as these errors were before, so either ``except`` catches it."""
+
+
+class LockedError(ConfigError):
+    """Another sync (in this process or another) holds the mirror's file; wait for it to
+    finish. Its own class so that a caller can wait and retry on exactly this; a
+    ``ConfigError`` too, as it was before."""
 
 
 class TransportError(InvtoolsError):

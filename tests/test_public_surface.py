@@ -14,6 +14,8 @@ EXPECTED = {
     "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
     "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
     "RateLimitError", "ServerError",
+    # the cache file stayed locked; an argument of the wrong kind; a mirror another sync holds
+    "CacheError", "ArgumentTypeError", "LockedError",
     # said when an analysis or plot leaves deleted items out
     "DeletedItemsWarning",
     # the client and the mirror

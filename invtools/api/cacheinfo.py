@@ -6,7 +6,7 @@ Pruning itself is :func:`invtools.http.upkeep.prune`: only entries invtools wrot
 requests-cache's public API. What it needs to know of the API is here: a transaction detail at
 ``?revision=N`` is one version of that transaction, so a stored newer revision supersedes it.
 (A client already forgets the older revisions when it fetches a newer one,
-:meth:`~invtools.api.endpoints.EndpointsMixin.transaction`; pruning also catches those stored
+:meth:`~invtools.api.endpoints.EndpointsPart.transaction`; pruning also catches those stored
 before that, or by another process.)
 
 >>> _revision_of("http://h/v1/location-txs/7?revision=2")

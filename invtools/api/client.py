@@ -29,32 +29,24 @@ import math
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from invtools._clock import SYSTEM_CLOCK
 from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, Secret, check_timeout, clean_token, \
     normalise_base_url
-from invtools._provenance import Provenance
-from invtools._types import TEAM_PATH
 from invtools.api.auth import BearerAuth
 from invtools.api.cacheinfo import prune_cache, prune_if_due
-from invtools.api.dataframes import FramesMixin
-from invtools.api.details import DetailsMixin
-from invtools.api.endpoints import EndpointsMixin
+from invtools.api.dataframes import FramesPart
 from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
-from invtools.api.requester import Requester
-from invtools.api.stats import Counters, Measurement, RequestStats
-from invtools.api.team import Team, team_mode_message
+from invtools.api.requester import ClientSession, Requester
+from invtools.api.stats import Counters
+from invtools.api.team import Team
 from invtools.api.walkrecord import FileStore
-from invtools.api.walks import WalksMixin
-from invtools.errors import APIError, ConfigError, TeamModeError
+from invtools.errors import ConfigError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.http.pacing import BudgetView, describe
-from invtools.http.cache import clear_entries, forget, held, open_cache_file, resolve_cache_path
+from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
@@ -82,7 +74,7 @@ def _token_budget(cache_path: Path | None, base_url: str, header: str, scope: st
     return shared_budget(owner[:32], per_second, clock=clock, path=path)
 
 
-class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
+class Client(FramesPart):
     """One team's view of the inventory API: token, base URL, cache, pacing, retries.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
@@ -152,10 +144,12 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
             budget = _token_budget(self.cache_path, self.base_url, auth.header,
                                    rate_limit_scope, self.rate_limit, clock)
         # Room for the details in flight, a list walk and another call of the same client.
-        session = make_session(cache_path=self.cache_path, budget=budget,
-                               rate_limit_scope=rate_limit_scope,
-                               pool_size=max(POOL_SIZE, 2 * concurrency),
-                               expire_after=DEFAULT_EXPIRY, urls_expire_after=EXPIRY)
+        # make_session gives a requests.Session with the cache and pacing mixed in; once its
+        # auth is set (below), it is what ClientSession describes.
+        session = cast(ClientSession, make_session(
+            cache_path=self.cache_path, budget=budget, rate_limit_scope=rate_limit_scope,
+            pool_size=max(POOL_SIZE, 2 * concurrency), expire_after=DEFAULT_EXPIRY,
+            urls_expire_after=EXPIRY))
         if self.cache_path is not None:
             prune_if_due(session.cache)  # at most once a day, never compacting the file
         # The token lives only in the session's auth object, whose repr hides it: no attribute
@@ -245,120 +239,6 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         budget = getattr(self._requester.session, "budget", None)
         return None if budget is None else budget.view(self.rate_limit_scope)
 
-    @property
-    def stats(self) -> RequestStats:
-        """Cumulative counts since the client was made (a snapshot)."""
-        return self._counters.snapshot()
-
-    @contextmanager
-    def measure(self) -> Iterator[Measurement]:
-        """Count the requests of a block -- only this call's, even while other threads use
-        the same client.
-
-        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-        >>> with c.measure() as m:
-        ...     pass
-        >>> m.sent, m.from_cache
-        (0, 0)
-        """
-        with self._counters.measure() as m:
-            yield m
-
-    def provenance(self, measurement: Measurement, path: str,
-                   params: Mapping[str, Any] | None = None) -> Provenance:
-        """Where a result came from (the record frames carry in ``df.attrs``): team, service,
-        endpoint, filters, when, how old the data is, pages, rows, requests sent and answered
-        from cache. No token."""
-        team = self.team()
-        s = measurement.stats
-        return Provenance(
-            source="api", team_id=team.id, team_name=team.name, base_url=self.base_url,
-            endpoint=path, filters=params or {},
-            fetched_at=measurement.finished_at or datetime.now(timezone.utc),
-            data_as_of=measurement.data_as_of,
-            pages=s.pages, rows=s.rows, requests=s.sent, from_cache=s.from_cache,
-            retries=s.retries)
-
-    # -- the one request path
-
-    def get(self, path: str, params: Mapping[str, Any] | None = None, *,
-            refresh: bool = False) -> Any:
-        """GET one response's decoded JSON, or raise an :mod:`invtools.errors` exception.
-        ``refresh=True`` skips the cache (and stores the fresh answer).
-
-        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-        >>> c.get("items")
-        Traceback (most recent call last):
-        ...
-        invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'items'
-        """
-        return self._requester.send(path, params, refresh=refresh)[0]
-
-    # -- team and team mode
-
-    def team(self, *, refresh: bool = False) -> Team:
-        """The team the token is bound to; fetched once per client (and cached for hours).
-
-        Raises :class:`AuthenticationError` if the token is refused.
-        """
-        with self._team_lock:
-            if self._team is None or refresh:
-                # The team is not data of a frame: its answer does not age one.
-                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
-                self._team = Team.from_body(body)
-            return self._team
-
-    def _team_mode_error(self, path: str, server_err: APIError) -> TeamModeError:
-        team = self._team
-        if team is None and path != TEAM_PATH:
-            try:
-                team = self.team()
-            except Exception:  # noqa: BLE001 - the message can do without the team's name
-                team = None
-        msg = team_mode_message(team, path)
-        if server_err.correlation_id:
-            msg += f" [correlation id {server_err.correlation_id}]"
-        return TeamModeError(msg, status=server_err.status, type=server_err.type,
-                             title=server_err.title, correlation_id=server_err.correlation_id,
-                             error_id=server_err.error_id, method="GET", path=path,
-                             attempts=server_err.attempts, details=server_err.details)
-
-    def require_locations(self, path: str) -> None:
-        """Raise :class:`TeamModeError` (naming the team, its mode and what works for it)
-        before anything is sent, if this token's team cannot use the location-only ``path``."""
-        team = self.team()
-        if not team.uses_locations:
-            raise TeamModeError(team_mode_message(team, path), type="/errors/invalid-team-mode",
-                                title="Team mode does not allow this endpoint",
-                                method="GET", path=path)
-
-    # -- cache
-
-    def in_cache(self, calls: Iterable[tuple[str, Mapping[str, Any] | None]]) -> list[bool]:
-        """For each ``(path, params)``, whether the cache holds an answer to that GET, fresh
-        or not (exact for answers that never expire, such as a detail at a revision). Reads
-        the cache's keys only; nothing is sent.
-
-        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-        >>> c.in_cache([("/v1/location-txs/7", {"revision": 0})])
-        [False]
-        """
-        session = self._requester.session
-        urls = [self._requester.url(path, params) for path, params in calls]
-        return held(session, session.auth.header, urls)
-
-    def forget(self, calls: Iterable[tuple[str, Mapping[str, Any] | None]]) -> None:
-        """Delete this token's cached answers to each GET ``(path, params)`` (those cached;
-        other teams' entries stay), e.g. a transaction's older revisions once a newer one is
-        stored. Nothing is sent.
-
-        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-        >>> c.forget([("/v1/location-txs/7", {"revision": 0})])
-        """
-        session = self._requester.session
-        forget(session, session.auth.header,
-               [self._requester.url(path, params) for path, params in calls])
-
     def prune_cache(self, *, older_than: Any = None) -> dict[str, int] | None:
         """Prune this client's cache file now (:func:`invtools.prune_cache`: expired and
         superseded entries invtools wrote, a local server's older than a day, and with
@@ -374,7 +254,7 @@ class Client(WalksMixin, EndpointsMixin, DetailsMixin, FramesMixin):
         returns how many responses."""
         session = self._requester.session
         removed = clear_entries(session, session.auth.header)
-        if self.cache_path is not None:
+        if self.cache_path is not None and session.cache_keys is not None:
             FileStore.clear(self.cache_path, session.cache_keys.prefix(session.auth.header))
         with self._team_lock:
             self._team = None

@@ -20,13 +20,14 @@ import pandas as pd
 from invtools import frames
 from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
     TXS_PATH, check_tx_type
+from invtools.api.details import DetailsPart
 from invtools.api.endpoints import check_keywords
 from invtools.api.plan import chain_count
 
-__all__ = ["FramesMixin"]
+__all__ = ["FramesPart"]
 
 
-class FramesMixin:
+class FramesPart(DetailsPart):
     """``*_df`` methods; needs the resource methods and ``measure``/``provenance``."""
 
     def items_df(self, **filters: Any) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Transaction details, several in flight at once: :meth:`DetailsMixin.transaction_details`,
+"""Transaction details, several in flight at once: :meth:`DetailsPart.transaction_details`,
 and what a first fetch will cost (:func:`cost_line`, from what the token's budget believes:
 :meth:`invtools.http.pacing.Budget.expected_seconds`).
 
@@ -19,17 +19,18 @@ line on stderr says how many and about how long, and the progress bar counts onl
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Generator, Iterable, Mapping, Sized
 from contextlib import closing
 from typing import Any
 
 from invtools._progress import progress_bar
 from invtools._types import TXS_PATH
+from invtools.api.endpoints import EndpointsPart
 from invtools.api.fanout import fanout
 from invtools.errors import ConfigError, NotFoundError
 from invtools.http.pacing import bucket_of
 
-__all__ = ["DetailsMixin", "SERVICE_LATENCY", "ANNOUNCE_SECONDS",
+__all__ = ["DetailsPart", "SERVICE_LATENCY", "ANNOUNCE_SECONDS",
            "about", "cost_line"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
@@ -38,12 +39,13 @@ SERVICE_LATENCY = 0.8
 ANNOUNCE_SECONDS = 30.0
 
 
-class DetailsMixin:
+class DetailsPart(EndpointsPart):
     """``transaction_details``; needs ``transaction``, ``in_cache``, ``concurrency``,
     ``rate_limit`` and ``progress`` from the client."""
 
     def transaction_details(self, rows: Iterable[Any], *, refresh: bool = False,
-                            progress: bool | None = None) -> Iterator[tuple[Any, dict | None]]:
+                            progress: bool | None = None
+                            ) -> Generator[tuple[Any, dict | None], None, None]:
         """``(row, detail)`` for each row, in the order of ``rows``; ``detail`` is None when
         the transaction was deleted since the list was read (its detail answers 404).
 
@@ -65,14 +67,14 @@ class DetailsMixin:
         >>> sum(len(detail["items"]) for _, detail in pairs) >= len(pairs)  # lines, >= 1 each
         True
         """
-        keyed = ((row, _key(row)) for row in rows)
+        keyed: Iterable[tuple[Any, tuple[int, int | None]]] = ((row, _key(row)) for row in rows)
+        missing: list[bool] | None = None
+        total: int | None = None
         if isinstance(rows, Sized) and not isinstance(rows, Mapping):
-            keyed = list(keyed)  # reject a bad row before anything is sent
-            missing = self._uncached(keyed, refresh)
+            listed = list(keyed)  # reject a bad row before anything is sent
+            keyed, missing = listed, self._uncached(listed, refresh)
             total = sum(missing)
             self._announce(total)
-        else:
-            missing = total = None
         show = self.progress if progress is None else progress
 
         def fetch(pair: tuple[Any, tuple[int, int | None]]) -> tuple[Any, dict | None]:
@@ -85,7 +87,7 @@ class DetailsMixin:
         with progress_bar(total=total, desc="transaction details", unit=" details",
                           enabled=show) as bar, \
                 closing(fanout(fetch, keyed, workers=self.concurrency)) as results:
-            if missing is not None and total < len(missing):
+            if missing is not None and total is not None and total < len(missing):
                 bar.set_postfix(cached=len(missing) - total, refresh=False)
             for i, (row, detail) in enumerate(results):
                 if missing is None or missing[i]:

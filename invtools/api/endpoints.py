@@ -20,11 +20,12 @@ from typing import Any
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
                              TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
 from invtools.api.pagination import Page
+from invtools.api.walks import WalksPart
 from invtools.errors import APIError, CacheError, ConfigError, PaginationError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
+__all__ = ["EndpointsPart", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
 #: Partner types by name, as the wire encodes them.
 PARTNER_TYPES = {"supplier": 0, "customer": 1}
@@ -49,7 +50,7 @@ def check_keywords(method: str, given: Mapping[str, Any],
                         f"takes {', '.join(own + WALK_KEYWORDS)}")
 
 
-class EndpointsMixin:
+class EndpointsPart(WalksPart):
     """Resource methods; needs ``get``, ``pages``, ``require_locations``, ``measure`` and
     ``forget`` from the client."""
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -59,7 +59,8 @@ POLL_SECONDS = 0.1
 
 
 def fanout(fn: Callable[[T], R], items: Iterable[T], *, workers: int,
-           ahead: int | None = None, cancel: threading.Event | None = None) -> Iterator[R]:
+           ahead: int | None = None, cancel: threading.Event | None = None
+           ) -> Generator[R, None, None]:
     """``fn(item)`` for every item, up to ``workers`` at once, results in input order.
 
     ``ahead`` (default ``4 * workers``) bounds the items submitted and not yet handed back.

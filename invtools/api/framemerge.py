@@ -29,7 +29,7 @@ def frame_of(pieces: Sequence[Piece], *, by_key: bool) -> pd.DataFrame:
     [3]
     """
     df = frames.transactions_df_from_pages(p.page.body for p in pieces)
-    counts = [p.page.count for p in pieces]
+    counts = [p.page.n_rows for p in pieces]
     if sum(counts) != len(df):
         raise PaginationError(f"the pages' counts add up to {sum(counts)} rows but they hold "
                               f"{len(df)}; walk with chains=1")

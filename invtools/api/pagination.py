@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from invtools.errors import ConfigError, PaginationError
 
 __all__ = ["Page", "RawPage", "Trim", "iter_pages", "iter_raw_pages", "check_envelope",
+           "check_walk_args",
            "raw_envelope", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
@@ -89,13 +90,13 @@ def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
 
 class RawPage(NamedTuple):
     """One page of a raw walk: the undecoded ``body`` (bytes), the envelope's fields and
-    ``count``, the number of rows on the page."""
+    ``n_rows``, the number of rows on the page."""
 
     body: bytes
     number: int
     cursor: Any
     has_more: bool
-    count: int
+    n_rows: int
 
 
 # A JSON key as it appears in a body: escaped quotes inside a string (\"cursor\") never match.
@@ -142,7 +143,7 @@ def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
     >>> [p.number for p in iter_raw_pages(lambda params: bodies[params.get("cursor")])]
     [1, 2]
     """
-    _check_walk_args(limit, max_pages, None)
+    check_walk_args(limit, max_pages, None)
     return _walk(fetch, dict(params or {}), limit, max_pages, None, None, None, start, raw=True)
 
 
@@ -180,11 +181,14 @@ def iter_pages(
     >>> [p.rows for p in iter_pages(fetch, limit=3, start=4)]
     [[4, 5, 6]]
     """
-    _check_walk_args(limit, max_pages, max_rows)
+    check_walk_args(limit, max_pages, max_rows)
     return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at, start)
 
 
-def _check_walk_args(limit, max_pages, max_rows) -> None:
+def check_walk_args(limit: Any, max_pages: Any, max_rows: Any) -> None:
+    """Raise :class:`~invtools.errors.ConfigError` unless ``limit`` is 1 to
+    :data:`MAX_LIMIT` and ``max_pages``/``max_rows`` are None or whole numbers >= 1: checked
+    when a walk is made, before anything is sent."""
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ConfigError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
     for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):

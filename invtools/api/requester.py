@@ -24,34 +24,52 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 import requests
+from requests_cache import SQLiteCache
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
 from invtools._types import resource_of
+from invtools.api.auth import BearerAuth
 from invtools.api.stats import Counters
 from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigError,
                              InvalidRequestError, RateLimitError, ServerError, TeamModeError,
                              TransportError, from_response)
 from invtools.http import transport
-from invtools.http.cache import cached_entry, json_of, looks_json, sound_response
+from invtools.http.cache import CacheKeys, cached_entry, json_of, looks_json, sound_response
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
 
-__all__ = ["Requester"]
+__all__ = ["Requester", "ClientSession"]
 
 logger = logging.getLogger("invtools")
+
+
+class ClientSession(Protocol):
+    """What the client needs of the session :func:`invtools.http.make_session` makes (a
+    ``requests.Session`` with the cache and pacing mixed in) once the client set its auth."""
+
+    auth: BearerAuth
+    #: None without a cache; else how the cache keys entries per token.
+    cache_keys: CacheKeys | None
+    #: requests-cache's SQLite backend (only with a cache).
+    cache: SQLiteCache
+    headers: MutableMapping[str, str | bytes]
+
+    def get(self, url: str, **kwargs: Any) -> requests.Response: ...
+
+    def close(self) -> None: ...
 
 
 class Requester:
     """Sends GETs for one client. ``on_team_mode(path, error)`` turns the server's team-mode
     400 into the client's own :class:`TeamModeError` (naming the team)."""
 
-    def __init__(self, session: requests.Session, *, base_url: str,
+    def __init__(self, session: ClientSession, *, base_url: str,
                  timeout: tuple[float, float], retries: int, backoff: float,
                  counters: Counters, clock: Any = SYSTEM_CLOCK,
                  on_team_mode: Callable[[str, APIError], APIError] | None = None) -> None:
@@ -142,7 +160,8 @@ class Requester:
         a fresh answer, so that a second process replaying it says the same), else now."""
         stamp = getattr(resp, "created_at", None) if from_cache else None
         if stamp is None and resp.status_code == 200 and self.session.cache_keys is not None:
-            entry = cached_entry(self.session, self.session.auth.header, resp.request.url)
+            entry = cached_entry(self.session, self.session.auth.header,
+                                 resp.request.url or resp.url)
             stamp = entry.stored_at if entry is not None else None
         if not isinstance(stamp, datetime):
             return datetime.now(timezone.utc)

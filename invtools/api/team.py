@@ -38,8 +38,8 @@ class Team:
     (True, 'Location')
     """
 
-    id: int
-    name: str
+    id: int | None
+    name: str | None
     mode: int
     mode_name: str
     uses_locations: bool

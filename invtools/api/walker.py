@@ -400,7 +400,7 @@ class Run:
 
 def _of_type(piece: Piece, wanted: str) -> bool:
     found = _TYPE.findall(piece.page.body)
-    if len(found) == piece.page.count:
+    if len(found) == piece.page.n_rows:
         return all(t == wanted.encode() for t in found)
     return all(r.get("type") == wanted for r in piece.rows())
 
@@ -412,4 +412,4 @@ def _keys(piece: Piece, n: int | None = None) -> list[Key]:
 def _last_ms(page: RawPage) -> int | None:
     """The time of a page's last row when its bytes say it plainly, else None."""
     found = _TIME.findall(page.body)
-    return time_ms(found[-1].decode()) if found and len(found) == page.count else None
+    return time_ms(found[-1].decode()) if found and len(found) == page.n_rows else None

@@ -1,6 +1,6 @@
-"""List walks of :class:`~invtools.api.client.Client`: :meth:`WalksMixin.pages` (a plain
-walk, page by page), :meth:`WalksMixin.walk` (rows, in several chains when that helps) and
-:meth:`WalksMixin.walk_frame` (a whole transactions list as a frame, from its page bytes).
+"""List walks of :class:`~invtools.api.client.Client`: :meth:`WalksPart.pages` (a plain
+walk, page by page), :meth:`WalksPart.walk` (rows, in several chains when that helps) and
+:meth:`WalksPart.walk_frame` (a whole transactions list as a frame, from its page bytes).
 
 Every walk is a :class:`Walk`. When it starts (the first row asked for) it looks for a record
 (:mod:`invtools.api.walkrecord`) of a walk of the same list that serves it and is no older
@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -28,8 +28,9 @@ import pandas as pd
 
 from invtools._progress import progress_bar
 from invtools._types import TXS_PATH, parse_duration, resource_of
+from invtools.api.core import ClientCore
 from invtools.api.framemerge import frame_keys, frame_of
-from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim, iter_pages
+from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim, check_walk_args
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
     seam_starts, time_ms
 from invtools.api.policy import default_max_age
@@ -38,14 +39,14 @@ from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, W
     digest
 from invtools.http.cache import cached_entry
 
-__all__ = ["WalksMixin", "Walk", "store_of"]
+__all__ = ["WalksPart", "Walk", "store_of"]
 
 logger = logging.getLogger("invtools")
 
 _SHOW_AFTER = 3  # pages before a walk shows a progress bar: short walks stay silent
 
 
-class WalksMixin:
+class WalksPart(ClientCore):
     """``pages``, ``walk``, ``walk_frame``; needs the client's request path."""
 
     def pages(self, path: str, params: Mapping[str, Any] | None = None, *,
@@ -68,7 +69,7 @@ class WalksMixin:
         """
         spec = Spec(params=dict(params or {}), limit=limit, max_pages=max_pages,
                     max_rows=max_rows, keep=keep, stop_at=stop_at)
-        iter_pages(None, spec.params, limit=limit, max_pages=max_pages, max_rows=max_rows)
+        check_walk_args(limit, max_pages, max_rows)
         return Walk(self, path, spec, mode="pages", chains=1, refresh=refresh,
                     max_age=self._max_age(path, max_age), progress=progress)
 
@@ -87,8 +88,7 @@ class WalksMixin:
         (the team-mode check). Arguments are checked now; nothing is sent yet.
         """
         params = dict(params or {})
-        iter_pages(None, params, limit=limit, **{k: v for k, v in trim.items()
-                                                 if k in ("max_pages", "max_rows")})
+        check_walk_args(limit, trim.get("max_pages"), trim.get("max_rows"))
         n = 1 if trim else chain_count(getattr(self, "concurrency", None), chains)
         spec = Spec(params=params, limit=limit, since_ms=_ms(since, ceil=True),
                     until_ms=_ms(until, ceil=False), **trim)
@@ -187,7 +187,8 @@ class _Walking:
         self._cut_short = False  # the caller's max_rows/stop_at ended it before the list did
         self._lock = threading.Lock()
         self._bar: Any = None
-        self._pending: tuple | None = None  # a fresh walk to record, once its keys are known
+        # a fresh walk to record, once its keys are known
+        self._pending: tuple[WalkStore, WalkRecord | None, Run, datetime, dict[str, str]] | None = None
 
     plan = property(lambda self: self._current.plan if self._current else None)
     fallback = property(lambda self: self._current.fallback if self._current else None)
@@ -195,7 +196,7 @@ class _Walking:
 
     # -- the walk
 
-    def run(self) -> Iterator[Any]:
+    def run(self) -> Generator[Any, None, None]:
         c, spec = self._client, self._spec
         if self._before is not None:
             self._before()
@@ -297,10 +298,10 @@ class _Walking:
         whole); a bar after a few pages of a fresh walk."""
         with self._lock:
             self.pages += 1
-            self._rows += piece.page.count
+            self._rows += piece.page.n_rows
             if self.replayed:
                 return
-            self._client._counters.add(pages=1, rows=piece.page.count)
+            self._client._counters.add(pages=1, rows=piece.page.n_rows)
             if not self._show:
                 return
             if self._bar is None and self.pages > _SHOW_AFTER:
@@ -309,26 +310,30 @@ class _Walking:
             if self._bar is not None:
                 self._bar.update(1)
 
-    def _produce(self, run: Run) -> Iterator[Any]:
+    def _produce(self, run: Run) -> Generator[Any, None, None]:
         """What the caller iterates: rows (window and trimming applied), pages or pieces."""
         spec = self._spec
         if self._mode == "pieces":
             yield from run.pieces()
             return
         trim = Trim(keep=spec.keep, stop_at=spec.stop_at, max_rows=spec.max_rows)
-        source = run.pieces() if self._mode == "pages" else ([r] for r in run.rows())
-        for number, item in enumerate(() if trim.done else source, start=1):
-            rows = item.kept() if isinstance(item, Piece) else item
+
+        def window(rows: list[dict]) -> list[dict]:
             if spec.until_ms is not None:
                 rows = [r for r in rows if _at_or_before(r, spec.until_ms)]
-            rows = trim(rows)
-            if self._mode == "pages":
-                yield Page(rows=rows, number=number, cursor=item.page.cursor,
-                           has_more=item.page.has_more, from_cache=self.replayed)
-            else:
-                yield from rows
-            if trim.done:
-                break
+            return trim(rows)
+
+        if self._mode == "pages":
+            for number, piece in enumerate(() if trim.done else run.pieces(), start=1):
+                yield Page(rows=window(piece.kept()), number=number, cursor=piece.page.cursor,
+                           has_more=piece.page.has_more, from_cache=self.replayed)
+                if trim.done:
+                    break
+        else:
+            for row in () if trim.done else run.rows():
+                yield from window([row])
+                if trim.done:
+                    break
         self._cut_short = trim.done
 
     def _save(self, store: WalkStore, whole: WalkRecord | None, run: Run, began: datetime,
