@@ -624,12 +624,21 @@ def test_type_filter_and_date_range(tx):
     assert "no transactions in range" in [t.get_text() for t in ex.ax.texts]
 
 
-def test_split_by_location_and_partner(tx):
+def test_split_by_location_and_by_supplier_or_customer(tx):
     ex = activity_explorer(tx)
     assert "item" not in ex.by.options
-    ex.by.value = "partner"
-    assert_drawn(ex, activity_table(tx, "W", "partner", start=ex.start.value, end=ex.end.value))
-    assert set(ex.table.columns) == {"Acme", "Bolt Co", "(none)"}
+    assert ex.by.options == ("type", "location", "supplier", "customer")  # never mixed
+    ex.by.value = "supplier"
+    assert_drawn(ex, activity_table(tx, "W", "supplier", start=ex.start.value, end=ex.end.value))
+    deliveries = tx[(tx["type"] == "in") & tx["partner_name"].notna()]
+    assert set(ex.table.columns) == {"Acme", "Bolt Co"}
+    assert ex.table.to_numpy().sum() == len(deliveries)
+    assert ex.ax.get_legend().get_title().get_text() == "supplier"
+    assert f"<b>Total:</b> {len(deliveries)} transactions with a supplier" in ex.summary_html.value
+    ex.by.value = "customer"
+    sales = tx[(tx["type"] == "out") & tx["partner_name"].notna()]
+    assert ex.table.to_numpy().sum() == len(sales)
+    assert ex.ax.get_legend().get_title().get_text() == "customer"
     ex.by.value = "location"
     assert set(ex.table.columns) == {"Shop", "Store room"}
 

@@ -14,6 +14,8 @@ What lives here:
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
   :func:`invtools.viz.plot_activity` with controls.
+- :mod:`~invtools.notebook.controls`: :class:`TypeChoice`, the transaction types as
+  checkboxes (the explorer's Types).
 - :mod:`~invtools.notebook.demo`: runs the example notebooks end to end (``invtools demo``,
   ``make demo``); used by the command line, not exported here.
 
@@ -51,6 +53,7 @@ _WIDGETS = {
     "scrub": "invtools.notebook.picker",
     "ActivityExplorer": "invtools.notebook.explorer",
     "activity_explorer": "invtools.notebook.explorer",
+    "TypeChoice": "invtools.notebook.controls",
 }
 
 __all__ = [
