@@ -29,7 +29,6 @@ from invtools._types import TX_TYPES
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice
 from invtools.viz import activity_table, opening_counts, plot_activity
-from invtools.viz.tables import frame_times
 
 __all__ = ["activity_explorer", "ActivityExplorer"]
 
@@ -82,6 +81,8 @@ class ActivityExplorer(widgets.VBox):
         self.busiest: tuple[pd.Timestamp, float] | None = None
         self.redraws = 0
         self._held = 0
+        # id(frame) -> (frame, its opening stock counts); the frame is held so its id stays its
+        self._flags: dict[int, tuple[pd.DataFrame, pd.Series]] = {}
 
         item_frame = lines if lines is not None else (data if _has_items(data) else None)
         self._item_frame = item_frame
@@ -165,7 +166,7 @@ class ActivityExplorer(widgets.VBox):
     @contextmanager
     def hold(self) -> Iterator[ActivityExplorer]:
         """Change several controls with one redraw at the end:
-        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "partner"``."""
+        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "supplier"``."""
         self._held += 1
         try:
             yield self
@@ -224,14 +225,17 @@ class ActivityExplorer(widgets.VBox):
     def _openings(self, df: pd.DataFrame) -> pd.Series:
         """The opening stock counts of ``df`` (:func:`~invtools.viz.opening_counts`); for the
         lines, also the lines of the transactions flagged in the transactions frame (lines
-        have no memo to read)."""
-        if not {"type", "transaction_time"} <= set(df.columns):
-            return pd.Series(False, index=df.index)
-        flagged = opening_counts(df)
-        if df is not self.data and "transaction_id" in df.columns and {
-                "id", "type", "transaction_time"} <= set(self.data.columns):
-            ids = self.data.loc[opening_counts(self.data).to_numpy(dtype=bool), "id"]
+        have no memo to read). Worked out once per frame: the frames never change."""
+        held = self._flags.get(id(df))
+        if held is not None and held[0] is df:
+            return held[1]
+        flagged = pd.Series(False, index=df.index)
+        if {"type", "transaction_time"} <= set(df.columns):
+            flagged = opening_counts(df)
+        if df is not self.data and "transaction_id" in df.columns and "id" in self.data.columns:
+            ids = self.data.loc[self._openings(self.data).to_numpy(dtype=bool), "id"]
             flagged |= df["transaction_id"].isin(ids).fillna(False).to_numpy(dtype=bool)
+        self._flags[id(df)] = (df, flagged)
         return flagged
 
     def _counts_note(self, grand: float) -> str:
@@ -243,14 +247,16 @@ class ActivityExplorer(widgets.VBox):
         rows = base[self._openings(base).to_numpy(dtype=bool)]
         if rows.empty:
             return ""
-        rows = rows[rows["type"].astype(object).isin(list(self.types.value)).to_numpy(bool)]
-        days = frame_times(rows, "activity_explorer").dt.tz_convert(self.tz).dt.date
-        keep = pd.Series(True, index=rows.index)
-        if self.start.value is not None:
-            keep &= days >= self.start.value
-        if self.end.value is not None:
-            keep &= days <= self.end.value
-        rows = rows[keep.to_numpy(dtype=bool)]
+        if "type" in rows.columns:
+            rows = rows[rows["type"].astype(object).isin(list(self.types.value)).to_numpy(bool)]
+        if "transaction_time" in rows.columns:
+            days = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
+            keep = pd.Series(True, index=rows.index)
+            if self.start.value is not None:
+                keep &= days.dt.date >= self.start.value
+            if self.end.value is not None:
+                keep &= days.dt.date <= self.end.value
+            rows = rows[keep.to_numpy(dtype=bool)]
         if rows.empty:
             return ""
         n = rows["transaction_id"].nunique() if "transaction_id" in rows.columns else len(rows)
