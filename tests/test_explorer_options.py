@@ -119,7 +119,8 @@ def test_the_item_view_leaves_out_the_stocktakes_lines(demo):
     ids = tx.loc[opening_counts(tx), "id"]
     kept = lines[~lines["transaction_id"].isin(ids)]
     assert len(kept) < len(lines)
-    expected = activity_table(kept, "W", "item", "quantity", 8, ex.start.value, ex.end.value)
+    expected = activity_table(kept, "W", "item", "quantity", top=8, start=ex.start.value,
+                              end=ex.end.value)
     assert_drawn(ex, expected)
     assert "Left out: 4 opening stock counts" in ex.summary_html.value
 

@@ -249,3 +249,20 @@ def test_the_rows_module_examples_run():
     result = doctest.testmod(rows)
     assert result.failed == 0 and result.attempted >= 4
     assert opening_counts(tx_frame([])).empty
+
+
+def test_the_table_and_the_plot_take_the_same_options_by_keyword():
+    import inspect
+
+    def by_keyword(func):
+        return {name for name, p in inspect.signature(func).parameters.items()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    assert by_keyword(activity_table) == by_keyword(plot_activity) - {"kind", "ax"}
+    assert {"top", "start", "end", "tz", "signed"} <= by_keyword(activity_table)
+    tx = pd.DataFrame({"transaction_time": pd.to_datetime(
+        ["2026-03-02", "2026-03-03", "2026-03-18"], utc=True), "type": ["in", "out", "out"]})
+    with pytest.raises(TypeError):
+        activity_table(tx, "W", "type", "count", 3)  # top only by its name, as in the plot
+    assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2,
+                                                                                "other": 1}

@@ -575,7 +575,8 @@ def test_explorer_draws_what_activity_table_counts(tx):
     ex = activity_explorer(tx)
     assert (ex.start.value, ex.end.value) == (tx.transaction_time.min().date(),
                                               tx.transaction_time.max().date())
-    assert_drawn(ex, activity_table(tx, "W", "type", "count", 8, ex.start.value, ex.end.value))
+    assert_drawn(ex, activity_table(tx, "W", "type", "count", top=8, start=ex.start.value,
+                                     end=ex.end.value))
     assert ex.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     # The summary: totals per type, the grand total and the busiest week.
     assert ex.summary["count"].to_dict() == tx["type"].value_counts().to_dict()
@@ -694,7 +695,8 @@ def test_explorer_from_a_client_with_lines(server):
         ex.metric.value = "quantity"
         ex.freq.value = "M"
     assert ex.redraws == before + 1  # one redraw for three changes
-    expected = activity_table(lines, "M", "item", "quantity", 8, ex.start.value, ex.end.value)
+    expected = activity_table(lines, "M", "item", "quantity", top=8, start=ex.start.value,
+                              end=ex.end.value)
     assert_drawn(ex, expected)
     assert len(ex.table.columns) <= 9 and "lines" not in ex.summary_html.value
 

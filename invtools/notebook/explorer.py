@@ -25,7 +25,7 @@ import ipywidgets as widgets
 import pandas as pd
 from matplotlib.figure import Figure
 
-from invtools._types import TX_TYPES
+from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice
 from invtools.viz import activity_table, opening_counts, plot_activity
@@ -66,10 +66,11 @@ class ActivityExplorer(widgets.VBox):
         dpi: int = 100,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
-            raise ConfigError(f"activity_explorer needs a DataFrame or a Client, not "
-                              f"{type(data).__name__}")
+            raise TypeError(f"activity_explorer needs a transactions DataFrame or a Client, "
+                            f"not {type(data).__name__}")
         if lines is not None and not isinstance(lines, pd.DataFrame):
-            raise ConfigError("lines must be a lines DataFrame (invtools.frames.lines_df) or None")
+            raise TypeError(f"activity_explorer: lines must be a lines DataFrame "
+                            f"(invtools.frames.lines_df) or None, not {type(lines).__name__}")
         self.data = data
         self.lines = lines
         self.tz = tz or "UTC"
@@ -186,8 +187,9 @@ class ActivityExplorer(widgets.VBox):
             if s["start"] is not None and s["end"] is not None and s["start"] > s["end"]:
                 raise ConfigError(f"Start {_day(s['start'])} is after end {_day(s['end'])}: "
                                   "choose a start on or before the end.")
-            self.table = activity_table(df, s["freq"], s["by"], s["metric"], s["top"],
-                                        s["start"], s["end"], tz=s["tz"], signed=s["signed"])
+            self.table = activity_table(df, s["freq"], s["by"], s["metric"], top=s["top"],
+                                        start=s["start"], end=s["end"], tz=s["tz"],
+                                        signed=s["signed"])
             plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
                           kind=self.kind.value, start=s["start"], end=s["end"], tz=s["tz"],
                           signed=s["signed"], ax=ax)
@@ -341,6 +343,8 @@ def _is_client(obj: Any) -> bool:
 def activity_explorer(
     df_or_client: Any,
     *,
+    since: Any = None,
+    until: Any = None,
     lines: pd.DataFrame | None = None,
     tz: str | None = None,
     top: int | None = 8,
@@ -352,6 +356,13 @@ def activity_explorer(
     fetched once (with a progress bar; cached like every request). ``lines``: a lines frame
     (:func:`invtools.frames.lines_df`) to allow splitting by item. ``tz``: the time zone days
     and weeks are cut in (default UTC); ``top``: most categories drawn, the rest is "other".
+
+    ``since``/``until``: the window, spelled as for the client's methods -- a duration back
+    from now (``"90D"``, ``"12W"``, a ``Timedelta``), a month (``"2026-10"``: all of it), a
+    date, a time. A Client is asked for that window only (``client.transactions_df(since=...,
+    until=...)``: the values are passed through as given, or, with a ``tz`` other than UTC,
+    as the moments they stand for in ``tz``); a frame, and ``lines``, are cut to it. Dates
+    and months are days of ``tz``.
 
     Controls: date range (from the frame's first to its last day, which are also the furthest
     the pickers go: a frame fetched with ``since=`` is explored from then, even split by item
@@ -375,9 +386,45 @@ def activity_explorer(
     >>> ex.units.value = "signed"
     >>> ex.summary_html.value.split(" in ")[0]
     '<b>Total:</b> 7 units (signed: as recorded, an adjustment of -5 subtracts 5)'
+    >>> activity_explorer(tx, since="2026-03-10").data["type"].tolist()   # or "90D", "2026-03"
+    ['out']
     """
+    if tz is not None:
+        try:
+            pd.Timestamp.now(tz=tz)
+        except Exception:  # pytz, zoneinfo and dateutil each say it their own way
+            raise ConfigError(f"activity_explorer: tz={tz!r} is not a time zone name (e.g. "
+                              "'UTC', 'Europe/Paris')") from None
+    lo = parse_time(since, name="activity_explorer: since", tz=tz)
+    hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz)
+    if lo is not None and hi is not None and lo > hi:
+        raise ConfigError(f"activity_explorer: since={since!r} ({lo:%Y-%m-%d %H:%M} UTC) is "
+                          f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
+                          "or before the until")
     if _is_client(df_or_client):
-        data = df_or_client.transactions_df()
+        local = tz not in (None, "UTC")  # the client reads dates in UTC: give it the moments
+        data = df_or_client.transactions_df(since=lo if local else since,
+                                            until=hi if local else until)
     else:
-        data = df_or_client
+        data = _window(df_or_client, lo, hi)
+    if lines is not None:
+        lines = _window(lines, lo, hi, "lines")
     return ActivityExplorer(data, lines=lines, tz=tz, top=top)
+
+
+def _window(df: Any, lo: Any, hi: Any, what: str = "the frame") -> Any:
+    """The rows of ``df`` from ``lo`` to ``hi`` (aware datetimes or None) by their
+    ``transaction_time``; ``df`` unchanged without a window (or when it is no frame: the
+    explorer says so)."""
+    if (lo is None and hi is None) or not isinstance(df, pd.DataFrame):
+        return df
+    if "transaction_time" not in df.columns:
+        raise ConfigError(f"activity_explorer: since/until cut {what} by its transaction_time "
+                          f"column, which it has not")
+    times = pd.to_datetime(df["transaction_time"], utc=True)
+    keep = pd.Series(True, index=df.index)
+    if lo is not None:
+        keep &= times >= pd.Timestamp(lo)
+    if hi is not None:
+        keep &= times <= pd.Timestamp(hi)
+    return df[keep.fillna(False).to_numpy(dtype=bool)]

@@ -80,8 +80,8 @@ def plot_activity(
     """
     if kind not in _KINDS:
         raise ConfigError(f"kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    table = activity_table(df, freq, by, metric, top, start, end, tz=tz, signed=signed,
-                           exclude_opening_counts=exclude_opening_counts)
+    table = activity_table(df, freq, by, metric, top=top, start=start, end=end, tz=tz,
+                           signed=signed, exclude_opening_counts=exclude_opening_counts)
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
