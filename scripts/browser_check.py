@@ -241,10 +241,7 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             explorer.screenshot(path=str(out / "5-explorer.png"))
             timer.step("Types checkboxes whole; explorer screenshot")
 
-            page.locator(".jp-NotebookPanel").first.click(position={"x": 5, "y": 5})
-            page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
-            page.locator("li[data-command='docmanager:save']").first.click()
-            page.wait_for_selector(".jp-NotebookPanel:not(.jp-mod-dirty)")
+            save(page, url, token)
             timer.step("notebook saved")
         except Exception:
             page.screenshot(path=str(out / "failure.png"), full_page=True)
@@ -252,6 +249,30 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             raise
         finally:
             browser.close()
+
+
+def save(page, url: str, token: str) -> None:
+    """File > Save, then wait until the server holds the notebook with its outputs and widget
+    state: a panel that was never marked dirty looks saved at once, and stopping JupyterLab
+    then left the file as it was written (no outputs, no state). Tried a second time with
+    Ctrl+S if the first save does not arrive."""
+    for attempt in range(2):
+        page.locator(".jp-NotebookPanel").first.click(position={"x": 5, "y": 5})
+        if attempt == 0:
+            page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
+            page.locator("li[data-command='docmanager:save']").first.click()
+        else:
+            page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            req = urllib.request.Request(f"{url}/api/contents/{NOTEBOOK}?content=1",
+                                         headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(req, timeout=5) as r:
+                model = json.load(r)
+            if model["content"]["metadata"].get("widgets"):
+                return
+            time.sleep(0.3)
+    raise AssertionError("the notebook was not saved with its widget state within 40 s")
 
 
 def image_src(page) -> str | None:

@@ -16,7 +16,8 @@ What lives here:
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
   :func:`invtools.viz.plot_activity` with controls.
 - :mod:`~invtools.notebook.controls`: :class:`TypeChoice`, the transaction types as
-  checkboxes (the explorer's Types).
+  checkboxes (the explorer's Types), and :func:`~invtools.notebook.controls.inline_label`, a
+  control's name on its row (not exported here).
 - :mod:`~invtools.notebook.demo`: runs the example notebooks end to end (``invtools demo``,
   ``make demo``); used by the command line, not exported here.
 

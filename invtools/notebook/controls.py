@@ -21,7 +21,22 @@ import traitlets
 
 from invtools._types import TX_TYPES
 
-__all__ = ["TypeChoice"]
+__all__ = ["TypeChoice", "inline_label"]
+
+
+def inline_label(text: str) -> widgets.Label:
+    """A control's name, in the column and width of the descriptions of ipywidgets' inline
+    controls (Dropdown, DatePicker): put it before a control whose own description would not
+    stay on its row (``ToggleButtons`` draws its description above its buttons in
+    JupyterLab 4).
+
+    >>> label = inline_label("Per")
+    >>> label.value, label.layout.justify_content
+    ('Per', 'flex-end')
+    """
+    return widgets.Label(text, layout=widgets.Layout(
+        width="var(--jp-widgets-inline-label-width, 80px)", justify_content="flex-end",
+        margin="0 8px 0 0", flex="0 0 auto"))
 
 
 class TypeChoice(widgets.HBox):
@@ -51,9 +66,7 @@ class TypeChoice(widgets.HBox):
             for kind in self.options
         }
         # The same width and alignment as the descriptions of the controls above it.
-        label = widgets.Label(description, layout=widgets.Layout(
-            width="var(--jp-widgets-inline-label-width, 80px)", justify_content="flex-end",
-            margin="0 8px 0 0"))
+        label = inline_label(description)
         super().__init__(children=[label, *self.boxes.values()],
                          layout=widgets.Layout(align_items="center"))
         self.value = chosen

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
-from invtools.notebook.controls import TypeChoice
+from invtools.notebook.controls import TypeChoice, inline_label
 from invtools.viz import activity_table, opening_counts, plot_activity
 
 __all__ = ["activity_explorer", "ActivityExplorer"]
@@ -94,15 +94,15 @@ class ActivityExplorer(widgets.VBox):
                                         layout=widgets.Layout(width="18em"))
         self.end = widgets.DatePicker(value=last, min=first, max=last, description="To",
                                       layout=widgets.Layout(width="18em"))
-        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", description="Per",
+        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W",
                                           style={"button_width": "5em"})
         self.metric = widgets.ToggleButtons(options=(("count", "count"),
                                                      ("quantity", "quantity")),
-                                            value="count", description="Metric",
+                                            value="count",
                                             style={"button_width": "6em"})
         self.units = widgets.ToggleButtons(
             options=(("absolute", "absolute"), ("signed", "signed")), value="absolute",
-            description="Units", style={"button_width": "6em"}, disabled=True,
+            style={"button_width": "6em"}, disabled=True,
             tooltips=("Every quantity as positive: a count that found 5 fewer adds 5",
                       "As recorded: a count that found 5 fewer subtracts 5"))
         # Suppliers and customers apart: one legend of delivery partners, one of buyers.
@@ -115,15 +115,18 @@ class ActivityExplorer(widgets.VBox):
             value=False, description=_LEAVE_OUT, indent=False,
             layout=widgets.Layout(width="auto", margin="0 0 0 2em"))
         self.kind = widgets.ToggleButtons(options=(("bars", "bar"), ("lines", "line")),
-                                          value="bar", description="Chart",
+                                          value="bar",
                                           style={"button_width": "5em"})
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.summary_html = widgets.HTML()
         self.message = widgets.HTML()
         controls = widgets.VBox([
             widgets.HBox([self.start, self.end, self.by]),
-            widgets.HBox([self.freq, self.kind]),
-            widgets.HBox([self.metric, self.units]),
+            # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
+            widgets.HBox([inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
+                         layout=widgets.Layout(align_items="center")),
+            widgets.HBox([inline_label("Metric"), self.metric, inline_label("Units"),
+                          self.units], layout=widgets.Layout(align_items="center")),
             widgets.HBox([self.types, self.exclude_counts],
                          layout=widgets.Layout(align_items="center")),
         ])
