@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-min demo docs lab bench sandbox clean
+.PHONY: test test-min demo docs lab bench sandbox dist clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,5 +35,9 @@ bench: $(STAMP)  ## print the benchmark figures (several minutes; not part of th
 sandbox: $(STAMP)  ## the stand-in server in the foreground
 	$(PY) -m invtools sandbox --port 8765
 
+dist: $(STAMP)  ## the wheel and the sdist under dist/ (the wheel is built from the sdist)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build dist .pytest_cache

@@ -9,7 +9,9 @@ What it does, end to end, on 127.0.0.1 only:
    and runtime files in a scratch folder, widget state saving switched on);
 4. drives Chromium with Playwright: opens the notebook, runs all cells, picks "shop" in the
    dropdown, pastes the basic team's token and presses Connect, switches the explorer to
-   months, and saves screenshots under ``build/browser-check/``;
+   months, then to quantities without the opening stock counts, checks that the four Types
+   checkboxes show whole inside the explorer (none clipped), and saves screenshots under
+   ``build/browser-check/`` (``5-explorer.png``: the explorer alone);
 5. saves the notebook (with widget state) and asserts the saved file holds the widget state
    (the team's name in the status line) but no token;
 6. stops everything it started and prints how long each step took.
@@ -221,10 +223,25 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             image.scroll_into_view_if_needed()
             page.screenshot(path=str(out / "4-explorer-months.png"), full_page=True)
 
-            page.locator(".jp-NotebookPanel").first.click(position={"x": 5, "y": 5})
-            page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
-            page.locator("li[data-command='docmanager:save']").first.click()
-            page.wait_for_selector(".jp-NotebookPanel:not(.jp-mod-dirty)")
+            explorer = page.locator(".widget-vbox", has=page.locator(".widget-image")).first
+            before = image_src(page)
+            explorer.locator(".widget-toggle-buttons button", has_text="quantity").first.click()
+            wait_redrawn(page, before)
+            summary = explorer.locator(".widget-html", has_text="Total:").first
+            expect(summary).to_contain_text("units (absolute")
+            expect(summary).to_contain_text("Includes 4 opening stock counts")
+            before = image_src(page)
+            explorer.locator(".widget-checkbox", has_text="Leave out opening stock counts") \
+                .locator("input").click()
+            wait_redrawn(page, before)
+            expect(summary).to_contain_text("Left out: 4 opening stock counts")
+            timer.step("explorer: quantities, opening stock counts left out")
+            check_types_shown(explorer)
+            explorer.scroll_into_view_if_needed()
+            explorer.screenshot(path=str(out / "5-explorer.png"))
+            timer.step("Types checkboxes whole; explorer screenshot")
+
+            save(page, url, token)
             timer.step("notebook saved")
         except Exception:
             page.screenshot(path=str(out / "failure.png"), full_page=True)
@@ -232,6 +249,64 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             raise
         finally:
             browser.close()
+
+
+def save(page, url: str, token: str) -> None:
+    """File > Save, then wait until the server holds the notebook with its outputs and widget
+    state: a panel that was never marked dirty looks saved at once, and stopping JupyterLab
+    then left the file as it was written (no outputs, no state). Tried a second time with
+    Ctrl+S if the first save does not arrive."""
+    for attempt in range(2):
+        page.locator(".jp-NotebookPanel").first.click(position={"x": 5, "y": 5})
+        if attempt == 0:
+            page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
+            page.locator("li[data-command='docmanager:save']").first.click()
+        else:
+            page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            req = urllib.request.Request(f"{url}/api/contents/{NOTEBOOK}?content=1",
+                                         headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(req, timeout=5) as r:
+                model = json.load(r)
+            if model["content"]["metadata"].get("widgets"):
+                return
+            time.sleep(0.3)
+    raise AssertionError("the notebook was not saved with its widget state within 40 s")
+
+
+def image_src(page) -> str | None:
+    """The explorer picture's current ``src`` (a data URL that changes with every redraw)."""
+    return page.evaluate("() => { const i = document.querySelector('img.widget-image') ||"
+                         " document.querySelector('.widget-image img'); return i && i.src; }")
+
+
+def wait_redrawn(page, before: str | None) -> None:
+    page.wait_for_function(
+        "([before]) => { const i = document.querySelector('img.widget-image') ||"
+        " document.querySelector('.widget-image img'); return i && i.src !== before; }",
+        arg=[before])
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+
+
+def check_types_shown(explorer) -> None:
+    """Each of the four Types checkboxes, box and name, lies whole inside the explorer and
+    inside its own row: nothing clipped (the old four-row list cut its first row)."""
+    outer = explorer.bounding_box()
+    for kind in ("in", "out", "move", "adjust"):
+        box = explorer.locator(".widget-checkbox").filter(
+            has=explorer.page.get_by_text(kind, exact=True)).first
+        for part in (box.locator("input"), box.get_by_text(kind, exact=True)):
+            b = part.bounding_box()
+            assert b and b["width"] > 0 and b["height"] > 0, f"Types {kind!r} is not shown"
+            assert (outer["x"] <= b["x"] and b["x"] + b["width"] <= outer["x"] + outer["width"]
+                    and outer["y"] <= b["y"]
+                    and b["y"] + b["height"] <= outer["y"] + outer["height"]), \
+                f"Types {kind!r} is cut off: {b} outside {outer}"
+        row = box.bounding_box()
+        text = box.get_by_text(kind, exact=True).bounding_box()
+        assert row["y"] - 0.5 <= text["y"] and text["y"] + text["height"] <= \
+            row["y"] + row["height"] + 0.5, f"Types {kind!r}: its name overflows its row"
 
 
 def accept_kernel_dialog(page, wait_ms: int) -> None:

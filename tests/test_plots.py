@@ -317,7 +317,7 @@ def test_type_colours_are_fixed_whatever_types_are_present():
 
 def test_quantity_bars_and_monthly_labels(tx):
     ax = plot_activity(tx, "M", metric="quantity", by=None)
-    assert ax.get_ylabel() == "quantity (units) per month"
+    assert ax.get_ylabel() == "quantity (units, absolute) per month"
     assert ax.get_legend() is None  # a single series needs none
     (container,) = ax.containers
     assert [p.get_height() for p in container.patches] == [tx["total_quantity"].abs().sum()]
@@ -479,17 +479,21 @@ def history() -> pd.DataFrame:
     ])
 
 
-def test_stock_lines_are_the_stock_column_as_steps(history):
+def test_stock_lines_are_the_stock_column_as_steps_to_the_end_of_the_data(history):
     ax = plt.figure().subplots()
     assert plot_stock_history(history, ax=ax) is ax
     lines = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_linestyle() != "None"}
+    end = history["transaction_time"].max().tz_localize(None)  # nut's last row, 10 March
     for item_id, name in [(7, "bolt"), (8, "nut")]:
         rows = history[history["item_id"] == item_id]
         line = lines[name]
         assert line.get_drawstyle() == "steps-post"
-        assert line.get_ydata().tolist() == rows["stock"].tolist()
-        want_x = rows["transaction_time"].dt.tz_localize(None).to_numpy()
-        assert (np.asarray(line.get_xdata()) == want_x).all()
+        times = rows["transaction_time"].dt.tz_localize(None).tolist()
+        stock = rows["stock"].tolist()
+        if times[-1] < end:  # bolt's last row is on 9 March: its level holds to the end
+            times, stock = [*times, end], [*stock, stock[-1]]
+        assert line.get_ydata().tolist() == stock
+        assert [pd.Timestamp(x) for x in line.get_xdata()] == times
     assert ax.get_ylabel() == "stock (units)"
     assert ax.get_title() == "Stock of 2 items"
     assert _legend(ax) == ["bolt", "out of stock", "nut"]
@@ -517,7 +521,10 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     day = mdates.date2num
     assert spans == [
         (round(day(pd.Timestamp("2026-03-03T10:00")), 6), round(day(pd.Timestamp("2026-03-06T10:00")), 6)),
-    ]  # the run at the very end has zero width here (its item's last point ends the data)
+        # still out on 9 March, until the end of the data (nut's row of 10 March), though
+        # nut is not drawn: the data goes on, so bolt's zero does too
+        (round(day(pd.Timestamp("2026-03-09T10:00")), 6), round(day(pd.Timestamp("2026-03-10T10:00")), 6)),
+    ]
     assert ax.get_title() == "Stock of bolt"
 
 

@@ -575,7 +575,8 @@ def test_explorer_draws_what_activity_table_counts(tx):
     ex = activity_explorer(tx)
     assert (ex.start.value, ex.end.value) == (tx.transaction_time.min().date(),
                                               tx.transaction_time.max().date())
-    assert_drawn(ex, activity_table(tx, "W", "type", "count", 8, ex.start.value, ex.end.value))
+    assert_drawn(ex, activity_table(tx, "W", "type", "count", top=8, start=ex.start.value,
+                                     end=ex.end.value))
     assert ex.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     # The summary: totals per type, the grand total and the busiest week.
     assert ex.summary["count"].to_dict() == tx["type"].value_counts().to_dict()
@@ -624,12 +625,21 @@ def test_type_filter_and_date_range(tx):
     assert "no transactions in range" in [t.get_text() for t in ex.ax.texts]
 
 
-def test_split_by_location_and_partner(tx):
+def test_split_by_location_and_by_supplier_or_customer(tx):
     ex = activity_explorer(tx)
     assert "item" not in ex.by.options
-    ex.by.value = "partner"
-    assert_drawn(ex, activity_table(tx, "W", "partner", start=ex.start.value, end=ex.end.value))
-    assert set(ex.table.columns) == {"Acme", "Bolt Co", "(none)"}
+    assert ex.by.options == ("type", "location", "supplier", "customer")  # never mixed
+    ex.by.value = "supplier"
+    assert_drawn(ex, activity_table(tx, "W", "supplier", start=ex.start.value, end=ex.end.value))
+    deliveries = tx[(tx["type"] == "in") & tx["partner_name"].notna()]
+    assert set(ex.table.columns) == {"Acme", "Bolt Co"}
+    assert ex.table.to_numpy().sum() == len(deliveries)
+    assert ex.ax.get_legend().get_title().get_text() == "supplier"
+    assert f"<b>Total:</b> {len(deliveries)} transactions with a supplier" in ex.summary_html.value
+    ex.by.value = "customer"
+    sales = tx[(tx["type"] == "out") & tx["partner_name"].notna()]
+    assert ex.table.to_numpy().sum() == len(sales)
+    assert ex.ax.get_legend().get_title().get_text() == "customer"
     ex.by.value = "location"
     assert set(ex.table.columns) == {"Shop", "Store room"}
 
@@ -685,7 +695,8 @@ def test_explorer_from_a_client_with_lines(server):
         ex.metric.value = "quantity"
         ex.freq.value = "M"
     assert ex.redraws == before + 1  # one redraw for three changes
-    expected = activity_table(lines, "M", "item", "quantity", 8, ex.start.value, ex.end.value)
+    expected = activity_table(lines, "M", "item", "quantity", top=8, start=ex.start.value,
+                              end=ex.end.value)
     assert_drawn(ex, expected)
     assert len(ex.table.columns) <= 9 and "lines" not in ex.summary_html.value
 

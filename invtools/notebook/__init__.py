@@ -4,9 +4,10 @@ What lives here:
 
 - :mod:`~invtools.notebook.connection`: :func:`connect`, :func:`demo_server`,
   :func:`stop_demo_server`, :func:`team_tokens` (:class:`TeamTokens`), :func:`is_demo`,
-  :func:`session_summary`, :func:`token_home`, :func:`demo_cache_path`: tokens from the
-  environment, or the stand-in server with demo data when there is none; where a token may be
-  sent; where the demo's answers are cached (never the user's cache).
+  :func:`session_summary`, :func:`token_home`, :func:`demo_cache_path`,
+  :func:`demo_client_options`: tokens from the environment, or the stand-in server with demo
+  data when there is none; where a token may be sent; how every client of the demo server is
+  paced and where its answers are cached (never the user's cache).
 - :mod:`~invtools.notebook.teams`: :func:`each_team` (:class:`TeamResults`,
   :class:`TeamOutcome`): the same question for several teams at once, each at its own
   token's budget, a failed team's error in its slot.
@@ -14,6 +15,9 @@ What lives here:
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :func:`activity_explorer` (:class:`ActivityExplorer`),
   :func:`invtools.viz.plot_activity` with controls.
+- :mod:`~invtools.notebook.controls`: :class:`TypeChoice`, the transaction types as
+  checkboxes (the explorer's Types), and :func:`~invtools.notebook.controls.inline_label`, a
+  control's name on its row (not exported here).
 - :mod:`~invtools.notebook.demo`: runs the example notebooks end to end (``invtools demo``,
   ``make demo``); used by the command line, not exported here.
 
@@ -35,6 +39,7 @@ from invtools.notebook.connection import (
     TeamTokens,
     connect,
     demo_cache_path,
+    demo_client_options,
     demo_server,
     is_demo,
     session_summary,
@@ -51,6 +56,7 @@ _WIDGETS = {
     "scrub": "invtools.notebook.picker",
     "ActivityExplorer": "invtools.notebook.explorer",
     "activity_explorer": "invtools.notebook.explorer",
+    "TypeChoice": "invtools.notebook.controls",
 }
 
 __all__ = [
@@ -63,6 +69,7 @@ __all__ = [
     "session_summary",
     "token_home",
     "demo_cache_path",
+    "demo_client_options",
     "each_team",
     "TeamResults",
     "TeamOutcome",

@@ -16,6 +16,13 @@ tokens) at every start, so they would never be asked for again and only make the
 Clients of the demo server (from :func:`connect` and the token picker) share a cache in a
 temporary folder of the server's own (:func:`demo_cache_path`), removed when it stops.
 
+Every client of the demo server gets the same options, whichever helper made it
+(:func:`connect`, :func:`~invtools.notebook.token_picker`, :func:`~invtools.each_team`):
+:func:`demo_client_options` is the one rule. A client is paced as the demo server limits, not
+as the real service does: not at all by default (the demo server limits nothing, so the
+notebooks run in seconds), at its rate when it was started with one
+(``demo_server(rate_limit=5)``). An option given explicitly wins.
+
 >>> client = connect(quiet=True)            # no INVTOOLS_TOKEN here: the demo shop
 >>> client.team().name
 'Greenfield Hardware & Garden'
@@ -32,6 +39,7 @@ import sys
 import tempfile
 import threading
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +48,7 @@ from invtools.api import Client
 from invtools.errors import ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
-           "is_demo", "session_summary", "token_home", "demo_cache_path"]
+           "is_demo", "session_summary", "token_home", "demo_cache_path", "demo_client_options"]
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
@@ -142,6 +150,45 @@ def demo_cache_path(base_url: str | None = None) -> Path | None:
         return Path(_cache_dir) / "responses.sqlite"
 
 
+def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None
+                        ) -> dict[str, Any]:
+    """The :class:`~invtools.api.Client` options for a client at ``base_url``: ``options``
+    (copied) plus, when ``base_url`` is the built-in demo server's, what every client of the
+    demo server gets unless told otherwise. The one rule :func:`connect` and the token picker
+    both follow:
+
+    - ``rate_limit``: the demo server's own limit, in requests per second (its
+      ``rate_limit`` per ``rate_window``): 0 (not paced) for the default demo server, which
+      limits nothing; 5 for ``demo_server(rate_limit=5)``. Read when the client is made, so a
+      client made after ``demo_server().rate_limit = 5`` is paced at 5.
+    - ``rate_limit_scope``: ``"token"`` when the server counts one budget per token
+      (its ``shared_rate_limit`` quirk), else the client's default.
+    - ``cache``: the demo server's own cache (:func:`demo_cache_path`), never the user's.
+
+    Other addresses get ``options`` as given (the real service's pace is the client's default).
+
+    >>> sb = demo_server()
+    >>> opts = demo_client_options(sb.base_url, {"progress": False})
+    >>> opts["rate_limit"], opts["cache"] == demo_cache_path(), opts["progress"]
+    (0.0, True, False)
+    >>> demo_client_options(sb.base_url, {"rate_limit": 5})["rate_limit"]    # given: kept
+    5
+    >>> demo_client_options("https://rest.boxhero-app.com", {"rate_limit": 2})
+    {'rate_limit': 2}
+    """
+    out = dict(options or {})
+    with _lock:
+        server = _server
+        cache = demo_cache_path(base_url)
+    if server is None or cache is None:  # not the demo server's address
+        return out
+    out.setdefault("rate_limit", server.rate_limit / server.rate_window)
+    if "shared_rate_limit" in server.quirks:
+        out.setdefault("rate_limit_scope", "token")
+    out.setdefault("cache", cache)
+    return out
+
+
 class TeamTokens(dict):
     """name -> token, as :func:`team_tokens` finds them; displays the names only, so showing
     it in a notebook (or a log line, or an error) never reveals a token."""
@@ -182,9 +229,11 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     - The base URL comes from ``INVTOOLS_BASE_URL`` when set, else the real service.
     - With no such token, the built-in demo server starts (said loudly, unless ``quiet``) and
       the client talks to its team ``team`` (default ``"shop"``, the location-mode demo shop;
-      ``"harrogate"`` and ``"york"`` are its branches, ``"basic"`` is a team in Basic mode). Pacing is off against the local demo server, and
-      its answers are cached in the demo server's own temporary folder
-      (:func:`demo_cache_path`), not in the user's cache.
+      ``"harrogate"`` and ``"york"`` are its branches, ``"basic"`` is a team in Basic mode).
+      The client is paced as the demo server limits (not at all, by default) and its
+      answers are cached in the demo server's own temporary folder (:func:`demo_cache_path`),
+      not in the user's cache: :func:`demo_client_options`, the rule the token picker
+      follows too.
 
     Other keyword arguments go to :class:`~invtools.api.Client`.
 
@@ -227,9 +276,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
             f"(and {BASE_URL_ENV}) to investigate your own team. ***",
             file=sys.stderr,
         )
-    client_options.setdefault("rate_limit", None)
-    client_options.setdefault("cache", demo_cache_path())  # never the user's own cache
-    return _remember(Client(server.tokens[name], base_url=server.base_url, **client_options))
+    options = demo_client_options(server.base_url, client_options)
+    return _remember(Client(server.tokens[name], base_url=server.base_url, **options))
 
 
 def _remember(client: Client) -> Client:

@@ -1,8 +1,10 @@
 """The activity explorer: :func:`~invtools.viz.plot_activity` with controls.
 
-:func:`activity_explorer` wraps the plot with controls for the date range, frequency, metric,
-split, transaction types and chart kind, and a summary that follows every change. It is an
-ipywidgets ``VBox``: display it by leaving it last in a cell.
+:func:`activity_explorer` wraps the plot with controls for the date range, frequency, metric
+(and whether quantities are absolute or signed), split (suppliers and customers apart),
+transaction types, opening stock counts left out or not, and chart kind, and a summary that
+follows every change and says what it counts. It is an ipywidgets ``VBox``: display it by
+leaving it last in a cell.
 
 The explorer draws on its own ``matplotlib.figure.Figure`` (never pyplot, so nothing shows
 twice under ``%matplotlib inline``) and shows it as PNG bytes in an ``Image`` widget: that
@@ -23,14 +25,19 @@ import ipywidgets as widgets
 import pandas as pd
 from matplotlib.figure import Figure
 
-from invtools._types import TX_TYPES
+from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
-from invtools.viz import activity_table, plot_activity
+from invtools.notebook.controls import TypeChoice, inline_label
+from invtools.viz import activity_table, opening_counts, plot_activity
 
 __all__ = ["activity_explorer", "ActivityExplorer"]
 
 _FREQ_OPTIONS = (("day", "D"), ("week", "W"), ("month", "M"))
 _PERIOD_FORMAT = {"D": "%a %Y-%m-%d", "W": "week of %Y-%m-%d", "M": "%B %Y"}
+#: What the total line says each quantity view counts.
+_UNITS_SAID = {False: "absolute: an adjustment of -5 counts as 5",
+               True: "signed: as recorded, an adjustment of -5 subtracts 5"}
+_LEAVE_OUT = "Leave out opening stock counts"
 
 
 class ActivityExplorer(widgets.VBox):
@@ -38,8 +45,10 @@ class ActivityExplorer(widgets.VBox):
 
     Controls (set their ``.value`` from code too): ``start``, ``end`` (DatePicker, bounded by
     the frame's first and last day),
-    ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``by``
-    ("type"/"location"/"partner", "item" with lines), ``types`` (a tuple of in/out/move/adjust),
+    ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``units`` ("absolute"/"signed",
+    for quantities), ``by`` ("type"/"location"/"supplier"/"customer", "item" with lines),
+    ``types`` (a :class:`~invtools.notebook.controls.TypeChoice`: a tuple of
+    in/out/move/adjust), ``exclude_counts`` (bool: leave out opening stock counts),
     ``kind`` ("bar"/"line"). After each change: ``figure`` and ``ax`` (what is drawn),
     ``table`` (the numbers per period, from :func:`~invtools.viz.activity_table`),
     ``summary`` (totals per category in the range), ``busiest`` ((period start, value) or
@@ -57,10 +66,11 @@ class ActivityExplorer(widgets.VBox):
         dpi: int = 100,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
-            raise ConfigError(f"activity_explorer needs a DataFrame or a Client, not "
-                              f"{type(data).__name__}")
+            raise TypeError(f"activity_explorer needs a transactions DataFrame or a Client, "
+                            f"not {type(data).__name__}")
         if lines is not None and not isinstance(lines, pd.DataFrame):
-            raise ConfigError("lines must be a lines DataFrame (invtools.frames.lines_df) or None")
+            raise TypeError(f"activity_explorer: lines must be a lines DataFrame "
+                            f"(invtools.frames.lines_df) or None, not {type(lines).__name__}")
         self.data = data
         self.lines = lines
         self.tz = tz or "UTC"
@@ -72,6 +82,8 @@ class ActivityExplorer(widgets.VBox):
         self.busiest: tuple[pd.Timestamp, float] | None = None
         self.redraws = 0
         self._held = 0
+        # id(frame) -> (frame, its opening stock counts); the frame is held so its id stays its
+        self._flags: dict[int, tuple[pd.DataFrame, pd.Series]] = {}
 
         item_frame = lines if lines is not None else (data if _has_items(data) else None)
         self._item_frame = item_frame
@@ -82,33 +94,45 @@ class ActivityExplorer(widgets.VBox):
                                         layout=widgets.Layout(width="18em"))
         self.end = widgets.DatePicker(value=last, min=first, max=last, description="To",
                                       layout=widgets.Layout(width="18em"))
-        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", description="Per",
+        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W",
                                           style={"button_width": "5em"})
         self.metric = widgets.ToggleButtons(options=(("count", "count"),
                                                      ("quantity", "quantity")),
-                                            value="count", description="Metric",
+                                            value="count",
                                             style={"button_width": "6em"})
-        splits = ["type", "location", "partner"] + (["item"] if item_frame is not None else [])
+        self.units = widgets.ToggleButtons(
+            options=(("absolute", "absolute"), ("signed", "signed")), value="absolute",
+            style={"button_width": "6em"}, disabled=True,
+            tooltips=("Every quantity as positive: a count that found 5 fewer adds 5",
+                      "As recorded: a count that found 5 fewer subtracts 5"))
+        # Suppliers and customers apart: one legend of delivery partners, one of buyers.
+        splits = ["type", "location", "supplier", "customer"] + (
+            ["item"] if item_frame is not None else [])
         self.by = widgets.Dropdown(options=splits, value="type", description="Split by",
                                    layout=widgets.Layout(width="14em"))
-        self.types = widgets.SelectMultiple(options=TX_TYPES, value=TX_TYPES, rows=4,
-                                            description="Types",
-                                            layout=widgets.Layout(width="12em"))
+        self.types = TypeChoice(TX_TYPES)
+        self.exclude_counts = widgets.Checkbox(
+            value=False, description=_LEAVE_OUT, indent=False,
+            layout=widgets.Layout(width="auto", margin="0 0 0 2em"))
         self.kind = widgets.ToggleButtons(options=(("bars", "bar"), ("lines", "line")),
-                                          value="bar", description="Chart",
+                                          value="bar",
                                           style={"button_width": "5em"})
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.summary_html = widgets.HTML()
         self.message = widgets.HTML()
         controls = widgets.VBox([
             widgets.HBox([self.start, self.end, self.by]),
-            widgets.HBox([self.freq, self.kind]),
-            widgets.HBox([self.metric]),
+            # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
+            widgets.HBox([inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
+                         layout=widgets.Layout(align_items="center")),
+            widgets.HBox([inline_label("Metric"), self.metric, inline_label("Units"),
+                          self.units], layout=widgets.Layout(align_items="center")),
+            widgets.HBox([self.types, self.exclude_counts],
+                         layout=widgets.Layout(align_items="center")),
         ])
-        super().__init__(children=[widgets.HBox([controls, self.types]), self.message,
-                                   self.image, self.summary_html])
-        for control in (self.start, self.end, self.freq, self.metric, self.by, self.types,
-                        self.kind):
+        super().__init__(children=[controls, self.message, self.image, self.summary_html])
+        for control in (self.start, self.end, self.freq, self.metric, self.units, self.by,
+                        self.types, self.exclude_counts, self.kind):
             control.observe(self._on_control, names="value")
         self.redraw()
 
@@ -121,9 +145,13 @@ class ActivityExplorer(widgets.VBox):
 
     def frame(self) -> pd.DataFrame:
         """The rows currently counted: the lines frame when split by item, else the
-        transactions, keeping only the chosen types (the date range is applied by
-        :func:`~invtools.viz.activity_table`)."""
-        df = self._item_frame if self.by.value == "item" else self.data
+        transactions, keeping only the chosen types and, with ``exclude_counts`` ticked,
+        leaving out the opening stock counts (the date range is applied by
+        :func:`~invtools.viz.activity_table`: ``activity_table(ex.frame(), **ex.settings())``
+        is ``ex.table``)."""
+        df = self._base()
+        if self.exclude_counts.value:
+            df = df[~self._openings(df).to_numpy(dtype=bool)]
         if "type" in df.columns:
             df = df[df["type"].astype(object).isin(list(self.types.value))]
         return df
@@ -132,12 +160,17 @@ class ActivityExplorer(widgets.VBox):
         """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
         return {"freq": self.freq.value, "by": self.by.value, "metric": self.metric.value,
                 "top": self.top, "start": self.start.value, "end": self.end.value,
-                "tz": self.tz}
+                "tz": self.tz, "signed": self.signed}
+
+    @property
+    def signed(self) -> bool:
+        """Whether quantities are counted as recorded (the Units control on "signed")."""
+        return self.units.value == "signed"
 
     @contextmanager
     def hold(self) -> Iterator[ActivityExplorer]:
         """Change several controls with one redraw at the end:
-        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "partner"``."""
+        ``with ex.hold(): ex.freq.value = "M"; ex.by.value = "supplier"``."""
         self._held += 1
         try:
             yield self
@@ -148,6 +181,7 @@ class ActivityExplorer(widgets.VBox):
 
     def redraw(self) -> None:
         """Recompute the table and the picture from the controls (called on every change)."""
+        self.units.disabled = self.metric.value != "quantity"  # counts have no sign
         df = self.frame()
         s = self.settings()
         self.figure.clear()
@@ -156,11 +190,14 @@ class ActivityExplorer(widgets.VBox):
             if s["start"] is not None and s["end"] is not None and s["start"] > s["end"]:
                 raise ConfigError(f"Start {_day(s['start'])} is after end {_day(s['end'])}: "
                                   "choose a start on or before the end.")
-            self.table = activity_table(df, s["freq"], s["by"], s["metric"], s["top"],
-                                        s["start"], s["end"], tz=s["tz"])
+            self.table = activity_table(df, s["freq"], s["by"], s["metric"], top=s["top"],
+                                        start=s["start"], end=s["end"], tz=s["tz"],
+                                        signed=s["signed"])
             plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
                           kind=self.kind.value, start=s["start"], end=s["end"], tz=s["tz"],
-                          ax=ax)
+                          signed=s["signed"], ax=ax)
+            if self.exclude_counts.value:  # the picture says so too, not only the summary
+                ax.set_title(f"{ax.get_title()}, without opening stock counts")
         except ConfigError as exc:
             self.table = pd.DataFrame()
             self.message.value = f"<span style='color:#d62728'>✗ {html.escape(str(exc))}</span>"
@@ -187,6 +224,58 @@ class ActivityExplorer(widgets.VBox):
         if not self._held:
             self.redraw()
 
+    def _base(self) -> pd.DataFrame:
+        return self._item_frame if self.by.value == "item" else self.data
+
+    def _openings(self, df: pd.DataFrame) -> pd.Series:
+        """The opening stock counts of ``df`` (:func:`~invtools.viz.opening_counts`); for the
+        lines, also the lines of the transactions flagged in the transactions frame (lines
+        have no memo to read). Worked out once per frame: the frames never change."""
+        held = self._flags.get(id(df))
+        if held is not None and held[0] is df:
+            return held[1]
+        flagged = pd.Series(False, index=df.index)
+        if {"type", "transaction_time"} <= set(df.columns):
+            flagged = opening_counts(df)
+        if df is not self.data and "transaction_id" in df.columns and "id" in self.data.columns:
+            ids = self.data.loc[self._openings(self.data).to_numpy(dtype=bool), "id"]
+            flagged |= df["transaction_id"].isin(ids).fillna(False).to_numpy(dtype=bool)
+        self._flags[id(df)] = (df, flagged)
+        return flagged
+
+    def _counts_note(self, grand: float) -> str:
+        """A line on the opening stock counts in view: how many were left out, or, in a
+        quantity view that includes them, how much of the total they are."""
+        if self.by.value in ("supplier", "customer"):  # adjustments have no partner
+            return ""
+        base = self._base()
+        rows = base[self._openings(base).to_numpy(dtype=bool)]
+        if rows.empty:
+            return ""
+        if "type" in rows.columns:
+            rows = rows[rows["type"].astype(object).isin(list(self.types.value)).to_numpy(bool)]
+        if "transaction_time" in rows.columns:
+            days = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
+            keep = pd.Series(True, index=rows.index)
+            if self.start.value is not None:
+                keep &= days.dt.date >= self.start.value
+            if self.end.value is not None:
+                keep &= days.dt.date <= self.end.value
+            rows = rows[keep.to_numpy(dtype=bool)]
+        if rows.empty:
+            return ""
+        n = rows["transaction_id"].nunique() if "transaction_id" in rows.columns else len(rows)
+        column = "total_quantity" if "total_quantity" in rows.columns else "quantity"
+        q = pd.to_numeric(rows[column], errors="coerce") if column in rows.columns else None
+        units = 0.0 if q is None else float((q if self.signed else q.abs()).sum())
+        counts = f"{n} opening stock count{'s' if n != 1 else ''}"
+        if self.exclude_counts.value:
+            return f"<br><i>Left out: {counts} ({units:,.0f} units).</i>"
+        if self.metric.value != "quantity" or not grand:
+            return ""
+        return (f"<br><i>Includes {counts}: {units:,.0f} units, {units / grand:.0%} of the "
+                f"total. Tick \u201c{_LEAVE_OUT}\u201d to see the trade without them.</i>")
+
     def _date_bounds(self) -> tuple[dt.date | None, dt.date | None]:
         """The first and last day (in ``tz``) of the frame's transaction times; of the lines
         only when the frame has none."""
@@ -209,15 +298,22 @@ class ActivityExplorer(widgets.VBox):
             return
         totals = table.sum(axis=0)
         grand = totals.sum()
+        # Signed totals can cancel out: their shares are of the units either way.
+        weight = totals.abs() if self.signed else totals
         self.summary = pd.DataFrame({
             metric: totals,
-            "share": (totals / grand) if grand else totals * 0.0,
+            "share": (weight / weight.sum()) if weight.sum() else totals * 0.0,
         })
         self.summary.index.name = table.columns.name
         per_period = table.sum(axis=1)
         self.busiest = (per_period.idxmax(), per_period.max()) if grand else None
         unit = ("lines" if self.by.value == "item" else "transactions") \
             if metric == "count" else "units"
+        said = f"{grand:,.0f} {unit}"
+        if self.by.value in ("supplier", "customer"):
+            said += f" with a {self.by.value}"
+        if metric == "quantity":
+            said += f" ({_UNITS_SAID[self.signed]})"
         shown = self.summary.assign(share=self.summary["share"].map("{:.0%}".format))
         if metric == "quantity":
             shown[metric] = shown[metric].map("{:,.0f}".format)
@@ -226,8 +322,9 @@ class ActivityExplorer(widgets.VBox):
                    f"{self.busiest[0].strftime(_PERIOD_FORMAT[self.freq.value])} "
                    f"({self.busiest[1]:,.0f} {unit})")
         self.summary_html.value = (
-            f"<b>Total:</b> {grand:,.0f} {unit} in {len(table)} {noun}(s) &nbsp; "
+            f"<b>Total:</b> {html.escape(said)} in {len(table)} {noun}(s) &nbsp; "
             f"<b>Busiest {noun}:</b> {html.escape(busiest)}"
+            + self._counts_note(grand)
             + shown.reset_index().to_html(escape=True, border=0, index=False,
                                           classes="invtools-summary")
         )
@@ -249,6 +346,8 @@ def _is_client(obj: Any) -> bool:
 def activity_explorer(
     df_or_client: Any,
     *,
+    since: Any = None,
+    until: Any = None,
     lines: pd.DataFrame | None = None,
     tz: str | None = None,
     top: int | None = 8,
@@ -261,12 +360,22 @@ def activity_explorer(
     (:func:`invtools.frames.lines_df`) to allow splitting by item. ``tz``: the time zone days
     and weeks are cut in (default UTC); ``top``: most categories drawn, the rest is "other".
 
+    ``since``/``until``: the window, spelled as for the client's methods -- a duration back
+    from now (``"90D"``, ``"12W"``, a ``Timedelta``), a month (``"2026-10"``: all of it), a
+    date, a time. A Client is asked for that window only (``client.transactions_df(since=...,
+    until=...)``: the values are passed through as given, or, with a ``tz`` other than UTC,
+    as the moments they stand for in ``tz``); a frame, and ``lines``, are cut to it. Dates
+    and months are days of ``tz``.
+
     Controls: date range (from the frame's first to its last day, which are also the furthest
     the pickers go: a frame fetched with ``since=`` is explored from then, even split by item
-    over longer ``lines``), per day/week/month, count or quantity, split by
-    type/location/partner(/item), transaction types, bars or lines. A start after the end is
-    a message in words, not an exception. The picture and a summary
-    (totals per category, the total and the busiest period) follow every change; the same
+    over longer ``lines``), per day/week/month, count or quantity, units absolute or signed
+    (quantities), split by type/location/supplier/customer(/item: suppliers and customers
+    never share a legend), transaction types (checkboxes), leave out the opening stock counts
+    (:func:`~invtools.viz.opening_counts`), bars or lines. A start after the end is a message
+    in words, not an exception. The picture and a summary (totals per category, the total --
+    saying whether units are absolute or signed -- the busiest period, and the opening stock
+    counts left out or, in a quantity view, their share) follow every change; the same
     numbers are in ``explorer.table`` and ``explorer.summary``.
 
     >>> import pandas as pd
@@ -276,9 +385,49 @@ def activity_explorer(
     >>> ex.freq.value = "M"
     >>> ex.table.to_dict("list")
     {'in': [1], 'out': [1]}
+    >>> ex.metric.value = "quantity"
+    >>> ex.units.value = "signed"
+    >>> ex.summary_html.value.split(" in ")[0]
+    '<b>Total:</b> 7 units (signed: as recorded, an adjustment of -5 subtracts 5)'
+    >>> activity_explorer(tx, since="2026-03-10").data["type"].tolist()   # or "90D", "2026-03"
+    ['out']
     """
+    if tz is not None:
+        try:
+            pd.Timestamp.now(tz=tz)
+        except Exception:  # pytz, zoneinfo and dateutil each say it their own way
+            raise ConfigError(f"activity_explorer: tz={tz!r} is not a time zone name (e.g. "
+                              "'UTC', 'Europe/Paris')") from None
+    lo = parse_time(since, name="activity_explorer: since", tz=tz)
+    hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz)
+    if lo is not None and hi is not None and lo > hi:
+        raise ConfigError(f"activity_explorer: since={since!r} ({lo:%Y-%m-%d %H:%M} UTC) is "
+                          f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
+                          "or before the until")
     if _is_client(df_or_client):
-        data = df_or_client.transactions_df()
+        local = tz not in (None, "UTC")  # the client reads dates in UTC: give it the moments
+        data = df_or_client.transactions_df(since=lo if local else since,
+                                            until=hi if local else until)
     else:
-        data = df_or_client
+        data = _window(df_or_client, lo, hi)
+    if lines is not None:
+        lines = _window(lines, lo, hi, "lines")
     return ActivityExplorer(data, lines=lines, tz=tz, top=top)
+
+
+def _window(df: Any, lo: Any, hi: Any, what: str = "the frame") -> Any:
+    """The rows of ``df`` from ``lo`` to ``hi`` (aware datetimes or None) by their
+    ``transaction_time``; ``df`` unchanged without a window (or when it is no frame: the
+    explorer says so)."""
+    if (lo is None and hi is None) or not isinstance(df, pd.DataFrame):
+        return df
+    if "transaction_time" not in df.columns:
+        raise ConfigError(f"activity_explorer: since/until cut {what} by its transaction_time "
+                          f"column, which it has not")
+    times = pd.to_datetime(df["transaction_time"], utc=True)
+    keep = pd.Series(True, index=df.index)
+    if lo is not None:
+        keep &= times >= pd.Timestamp(lo)
+    if hi is not None:
+        keep &= times <= pd.Timestamp(hi)
+    return df[keep.fillna(False).to_numpy(dtype=bool)]

@@ -55,7 +55,7 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.notebook.connection import demo_cache_path, is_demo, team_tokens, token_home
+from invtools.notebook.connection import demo_client_options, is_demo, team_tokens, token_home
 
 __all__ = ["token_picker", "TokenPicker", "scrub"]
 
@@ -232,11 +232,9 @@ class TokenPicker(widgets.VBox):
             # never there (ConfigError before anything is sent).
             base_url = token_home(token, self.base_url)
             self._say("info", f"Checking {_label(label)} against {base_url}{TEAM_PATH} …")
-            options = dict(self._options)
-            demo_cache = demo_cache_path(base_url)  # the demo's answers stay out of the
-            if demo_cache is not None:              # user's cache
-                options.setdefault("cache", demo_cache)
-            client = Client(token, base_url=base_url, **options)
+            # At the demo server: its pace and its cache, as connect() gives its clients.
+            client = Client(token, base_url=base_url,
+                            **demo_client_options(base_url, self._options))
             # Asked of the server, never the cache: the team is cached for hours, and a token
             # deleted meanwhile must be reported refused, not "Connected".
             team = client.team(refresh=True)

@@ -19,6 +19,8 @@ What lives here:
 
 - :mod:`~invtools.viz.tables`: :func:`activity_table` and the pure helpers it needs (times,
   categories, values, the range, frequencies, top N). No matplotlib.
+- :mod:`~invtools.viz.rows`: which rows a picture counts: :func:`opening_counts` (the
+  stocktake a record starts with) and :func:`partner_types` (supplier or customer). Pure.
 - :mod:`~invtools.viz.style`: :data:`TYPE_COLORS`, a new Axes, the date axis, the legend,
   the no-data text.
 - :mod:`~invtools.viz.activity`: :func:`plot_activity` (and :data:`MAX_BAR_PERIODS`).
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 from invtools.viz.activity import MAX_BAR_PERIODS, plot_activity
 from invtools.viz.calendar import plot_calendar
+from invtools.viz.rows import opening_counts, partner_types
 from invtools.viz.stock import MAX_STOCK_ITEMS, plot_stock_history
 from invtools.viz.style import TYPE_COLORS
 from invtools.viz.tables import activity_table
@@ -58,6 +61,8 @@ __all__ = [
     "MAX_BAR_PERIODS",
     "MAX_STOCK_ITEMS",
     "activity_table",
+    "opening_counts",
+    "partner_types",
     "plot_activity",
     "plot_stock_history",
     "plot_calendar",

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
-from invtools.viz.style import category_colors, date_axis, legend_outside, new_axes, no_data
+from invtools.viz.style import (
+    OTHER_COLOR,
+    category_colors,
+    date_axis,
+    legend_outside,
+    new_axes,
+    no_data,
+)
 from invtools.viz.tables import activity_table, choices_text, is_lines, period_freq
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,12 +49,16 @@ def plot_activity(
     start: Any = None,
     end: Any = None,
     tz: str | None = None,
+    signed: bool = False,
+    exclude_opening_counts: bool = False,
     ax: Axes | None = None,
 ) -> Axes:
     """Transaction activity over time: stacked bars (or lines) per period, split by category.
 
     Arguments as in :func:`~invtools.viz.activity_table`, which computes the numbers drawn
-    (call it to see them as a table). ``kind="bar"`` stacks one bar per period across the
+    (call it to see them as a table); the y label says whether quantities are absolute or
+    signed, and the title when opening stock counts are left out. Signed quantities stack
+    below zero where they are negative. ``kind="bar"`` stacks one bar per period across the
     period's width (``ax.containers``, one per category); above :data:`MAX_BAR_PERIODS`
     periods each category is instead one filled step area spanning whole periods
     (``ax.stairs``: a ``StepPatch`` per category in ``ax.patches``, whose ``get_data()`` gives
@@ -65,11 +76,12 @@ def plot_activity(
     ...     "type": ["in", "out"], "total_quantity": [5.0, 2.0]})
     >>> ax = plot_activity(tx, "W", metric="quantity")
     >>> ax.get_ylabel(), [t.get_text() for t in ax.get_legend().get_texts()]
-    ('quantity (units) per week', ['in', 'out'])
+    ('quantity (units, absolute) per week', ['in', 'out'])
     """
     if kind not in _KINDS:
         raise ConfigError(f"kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    table = activity_table(df, freq, by, metric, top, start, end, tz=tz)
+    table = activity_table(df, freq, by, metric, top=top, start=start, end=end, tz=tz,
+                           signed=signed, exclude_opening_counts=exclude_opening_counts)
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
@@ -77,8 +89,12 @@ def plot_activity(
     title = f"{'Transactions' if what == 'transactions' else what.capitalize()} per {noun}"
     if by is not None:
         title += f" by {by}"
+    if exclude_opening_counts:
+        title += ", without opening stock counts"
     ax.set_title(title)
-    ax.set_ylabel(f"{what} per {noun}" if metric == "count" else f"quantity (units) per {noun}")
+    units = "signed" if signed else "absolute"
+    ax.set_ylabel(f"{what} per {noun}" if metric == "count"
+                  else f"quantity (units, {units}) per {noun}")
     ax.set_xlabel(f"{noun} (starting)" if noun != "day" else "day")
 
     if table.empty or not table.to_numpy().any():
@@ -101,7 +117,10 @@ def plot_activity(
                     markersize=3, label=col, color=colors[col])
         if len(starts) > 1:  # a line's last point is at the last period's start
             ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())
-    ax.set_ylim(bottom=0)
+    if (table.to_numpy() < 0).any():  # signed: what was counted away stacks below zero
+        ax.axhline(0, color=OTHER_COLOR, linewidth=0.8)
+    else:
+        ax.set_ylim(bottom=0)
     if metric == "count":
         from matplotlib.ticker import MaxNLocator
 
@@ -116,22 +135,37 @@ def _draw_stairs(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
     # One artist per category instead of one per period: same stack, same colours and
     # legend; empty periods show as the baseline (nothing filled).
     edges = np.append(starts.to_numpy(), (starts[-1] + widths[-1]).to_numpy())
-    bottom = np.zeros(len(table))
+    stack = _Stack(len(table))
     for col in table.columns:
-        top = bottom + table[col].to_numpy(dtype=float)
-        ax.stairs(top, edges, baseline=bottom, fill=True, label=col, color=colors[col],
-                  linewidth=0)
-        bottom = top
+        values = table[col].to_numpy(dtype=float)
+        bottom = stack.put(values)
+        ax.stairs(bottom + values, edges, baseline=bottom, fill=True, label=col,
+                  color=colors[col], linewidth=0)
     ax.set_xlim(edges[0], edges[-1])
 
 
 def _draw_bars(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
-    bottom = np.zeros(len(table))
+    stack = _Stack(len(table))
     x = (starts + widths * 0.1).to_numpy()
     w = (widths * 0.8).to_numpy()
     for col in table.columns:
         heights = table[col].to_numpy(dtype=float)
-        ax.bar(x, heights, width=w, bottom=bottom, align="edge", label=col,
+        ax.bar(x, heights, width=w, bottom=stack.put(heights), align="edge", label=col,
                color=colors[col], linewidth=0)
-        bottom = bottom + heights
     ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
+
+
+class _Stack:
+    """Where each category's bars start: positive values pile up from zero, negative ones (a
+    signed quantity view) pile down from it, so neither hides the other."""
+
+    def __init__(self, n: int) -> None:
+        self.up = np.zeros(n)
+        self.down = np.zeros(n)
+
+    def put(self, values: np.ndarray) -> np.ndarray:
+        """The baseline of ``values`` per period, and the stack grown by them."""
+        bottom = np.where(values < 0, self.down, self.up)
+        self.up = self.up + np.clip(values, 0, None)
+        self.down = self.down + np.clip(values, None, 0)
+        return bottom

@@ -58,7 +58,8 @@ def plot_calendar(
     elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
     year = int(year)
-    table = activity_table(df, "D", None, metric, None, f"{year}-01-01", f"{year}-12-31", tz=tz)
+    table = activity_table(df, "D", None, metric, top=None, start=f"{year}-01-01",
+                           end=f"{year}-12-31", tz=tz)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
     ax.set_title(f"{'Transactions' if what == 'transactions' else what.capitalize()} per day, {year}")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
 from invtools.viz.style import (
@@ -43,6 +44,7 @@ def plot_stock_history(
     items: Any = None,
     min_stock: float | Mapping[Any, float] | None = None,
     tz: str | None = None,
+    until: Any = None,
     include_deleted: bool = False,
     ax: Axes | None = None,
 ) -> Axes:
@@ -51,8 +53,11 @@ def plot_stock_history(
     ``history`` is a ``stock_history`` frame (transaction_time, transaction_id, item_id,
     item_name, location_id, stock, change). Each item's stock is drawn as a step line
     (``drawstyle="steps-post"``: the level holds until the next transaction), from its first
-    to its last recorded transaction. Points where stock is at or below zero get a red ``x``
-    and the span until stock came back is shaded.
+    recorded transaction to **the end of the data**: the last time in ``history`` (of any
+    item), or ``until``. An item whose last transaction came weeks earlier still held that
+    level since, so its line goes on (its last point is that level at the end), and a line
+    that stops means the data stops. Points where stock is at or below zero get a red ``x``
+    and the span until stock came back (or the end) is shaded.
 
     - ``items``: item ids and/or names to draw (one or a list); default every item in
       ``history``. More than :data:`MAX_STOCK_ITEMS` raises :class:`ConfigError`: pick a few.
@@ -60,6 +65,9 @@ def plot_stock_history(
       or a mapping item id (or name) -> number, drawn in each item's colour (items not drawn
       are ignored, so a mapping for the whole catalogue is fine).
     - ``tz``: time zone of the x axis (default UTC).
+    - ``until``: where the lines end, e.g. the moment the data was fetched or
+      ``"2026-10-31"`` (a date means the end of that day, in ``tz``); rows after it are not
+      drawn. Default: the last time in ``history``.
     - ``include_deleted``: items deleted in the service (``item_deleted`` in ``history``) are
       not drawn when ``items`` is not given, with a
       :class:`~invtools.errors.DeletedItemsWarning` naming them; ``True`` draws them. Items
@@ -69,9 +77,12 @@ def plot_stock_history(
     >>> h = pd.DataFrame({
     ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"], utc=True),
     ...     "item_id": [7, 7, 7], "item_name": ["bolt"] * 3, "stock": [10.0, 0.0, 6.0]})
-    >>> ax = plot_stock_history(h, min_stock=4)
+    >>> ax = plot_stock_history(h, min_stock=4, until="2026-03-12T18:00")
     >>> ax.get_ylabel(), ax.get_lines()[0].get_ydata().tolist()
-    ('stock (units)', [10.0, 0.0, 6.0])
+    ('stock (units)', [10.0, 0.0, 6.0, 6.0])
+    >>> str(pd.Timestamp(ax.get_lines()[0].get_xdata()[-1]))    # 6 held until the end
+    '2026-03-12 18:00:00'
+
     """
     tz = check_tz(tz)
     times = frame_times(history, "plot_stock_history")
@@ -82,6 +93,9 @@ def plot_stock_history(
                 f"{columns_text(history)}. Build it with invtools.frames.stock_history(lines)."
             )
     h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
+    end = _data_end(h["_t"], until, tz)  # of the whole frame: deleted items' rows count too
+    if until is not None:
+        h = h[(h["_t"] <= end).fillna(False).to_numpy(dtype=bool)]
     deleted = deleted_items(h)
     h = leave_out_deleted(h, deleted, include=include_deleted or items is not None,
                           who="plot_stock_history")
@@ -103,7 +117,6 @@ def plot_stock_history(
 
     by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
     cycle = color_cycle()
-    t_max = h.loc[h["item_id"].isin(wanted), "_t"].max()
     marked = False
     color_of: dict[Any, Any] = {}
     n = 0
@@ -112,6 +125,8 @@ def plot_stock_history(
         groups = rows.groupby("location_id", dropna=False, sort=True) if by_location else [(None, rows)]
         for loc, part in groups:
             part = part.sort_values("_t", kind="stable")
+            if part.empty:  # every row of it after ``until``
+                continue
             color = cycle[n % len(cycle)]
             n += 1
             color_of.setdefault(item_id, color)
@@ -120,7 +135,9 @@ def plot_stock_history(
                 label += " (all locations)" if pd.isna(loc) else f" (location {loc})"
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
-            ax.plot(x, y, drawstyle="steps-post", color=color, label=label)
+            held = pd.notna(end) and len(x) and x[-1] < end  # the last level holds to the end
+            ax.plot(np.append(x, np.array([end]).astype(x.dtype)) if held else x, np.append(y, y[-1]) if held else y,
+                    drawstyle="steps-post", color=color, label=label)
             out = y <= 0
             if out.any():
                 ax.plot(x[out], y[out], linestyle="none", marker="x", markersize=8,
@@ -128,7 +145,7 @@ def plot_stock_history(
                         label=None if marked else "out of stock")
                 marked = True
                 for lo, hi in _runs(out):
-                    right = x[hi + 1] if hi + 1 < len(x) else t_max
+                    right = x[hi + 1] if hi + 1 < len(x) else end
                     if right > x[lo]:
                         ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12,
                                    linewidth=0)
@@ -142,6 +159,15 @@ def plot_stock_history(
     date_axis(ax)
     legend_outside(ax)
     return ax
+
+
+def _data_end(local: pd.Series, until: Any, tz: str) -> Any:
+    """Where every line ends, as a naive time in ``tz``: ``until`` (a date: the end of that
+    day), else the frame's last time (NaT for an empty frame)."""
+    if until is None:
+        return local.max()
+    moment = pd.Timestamp(parse_time(until, end=True, name="until", tz=tz))
+    return moment.tz_convert(tz).tz_localize(None).to_datetime64()
 
 
 def _item_labels(ids: pd.Series, names: pd.Series) -> dict[Any, str]:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
+from invtools.viz.rows import opening_counts, partner_types
 
 __all__ = ["activity_table"]
 
@@ -30,7 +31,9 @@ __all__ = ["activity_table"]
 OTHER = "other"
 NONE = "(none)"
 
-BY_CHOICES = ("type", "location", "partner", "item")
+#: The two sides of trade: ``by="supplier"`` / ``"customer"`` count only their transactions.
+PARTNER_SIDES = ("supplier", "customer")
+BY_CHOICES = ("type", "location", "supplier", "customer", "partner", "item")
 METRICS = ("count", "quantity")
 
 # User-facing frequency -> (pandas Period frequency, singular noun for labels).
@@ -58,11 +61,13 @@ def activity_table(
     freq: str = "W",
     by: str | None = "type",
     metric: str = "count",
+    *,
     top: int | None = 8,
     start: Any = None,
     end: Any = None,
-    *,
     tz: str | None = None,
+    signed: bool = False,
+    exclude_opening_counts: bool = False,
 ) -> pd.DataFrame:
     """Transaction activity per period and category: the numbers
     :func:`~invtools.viz.plot_activity` draws.
@@ -75,13 +80,21 @@ def activity_table(
       ``"W-XXX"`` week *ends* on that day, as in pandas).
     - ``by``: ``"type"``, ``"location"`` (``to_location_name``: where stock came in, went out
       or was adjusted, the destination of a move; ``from_location_name`` when there is none),
-      ``"partner"``, ``"item"`` (lines frames only; an item deleted in the service since is
+      ``"supplier"`` (only transactions with a supplier, one column per supplier),
+      ``"customer"`` (the same for customers; see :func:`~invtools.viz.partner_types` for
+      how a partner's type is known), ``"partner"`` (every partner, suppliers and customers
+      together), ``"item"`` (lines frames only; an item deleted in the service since is
       counted, labelled ``"<name> (deleted)"``), ``None`` (one column ``"all"``), or the
       name of any other column of ``df``. Missing values count as ``"(none)"``.
     - ``metric``: ``"count"`` (transactions, or lines for a lines frame) or ``"quantity"``:
-      the sum of ``abs(total_quantity)`` (lines: ``abs(quantity)``). Absolute values because
-      adjust quantities are signed and a correction of -5 is as much activity as +5; a missing
-      quantity counts as 0.
+      the sum of ``total_quantity`` (lines: ``quantity``); a missing quantity counts as 0.
+    - ``signed``: quantities as recorded (``True``) or absolute (``False``, the default).
+      In, out and move quantities are recorded positive; only adjustments carry a sign, so
+      the two differ by twice the units counted away: absolute takes a correction of -5 as
+      5 units of activity, signed subtracts it.
+    - ``exclude_opening_counts``: leave out the opening stock counts (the stocktake a
+      team's record starts with; :func:`~invtools.viz.opening_counts` says how they are
+      recognised), whose thousands of units dwarf everything else in a quantity view.
     - ``top``: keep the ``top`` categories with the largest totals over the range, sum the rest
       into ``"other"``; ``None`` keeps all.
     - ``start``, ``end``: the range, both included (an ``end`` without a time of day includes
@@ -114,13 +127,20 @@ def activity_table(
     if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer))
                             or top < 1):
         raise ConfigError(f"top={top!r} must be a positive whole number (or None for all).")
+    for name, flag in (("signed", signed), ("exclude_opening_counts", exclude_opening_counts)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ConfigError(f"{name}={flag!r} must be True or False.")
     tz = check_tz(tz)
     times = frame_times(df, "activity_table")
     categories = _categories(df, by)
-    values = _values(df, metric)
+    values = _values(df, metric, signed)
 
     lo, hi_excl, hi = _time_range(start, end, tz)
     keep = pd.Series(True, index=df.index)
+    if by in PARTNER_SIDES:  # only the transactions with a partner of that type
+        keep &= (partner_types(df) == by).fillna(False)
+    if exclude_opening_counts:
+        keep &= ~opening_counts(df)
     if lo is not None:
         keep &= times >= lo
     if hi_excl is not None:
@@ -260,7 +280,7 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
             )
         col = to if frm is None else frm if to is None else to.astype(object).where(
             to.notna(), frm.astype(object))
-    elif by == "partner":
+    elif by in ("partner", *PARTNER_SIDES):
         col = _need(df, "partner_name", by)
     elif by == "item":
         if "item_name" not in df.columns and "item_id" not in df.columns:
@@ -291,7 +311,7 @@ def _need(df: pd.DataFrame, column: str, by: str) -> pd.Series:
     return df[column]
 
 
-def _values(df: pd.DataFrame, metric: str) -> pd.Series:
+def _values(df: pd.DataFrame, metric: str, signed: bool = False) -> pd.Series:
     if metric == "count":
         return pd.Series(1, index=df.index, dtype="int64")
     column = "total_quantity" if "total_quantity" in df.columns else "quantity"
@@ -302,7 +322,7 @@ def _values(df: pd.DataFrame, metric: str) -> pd.Series:
             "metric='count'."
         )
     q = pd.to_numeric(df[column], errors="coerce").astype("float64")
-    return q.abs().fillna(0.0)
+    return (q if signed else q.abs()).fillna(0.0)
 
 
 # ------------------------------------------------------------------------------- range, periods
@@ -357,7 +377,7 @@ def _localize(index: pd.DatetimeIndex, tz: str) -> pd.DatetimeIndex:
 
 def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:
     """Keep the ``top`` largest columns, sum the rest into "other"; order the columns."""
-    totals = table.sum(axis=0)
+    totals = table.abs().sum(axis=0)  # signed quantities: the most activity, either way
     # Largest first, ties by name so the order (and the colours) never depend on input order.
     ranked = sorted(table.columns, key=lambda c: (-totals[c], str(c)))
     if top is not None and len(ranked) > top:
