@@ -57,8 +57,7 @@ def _close_figures():
 
 
 def picker_for(server, **kw):
-    kw.setdefault("client_options", FAST)
-    return token_picker(base_url=kw.pop("base_url", server.base_url), **kw)
+    return token_picker(base_url=kw.pop("base_url", server.base_url), **{**FAST, **kw})
 
 
 def closed_port_url() -> str:
@@ -135,7 +134,7 @@ def test_pasted_token_is_cleared_before_it_reaches_the_network():
 
     with serve(port=0, rate_limit=0, size=50, log=on_request) as sb:
         token = sb.tokens["shop"]
-        picker = token_picker(base_url=sb.base_url, environ={}, client_options=FAST)
+        picker = token_picker(base_url=sb.base_url, environ={}, **FAST)
         assert picker.names == [] and "paste a token" in picker.message
 
         picker.password.value = f"  Bearer {token}\n"
@@ -153,7 +152,7 @@ def test_pasted_token_is_cleared_before_it_reaches_the_network():
 def test_a_revoked_token_is_refused_even_while_its_team_is_cached(sb, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)  # every logger, the cache's included
     picker = token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]},
-                          client_options={**FAST, "cache": tmp_path / "responses.sqlite"})
+                          **{**FAST, "cache": tmp_path / "responses.sqlite"})
     picker.dropdown.value = "shop"
     assert picker.client is not None and "Connected" in picker.message
     sb.revoke_token("shop")  # deleted in the web app meanwhile; the team is cached for hours
@@ -200,7 +199,7 @@ def demo():
 def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_only):
     from invtools import is_demo
 
-    picker = token_picker(client_options=FAST)  # no base_url: INVTOOLS_BASE_URL, else the service
+    picker = token_picker(**FAST)  # no base_url: INVTOOLS_BASE_URL, else the service
     assert picker.names == ["basic", "harrogate", "shop", "york"]  # the demo teams
     assert picker.base_url == DEFAULT_BASE_URL
     demo.clear_log()
@@ -211,7 +210,7 @@ def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_
     assert [r.path for r in demo.requests] == ["/v1/teams/linked"]
     assert demo.base_url in picker.message and "demo server" in picker.message
     # Wherever the picker points, a demo token goes only to the demo server.
-    picker = token_picker(base_url="https://inventory.example.com", client_options=FAST)
+    picker = token_picker(base_url="https://inventory.example.com", **FAST)
     picker.dropdown.value = "basic"
     assert loopback_only == [] and is_demo(picker.client)
     assert_no_token(picker, demo.tokens.values())
@@ -220,7 +219,7 @@ def test_in_demo_mode_demo_tokens_are_checked_at_the_demo_server(demo, loopback_
 def test_in_demo_mode_a_real_token_never_goes_to_the_demo_server(demo, loopback_only):
     real = "tok_a-real-teams-token-0123456789abcdef"
     # Pointed at the demo server (as a notebook may do): the pasted token is not sent at all.
-    picker = token_picker(base_url=demo.base_url, client_options=FAST)
+    picker = token_picker(base_url=demo.base_url, **FAST)
     demo.clear_log()
     picker.password.value = real
     picker.button.click()
@@ -228,7 +227,7 @@ def test_in_demo_mode_a_real_token_never_goes_to_the_demo_server(demo, loopback_
     assert "not one of the built-in demo server's" in picker.message
     assert_no_token(picker, [real])
     # Pointed nowhere: it goes to the real service's address (refused here), not the demo's.
-    picker = token_picker(client_options={**FAST, "retries": 0})
+    picker = token_picker(**{**FAST, "retries": 0})
     picker.password.value = real
     picker.button.click()
     assert demo.requests == [] and picker.client is None
@@ -255,7 +254,7 @@ def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, capl
 
 def test_wrong_base_url_closed_port_names_the_url(server, env):
     url = closed_port_url()
-    picker = picker_for(server, base_url=url, client_options={**FAST, "retries": 0})
+    picker = picker_for(server, base_url=url, **{**FAST, "retries": 0})
     picker.dropdown.value = "shop"
     assert picker.client is None
     assert url in picker.message and "Could not reach" in picker.message
@@ -324,7 +323,7 @@ def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tm
     cache = tmp_path / "responses.sqlite"
     before = live_threads()
     # Rate-limited (generously): pacing must not start threads of its own either.
-    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
+    picker = picker_for(server, **{**FAST, "rate_limit": 1000, "cache": cache})
     old_and_new = []
     picker.observe(lambda ch: old_and_new.append((ch["old"], ch["new"])), names="client")
 
@@ -370,7 +369,7 @@ def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env
     monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))
     cache = tmp_path / "responses.sqlite"
     before = live_threads()
-    picker = picker_for(server, client_options={**FAST, "rate_limit": 1000, "cache": cache})
+    picker = picker_for(server, **{**FAST, "rate_limit": 1000, "cache": cache})
     picker.dropdown.value = "shop"
     shop = picker.client
     shop_threads = live_threads() - before
@@ -411,7 +410,7 @@ def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, mon
     # From os.environ when no environ is given, as connect() reads it.
     monkeypatch.setenv("INVTOOLS_BASE_URL", server.base_url)
     monkeypatch.setenv("INVTOOLS_TOKEN_SHOP", token)
-    picker = token_picker(client_options=FAST)
+    picker = token_picker(**FAST)
     assert picker.base_url == server.base_url
     picker.dropdown.value = "shop"
     assert picker.client.base_url == server.base_url
@@ -419,7 +418,7 @@ def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, mon
 
     # From the given environ when there is one (the tokens' environment).
     picker = token_picker(environ={"INVTOOLS_BASE_URL": server.base_url,
-                                   "INVTOOLS_TOKEN_SHOP": token}, client_options=FAST)
+                                   "INVTOOLS_TOKEN_SHOP": token}, **FAST)
     picker.dropdown.value = "shop"
     assert picker.client is not None and picker.client.base_url == server.base_url
 
@@ -471,7 +470,7 @@ def test_connect_without_a_choice_asks_for_one(server):
 def test_base_url_belongs_to_the_picker_not_client_options():
     from invtools.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="base_url"):
+    with pytest.raises(ConfigError, match="base_url"), pytest.warns(DeprecationWarning):
         token_picker(environ={}, client_options={"base_url": "https://x.example"})
 
 
@@ -502,7 +501,7 @@ def test_messages_are_scrubbed_when_the_server_echoes_the_token(caplog):
     try:
         token = "echo-me-please-9f8e7d6c"
         picker = token_picker(base_url=f"http://127.0.0.1:{httpd.server_port}",
-                              environ={"INVTOOLS_TOKEN_ECHO": token}, client_options=FAST)
+                              environ={"INVTOOLS_TOKEN_ECHO": token}, **FAST)
         picker.dropdown.value = "echo"
         assert picker.client is None
         assert "403" in picker.message and "***" in picker.message
@@ -709,3 +708,14 @@ def test_explorer_from_a_basic_team_says_why():
         client = Client(sb.tokens["basic"], base_url=sb.base_url, **FAST)
         with pytest.raises(TeamModeError, match="Basic mode"):
             activity_explorer(client)
+
+
+def test_the_old_client_options_spelling_still_works_with_a_deprecation_warning(sb):
+    env = {"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]}
+    with pytest.warns(DeprecationWarning, match="token_picker\\(rate_limit=2\\)"):
+        picker = token_picker(base_url=sb.base_url, environ=env,
+                              client_options={**FAST, "retries": 0})
+    client = picker.connect("shop")
+    assert client is not None and client.retries == 0 and client.team().name == \
+        sb.data("shop").team["name"]
+    picker.close()

@@ -38,6 +38,7 @@ from __future__ import annotations
 import html
 import logging
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -100,8 +101,13 @@ class TokenPicker(widgets.VBox):
         environ: Mapping[str, str] | None = None,
         on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
         client_options: Mapping[str, Any] | None = None,
+        **options: Any,
     ) -> None:
-        options = dict(client_options or {})
+        if client_options is not None:  # the old spelling, until 0.3
+            warnings.warn("token_picker(client_options={...}) is deprecated: pass the client's "
+                          "options as keywords, as to connect(): token_picker(rate_limit=2)",
+                          DeprecationWarning, stacklevel=3)
+            options = {**client_options, **options}
         if "base_url" in options:
             raise ConfigError("pass base_url= to token_picker itself, not in client_options")
         if base_url is None:
@@ -336,6 +342,7 @@ def token_picker(
     environ: Mapping[str, str] | None = None,
     on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
     client_options: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> TokenPicker:
     """A widget to choose which team to work with, without ever showing its token.
 
@@ -361,12 +368,14 @@ def token_picker(
     - ``on_change``: a callable or a list of callables, called with the client each time a
       token works; add more with ``picker.on_change(fn)`` or observe the ``client`` trait:
       ``picker.observe(fn, names="client")`` (also sees it become ``None``).
-    - ``client_options``: keyword arguments for :class:`~invtools.api.Client` (``cache``,
-      ``rate_limit``, ``retries``, ``timeout``, ``progress``...).
+    - Other keyword arguments go to :class:`~invtools.api.Client` (``cache``,
+      ``rate_limit``, ``retries``, ``timeout``, ``progress``...), as with
+      :func:`invtools.connect`: ``token_picker(rate_limit=2)``. (``client_options={...}``
+      still works, with a ``DeprecationWarning``, until 0.3.)
 
     >>> picker = token_picker(environ={"INVTOOLS_TOKEN_SHOP": "s3cret", "INVTOOLS_TOKEN": "t0"})
     >>> picker.names, "s3cret" in repr(picker)
     (['default', 'shop'], False)
     """
     return TokenPicker(base_url=base_url, environ=environ, on_change=on_change,
-                       client_options=client_options)
+                       client_options=client_options, **options)
