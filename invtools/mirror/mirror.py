@@ -30,7 +30,7 @@ from invtools import frames
 from invtools._files import private_file
 from invtools._provenance import Provenance
 from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_time
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.mirror import store
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
@@ -63,7 +63,7 @@ class TransactionMirror:
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
         if client is not None and not callable(getattr(client, "team", None)):
-            raise TypeError(f"TransactionMirror(path, client): client must be an "
+            raise ArgumentTypeError(f"TransactionMirror(path, client): client must be an "
                             f"invtools.Client (or None to read offline), not "
                             f"{type(client).__name__}; make one with invtools.Client(token)")
         self.client = client
