@@ -9,11 +9,13 @@ resource           columns (dtype)
 =================  ==========================================================================
 ``transactions``   id, type (category in/out/move/adjust), transaction_time, created_at (both
                    datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity
-                   (float64), partner_/from_location_/to_location_/created_by_ + id (Int64),
-                   name (string), deleted (boolean); memo, url (string); backdated (boolean)
+                   (float64), partner_/from_location_/to_location_ + id (Int64), name
+                   (string), deleted (boolean); location_id, location_name (where the stock
+                   changed); created_by_ + id, name, deleted; memo, url (string); backdated
 ``lines``          transaction_id, transaction_time, type, revision, partner_id, partner_name,
                    from_location_id, from_location_name, to_location_id, to_location_name,
-                   item_id, item_name, sku, barcode, quantity, item_deleted, new_stock_level,
+                   location_id, location_name, created_by_id, created_by_name, item_id,
+                   item_name, sku, barcode, quantity, item_deleted, new_stock_level,
                    from_location_new_stock_level, to_location_new_stock_level
 ``items``          id, name, sku, barcode, photo_url, cost, price, quantity, then
                    ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
@@ -34,6 +36,10 @@ Conventions (the contract plots and the mirror rely on):
   ``string`` (``pd.StringDtype()``, missing values ``<NA>``); flags ``boolean`` (nullable).
 - An embedded reference ``{id, name, deleted}`` becomes ``<ref>_id``, ``<ref>_name``,
   ``<ref>_deleted``; a null reference gives ``<NA>`` in all three.
+- ``location_id``/``location_name`` (transactions and lines) is the one place the stock
+  changed: the ``to_location`` -- the location of an in, out or adjust, and the destination of
+  a move (its source stays in ``from_location_*``) -- or the ``from_location`` when there is
+  no ``to_location``. ``created_by_id``/``created_by_name``: the member who recorded it.
 - A missing known field is ``<NA>``. A value that does not parse (a money string like
   ``"n/a"``, a malformed time, an id that is not an integer, a ``type`` outside the known
   categories) becomes ``<NA>``/``NaN``/``NaT`` rather than an exception: one bad row must not
