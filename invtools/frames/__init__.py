@@ -77,15 +77,18 @@ module             what it holds
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
-``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone)
+``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
+                   :func:`to_excel`: frames to one workbook, with a provenance sheet
 =================  ==========================================================================
 
 Imports: of invtools only the foundation (:mod:`invtools.errors`, :mod:`invtools._types`,
-:mod:`invtools._provenance`); besides that pandas, numpy and pyarrow. Pure: no HTTP, no files.
+:mod:`invtools._provenance`); besides that pandas, numpy and pyarrow (and openpyxl, for
+:func:`to_excel` only). Pure: no HTTP, and no files but the workbook :func:`to_excel` is
+asked to write.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``
 imports ``columns``; ``resources`` and ``lines`` import ``reader``; ``arrow`` imports
-``resources``; ``stock`` imports ``lines``; ``provenance``, ``deleted`` and ``export``
-import none of them. Use the names of this package's ``__all__`` (and the documented
+``resources``; ``stock`` imports ``lines`` and ``provenance``; ``provenance``, ``deleted``
+and ``export`` import none of them. Use the names of this package's ``__all__`` (and the documented
 constants ``ATTR_DTYPES``, ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the
 modules' other public names are shared inside the package only.
 
@@ -102,7 +105,7 @@ import pandas as pd  # noqa: F401  (the example above uses it, as analysts' code
 from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not in __all__
 from invtools.frames.arrow import transactions_df_from_pages
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
-from invtools.frames.export import excel_ready
+from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
 from invtools.frames.reader import CHUNK_ROWS as CHUNK_ROWS  # documented, not in __all__
@@ -151,4 +154,5 @@ __all__ = [
     "deleted_items",
     "leave_out_deleted",
     "excel_ready",
+    "to_excel",
 ]
