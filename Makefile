@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-min demo lab bench sandbox clean
+.PHONY: test test-min demo docs lab bench sandbox clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ test-min: $(STAMP)  ## the suite against the lowest versions pyproject.toml allo
 
 demo: $(STAMP)  ## run the example notebooks against the built-in demo server
 	$(PY) -m invtools demo --out build/demo
+
+docs: $(STAMP)  ## the documentation site, offline, in build/site (open build/site/index.html)
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
+	$(PY) scripts/build_docs.py
 
 lab: $(STAMP)  ## JupyterLab with the demo server running
 	$(PY) -m pip install --quiet -e '.[dev,lab]'

@@ -15,6 +15,7 @@ import importlib
 from invtools.errors import (
     APIError,
     AuthenticationError,
+    CacheError,
     ConfigError,
     DeletedItemsWarning,
     InvalidRequestError,
@@ -60,6 +61,7 @@ _SUBMODULES = ("frames", "analysis", "sandbox")
 __all__ = [
     "__version__",
     "InvtoolsError",
+    "CacheError",
     "ConfigError",
     "TransportError",
     "PaginationError",

@@ -29,7 +29,7 @@ from invtools.errors import ConfigError
 __all__ = [
     "TX_TYPES", "MODE_NAMES", "LOCATION_MODE", "TEAM_PATH", "TXS_PATH", "ITEMS_PATH",
     "LOCATIONS_PATH", "PARTNERS_PATH", "MEMBERS_PATH", "ATTRS_PATH", "check_tx_type",
-    "route_of", "parse_time", "to_ms", "parse_duration",
+    "route_of", "resource_of", "parse_time", "to_ms", "parse_duration",
 ]
 
 # ------------------------------------------------------------------------------- the API's names
@@ -65,16 +65,45 @@ def route_of(path: str) -> str:
     return _ID_SEGMENT.sub("/{id}", path.rstrip("/") or "/")
 
 
-def check_tx_type(value: Any, *, name: str = "type") -> str | None:
-    """``value`` if it is a transaction type (or None), else a :class:`ConfigError`.
+_RESOURCES = {
+    "/v1/location-txs": "transactions", "/v1/transactions": "transactions",
+    "/v1/location-txs/{id}": "a transaction's detail", "/v1/transactions/{id}":
+    "a transaction's detail", "/v1/items": "items", "/v1/items/{id}": "an item",
+    "/v1/locations": "locations", "/v1/locations/{id}": "a location", "/v1/partners": "partners",
+    "/v1/members": "members", "/v1/members/{id}": "a member", "/v1/item-attrs":
+    "item attributes", "/v1/item-attrs/{id}": "an item attribute", "/v1/teams/linked": "the team",
+}
 
-    >>> check_tx_type("out"), check_tx_type(None)
-    ('out', None)
+
+def resource_of(path: str) -> str:
+    """What a path asks for, in the words of the methods (``transactions``, ``items``...):
+    progress bars and messages say it, and keep the wire path beside it.
+
+    >>> resource_of("/v1/location-txs"), resource_of("/v1/location-txs/7?revision=2")
+    ('transactions', "a transaction's detail")
+    >>> resource_of("/v1/somewhere-new")
+    '/v1/somewhere-new'
+    """
+    route = route_of(path)
+    return _RESOURCES.get(route, route)
+
+
+def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | None:
+    """A transaction type filter: one type, several (a tuple or list: returned as a tuple in
+    the order of :data:`TX_TYPES`, each once; one alone is that type), or None (all); anything
+    else is a :class:`ConfigError`.
+
+    >>> check_tx_type("out"), check_tx_type(None), check_tx_type(["out", "in", "out"])
+    ('out', None, ('in', 'out'))
     """
     if value is None or (isinstance(value, str) and value in TX_TYPES):
         return value
-    raise ConfigError(f"{name} must be one of {', '.join(TX_TYPES)} (or None for all), "
-                      f"not {value!r}")
+    if isinstance(value, (tuple, list, set, frozenset)) and value and all(
+            isinstance(v, str) and v in TX_TYPES for v in value):
+        chosen = tuple(t for t in TX_TYPES if t in value)
+        return chosen[0] if len(chosen) == 1 else chosen
+    raise ConfigError(f"{name} must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
+                      f"or list, e.g. ('in', 'out')) or None for all; not {value!r}")
 
 
 # ------------------------------------------------------------------------------- times
@@ -82,7 +111,10 @@ def check_tx_type(value: Any, *, name: str = "type") -> str | None:
 _YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _YEAR = re.compile(r"^(\d{4})$")
 _HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
-_EXAMPLES = "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z' or a datetime"
+#: A number and a unit of time, as pandas spells them ("90D", "12W", "36h", "1 day").
+_DURATION = re.compile(r"^\d+(\.\d+)?\s*[A-Za-z]+$")
+_EXAMPLES = ("e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, or '90D' "
+             "for the last 90 days")
 
 
 def parse_time(value: Any, *, end: bool = False, name: str = "time",
@@ -94,8 +126,10 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
     ``"2026-05-02"``, a month ``"2026-05"``, a year ``"2026"``) or an HTTP date (``Retry-After``).
     A date, month or year stands for its first moment, or with ``end=True`` its last (so
     ``until="2026-05"`` keeps all of May). A time without a zone is in ``tz`` (a zone name
-    such as ``"Europe/Paris"``; default UTC). Anything else is a :class:`ConfigError` naming
-    ``name``.
+    such as ``"Europe/Paris"``; default UTC). A length of time counts back from now: a
+    ``timedelta`` (``pandas.Timedelta`` too) or a duration with a unit (``"90D"``, ``"12W"``,
+    ``"36h"``), so ``since="90D"`` is the last 90 days. Anything else is a
+    :class:`ConfigError` naming ``name``.
 
     >>> parse_time("2026-05-02T01:10:00.000Z")
     datetime.datetime(2026, 5, 2, 1, 10, tzinfo=datetime.timezone.utc)
@@ -107,6 +141,8 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
     if value is None:
         return None
     zone = _zone(tz)
+    if isinstance(value, timedelta):  # pandas.Timedelta too: back from now
+        return datetime.now(timezone.utc) - parse_duration(value, name=name)  # type: ignore
     if isinstance(value, datetime):  # pandas.Timestamp too
         if value != value:  # NaT
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
@@ -139,6 +175,8 @@ def _zone(tz: Any):
 
 
 def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetime:
+    if _DURATION.match(text):  # "90D", "12W", "36h": back from now
+        return datetime.now(timezone.utc) - parse_duration(text, name=name)  # type: ignore
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:

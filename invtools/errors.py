@@ -7,6 +7,7 @@ Errors are split by what the caller can do about them::
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
     ├── Cancelled                      a worker's request was not sent: its batch was stopped
+    ├── CacheError                     the cache file stayed locked by another writer
     └── APIError                       the server answered with an error envelope
         ├── AuthenticationError        401: token missing, invalid or revoked
         ├── TeamModeError              400 /errors/invalid-team-mode (or the client's own check)
@@ -38,6 +39,7 @@ __all__ = [
     "TransportError",
     "PaginationError",
     "Cancelled",
+    "CacheError",
     "APIError",
     "AuthenticationError",
     "TeamModeError",
@@ -89,6 +91,12 @@ class Cancelled(InvtoolsError):
     """A request of a concurrent batch (transaction details) was not sent, or its retry not
     waited for, because the batch was stopped: Ctrl-C, or another request of it failed. The
     batch raises that first exception; this one is only seen by the stopped workers."""
+
+
+class CacheError(InvtoolsError):
+    """The cache file could not be changed: another writer (a second notebook or script on
+    the same cache, a prune) held its lock for longer than a change waits. Nothing was lost;
+    trying again later works."""
 
 
 class APIError(InvtoolsError):

@@ -13,7 +13,7 @@ EXPECTED = {
     # errors
     "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
     "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
-    "RateLimitError", "ServerError",
+    "RateLimitError", "ServerError", "CacheError",
     # said when an analysis or plot leaves deleted items out
     "DeletedItemsWarning",
     # the client and the mirror

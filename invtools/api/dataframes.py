@@ -77,13 +77,13 @@ class FramesMixin:
         """
         check_keywords("transactions_df", walk,
                        ("type", "since", "until", "with_lines", "chains"))
-        filters = {"type": type, "since": since, "until": until}
+        type = check_tx_type(type)  # noqa: A001 - the filter's own name
+        filters = {"type": _as_json(type), "since": since, "until": until}
         if not with_lines and since is None and until is None and not (
                 set(walk) - {"chains", "refresh", "max_age"}):
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
             # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
             # fetched by several chains at once (invtools.api.walker).
-            check_tx_type(type)
             chains = walk.get("chains")
             chain_count(self.concurrency, chains)  # checked now
             self._max_age(TXS_PATH, walk.get("max_age"))
@@ -118,7 +118,8 @@ class FramesMixin:
         ``type`` filter the levels are the stored ones (the other types' lines, needed to
         recompute them, are not in the frame)."""
         check_keywords("lines_df", walk, ("type", "since", "until", "chains"))
-        filters = {"type": type, "since": since, "until": until}
+        type = check_tx_type(type)  # noqa: A001 - the filter's own name
+        filters = {"type": _as_json(type), "since": since, "until": until}
         return self._framed(TXS_PATH, filters, lambda: _lines(
             self._rows_and_details(filters, walk)[1], all_types=type is None))
 
@@ -174,6 +175,11 @@ def _tx_frame(rows) -> pd.DataFrame:
 
 
 _ITEM_FILTERS = ("item_ids", "location_ids")
+
+
+def _as_json(value: Any) -> Any:
+    """A filter as a JSON value (what ``df.attrs`` keeps): several types as a list."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _item_filters(filters: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,13 +13,16 @@ no date filter.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
                              TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
 from invtools.api.pagination import Page
-from invtools.errors import APIError, ConfigError, PaginationError
+from invtools.errors import APIError, CacheError, ConfigError, PaginationError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["EndpointsMixin", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 
@@ -96,9 +99,11 @@ class EndpointsMixin:
         """Transaction rows, newest first (Location-mode teams).
 
         ``since``/``until`` (datetime, date or ISO string; naive = UTC; a bare ``until``
-        date includes that whole day) keep rows whose ``transaction_time`` is in the
+        date includes that whole day; a duration such as ``"90D"``, ``"12W"`` or a
+        ``Timedelta`` counts back from now) keep rows whose ``transaction_time`` is in the
         window. The service has no date filter, so the walk stops at the first row older
-        than ``since`` -- no page beyond it is fetched.
+        than ``since`` -- no page beyond it is fetched. ``type``: one of in/out/move/adjust,
+        or several (``("in", "out")``: one chain each, merged newest first).
 
         The walk runs several cursor chains at once and merges them into exactly the rows of
         one plain walk (:mod:`invtools.api.walker`): one per type on a first walk, from
@@ -108,7 +113,7 @@ class EndpointsMixin:
         ``fallback`` says why a walk fell back to one chain, if it did.
         """
         check_keywords("transactions", walk, ("type", "since", "until", "chains"))
-        check_tx_type(type)
+        type = check_tx_type(type)  # noqa: A001 - the filter's own name
         lo = parse_time(since, name="since")
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
@@ -132,7 +137,10 @@ class EndpointsMixin:
         # Only an answer from the server (now stored) makes the older revisions go: a cache
         # hit had them forgotten when it was stored, and looking again would cost a write.
         if revision and not from_cache:
-            self.forget((path, {"revision": older}) for older in range(revision))
+            try:
+                self.forget((path, {"revision": older}) for older in range(revision))
+            except CacheError as exc:  # housekeeping: prune_cache() removes them
+                logger.info("older revisions of %s kept in the cache for now: %s", path, exc)
         return _unwrap(body, path)
 
     def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:

@@ -10,12 +10,14 @@ One chain reaches about a quarter of the service's 5 requests/s at its ~0.8 s pe
   by type -- merged newest first by ``(transaction_time, id)``;
 - **seams** (a walk after a recorded whole one): chain 0 from the head, chain k from a cursor
   the last whole walk recorded (:func:`seam_starts`). Chain k-1 stops by itself at chain k's
-  start key, known before the walk begins.
+  start key, known before the walk begins;
+- **merge** (a walk of several types, ``type=("in", "out")``): one chain per type, merged
+  newest first.
 
 >>> choose_plan(None, chains=8, typed=False)                        # nothing recorded
-Plan(kind='types', starts=())
+Plan(kind='types', starts=(), types=())
 >>> choose_plan(((1000, 41),), chains=8, typed=False)               # seams recorded
-Plan(kind='seams', starts=((1000, 41),))
+Plan(kind='seams', starts=((1000, 41),), types=())
 """
 
 from __future__ import annotations
@@ -74,25 +76,38 @@ def row_key(row: Mapping[str, Any]) -> Key:
 @dataclass(frozen=True)
 class Plan:
     """Which chains a walk runs: ``"one"``, ``"types"`` (chain 0 is the head page, then one
-    chain per type in ``types``, default the documented four) or ``"seams"`` (chain 0 from the
-    head, chain k from the cursor ``starts[k-1][1]``, a row whose key is ``starts[k-1]``).
+    chain per documented type), ``"seams"`` (chain 0 from the head, chain k from the cursor
+    ``starts[k-1][1]``, a row whose key is ``starts[k-1]``) or ``"merge"`` (one chain for each
+    of ``types``, from the head).
 
     >>> Plan("seams", ((5, 41), (3, 17))).chain(2, {"type": None})
     ({'type': None}, 17)
     >>> Plan("types").chain(2, {}), Plan("types").chains
     (({'type': 'out'}, None), 5)
+    >>> Plan("merge", types=("in", "out")).chain(1, {"type": ("in", "out")})
+    ({'type': 'out'}, None)
     """
 
     kind: str = "one"
     starts: tuple[Key, ...] = ()
+    types: tuple[str, ...] = ()
 
     @property
     def chains(self) -> int:
+        if self.kind == "merge":
+            return len(self.types)
         return 1 + (len(TX_TYPES) if self.kind == "types" else len(self.starts))
+
+    @property
+    def merged(self) -> bool:
+        """Whether its rows are merged by key (type chains) rather than laid end to end."""
+        return self.kind in ("types", "merge")
 
     def chain(self, j: int, params: Mapping[str, Any]) -> tuple[dict, Any]:
         """Chain ``j``'s filters and start cursor (a type chain's is the head page's cursor,
         known only once the head page is in: None here)."""
+        if self.kind == "merge":
+            return {**params, "type": self.types[j]}, None
         if self.kind == "types":
             return ({**params, "type": TX_TYPES[j - 1]} if j else dict(params)), None
         return dict(params), None if j == 0 else self.starts[j - 1][1]
@@ -102,22 +117,24 @@ class Plan:
         return self.starts[j] if self.kind == "seams" and j < len(self.starts) else None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "starts": [list(k) for k in self.starts]}
+        return {"kind": self.kind, "starts": [list(k) for k in self.starts],
+                "types": list(self.types)}
 
     @classmethod
     def from_json(cls, data: Any) -> Plan:
         """A plan as :meth:`to_json` wrote it; ``ValueError`` when it is not one.
 
         >>> Plan.from_json(Plan("seams", ((5, 41),)).to_json())
-        Plan(kind='seams', starts=((5, 41),))
+        Plan(kind='seams', starts=((5, 41),), types=())
         """
         try:
             kind, starts = data["kind"], tuple((int(ms), int(i)) for ms, i in data["starts"])
-        except (TypeError, KeyError, ValueError):
+            types = tuple(str(t) for t in data.get("types", ()))
+        except (TypeError, KeyError, ValueError, AttributeError):
             raise ValueError(f"not a walk plan: {data!r}") from None
-        if kind not in ("one", "types", "seams"):
+        if kind not in ("one", "types", "seams", "merge") or (kind == "merge") != bool(types):
             raise ValueError(f"not a walk plan: {data!r}")
-        return cls(kind, starts)
+        return cls(kind, starts, types)
 
 
 def seam_starts(keys: Sequence[Key], *, chains: int, limit: int) -> tuple[Key, ...]:
@@ -149,19 +166,24 @@ def seam_starts(keys: Sequence[Key], *, chains: int, limit: int) -> tuple[Key, .
     return tuple(starts)
 
 
-def choose_plan(seams: Sequence[Key] | None, *, chains: int, typed: bool,
+def choose_plan(seams: Sequence[Key] | None, *, chains: int, typed: Any,
                 since_ms: int | None = None) -> Plan:
-    """The plan of a fresh walk: seam chains from the ``seams`` the last whole walk recorded
-    (thinned to ``chains``; those older than ``since_ms`` dropped), else -- nothing recorded --
-    type chains for a list not filtered by type, else one chain.
+    """The plan of a fresh walk: for several types (``typed``, a tuple) one chain each, merged;
+    else seam chains from the ``seams`` the last whole walk recorded (thinned to ``chains``;
+    those older than ``since_ms`` dropped), else -- nothing recorded -- type chains for a list
+    not filtered by type, else one chain.
 
-    >>> choose_plan(None, chains=8, typed=True), choose_plan(None, chains=1, typed=False).kind
-    (Plan(kind='one', starts=()), 'one')
-    >>> choose_plan(((5, 41), (3, 17)), chains=8, typed=False, since_ms=4)
-    Plan(kind='seams', starts=((5, 41),))
+    >>> choose_plan(None, chains=8, typed=True).kind, choose_plan(None, chains=1, typed=False).kind
+    ('one', 'one')
+    >>> choose_plan(((5, 41), (3, 17)), chains=8, typed=False, since_ms=4).starts
+    ((5, 41),)
     >>> choose_plan((), chains=8, typed=False).kind                 # a short list
     'one'
+    >>> choose_plan(None, chains=1, typed=("in", "adjust"))       # several types: merged
+    Plan(kind='merge', starts=(), types=('in', 'adjust'))
     """
+    if isinstance(typed, tuple):
+        return Plan("merge", types=typed)
     if chains <= 1:
         return Plan()
     if seams is None:

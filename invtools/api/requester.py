@@ -33,6 +33,7 @@ import requests
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
+from invtools._types import resource_of
 from invtools.api.stats import Counters
 from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigError,
                              InvalidRequestError, RateLimitError, ServerError, TeamModeError,
@@ -102,7 +103,8 @@ class Requester:
                     continue
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 raise TransportError(
-                    f"GET {path} to {self.base_url} failed after {tries}: {failure.what}. "
+                    f"Asking for {resource_of(path)} (GET {path} to {self.base_url}) failed "
+                    f"after {tries}: {failure.what}. "
                     f"Check {failure.check}.", attempts=attempt) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
@@ -126,7 +128,8 @@ class Requester:
                                self._backoff(attempt), attempt, allowed)
                     continue
                 raise ServerError(
-                    f"GET {path} answered {status} with a truncated or empty JSON body "
+                    f"Asking for {resource_of(path)}: GET {path} answered {status} with a "
+                    f"truncated or empty JSON body "
                     f"{attempt} time(s); nothing of it was kept. This is the server's (or a "
                     "proxy's) fault: try again later.", status=status, method="GET", path=path,
                     attempts=attempt)

@@ -6,8 +6,8 @@ which team, which mode, and what works for it instead.
 
 >>> t = Team.from_body({"id": 7, "name": "Back Office", "mode": 0})
 >>> print(team_mode_message(t, "/v1/items/5"))      # doctest: +NORMALIZE_WHITESPACE
-GET /v1/items/{id} needs a team that manages stock by location (mode 2, Location); team 'Back
-Office' (id 7) is in Basic mode (0). What works for every team: team() /v1/teams/linked,
+GET /v1/items/{id} (an item) needs a team that manages stock by location (mode 2, Location);
+team 'Back Office' (id 7) is in Basic mode (0). What works for every team: team() /v1/teams/linked,
 members() /v1/members, partners() /v1/partners, attributes() /v1/item-attrs. For items,
 stock, locations and transactions, use a token of a team in Location mode.
 """
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from invtools._types import LOCATION_MODE, MODE_NAMES, TEAM_PATH, route_of
+from invtools._types import LOCATION_MODE, MODE_NAMES, TEAM_PATH, resource_of, route_of
 from invtools.errors import APIError
 
 __all__ = ["Team", "EVERY_TEAM", "team_mode_message"]
@@ -71,8 +71,8 @@ class Team:
 
 def team_mode_message(team: Team | None, path: str) -> str:
     """Why ``path`` is refused for ``team`` (None: not known yet), and what to do instead."""
-    needs = (f"GET {route_of(path)} needs a team that manages stock by location "
-             f"(mode {LOCATION_MODE}, {MODE_NAMES[LOCATION_MODE]})")
+    needs = (f"GET {route_of(path)} ({resource_of(path)}) needs a team that manages stock by "
+             f"location (mode {LOCATION_MODE}, {MODE_NAMES[LOCATION_MODE]})")
     who = (f"team {team.name!r} (id {team.id}) is in {team.mode_name} mode ({team.mode})"
            if team else "this token's team does not manage stock by location")
     return (f"{needs}; {who}. What works for every team: {', '.join(EVERY_TEAM)}. "

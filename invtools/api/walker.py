@@ -132,8 +132,9 @@ class Run:
     def rows(self) -> Iterator[dict]:
         """The walk's rows, newest first for the transactions, each id once."""
         seen: set = set()
-        for batch in (self._typed_rows() if self.plan.kind == "types" else
-                      (p.kept() for p in self._ordered())):
+        kind = self.plan.kind
+        for batch in (self._typed_rows() if kind == "types" else self._merged_rows()
+                      if kind == "merge" else (p.kept() for p in self._ordered())):
             for row in batch:
                 rid = row.get("id")
                 if rid is not None:
@@ -145,13 +146,19 @@ class Run:
                 yield row
 
     def pieces(self) -> Iterator[Piece]:
-        """The pages whose rows count: a plain or seam walk's in order, a type walk's head
-        page first and then every type chain's (to be sorted by key)."""
-        if self.plan.kind != "types":
+        """The pages whose rows count: a plain or seam walk's in order; a type walk's head
+        page first, then every type chain's; a merge's every chain's (to be sorted by key,
+        and -- a merge -- to keep only each chain's own type)."""
+        kind = self.plan.kind
+        if kind not in ("types", "merge"):
             yield from self._ordered()
             return
-        yield from self._head()
-        for j in range(1, self.plan.chains if self._typed else 1):
+        if kind == "types":
+            yield from self._head()
+        else:
+            self._start_all()
+        first = 0 if kind == "merge" else 1
+        for j in range(first, self.plan.chains if self._typed else first):
             yield from self._drain(j)
         self._finish()
 
@@ -205,6 +212,24 @@ class Run:
             return
         self._fall_back(0, why)
         yield from self._chain(0, start=head.page.cursor, number=1)
+
+    def _start_all(self) -> None:
+        for j in range(self.plan.chains):
+            self._start(j)
+        self._typed = True
+
+    def _merged_rows(self) -> Iterator[list[dict]]:
+        """Several types: every chain at once, merged newest first, each keeping only its own
+        type (a server that ignored ``type=`` then gives the right rows all the same)."""
+        self._start_all()
+        chains = [self._own_rows(j, kind) for j, kind in enumerate(self.plan.types)]
+        for row in heapq.merge(*chains, key=row_key, reverse=True):
+            yield [row]
+        self._finish()
+
+    def _own_rows(self, j: int, kind: str) -> Iterator[dict]:
+        for piece in self._drain(j):
+            yield from (row for row in piece.kept() if row.get("type") == kind)
 
     def _typed_rows(self) -> Iterator[list[dict]]:
         for piece in self._head():
@@ -350,8 +375,9 @@ class Run:
         itself)."""
         with self._lock:
             self.window = self.window or since
-            if self.plan.kind != "types" or not j:
-                self.cut = min(self.cut, j)
+            if self.plan.kind == "merge" or (self.plan.kind == "types" and j):
+                return
+            self.cut = min(self.cut, j)
 
     def _fall_back(self, j: int, why: str) -> None:
         with self._lock:

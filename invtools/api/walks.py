@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from invtools._progress import progress_bar
-from invtools._types import TXS_PATH, parse_duration, route_of
+from invtools._types import TXS_PATH, parse_duration, resource_of
 from invtools.api.framemerge import frame_keys, frame_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim, iter_pages
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
@@ -106,7 +106,9 @@ class WalksMixin:
                     before=before, refresh=refresh, max_age=self._max_age(path, max_age))
         with walk:
             pieces = list(walk)
-            df = frame_of(pieces, by_key=walk.plan.kind == "types")
+            df = frame_of(pieces, by_key=walk.plan.merged)
+            if walk.plan.kind == "merge":  # each chain's own type (see Run.pieces)
+                df = df[df["type"].isin(walk.plan.types).to_numpy()].reset_index(drop=True)
             ms, ids = frame_keys(df)
             walk.keep_record(list(zip(ms.tolist(), ids.tolist())))
         df.attrs["walk"] = walk.summary()
@@ -208,13 +210,17 @@ class _Walking:
         c._counters.saw_data_from(began)
         recorded: dict[str, str] = {}
         whole = store.load("whole")
-        # Only the unfiltered transactions list splits into one chain per type.
-        splits = self._path == TXS_PATH and spec.params.get("type") is None
+        # Only the unfiltered transactions list splits into one chain per type; several types
+        # are one chain each, merged.
+        kind = spec.params.get("type")
+        typed = kind if isinstance(kind, tuple) else \
+            not (self._path == TXS_PATH and kind is None)
         plan = choose_plan(None if whole is None else whole.seams, chains=self._chains,
-                           typed=not splits, since_ms=spec.since_ms)
+                           typed=typed, since_ms=spec.since_ms)
         if plan.kind != "one":
+            how = {"types": "one per type", "merge": "one per type asked for"}
             logger.info("walking %s in %d chains (%s)", self._path, plan.chains,
-                        "one per type" if plan.kind == "types" else "from recorded cursors")
+                        how.get(plan.kind, "from recorded cursors"))
         run = self._current = Run(plan, spec, self._fetcher(recorded), on_page=self._on_page,
                                   keys=self._mode == "rows" and self._path == TXS_PATH)
         try:
@@ -298,7 +304,7 @@ class _Walking:
             if not self._show:
                 return
             if self._bar is None and self.pages > _SHOW_AFTER:
-                self._bar = progress_bar(desc=route_of(self._path), unit=" pages",
+                self._bar = progress_bar(desc=resource_of(self._path), unit=" pages",
                                          initial=self.pages - 1)
             if self._bar is not None:
                 self._bar.update(1)

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +33,7 @@ from requests_cache.policy.expiration import NEVER_EXPIRE
 
 from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
-from invtools.errors import ConfigError
+from invtools.errors import CacheError, ConfigError
 
 __all__ = ["NEVER_EXPIRE", "CachedEntry", "cached_entry", "CacheKeys", "is_own_key",
            "default_cache_path", "resolve_cache_path", "open_cache_file", "is_json", "json_of",
@@ -299,7 +300,7 @@ def forget(session, authorization: str, urls: list[str]) -> None:
     keys = getattr(session, "cache_keys", None)
     if keys is None or not urls:
         return
-    session.cache.delete(*(keys.key(authorization, "GET", url) for url in urls), vacuum=False)
+    delete_keys(session.cache, [keys.key(authorization, "GET", url) for url in urls])
 
 
 def clear_entries(session, authorization: str) -> int:
@@ -309,6 +310,45 @@ def clear_entries(session, authorization: str) -> int:
         return 0
     prefix = keys.prefix(authorization) + ":"
     found = [k for k in session.cache.responses.keys() if k.startswith(prefix)]
-    if found:
-        session.cache.delete(*found)
+    delete_keys(session.cache, found)
     return len(found)
+
+
+#: How long one delete waits for the file's write lock (seconds), and the pauses between tries.
+_LOCK_WAIT = 1.0
+_RETRY_PAUSES = (0.05, 0.25)
+
+
+def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
+    """Delete the responses stored under ``keys`` from a requests-cache SQLite ``cache``, in
+    one short transaction of its own that waits a bounded time for the file's write lock and
+    is tried three times; raises :class:`~invtools.errors.CacheError` (nothing deleted) when
+    another writer holds the lock throughout.
+
+    Not ``cache.delete()``: requests-cache 1.2 runs it on a connection shared by every thread
+    of the process and then rewrites the redirects table on a second one, so a walk record
+    or another process committing in between failed it at once with ``database is locked``
+    (and 1.3 waits for the lock without end).
+    """
+    if not keys:
+        return
+    path, table = cache.responses.db_path, cache.responses.table_name
+    for pause in (*_RETRY_PAUSES, None):
+        try:
+            con = sqlite3.connect(path, timeout=_LOCK_WAIT)
+            try:
+                with con:
+                    for start in range(0, len(keys), _CHUNK):
+                        chunk = keys[start:start + _CHUNK]
+                        con.execute(f"DELETE FROM {table} WHERE key IN "
+                                    f"({','.join('?' * len(chunk))})", chunk)
+                return
+            finally:
+                con.close()
+        except sqlite3.OperationalError as exc:
+            if pause is None:
+                raise CacheError(
+                    f"the cache file {path} is busy: another writer (a second notebook or "
+                    f"script on it, a prune) held it; {len(keys)} cached responses were not "
+                    f"deleted. Try again in a moment.") from exc
+            sleep(pause)

@@ -22,7 +22,7 @@ about 50 us (it builds the response object), so reading the thousands of details
 every day would make creating a client slow; the full prune is ``invtools.prune_cache()``.
 
 Entries are read as requests-cache's ``CachedResponse`` objects (``created_at``, ``expires``,
-``url``, ``size``) and removed with ``SQLiteCache.delete(*keys, vacuum=False)``; nothing here
+``url``, ``size``) and removed with :func:`invtools.http.cache.delete_keys`; nothing here
 reads or writes the ``responses`` table itself, so a requests-cache release that stores entries
 differently changes nothing here. Compacting the file (``VACUUM``) happens only when asked
 (``compact=True``): it rewrites the whole file and waits for other processes using it.
@@ -45,7 +45,8 @@ from urllib.parse import urlsplit
 
 from requests_cache import CachedResponse, SQLiteCache
 
-from invtools.http.cache import is_own_key
+from invtools.errors import CacheError
+from invtools.http.cache import delete_keys, is_own_key
 
 __all__ = ["prune", "maybe_prune", "open_cache", "scan", "file_size", "Versions", "PRUNE_EVERY",
            "LOCAL_MAX_AGE", "REPORT_KEYS"]
@@ -191,7 +192,7 @@ def prune(cache: SQLiteCache, *, older_than: timedelta | None = None, now: float
             stale.append(gone)
             report[reason] += 1
     if stale:
-        cache.delete(*stale, vacuum=False)
+        delete_keys(cache, stale)
     report["removed"] = len(stale)
     if compact and stale:
         _compact(cache)
@@ -257,6 +258,6 @@ def maybe_prune(cache: SQLiteCache, *, every: timedelta = PRUNE_EVERY) -> dict |
         os.close(fd)
         os.utime(marker)
         return report
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, sqlite3.Error, CacheError) as exc:
         logger.warning("could not prune the response cache %s: %s", path, exc)
         return None

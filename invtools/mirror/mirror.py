@@ -29,7 +29,7 @@ import pandas as pd
 from invtools import frames
 from invtools._files import private_file
 from invtools._provenance import Provenance
-from invtools._types import TXS_PATH, parse_duration
+from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_time
 from invtools.errors import ConfigError
 from invtools.mirror import store
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
@@ -224,14 +224,20 @@ class TransactionMirror:
         with store.connect(self.path, readonly=self.read_only) as conn:
             return _stamped(read_changes(conn), self._origin(conn))
 
-    def transactions_df(self, *, include_removed: bool = False) -> pd.DataFrame:
+    def transactions_df(self, *, since: Any = None, until: Any = None, type: Any = None,  # noqa: A002
+                        include_removed: bool = False) -> pd.DataFrame:
         """The mirrored transaction rows, newest first, with the schema of
-        :func:`invtools.frames.transactions_df`. ``include_removed=True`` adds the rows the
-        list no longer shows and a ``removed_at`` column (NaT for current rows).
+        :func:`invtools.frames.transactions_df`. ``since``/``until``/``type`` as for the
+        client's (a date, a month, ``"90D"`` back from now; one type or several).
+        ``include_removed=True`` adds the rows the list no longer shows and a ``removed_at``
+        column (NaT for current rows).
 
         >>> mirror.transactions_df().dtypes["transaction_time"]
         datetime64[ms, UTC]
+        >>> set(mirror.transactions_df(type=("in", "out"))["type"]) <= {"in", "out"}
+        True
         """
+        window = _window(since, until, type)
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
         with store.connect(self.path, readonly=self.read_only) as conn:
             fetched = conn.execute(
@@ -244,11 +250,14 @@ class TransactionMirror:
             df["removed_at"] = pd.to_datetime(
                 pd.Series([r for _, r in fetched], dtype="string"), utc=True
             ).astype("datetime64[ms, UTC]").to_numpy()
-        return _stamped(df, origin, include_removed=include_removed or None)
+        return _stamped(_within(df, *window), origin, include_removed=include_removed or None,
+                        **_asked(since, until, type))
 
-    def lines_df(self, *, include_removed: bool = False) -> pd.DataFrame:
+    def lines_df(self, *, since: Any = None, until: Any = None, type: Any = None,  # noqa: A002
+                 include_removed: bool = False) -> pd.DataFrame:
         """One row per line of the mirrored transactions (current revisions), newest first,
-        with the schema of :func:`invtools.frames.lines_df`.
+        with the schema of :func:`invtools.frames.lines_df`; ``since``/``until``/``type`` as
+        for :meth:`transactions_df`.
 
         The three stock-level columns are rebuilt from the line quantities (see
         :func:`invtools.frames.rebase_levels`): the service recomputes later stock levels when
@@ -262,8 +271,10 @@ class TransactionMirror:
         >>> len(lines) == mirror.info()["lines"]
         True
         """
-        lines, origin = self._lines(include_removed)
-        return _stamped(lines, origin, include_removed=include_removed or None)
+        window = _window(since, until, type)
+        lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
+        return _stamped(_within(lines, *window), origin, include_removed=include_removed or None,
+                        **_asked(since, until, type))
 
     def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
@@ -402,3 +413,32 @@ def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFra
     None values left out) and the rows returned."""
     record = dataclasses.replace(origin, filters=filters, rows=len(df))
     return frames.with_provenance(df, record)
+
+
+def _window(since: Any, until: Any, kind: Any) -> tuple:
+    """The client's window and type filter, checked (before any file is read)."""
+    lo, hi = parse_time(since, name="since"), parse_time(until, end=True, name="until")
+    if lo and hi and lo > hi:
+        raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+    kind = check_tx_type(kind)
+    return lo, hi, (kind,) if isinstance(kind, str) else kind
+
+
+def _within(df: pd.DataFrame, lo: Any, hi: Any, kinds: Any) -> pd.DataFrame:
+    """The rows of ``df`` in the window and of the types asked for (all: None)."""
+    keep = pd.Series(True, index=df.index)
+    times = df["transaction_time"]
+    if lo is not None:
+        keep &= (times >= pd.Timestamp(lo)).fillna(False)
+    if hi is not None:
+        keep &= (times <= pd.Timestamp(hi)).fillna(False)
+    if kinds is not None:
+        keep &= df["type"].isin(kinds).fillna(False)
+    return df if bool(keep.all()) else df[keep.to_numpy()].reset_index(drop=True)
+
+
+def _asked(since: Any, until: Any, kind: Any) -> dict:
+    """The filters a frame says it was made with (JSON values)."""
+    asked = {"since": since, "until": until,
+             "type": list(kind) if isinstance(kind, (tuple, list)) else kind}
+    return {k: (str(v) if k != "type" else v) for k, v in asked.items() if v is not None}

@@ -1,0 +1,84 @@
+"""The cache file has more writers than the client's own connection: the walk records, other
+clients of another process, several teams at once (``each_team``). A write the file's lock
+refuses for a moment must never fail the user's fetch.
+
+The defect (CI on requests-cache 1.2, README's ``each_team`` block): ``lines_df()`` of team
+'york' raised ``sqlite3.OperationalError: database is locked`` out of the cleanup that forgets
+a transaction's older revisions once the newest is stored, while the other teams' walks wrote
+their walk records into the same file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+
+def _hammer(path, stop: threading.Event, errors: list) -> None:
+    """Another writer of the cache file: a short committed write every 10 ms, as
+    walk records and a second process's client make, until ``stop``."""
+    con = sqlite3.connect(path, timeout=10, isolation_level=None)
+    try:
+        con.execute("CREATE TABLE IF NOT EXISTS other_writer (n INTEGER)")
+        n = 0
+        while not stop.is_set():
+            con.execute("INSERT INTO other_writer VALUES (?)", (n,))
+            n += 1
+            stop.wait(0.01)
+    except sqlite3.Error as exc:  # pragma: no cover - the test reports it
+        errors.append(exc)
+    finally:
+        con.close()
+
+
+@pytest.mark.timeout(120)
+def test_details_fetched_while_another_writer_uses_the_file_are_right_and_raise_nothing(
+        sb, make_client, tmp_path):
+    before = {tx["id"]: tx["revision"] for tx in sb.data("shop").transactions[:60]}
+    edited = list(before)
+    for tx_id in edited:
+        for _ in range(3):
+            sb.edit_transaction(tx_id)
+    client = make_client(sb, concurrency=8)
+    client.items_df()  # the cache file exists, with its tables
+    stop, errors = threading.Event(), []
+    writer = threading.Thread(target=_hammer, args=(client.cache_path, stop, errors))
+    writer.start()
+    try:
+        for _ in range(3):  # each round stores every detail again, and forgets older revisions
+            client.clear_cache()
+            lines = client.lines_df()
+    finally:
+        stop.set()
+        writer.join()
+    assert not errors
+    truth = sb.data("shop")
+    revisions = lines.groupby("transaction_id")["revision"].first()
+    for tx_id in edited:
+        assert revisions[tx_id] == truth.transaction(tx_id)["revision"] == before[tx_id] + 3
+    assert set(revisions.index) == {tx["id"] for tx in truth.transactions}
+
+
+def test_forget_on_a_file_another_connection_holds_raises_the_package_error(
+        sb, make_client):
+    from invtools.errors import CacheError, InvtoolsError
+
+    client = make_client(sb)
+    tx = sb.data("shop").transactions[0]
+    path = f"/v1/location-txs/{tx['id']}"
+    client.transaction(tx["id"], revision=tx["revision"])
+    holder = sqlite3.connect(client.cache_path, timeout=0, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held: another process mid-write
+    try:
+        with pytest.raises(CacheError, match="busy") as caught:
+            client.forget([(path, {"revision": tx["revision"]})])
+        assert isinstance(caught.value, InvtoolsError)
+        assert sb.tokens["shop"] not in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]  # nothing lost
+    client.forget([(path, {"revision": tx["revision"]})])  # the lock gone: done
+    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [False]
