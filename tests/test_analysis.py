@@ -309,7 +309,7 @@ def test_month_end_stock_wide_and_long(vase_history):
     assert wide.columns.tolist() == ["Vase", "Bowl"]  # item id order: 6, 7
     assert wide.to_dict("list") == {"Vase": [10.0, 6.0, 6.0, 12.0], "Bowl": [0.0, 3.0, -2.0, -2.0]}
     assert month_end_stock(vase_history, periods=2).index.tolist() == ["2026-03", "2026-04"]
-    long = month_end_stock(vase_history, items=[7], wide=False)
+    long = month_end_stock(vase_history, item_ids=[7], wide=False)
     assert long.columns.tolist() == ["month", "as_of", "item_id", "item_name", "stock"]
     assert long["stock"].tolist() == [0.0, 3.0, -2.0, -2.0]
     assert long["as_of"].iloc[0] == pd.Timestamp("2026-01-31 23:59:59.999", tz="UTC")
@@ -348,7 +348,7 @@ def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
     from invtools.analysis import supplier_summary
 
     items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
-    s = supplier_summary(_analysis_lines(), items).set_index("partner_id")
+    s = supplier_summary(_analysis_lines(), items=items).set_index("partner_id")
     assert s.index.tolist() == [50, 51]  # by value: 50 delivered 10*2+5+4*2+2*10 = 53
     assert s.loc[50, ["deliveries", "quantity", "value_at_cost", "items"]].tolist() == [
         3, 21.0, 53.0, 3]
@@ -360,7 +360,7 @@ def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
                              "name": pd.array(["P50", "P51", "Idle", "C"], dtype="string"),
                              "type": pd.Categorical(["supplier", "customer", "supplier",
                                                      "customer"])})
-    s = supplier_summary(_analysis_lines(), items, partners=partners).set_index("partner_id")
+    s = supplier_summary(_analysis_lines(), items=items, partners=partners).set_index("partner_id")
     assert s.index.tolist() == [50, 52]  # 51 is a customer (a return); 52 delivered nothing
     assert s.loc[52, ["partner_name", "deliveries", "quantity", "value_at_cost"]].tolist() == [
         "Idle", 0, 0.0, 0.0]
@@ -388,6 +388,68 @@ def test_shrinkage_nets_adjustments_by_item_location_and_member():
         shrinkage(lines, items, by="team")
 
 
+def test_the_new_helpers_follow_the_vocabulary(vase_history):
+    # a wrong kind of object is a TypeError, a bad value a ConfigError; options are keyword-only;
+    # every message names the function the user called
+    from invtools.analysis import month_end_stock, shrinkage, supplier_summary
+
+    lines = _analysis_lines()
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    wrong_kind = [
+        (lambda: stock_at(lines.to_dict("records")), "stock_at: history must be a DataFrame"),
+        (lambda: stock_at(vase_history, 3.5), "stock_at: as_of must be a time"),
+        (lambda: month_end_stock(vase_history, "12"), "month_end_stock: periods"),
+        (lambda: month_end_stock(vase_history, item_ids=items), "month_end_stock: item_ids"),
+        (lambda: month_end_stock(vase_history, tz=1), "month_end_stock: tz"),
+        (lambda: supplier_summary(lines, items=[1, 2]), "supplier_summary: items must be a"),
+        (lambda: shrinkage(lines, items, by=1), "shrinkage: by must be text"),
+        (lambda: shrinkage(lines, items, cut="80%"), "shrinkage: cut must be a number"),
+        (lambda: shrinkage(lines, None), "shrinkage: items must be a DataFrame"),
+    ]
+    for call, message in wrong_kind:
+        with pytest.raises(TypeError, match=message):
+            call()
+    bad_value = [
+        (lambda: stock_at(vase_history, "soon"), "stock_at: as_of"),
+        (lambda: month_end_stock(vase_history, periods=-1), "month_end_stock: periods=-1"),
+        (lambda: month_end_stock(vase_history, item_ids=[1.5]), "month_end_stock: item_ids"),
+        (lambda: month_end_stock(vase_history, tz="Mars/Olympus"), "month_end_stock: tz="),
+        (lambda: supplier_summary(lines, since="last week"), "supplier_summary: since"),
+        (lambda: shrinkage(lines, items, by="team"), "shrinkage: by='team'"),
+        (lambda: shrinkage(lines, items, cut=1.5), "shrinkage: cut=1.5"),
+        (lambda: shrinkage(lines, items.drop(columns="cost")), "shrinkage: items lacks"),
+    ]
+    for call, message in bad_value:
+        with pytest.raises(ConfigError, match=message):
+            call()
+    with pytest.raises(TypeError):  # options are keyword-only
+        supplier_summary(lines, items)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        shrinkage(lines, items, "2026-02-01")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        month_end_stock(vase_history, 12, [7])  # type: ignore[misc]
+
+
+def test_windows_back_from_now_equal_the_explicit_date(vase_history):
+    # since="400D" / as_of=a Timedelta count back from now, as the client's since= does
+    from invtools.analysis import month_end_stock, shrinkage, supplier_summary
+
+    lines = _analysis_lines()
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    now = pd.Timestamp.now(tz="UTC")
+    back = now - pd.Timestamp("2026-01-10", tz="UTC")  # a window that starts on Jan 10
+    days = f"{back.total_seconds() / 86400:.6f}D"
+    for helper in (lambda **kw: supplier_summary(lines, items=items, **kw),
+                   lambda **kw: shrinkage(lines, items, **kw)):
+        pd.testing.assert_frame_equal(helper(since=days), helper(since="2026-01-10"))
+        pd.testing.assert_frame_equal(helper(since=back), helper(since="2026-01-10"))
+    march = now - pd.Timestamp("2026-03-10", tz="UTC")
+    pd.testing.assert_frame_equal(stock_at(vase_history, march),
+                                  stock_at(vase_history, "2026-03-10"))
+    pd.testing.assert_frame_equal(month_end_stock(vase_history, as_of=march),
+                                  month_end_stock(vase_history, as_of="2026-03-10"))
+
+
 def test_the_audits_leave_out_deleted_items_and_carry_provenance():
     from invtools.analysis import shrinkage, supplier_summary
     from invtools.frames import with_provenance
@@ -396,7 +458,7 @@ def test_the_audits_leave_out_deleted_items_and_carry_provenance():
     lines = _analysis_lines()
     lines["item_deleted"] = pd.array((lines["item_id"] == 3).tolist(), dtype="boolean")
     lines = with_provenance(lines, team_name="Shop", endpoint="/v1/location-txs/{id}")
-    for audit in (lambda: supplier_summary(lines, items), lambda: shrinkage(lines, items)):
+    for audit in (lambda: supplier_summary(lines, items=items), lambda: shrinkage(lines, items)):
         with pytest.warns(DeletedItemsWarning, match="3 'I3'"):
             result = audit()
         assert result.attrs["deleted_items_excluded"] == [3]
@@ -430,7 +492,7 @@ def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_clien
     view = sb.data("shop")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeletedItemsWarning)
-        got = supplier_summary(client.lines_df(), client.items_df(),
+        got = supplier_summary(client.lines_df(), items=client.items_df(),
                                partners=client.partners_df()).set_index("partner_id")
     raw = _raw_lines(view)
     cost = {it["id"]: float(it["cost"]) for it in view.items}  # decimal strings on the wire

@@ -78,7 +78,7 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
         out["stock_value_by_month"] = analysis.stock_value_by_month(out["history"], items)
         out["month_end_stock"] = analysis.month_end_stock(out["history"], wide=False)
         out["month_end_stock_wide"] = analysis.month_end_stock(out["history"])
-        out["supplier_summary"] = analysis.supplier_summary(lines, items,
+        out["supplier_summary"] = analysis.supplier_summary(lines, items=items,
                                                             partners=out["partners"])
         out["shrinkage"] = analysis.shrinkage(lines, items, by="location")
     out["stock_value"] = analysis.stock_value(out["stock"], items)

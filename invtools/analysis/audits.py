@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.analysis.common import DAY, LINES_HINT, carry_provenance, in_window, need
+from invtools.analysis.common import (DAY, LINES_HINT, carry_provenance, check_choice,
+                                      check_number, in_window, need)
 from invtools.errors import ConfigError
 from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 
@@ -31,7 +32,6 @@ _ITEMS_HINT = "Pass an items frame: client.items_df()."
 
 def _costs(lines: pd.DataFrame, items: pd.DataFrame) -> np.ndarray:
     """Each line's item cost (today's; NaN for an item the items frame lacks)."""
-    need(items, ["id", "cost"], "items", _ITEMS_HINT)
     cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
     return cost.reindex(lines["item_id"].array).to_numpy(dtype="float64", na_value=np.nan)
 
@@ -42,7 +42,7 @@ def _newest_name(df: pd.DataFrame, key: str, name: str) -> pd.Series:
     return named.drop_duplicates(key, keep="last").set_index(key)[name]
 
 
-def supplier_summary(lines: pd.DataFrame, items: pd.DataFrame | None = None, *,
+def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
                      partners: pd.DataFrame | None = None, since: Any = None,
                      until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
     """Per supplier: its deliveries (inbound transactions), the quantity and value delivered,
@@ -52,7 +52,8 @@ def supplier_summary(lines: pd.DataFrame, items: pd.DataFrame | None = None, *,
     partners of type supplier; pass ``partners=client.partners_df()`` to leave out a
     customer's return booked as ``in``, and to list the suppliers that delivered nothing in
     the window, with zeros). ``items`` (an items frame) adds the value at today's cost.
-    ``since``/``until`` limit the window (both included).
+    ``since``/``until`` limit the window (both included; a date, a month, or a duration back
+    from now such as ``"90D"``, as the client's ``since=`` takes).
 
     Columns: partner_id, partner_name, deliveries (distinct inbound transactions), quantity
     (units delivered), value_at_cost (quantity x cost, with ``items``; items without a cost
@@ -64,21 +65,25 @@ def supplier_summary(lines: pd.DataFrame, items: pd.DataFrame | None = None, *,
     >>> import warnings
     >>> with warnings.catch_warnings():     # a deleted item's deliveries are left out (said)
     ...     warnings.simplefilter("ignore", invtools.DeletedItemsWarning)
-    ...     suppliers = supplier_summary(client.lines_df(), client.items_df())
+    ...     suppliers = supplier_summary(client.lines_df(), items=client.items_df())
     >>> suppliers.columns.tolist()          # doctest: +NORMALIZE_WHITESPACE
     ['partner_id', 'partner_name', 'deliveries', 'quantity', 'value_at_cost',
      'median_days_between', 'items', 'first_delivery', 'last_delivery']
     >>> bool(suppliers["value_at_cost"].is_monotonic_decreasing)
     True
     """
+    who = "supplier_summary"
     need(lines, ["transaction_id", "transaction_time", "type", "partner_id", "partner_name",
-                 "item_id", "quantity"], "lines", LINES_HINT)
-    window = in_window(lines, since, until)
+                 "item_id", "quantity"], "lines", LINES_HINT, who=who)
+    if items is not None:
+        need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
+    window = in_window(lines, since, until, who=who)
     inbound = window[((window["type"].astype("string") == "in") & window["partner_id"].notna())
                      .fillna(False).to_numpy(dtype=bool)]
     suppliers = None
     if partners is not None:
-        need(partners, ["id", "name", "type"], "partners", "Pass client.partners_df().")
+        need(partners, ["id", "name", "type"], "partners", "Pass client.partners_df().",
+             who=who)
         is_customer = (partners["type"].astype("string") == "customer").fillna(False)
         customers = partners.loc[is_customer.to_numpy(dtype=bool), "id"].tolist()
         inbound = inbound[~inbound["partner_id"].isin(customers).fillna(False).to_numpy(
@@ -129,15 +134,16 @@ def supplier_summary(lines: pd.DataFrame, items: pd.DataFrame | None = None, *,
     return carry_provenance(out, lines)
 
 
-def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, since: Any = None,
-              by: str = "item", *, until: Any = None, cut: float = 0.8,
+def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
+              until: Any = None, by: str = "item", cut: float = 0.8,
               include_deleted: bool = False) -> pd.DataFrame:
     """Stock that went missing (or turned up): the adjustments' net quantity and value at
     cost per item, location or member, the biggest loss first, with the cumulative share of
     the loss for a Pareto cut.
 
     ``lines`` is a lines frame, ``items`` an items frame (for today's ``cost``); ``since`` /
-    ``until`` limit the window (both included). Adjust quantities are signed: a count that
+    ``until`` limit the window (both included; a date, a month, or a duration back from now
+    such as ``"90D"``). Adjust quantities are signed: a count that
     found 3 fewer than the books is ``-3``, one that found more is positive, and they net out.
     ``by``: ``"item"``, ``"location"`` (``location_name``: where the count was made) or
     ``"member"`` (``created_by_name``: who recorded it). Adjustments without one count under
@@ -162,15 +168,16 @@ def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, since: Any = None,
     >>> bool(where["value_at_cost"].is_monotonic_increasing)     # the biggest loss first
     True
     """
-    if by not in SHRINKAGE_KEYS:
-        raise ConfigError(f"by={by!r} must be one of {', '.join(map(repr, SHRINKAGE_KEYS))}.")
-    if not 0 < cut <= 1:
-        raise ConfigError(f"cut={cut!r} must be a share of the loss, above 0 and at most 1 "
-                          "(0.8 for 80 %).")
+    who = "shrinkage"
+    check_choice(by, SHRINKAGE_KEYS, who=who, name="by")
+    if not 0 < check_number(cut, who=who, name="cut") <= 1:
+        raise ConfigError(f"{who}: cut={cut!r} must be a share of the loss, above 0 and at "
+                          "most 1 (0.8 for 80 %).")
     key, name = SHRINKAGE_KEYS[by]
     need(lines, ["transaction_id", "transaction_time", "type", "item_id", "quantity", key,
-                 name], "lines", LINES_HINT)
-    window = in_window(lines, since, until)
+                 name], "lines", LINES_HINT, who=who)
+    need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
+    window = in_window(lines, since, until, who=who)
     adjusted = window[(window["type"].astype("string") == "adjust").fillna(False).to_numpy(
         dtype=bool)]
     adjusted = leave_out_deleted(adjusted.reset_index(drop=True), deleted_items(adjusted),

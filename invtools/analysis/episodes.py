@@ -35,14 +35,15 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None,
     >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     """
-    return leave_out_deleted(_episodes(history, as_of), deleted_items(history),
+    return leave_out_deleted(_episodes(history, as_of, "stockouts"), deleted_items(history),
                              include=include_deleted, who="stockouts")
 
 
-def _episodes(history: pd.DataFrame, as_of: Any) -> pd.DataFrame:
+def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
     need(history, ["transaction_time", "item_id", "item_name", "location_id", "stock"],
-          "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().")
-    as_of = as_of_time(as_of, history["transaction_time"])
+          "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().",
+          who=who)
+    as_of = as_of_time(as_of, history["transaction_time"], who=who)
     keys = ["item_id", "location_id"]
     h = history.sort_values([*keys, "transaction_time", "transaction_id"], kind="stable",
                             ignore_index=True)
@@ -82,7 +83,7 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
     >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
     []
     """
-    return leave_out_deleted(_summary(_episodes(history, as_of)), deleted_items(history),
+    return leave_out_deleted(_summary(_episodes(history, as_of, "stockout_summary")), deleted_items(history),
                              include=include_deleted, who="stockout_summary")
 
 

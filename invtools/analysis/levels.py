@@ -17,14 +17,14 @@ is therefore known; before it, nothing is.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from invtools._types import check_ids
-from invtools.analysis.common import HISTORY_HINT, as_of_time, carry_provenance, need
+from invtools.analysis.common import (HISTORY_HINT, as_of_time, carry_provenance, check_flag,
+                                      check_number, need)
 from invtools.errors import ConfigError
 from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 
@@ -51,23 +51,24 @@ def _openings(h: pd.DataFrame) -> pd.DataFrame:
     return first.assign(stock=np.round(before, 9))
 
 
-def stock_at(history: pd.DataFrame, when: Any = None, *,
+def stock_at(history: pd.DataFrame, as_of: Any = None, *,
              include_deleted: bool = False) -> pd.DataFrame:
-    """The stock of each item at ``when``: the level after its last line at or before then,
+    """The stock of each item at ``as_of``: the level after its last line at or before then,
     or, for an item whose first line in the history comes later, its opening balance.
 
     ``history`` is a :func:`invtools.frames.stock_history` frame: for all locations (one row
     per item), one location, or ``by_location=True`` (one row per item and location).
-    ``when`` is a time (naive means UTC; a date is its midnight, so ``"2026-07-01"`` is the
-    stock at the end of June 30); default the newest time in the history, i.e. the stock now.
+    ``as_of`` is a time (naive means UTC; a date is its midnight, so ``"2026-07-01"`` is the
+    stock at the end of June 30; ``"30D"`` is 30 days ago); default the newest time in the
+    history, i.e. the stock now.
 
-    Every item (and location) of the history whose stock is known at ``when`` is listed:
+    Every item (and location) of the history whose stock is known at ``as_of`` is listed:
 
-    - with a line at or before ``when``: the level after the last one; ``last_change`` is
+    - with a line at or before ``as_of``: the level after the last one; ``last_change`` is
       its time;
-    - without one, when ``when`` is at or after the history's first time (the start of its
+    - without one, when ``as_of`` is at or after the history's first time (the start of its
       window, for a ``since=`` history): its **opening balance**, the level of its first line
-      minus that line's change (an item that held 11 and sold nothing until after ``when`` had
+      minus that line's change (an item that held 11 and sold nothing until after ``as_of`` had
       11; in a full history, an item not yet stocked had 0); ``last_change`` is NaT;
     - before the history's first time nothing is known and nothing is listed.
 
@@ -82,8 +83,8 @@ def stock_at(history: pd.DataFrame, when: Any = None, *,
     >>> bool((at["last_change"].dropna() < pd.Timestamp("2026-10-15", tz="UTC")).all())
     True
     """
-    need(history, _COLUMNS, "history", HISTORY_HINT)
-    when = as_of_time(when, history["transaction_time"])
+    need(history, _COLUMNS, "history", HISTORY_HINT, who="stock_at")
+    when = as_of_time(as_of, history["transaction_time"], who="stock_at")
     h = _ordered(history)
     last = h[(h["transaction_time"] <= when).to_numpy(dtype=bool)].groupby(
         _SERIES, dropna=False, sort=True).tail(1)
@@ -151,20 +152,20 @@ def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp, tz: str):
     return pd.array(np.minimum(as_of.as_unit("ms"), until), dtype="datetime64[ms, UTC]")
 
 
-def month_end_stock(history: pd.DataFrame, periods: int | None = 12,
-                    items: Any = None, tz: str = "UTC", *, until: Any = None,
+def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
+                    item_ids: Any = None, tz: str = "UTC", as_of: Any = None,
                     wide: bool = True, include_deleted: bool = False) -> pd.DataFrame:
     """The stock of each item at the end of each of the last ``periods`` months: one row per
     month end, one column per item (``wide=False``: one row per month and item).
 
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, one, or
     ``by_location=True``: an item's locations are added up). A month's figure is
-    :func:`stock_at` its last instant in ``tz``; the last month's is the stock at ``until``
-    (default the newest time in the history). Opening balances count, so a history of a
+    :func:`stock_at` its last instant in ``tz`` (a zone name such as ``"Europe/Paris"``);
+    the last month's is the stock at ``as_of`` (default the newest time in the history). Opening balances count, so a history of a
     window (``client.lines_df(since=...)``) gives every item present in it the same figures
     as the full history would, from the window's first month on; months before the history's
-    first are not listed (``periods=None``: every month since then). ``items``: the item ids
-    to keep (a list, one id, or an items frame's ``id`` column); default all.
+    first are not listed (``periods=None``: every month since then). ``item_ids``: the items
+    to keep (a list of ids, one id, or an items frame's ``id`` column); default all.
 
     Wide (default): index ``month`` (``"2026-05"``), one float64 column per item, labelled
     by its name (an item without a name, or sharing it, adds its id: ``"Mug (#12)"``), in
@@ -176,17 +177,21 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12,
     >>> table = month_end_stock(history, periods=2)
     >>> table.index.tolist(), table.shape[1] == history["item_id"].nunique()
     (['2026-09', '2026-10'], True)
-    >>> month_end_stock(history, items=[100012], wide=False).columns.tolist()
+    >>> month_end_stock(history, item_ids=[100012], wide=False).columns.tolist()
     ['month', 'as_of', 'item_id', 'item_name', 'stock']
     """
-    need(history, _COLUMNS, "history", HISTORY_HINT)
-    if periods is not None and (isinstance(periods, bool) or not isinstance(
-            periods, numbers.Integral) or periods < 1):
-        raise ConfigError(f"periods={periods!r} must be a positive whole number of months "
-                          "(or None for every month of the history).")
-    until = as_of_time(until, history["transaction_time"])
-    wanted = check_ids(items["id"].dropna().tolist() if isinstance(items, pd.DataFrame)
-                       else items, name="items")
+    who = "month_end_stock"
+    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
+    if periods is not None and check_number(periods, who=who, name="periods", whole=True) < 1:
+        raise ConfigError(f"{who}: periods={periods!r} must be a positive whole number of "
+                          "months (or None for every month of the history).")
+    if isinstance(item_ids, pd.DataFrame):
+        raise TypeError(f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
+                        "items of an items frame")
+    wanted = check_ids(item_ids, name=f"{who}: item_ids")
+    _check_tz(tz, who)
+    check_flag(wide, who=who, name="wide")
+    until = as_of_time(as_of, history["transaction_time"], who=who)
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
     h = history.reset_index(drop=True)
     if wanted is not None:
@@ -222,6 +227,19 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12,
             "stock": per_item.to_numpy(dtype="float64").ravel()})
     out.attrs[DELETED_NOTE] = left_out
     return carry_provenance(out, history)
+
+
+def _check_tz(tz: Any, who: str) -> None:
+    """A time zone ``tz_convert`` takes: a name (TypeError for another kind of object,
+    ConfigError for an unknown name)."""
+    if not isinstance(tz, str):
+        raise TypeError(f"{who}: tz must be a time zone name such as 'Europe/Paris', not "
+                        f"{type(tz).__name__}")
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(tz)
+    except Exception:  # pytz / zoneinfo raise different errors for an unknown zone
+        raise ConfigError(f"{who}: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
+                          "'Europe/Paris'") from None
 
 
 def _labels(ids: list[int], names: pd.Series) -> list[str]:
@@ -261,9 +279,11 @@ def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str 
     >>> monthly["month"].tolist()
     ['2026-09', '2026-10']
     """
-    need(history, _COLUMNS, "history", HISTORY_HINT)
-    need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().")
-    until = as_of_time(until, history["transaction_time"])
+    who = "stock_value_by_month"
+    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
+    need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().",
+         who=who)
+    until = as_of_time(until, history["transaction_time"], who=who, name="until")
     h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
                           include=include_deleted, who="stock_value_by_month")
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)

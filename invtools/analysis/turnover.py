@@ -46,11 +46,12 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     (True, True)
     """
     need(lines, ["transaction_time", "type", "item_id", "item_name", "quantity"], "lines",
-          "Pass a lines frame: client.lines_df() or mirror.lines_df().")
-    as_of = as_of_time(as_of, lines["transaction_time"])
+          "Pass a lines frame: client.lines_df() or mirror.lines_df().", who="movement")
+    as_of = as_of_time(as_of, lines["transaction_time"], who="movement")
     window = lines
     if since is not None:
-        window = lines[lines["transaction_time"] >= as_of_time(since, lines["transaction_time"])]
+        window = lines[lines["transaction_time"] >= as_of_time(
+            since, lines["transaction_time"], who="movement", name="since")]
     window = window[window["transaction_time"] <= as_of]
     kind = window["type"].astype("string")
     qty = window["quantity"].astype("float64")
@@ -72,7 +73,7 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
         need(items, ["id", "name", "quantity", "cost"], "items",
-              "Pass an items frame: client.items_df().")
+              "Pass an items frame: client.items_df().", who="movement")
         base = items.set_index("id")[["name", "quantity", "cost"]]
         # deleted items are not in `items`: kept here, left out (and said) at the end
         gone = moved[moved.index.isin(list(deleted_items(window)))
@@ -111,8 +112,8 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     True
     """
     need(stock, ["item_id", "location_id", "location_name", "quantity"], "stock",
-          "Pass client.stock_df().")
-    need(items, ["id", "cost", "price"], "items", "Pass client.items_df().")
+          "Pass client.stock_df().", who="stock_value")
+    need(items, ["id", "cost", "price"], "items", "Pass client.items_df().", who="stock_value")
     s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id",
                     how="left")
     s = s[s["quantity"] > 0]
