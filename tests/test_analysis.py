@@ -532,17 +532,25 @@ def test_shrinkage_by_each_key_equals_plain_pandas_on_the_servers_json(sb, make_
             got = shrinkage(lines, items, since="2025-06-01", by=by)
         want = adjusted.groupby(key).agg(adjustments=("tx", "nunique"),
                                          net_quantity=("qty", "sum"), value_at_cost=("value", "sum"))
-        want = want.sort_values("value_at_cost", kind="stable")
+        want = want.rename_axis("key").reset_index().sort_values(
+            ["value_at_cost", "net_quantity", "key"], kind="stable").set_index("key")
         loss = (-want["value_at_cost"]).clip(lower=0)
         want["cumulative_share"] = loss.cumsum() / loss.sum()
+        # the 80 % cut: the losses, biggest first, until their running total reaches 80 %
+        # (the one that reaches it included)
+        cut, total = [], 0.0
+        for value in loss:
+            cut.append(value > 0 and total < 0.8 * loss.sum())
+            total += value
+        want["in_cut"] = cut
         mine = got.set_index(column)
         assert sorted(mine.index) == sorted(want.index), by
         for col in ("adjustments", "net_quantity", "value_at_cost", "cumulative_share"):
             assert mine.loc[want.index, col].tolist() == pytest.approx(want[col].tolist()), (by, col)
+        assert mine.loc[want.index, "in_cut"].tolist() == want["in_cut"].tolist(), by
+        assert 0 < sum(cut) < len(cut), by  # a cut that leaves some rows out
         assert got["value_at_cost"].is_monotonic_increasing  # the biggest loss first
-        crossed = got["cumulative_share"] >= 0.8 - 1e-12
-        assert got["in_cut"].tolist() == (~crossed.shift(fill_value=False) & (
-            got["value_at_cost"] < 0)).tolist()
+        assert got.attrs["team_name"] == view.team["name"]
 
 
 @pytest.mark.network

@@ -259,9 +259,23 @@ def test_to_excel_writes_every_frame_and_a_sheet_of_their_provenance(made, tmp_p
     ({"a" * 32: pd.DataFrame()}, "31 characters"),
     ({"Q3/Q4": pd.DataFrame()}, "may not hold"),
     ({"Items": pd.DataFrame(), "items": pd.DataFrame()}, "twice"),
-    ({"x": [1, 2]}, "not a DataFrame"),
+    ({}, "empty"),
 ])
 def test_to_excel_refuses_a_sheet_name_excel_would_refuse(sheets, words, tmp_path):
-    with pytest.raises(invtools.ConfigError, match=words):
+    with pytest.raises(invtools.ConfigError, match=f"to_excel: .*{words}"):
         frames.to_excel(tmp_path / "x.xlsx", sheets)
+    assert not (tmp_path / "x.xlsx").exists()
+
+
+@pytest.mark.parametrize("sheets, tz, error, words", [
+    ({"x": [1, 2]}, "UTC", TypeError, "not a DataFrame"),
+    ({3: pd.DataFrame()}, "UTC", TypeError, "must be text"),
+    ([pd.DataFrame()], "UTC", TypeError, "must be a mapping"),
+    ({"x": pd.DataFrame()}, 1, TypeError, "tz must be"),
+    ({"x": pd.DataFrame()}, "Mars/Olympus", invtools.ConfigError, "tz='Mars/Olympus'"),
+])
+def test_to_excel_a_wrong_kind_is_a_type_error_a_bad_value_a_config_error(sheets, tz, error,
+                                                                          words, tmp_path):
+    with pytest.raises(error, match=f"to_excel: .*{words}"):
+        frames.to_excel(tmp_path / "x.xlsx", sheets, tz=tz)
     assert not (tmp_path / "x.xlsx").exists()

@@ -96,9 +96,20 @@ def to_excel(path: str | os.PathLike, frames: Mapping[str, pd.DataFrame] | pd.Da
     """
     if isinstance(frames, pd.DataFrame):
         frames = {"data": frames}
-    if not isinstance(frames, Mapping) or not frames:
-        raise ConfigError("to_excel takes a mapping of sheet name -> DataFrame, e.g. "
-                          "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame")
+    if not isinstance(frames, Mapping):
+        raise TypeError("to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
+                        "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
+                        f"{type(frames).__name__}")
+    if not frames:
+        raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
+    if not isinstance(tz, str):
+        raise TypeError(f"to_excel: tz must be a time zone name such as 'Europe/Paris', not "
+                        f"{type(tz).__name__}")
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(tz)
+    except Exception:  # pytz and zoneinfo raise different errors for an unknown zone
+        raise ConfigError(f"to_excel: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
+                          "'Europe/Paris'") from None
     _check_sheets(frames)
     if importlib.util.find_spec("openpyxl") is None:
         raise ImportError("to_excel needs openpyxl to write .xlsx files: pip install openpyxl "
@@ -118,10 +129,13 @@ def _check_sheets(frames: Mapping) -> None:
     seen: set[str] = set()
     for sheet, df in frames.items():
         if not isinstance(df, pd.DataFrame):
-            raise ConfigError(f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a "
-                              "DataFrame")
+            raise TypeError(f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a "
+                            "DataFrame")
+        if not isinstance(sheet, str):
+            raise TypeError(f"to_excel: a sheet name must be text, not {type(sheet).__name__} "
+                            f"({sheet!r})")
         problem = None
-        if not isinstance(sheet, str) or not 0 < len(sheet) <= 31:
+        if not 0 < len(sheet) <= 31:
             problem = "must be text of 1 to 31 characters"
         elif _SHEET_BAD.search(sheet):
             problem = "may not hold any of [ ] : * ? / \\"
