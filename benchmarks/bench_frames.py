@@ -141,6 +141,10 @@ def plain(rows: list[dict]) -> pd.DataFrame:
         df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601")
     df["type"] = df["type"].astype("category")
     df["total_quantity"] = pd.to_numeric(df["total_quantity"])
+    # Where the stock changed: the destination (to_location), else the source.
+    to = df["to_location_id"].notna()
+    df["location_id"] = df["to_location_id"].where(to, df["from_location_id"])
+    df["location_name"] = df["to_location_name"].where(to, df["from_location_name"])
     # A sometimes-null reference's id comes out float64 and its flag object: nullable types.
     for col in df.columns:
         if col == "id" or col.endswith("_id") or col in ("revision", "count_of_items"):

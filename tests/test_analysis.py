@@ -283,3 +283,341 @@ def test_the_last_month_agrees_with_stock_value_today(make_client):
     held = stock[stock["quantity"] != 0].set_index(["item_id", "location_id"])["quantity"]
     got = at[at["stock"] != 0].set_index(["item_id", "location_id"])["stock"]
     pd.testing.assert_series_equal(got.sort_index(), held.sort_index(), check_names=False)
+
+
+# -- issue 19: stock at dates with opening balances, month-end stock, suppliers, shrinkage ------
+def test_stock_at_lists_an_item_without_a_line_yet_at_its_opening_balance(vase_history):
+    # Jan 10: the Vase has its line of Jan 5; the Bowl's first line (Feb 2, +3) is later, so
+    # it had 3 - 3 = 0 then. Before the history's first time nothing is known.
+    at = stock_at(vase_history, "2026-01-10")
+    assert at[["item_id", "stock"]].astype(object).values.tolist() == [[6, 10.0], [7, 0.0]]
+    assert pd.isna(at.loc[1, "last_change"]) and at.loc[0, "last_change"].day == 5
+    assert stock_at(vase_history, "2026-01-04").empty
+    # a window that starts after the Vase was stocked: it held 10 until its -4 of Feb 10
+    window = vase_history[vase_history["transaction_time"] >= pd.Timestamp("2026-02-01", tz="UTC")]
+    window = window.assign(change=window["change"])  # the first line's change is its own effect
+    at = stock_at(window, "2026-02-05").set_index("item_id")
+    assert at.loc[6, "stock"] == 10.0 and pd.isna(at.loc[6, "last_change"])
+    assert at.loc[7, "stock"] == 3.0
+
+
+def test_month_end_stock_wide_and_long(vase_history):
+    from invtools.analysis import month_end_stock
+
+    wide = month_end_stock(vase_history)
+    assert wide.index.tolist() == ["2026-01", "2026-02", "2026-03", "2026-04"]
+    assert wide.columns.tolist() == ["Vase", "Bowl"]  # item id order: 6, 7
+    assert wide.to_dict("list") == {"Vase": [10.0, 6.0, 6.0, 12.0], "Bowl": [0.0, 3.0, -2.0, -2.0]}
+    assert month_end_stock(vase_history, periods=2).index.tolist() == ["2026-03", "2026-04"]
+    long = month_end_stock(vase_history, item_ids=[7], wide=False)
+    assert long.columns.tolist() == ["month", "as_of", "item_id", "item_name", "stock"]
+    assert long["stock"].tolist() == [0.0, 3.0, -2.0, -2.0]
+    assert long["as_of"].iloc[0] == pd.Timestamp("2026-01-31 23:59:59.999", tz="UTC")
+    assert long["as_of"].iloc[-1] == pd.Timestamp("2026-04-01", tz="UTC")  # the newest time
+    same_name = vase_history.assign(item_name=pd.array(["Pot"] * 5, dtype="string"))
+    assert month_end_stock(same_name).columns.tolist() == ["Pot (#6)", "Pot (#7)"]
+    with pytest.raises(ConfigError, match="periods=0"):
+        month_end_stock(vase_history, periods=0)
+
+
+def _analysis_lines() -> pd.DataFrame:
+    """Two suppliers' deliveries, a sale, and adjustments at two locations by two members."""
+    rows = [  # tx, day, type, partner, item, qty, location, member
+        (1, "2026-01-01", "in", 50, 1, 10.0, 1, 70), (1, "2026-01-01", "in", 50, 2, 5.0, 1, 70),
+        (2, "2026-01-11", "in", 50, 1, 4.0, 1, 70), (3, "2026-01-31", "in", 50, 3, 2.0, 1, 71),
+        (4, "2026-01-05", "in", 51, 2, 8.0, 2, 71), (5, "2026-01-06", "out", 60, 1, 3.0, 2, 70),
+        (6, "2026-02-01", "adjust", None, 1, -4.0, 1, 70),
+        (7, "2026-02-02", "adjust", None, 2, 1.0, 2, 71),
+        (8, "2026-02-03", "adjust", None, 3, -1.0, 2, 71)]
+    tx, day, kind, partner, item, qty, loc, member = map(list, zip(*rows))
+    return pd.DataFrame({
+        "transaction_id": pd.array(tx, dtype="Int64"), "transaction_time": _t(*day),
+        "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),
+        "partner_id": pd.array(partner, dtype="Int64"),
+        "partner_name": pd.array([None if p is None else f"P{p}" for p in partner], dtype="string"),
+        "location_id": pd.array(loc, dtype="Int64"),
+        "location_name": pd.array([f"L{x}" for x in loc], dtype="string"),
+        "created_by_id": pd.array(member, dtype="Int64"),
+        "created_by_name": pd.array([f"M{m}" for m in member], dtype="string"),
+        "item_id": pd.array(item, dtype="Int64"),
+        "item_name": pd.array([f"I{i}" for i in item], dtype="string"),
+        "quantity": qty, "item_deleted": pd.array([False] * len(rows), dtype="boolean")})
+
+
+def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
+    from invtools.analysis import supplier_summary
+
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    s = supplier_summary(_analysis_lines(), items=items).set_index("partner_id")
+    assert s.index.tolist() == [50, 51]  # by value: 50 delivered 10*2+5+4*2+2*10 = 53
+    assert s.loc[50, ["deliveries", "quantity", "value_at_cost", "items"]].tolist() == [
+        3, 21.0, 53.0, 3]
+    assert s.loc[50, "median_days_between"] == 15.0  # 10 and 20 days
+    assert pd.isna(s.loc[51, "median_days_between"])  # one delivery
+    assert s.loc[51, "partner_name"] == "P51" and 60 not in s.index  # a customer: not a supplier
+    assert "value_at_cost" not in supplier_summary(_analysis_lines()).columns
+    partners = pd.DataFrame({"id": pd.array([50, 51, 52, 60], dtype="Int64"),
+                             "name": pd.array(["P50", "P51", "Idle", "C"], dtype="string"),
+                             "type": pd.Categorical(["supplier", "customer", "supplier",
+                                                     "customer"])})
+    s = supplier_summary(_analysis_lines(), items=items, partners=partners).set_index("partner_id")
+    assert s.index.tolist() == [50, 52]  # 51 is a customer (a return); 52 delivered nothing
+    assert s.loc[52, ["partner_name", "deliveries", "quantity", "value_at_cost"]].tolist() == [
+        "Idle", 0, 0.0, 0.0]
+    s = supplier_summary(_analysis_lines(), since="2026-01-10", until="2026-01-31")
+    assert s.set_index("partner_id").loc[50, "deliveries"] == 2
+
+
+def test_shrinkage_nets_adjustments_by_item_location_and_member():
+    from invtools.analysis import shrinkage
+
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    lines = _analysis_lines()
+    by_item = shrinkage(lines, items)
+    assert by_item["item_id"].tolist() == [3, 1, 2]  # -10, -8, +1: the biggest loss first
+    assert by_item["value_at_cost"].tolist() == [-10.0, -8.0, 1.0]
+    assert by_item["cumulative_share"].tolist() == pytest.approx([10 / 18, 1.0, 1.0])
+    assert by_item["in_cut"].tolist() == [True, True, False]  # the second crosses 80 %
+    by_location = shrinkage(lines, items, by="location")
+    assert by_location[["location_name", "net_quantity", "value_at_cost"]].values.tolist() == [
+        ["L2", 0.0, -9.0], ["L1", -4.0, -8.0]]
+    by_member = shrinkage(lines, items, by="member")
+    assert by_member[["created_by_name", "adjustments"]].values.tolist() == [["M71", 2], ["M70", 1]]
+    assert shrinkage(lines, items, since="2026-02-02")["item_id"].tolist() == [3, 2]
+    with pytest.raises(ConfigError, match="by='team'"):
+        shrinkage(lines, items, by="team")
+
+
+def test_the_new_helpers_follow_the_vocabulary(vase_history):
+    # a wrong kind of object is a TypeError, a bad value a ConfigError; options are keyword-only;
+    # every message names the function the user called
+    from invtools.analysis import month_end_stock, shrinkage, supplier_summary
+
+    lines = _analysis_lines()
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    wrong_kind = [
+        (lambda: stock_at(lines.to_dict("records")), "stock_at: history must be a DataFrame"),
+        (lambda: stock_at(vase_history, 3.5), "stock_at: as_of must be a time"),
+        (lambda: month_end_stock(vase_history, "12"), "month_end_stock: periods"),
+        (lambda: month_end_stock(vase_history, item_ids=items), "month_end_stock: item_ids"),
+        (lambda: month_end_stock(vase_history, tz=1), "month_end_stock: tz"),
+        (lambda: supplier_summary(lines, items=[1, 2]), "supplier_summary: items must be a"),
+        (lambda: shrinkage(lines, items, by=1), "shrinkage: by must be text"),
+        (lambda: shrinkage(lines, items, cut="80%"), "shrinkage: cut must be a number"),
+        (lambda: shrinkage(lines, None), "shrinkage: items must be a DataFrame"),
+    ]
+    for call, message in wrong_kind:
+        with pytest.raises(TypeError, match=message):
+            call()
+    bad_value = [
+        (lambda: stock_at(vase_history, "soon"), "stock_at: as_of"),
+        (lambda: month_end_stock(vase_history, periods=-1), "month_end_stock: periods=-1"),
+        (lambda: month_end_stock(vase_history, item_ids=[1.5]), "month_end_stock: item_ids"),
+        (lambda: month_end_stock(vase_history, tz="Mars/Olympus"), "month_end_stock: tz="),
+        (lambda: supplier_summary(lines, since="last week"), "supplier_summary: since"),
+        (lambda: shrinkage(lines, items, by="team"), "shrinkage: by='team'"),
+        (lambda: shrinkage(lines, items, cut=1.5), "shrinkage: cut=1.5"),
+        (lambda: shrinkage(lines, items.drop(columns="cost")), "shrinkage: items lacks"),
+    ]
+    for call, message in bad_value:
+        with pytest.raises(ConfigError, match=message):
+            call()
+    with pytest.raises(TypeError):  # options are keyword-only
+        supplier_summary(lines, items)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        shrinkage(lines, items, "2026-02-01")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        month_end_stock(vase_history, 12, [7])  # type: ignore[misc]
+
+
+def test_windows_back_from_now_equal_the_explicit_date(vase_history):
+    # since="400D" / as_of=a Timedelta count back from now, as the client's since= does
+    from invtools.analysis import month_end_stock, shrinkage, supplier_summary
+
+    lines = _analysis_lines()
+    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    now = pd.Timestamp.now(tz="UTC")
+    back = now - pd.Timestamp("2026-01-10", tz="UTC")  # a window that starts on Jan 10
+    days = f"{back.total_seconds() / 86400:.6f}D"
+    for helper in (lambda **kw: supplier_summary(lines, items=items, **kw),
+                   lambda **kw: shrinkage(lines, items, **kw)):
+        pd.testing.assert_frame_equal(helper(since=days), helper(since="2026-01-10"))
+        pd.testing.assert_frame_equal(helper(since=back), helper(since="2026-01-10"))
+    march = now - pd.Timestamp("2026-03-10", tz="UTC")
+    pd.testing.assert_frame_equal(stock_at(vase_history, march),
+                                  stock_at(vase_history, "2026-03-10"))
+    pd.testing.assert_frame_equal(month_end_stock(vase_history, as_of=march),
+                                  month_end_stock(vase_history, as_of="2026-03-10"))
+
+
+def test_the_audits_leave_out_deleted_items_and_carry_provenance():
+    from invtools.analysis import shrinkage, supplier_summary
+    from invtools.frames import with_provenance
+
+    items = pd.DataFrame({"id": pd.array([1, 2], dtype="Int64"), "cost": [2.0, 1.0]})
+    lines = _analysis_lines()
+    lines["item_deleted"] = pd.array((lines["item_id"] == 3).tolist(), dtype="boolean")
+    lines = with_provenance(lines, team_name="Shop", endpoint="/v1/location-txs/{id}")
+    for audit in (lambda: supplier_summary(lines, items=items), lambda: shrinkage(lines, items)):
+        with pytest.warns(DeletedItemsWarning, match="3 'I3'"):
+            result = audit()
+        assert result.attrs["deleted_items_excluded"] == [3]
+        assert result.attrs["team_name"] == "Shop" and result.attrs["source"] == "api"
+    kept = shrinkage(lines, items, include_deleted=True)
+    assert 3 in set(kept["item_id"]) and kept.attrs["deleted_items_excluded"] == []
+    assert pd.isna(kept.set_index("item_id").loc[3, "value_at_cost"])  # no cost known
+
+
+# -- the same, on the stand-in server's data over HTTP, against plain pandas on its JSON -------
+def _raw_lines(view) -> pd.DataFrame:
+    """Every line of the server's own details, with plain pandas: the truth to compare with."""
+    rows = []
+    for row in view.transactions:
+        d = view.transaction(row["id"])
+        where = d["to_location"] or d["from_location"]
+        for line in d["items"]:
+            rows.append({"tx": d["id"], "time": pd.Timestamp(d["transaction_time"]),
+                         "type": d["type"], "partner": (d["partner"] or {}).get("id"),
+                         "location": where["id"], "member": d["created_by"]["id"],
+                         "item": line["id"], "qty": float(line["quantity"]),
+                         "deleted": line["deleted"], "level": line["new_stock_level"]})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.network
+def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_client):
+    from invtools.analysis import supplier_summary
+
+    client = make_client(sb)
+    view = sb.data("shop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        got = supplier_summary(client.lines_df(), items=client.items_df(),
+                               partners=client.partners_df()).set_index("partner_id")
+    raw = _raw_lines(view)
+    cost = {it["id"]: float(it["cost"]) for it in view.items}  # decimal strings on the wire
+    suppliers = {p["id"] for p in view.partners if p["type"] == 0}
+    inbound = raw[(raw["type"] == "in") & raw["partner"].isin(suppliers) & ~raw["deleted"]]
+    inbound = inbound.assign(value=inbound["qty"] * inbound["item"].map(cost))
+    for partner, rows in inbound.groupby("partner"):
+        times = rows.drop_duplicates("tx")["time"].sort_values()
+        want = [rows["tx"].nunique(), rows["qty"].sum(), rows["value"].sum(),
+                rows["item"].nunique(), times.diff().dt.total_seconds().median() / 86400]
+        mine = got.loc[partner, ["deliveries", "quantity", "value_at_cost", "items",
+                                 "median_days_between"]].tolist()
+        assert mine == pytest.approx(want, nan_ok=True), partner
+    assert set(got.index) == suppliers  # the ones that delivered nothing too, with zeros
+    assert got["value_at_cost"].is_monotonic_decreasing
+    assert got.attrs["team_name"] == view.team["name"]
+    gone = raw[(raw["type"] == "in") & raw["partner"].isin(suppliers) & raw["deleted"]]
+    assert got.attrs["deleted_items_excluded"] == sorted(set(gone["item"]))
+
+
+@pytest.mark.network
+def test_shrinkage_by_each_key_equals_plain_pandas_on_the_servers_json(sb, make_client):
+    from invtools.analysis import shrinkage
+
+    client = make_client(sb)
+    view = sb.data("shop")
+    lines, items = client.lines_df(), client.items_df()
+    raw = _raw_lines(view)
+    cost = {it["id"]: float(it["cost"]) for it in view.items}
+    since = pd.Timestamp("2025-06-01", tz="UTC")  # after the opening stocktake
+    adjusted = raw[(raw["type"] == "adjust") & ~raw["deleted"] & (raw["time"] >= since)]
+    adjusted = adjusted.assign(value=adjusted["qty"] * adjusted["item"].map(cost))
+    for by, key, column in [("item", "item", "item_id"), ("location", "location", "location_id"),
+                            ("member", "member", "created_by_id")]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeletedItemsWarning)
+            got = shrinkage(lines, items, since="2025-06-01", by=by)
+        want = adjusted.groupby(key).agg(adjustments=("tx", "nunique"),
+                                         net_quantity=("qty", "sum"), value_at_cost=("value", "sum"))
+        want = want.rename_axis("key").reset_index().sort_values(
+            ["value_at_cost", "net_quantity", "key"], kind="stable").set_index("key")
+        loss = (-want["value_at_cost"]).clip(lower=0)
+        want["cumulative_share"] = loss.cumsum() / loss.sum()
+        # the 80 % cut: the losses, biggest first, until their running total reaches 80 %
+        # (the one that reaches it included)
+        cut, total = [], 0.0
+        for value in loss:
+            cut.append(value > 0 and total < 0.8 * loss.sum())
+            total += value
+        want["in_cut"] = cut
+        mine = got.set_index(column)
+        assert sorted(mine.index) == sorted(want.index), by
+        for col in ("adjustments", "net_quantity", "value_at_cost", "cumulative_share"):
+            assert mine.loc[want.index, col].tolist() == pytest.approx(want[col].tolist()), (by, col)
+        assert mine.loc[want.index, "in_cut"].tolist() == want["in_cut"].tolist(), by
+        assert 0 < sum(cut) < len(cut), by  # a cut that leaves some rows out
+        assert got["value_at_cost"].is_monotonic_increasing  # the biggest loss first
+        assert got.attrs["team_name"] == view.team["name"]
+
+
+@pytest.mark.network
+def test_month_end_stock_of_a_window_equals_the_full_history_for_its_items(sb, make_client):
+    from invtools.analysis import month_end_stock
+    from invtools.frames import stock_history
+
+    client = make_client(sb)
+    view = sb.data("shop")
+    full = stock_history(client.lines_df())
+    window = stock_history(client.lines_df(since="2026-03-01"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        got = month_end_stock(window, periods=None, wide=False)
+        whole = month_end_stock(full, periods=None, wide=False)
+        wide = month_end_stock(window, periods=6)
+    assert got["month"].unique().tolist() == [f"2026-{m:02d}" for m in range(3, 11)]
+    for result in (window, got, wide):  # the lines' provenance, carried on
+        assert result.attrs["team_name"] == view.team["name"]
+        assert result.attrs["filters"] == {"since": "2026-03-01"}, result.attrs["filters"]
+    assert wide.index.tolist() == [f"2026-{m:02d}" for m in range(5, 11)]
+    assert set(got["item_id"]) == set(window["item_id"]) - set(
+        window.loc[window["item_deleted"].fillna(False).to_numpy(dtype=bool), "item_id"])
+    # the full history's figures, for every item present in the window
+    key = ["month", "item_id"]
+    pd.testing.assert_frame_equal(got.set_index(key), whole.set_index(key).loc[
+        got.set_index(key).index])
+    # and plain pandas on the server's JSON: each item's level after its last line by then
+    raw = _raw_lines(view).sort_values(["time", "tx"], kind="stable")
+    for month_end, rows in got.groupby("as_of"):
+        seen = raw[raw["time"] <= month_end].groupby("item")["level"].last()
+        want = seen.reindex(rows["item_id"].astype(int)).fillna(0.0)  # no line yet: none held
+        assert rows["stock"].tolist() == want.tolist(), month_end
+    # the issue's Hose 50m: items held in stock at the first month's end, with no line in
+    # the window until later, are there at their opening balance (they used to be NaN)
+    first_end = got["as_of"].min()
+    quiet = window.groupby("item_id")["transaction_time"].min() > first_end
+    opening = got[(got["as_of"] == first_end) & got["item_id"].isin(quiet.index[quiet])]
+    assert len(opening) and (opening["stock"] > 0).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        at = stock_at(window, "2026-03-10").set_index("item_id")["stock"]
+        truth = stock_at(full, "2026-03-10").set_index("item_id")["stock"]
+    assert len(at) == len(got["item_id"].unique())  # every item of the window is known then
+    pd.testing.assert_series_equal(at, truth.reindex(at.index).fillna(0.0))
+
+
+@pytest.mark.network
+def test_the_issues_hose_is_known_at_the_end_of_november_from_a_window(make_client):
+    # Issue 19: in the demo shop the GreenThumb Garden Hose 50m held 11 from 1 September
+    # 2025 until 30 January 2026; a month-end table of the window since 1 November showed NaN.
+    from invtools.analysis import month_end_stock
+    from invtools.frames import stock_history
+    from invtools.sandbox import serve
+
+    with serve(rate_limit=0) as sb:
+        lines = make_client(sb).lines_df(since="2025-11-01")
+        hose = next(i for i in sb.data("shop").items if i["name"] == "GreenThumb Garden Hose 50m")
+    history = stock_history(lines, item_ids=[hose["id"]])
+    assert history["transaction_time"].min() > pd.Timestamp("2026-01-30", tz="UTC")
+    november = pd.Timestamp("2025-12-01", tz="UTC")  # the end of 30 November
+    window = stock_history(lines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        at = stock_at(window, november).set_index("item_id")
+        ends = month_end_stock(window)
+    assert at.loc[hose["id"], "stock"] == 11.0 and pd.isna(at.loc[hose["id"], "last_change"])
+    assert ends.index[0] == "2025-11" and len(ends) == 12
+    assert ends.loc["2025-11", "GreenThumb Garden Hose 50m"] == 11.0
+    assert ends.loc["2025-12", "GreenThumb Garden Hose 50m"] == 11.0

@@ -189,3 +189,40 @@ def test_items_df_asks_for_the_attribute_list_once_then_the_cache_answers(sb, cl
     sb.clear_log()
     client.items_df(item_ids=[999998])
     assert "/v1/item-attrs" not in [r.route for r in sb.requests]
+
+
+def test_who_and_where_equal_the_raw_details_on_every_path(sb, client, tmp_path):
+    """Issue 19: created_by_* and location_* of lines_df() and transactions_df() -- the whole
+    walk (page bytes, pyarrow), a filtered walk (dicts), a mirror -- are the server's own
+    created_by and to_location (from_location when there is none) of each detail."""
+    from invtools import TransactionMirror
+
+    view = sb.data("shop")
+    raw = {row["id"]: view.transaction(row["id"]) for row in view.transactions}
+
+    def expected(tx_id: int) -> tuple:
+        d = raw[tx_id]
+        where = d["to_location"] or d["from_location"]
+        return (d["created_by"]["id"], d["created_by"]["name"], where["id"], where["name"],
+                (d["from_location"] or {}).get("id"), d["to_location"]["id"])
+
+    def got(df, id_column):
+        return [(int(getattr(r, id_column)), r.created_by_id, r.created_by_name, r.location_id,
+                 r.location_name, None if pd.isna(r.from_location_id) else r.from_location_id,
+                 r.to_location_id) for r in df.itertuples()]
+
+    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+    mirror.sync()
+    frames_ = {"lines": (client.lines_df(), "transaction_id"),
+               "whole walk": (client.transactions_df(), "id"),
+               "type=move": (client.transactions_df(type="move"), "id"),
+               "mirror lines": (mirror.lines_df(), "transaction_id"),
+               "mirror transactions": (mirror.transactions_df(), "id")}
+    for name, (df, id_column) in frames_.items():
+        assert len(df) > 0, name
+        for row in got(df, id_column):
+            assert row[1:] == expected(row[0]), (name, row)
+        assert df["location_id"].dtype == "Int64" and df["created_by_name"].dtype == "string"
+    moves = frames_["type=move"][0]
+    assert (moves["location_id"] == moves["to_location_id"]).all()  # a move: its destination
+    assert (moves["from_location_id"] != moves["location_id"]).all()

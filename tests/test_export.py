@@ -10,6 +10,7 @@ over real HTTP to the stand-in server.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Callable
 
@@ -75,6 +76,11 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
         out["stock_at"] = analysis.stock_at(frames.stock_history(lines, by_location=True),
                                             "2026-10-15")
         out["stock_value_by_month"] = analysis.stock_value_by_month(out["history"], items)
+        out["month_end_stock"] = analysis.month_end_stock(out["history"], wide=False)
+        out["month_end_stock_wide"] = analysis.month_end_stock(out["history"])
+        out["supplier_summary"] = analysis.supplier_summary(lines, items=items,
+                                                            partners=out["partners"])
+        out["shrinkage"] = analysis.shrinkage(lines, items, by="location")
     out["stock_value"] = analysis.stock_value(out["stock"], items)
     out["activity"] = invtools.activity_table(out["transactions"], "W")
     out["activity_by_item"] = invtools.activity_table(lines, "M", by="item")
@@ -87,8 +93,13 @@ NAMES = ["items", "stock", "transactions", "transactions_out", "transactions_wit
          "partners_empty", "members_empty", "mirror_transactions", "mirror_lines", "mirror_changes",
          "mirror_syncs", "mirror_history", "history", "history_one_location", "history_empty",
          "stockouts", "stockout_summary", "stockout_summary_empty", "movement", "stock_value",
-         "stock_at", "stock_value_by_month",
+         "stock_at", "stock_value_by_month", "month_end_stock", "month_end_stock_wide",
+         "supplier_summary", "shrinkage",
          "activity", "activity_by_item"]
+
+#: Frames whose index is part of the answer (a period, a month): Feather and CSV need it as
+#: a column.
+INDEXED = ("activity", "activity_by_item", "month_end_stock_wide")
 
 #: The frames' own schemas, to put back what an empty file cannot hold (see the README).
 SCHEMA_OF = {"transactions_empty": "transactions", "transactions_with_lines_empty":
@@ -98,7 +109,8 @@ SCHEMA_OF = {"transactions_empty": "transactions", "transactions_with_lines_empt
 
 def test_every_frame_is_listed_and_carries_plain_json_attrs(made):
     assert sorted(made) == sorted(NAMES)
-    api = [n for n in NAMES if not n.startswith(("history", "stock", "movement", "activity"))]
+    api = [n for n in NAMES if not n.startswith(("history", "stock", "movement", "activity",
+                                                 "month"))]
     for name in api:
         assert made[name].attrs.get("source") in ("api", "mirror"), name
     assert made["items_empty"].columns.tolist() == made["items"].columns.tolist()
@@ -138,7 +150,7 @@ def test_pickle_keeps_everything(made, name, tmp_path):
 @pytest.mark.parametrize("name", NAMES)
 def test_feather_keeps_values_and_dtypes_and_attrs_with_a_recent_pyarrow(made, name, tmp_path):
     df = made[name]
-    flat = df.reset_index() if name.startswith("activity") else df  # Feather has no index
+    flat = df.reset_index() if name in INDEXED else df  # Feather has no index
     back = _round_trip(flat, tmp_path / "f.feather", "to_feather", pd.read_feather)
     pd.testing.assert_frame_equal(_expected_back(name, flat, back), flat)
     if FEATHER_KEEPS_ATTRS:
@@ -160,9 +172,11 @@ def _from_csv(path, like: pd.DataFrame, index: bool) -> pd.DataFrame:
         elif pd.api.types.is_numeric_dtype(dtype):
             values = pd.to_numeric(values)
         back[str(col)] = values.astype(dtype)
-    if index:
+    if index and isinstance(like.index, pd.DatetimeIndex):
         back.index = pd.to_datetime(back.index, utc=True).as_unit(like.index.unit).tz_convert(
             like.index.tz)
+    if index:
+        back.index = back.index.astype(like.index.dtype)
         back.index.name = like.index.name
     back.columns = like.columns
     return back
@@ -171,7 +185,7 @@ def _from_csv(path, like: pd.DataFrame, index: bool) -> pd.DataFrame:
 @pytest.mark.parametrize("name", NAMES)
 def test_csv_values_read_back(made, name, tmp_path):
     df = made[name]
-    index = name.startswith("activity")
+    index = name in INDEXED
     df.to_csv(tmp_path / "f.csv", index=index)
     back = _from_csv(tmp_path / "f.csv", df, index)
     pd.testing.assert_frame_equal(back, df, check_flags=False, check_freq=False)
@@ -210,3 +224,58 @@ def test_excel_ready_frames_are_written_by_openpyxl(made, name, tmp_path):
         if pd.api.types.is_datetime64_any_dtype(ready[col]):
             pd.testing.assert_series_equal(back[str(col)].astype(ready[col].dtype), ready[col],
                                            check_names=False)
+
+
+def test_to_excel_writes_every_frame_and_a_sheet_of_their_provenance(made, tmp_path):
+    pytest.importorskip("openpyxl")
+    chosen = {name: made[name] for name in ("items", "transactions", "lines", "activity",
+                                            "month_end_stock_wide", "supplier_summary",
+                                            "shrinkage", "history_empty")}
+    chosen["plain"] = pd.DataFrame({"x": [1, 2]})           # a frame without provenance
+    path = frames.to_excel(tmp_path / "audit.xlsx", chosen, tz="Europe/Paris")
+    book = pd.read_excel(path, sheet_name=None)
+    assert list(book) == [*chosen, "provenance"]
+    for name, df in chosen.items():
+        indexed = name in INDEXED
+        assert book[name].shape == (len(df), df.shape[1] + indexed), name
+    tx = chosen["transactions"]
+    want = tx["transaction_time"].dt.tz_convert("Europe/Paris").dt.tz_localize(None)
+    assert book["transactions"]["transaction_time"].tolist() == want.tolist()
+    said = book["provenance"].set_index("sheet")
+    assert said.index.tolist() == list(chosen)
+    assert said.loc["transactions", "endpoint"] == tx.attrs["endpoint"]
+    assert said.loc["lines", "fetched_at"] == chosen["lines"].attrs["fetched_at"]
+    assert said.loc["supplier_summary", "team_name"] == made["lines"].attrs["team_name"]
+    assert said.loc["items", "frame_rows"] == len(chosen["items"])
+    assert set(said["times_in"]) == {"Europe/Paris"}
+    assert said.loc["history_empty", "source"] == "api"   # stock_history carries it on
+    assert pd.isna(said.loc["plain", "source"])
+    assert said.loc["shrinkage", "deleted_items_excluded"] == json.dumps(
+        chosen["shrinkage"].attrs["deleted_items_excluded"])
+
+
+@pytest.mark.parametrize("sheets, words", [
+    ({"provenance": pd.DataFrame()}, "provenance sheet"),
+    ({"a" * 32: pd.DataFrame()}, "31 characters"),
+    ({"Q3/Q4": pd.DataFrame()}, "may not hold"),
+    ({"Items": pd.DataFrame(), "items": pd.DataFrame()}, "twice"),
+    ({}, "empty"),
+])
+def test_to_excel_refuses_a_sheet_name_excel_would_refuse(sheets, words, tmp_path):
+    with pytest.raises(invtools.ConfigError, match=f"to_excel: .*{words}"):
+        frames.to_excel(tmp_path / "x.xlsx", sheets)
+    assert not (tmp_path / "x.xlsx").exists()
+
+
+@pytest.mark.parametrize("sheets, tz, error, words", [
+    ({"x": [1, 2]}, "UTC", TypeError, "not a DataFrame"),
+    ({3: pd.DataFrame()}, "UTC", TypeError, "must be text"),
+    ([pd.DataFrame()], "UTC", TypeError, "must be a mapping"),
+    ({"x": pd.DataFrame()}, 1, TypeError, "tz must be"),
+    ({"x": pd.DataFrame()}, "Mars/Olympus", invtools.ConfigError, "tz='Mars/Olympus'"),
+])
+def test_to_excel_a_wrong_kind_is_a_type_error_a_bad_value_a_config_error(sheets, tz, error,
+                                                                          words, tmp_path):
+    with pytest.raises(error, match=f"to_excel: .*{words}"):
+        frames.to_excel(tmp_path / "x.xlsx", sheets, tz=tz)
+    assert not (tmp_path / "x.xlsx").exists()

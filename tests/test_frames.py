@@ -253,6 +253,32 @@ def test_lines_one_row_per_line_with_the_transaction_alongside(details):
     assert values(df["from_location_new_stock_level"])[0] is None
 
 
+def test_who_and_where_on_every_line_and_every_transaction(details, tx_rows):
+    """Issue 19: the member who recorded it, and the one location where the stock changed
+    (a move's destination; a transaction without a to_location: its from_location)."""
+    lines = lines_df(details)
+    assert values(lines["created_by_id"]) == [1, 1, 9, 2, 1, 1, 1, 1]
+    assert values(lines["created_by_name"]) == ["Ana Souza"] * 2 + ["Former Staff", "Ben Okafor"] \
+        + ["Ana Souza"] * 4
+    assert values(lines["location_id"]) == [1, 1, 1, 2, 2, 2, 1, 1]
+    assert values(lines["location_name"])[4:6] == ["Shop Floor"] * 2  # the move's destination
+    tx = transactions_df(tx_rows)
+    assert values(tx["location_id"]) == values(tx["to_location_id"])
+    assert values(tx["location_name"]) == values(tx["to_location_name"])
+    for df in (lines, tx):
+        assert df["location_id"].dtype == "Int64" and df["location_name"].dtype == "string"
+        assert df["created_by_id"].dtype == "Int64" and df["created_by_name"].dtype == "string"
+    # no to_location: the from_location; neither: missing
+    odd = [{"id": 1, "type": "move", "from_location": {"id": 4, "name": "Yard", "deleted": False},
+            "to_location": None, "items": [{"id": 9, "quantity": 1}]},
+           {"id": 2, "type": "in", "items": [{"id": 9, "quantity": 1}]}]
+    rows = [{k: v for k, v in d.items() if k != "items"} for d in odd]  # pyarrow reads these
+    body = json.dumps({"items": rows, "cursor": None, "has_more": False}).encode()
+    for df in (lines_df(odd), transactions_df(odd), transactions_df_from_pages([body])):
+        assert values(df["location_id"]) == [4, None]
+        assert values(df["location_name"]) == ["Yard", None]
+
+
 def test_lines_skip_transactions_without_lines_and_reject_wrapped_details(details):
     no_lines = dict(details[0], items=[])
     assert len(lines_df([no_lines, {"id": 7}])) == 0

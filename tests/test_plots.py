@@ -261,6 +261,24 @@ def test_location_is_the_destination_or_the_source(tx):
     assert table.iloc[0].to_dict() == {"Main": 1, "Shop": 2, "(none)": 1}
 
 
+def test_by_member_counts_what_each_member_recorded(tx):
+    # issue 19: transactions and lines carry created_by_name; by="member" splits by it
+    who = ["Ana", "Ben", "Ana", None, "Ana", "Ben", "Ana"]
+    df = tx.assign(created_by_name=pd.array(who, dtype="string"))
+    table = activity_table(df, "M", by="member")
+    assert table.columns.name == "member"
+    assert table.iloc[0].to_dict() == {"Ana": 4, "Ben": 2, "(none)": 1}
+    ax = plot_activity(df, "M", by="member", metric="quantity")
+    assert _legend(ax) == ["Ana", "Ben", "(none)"]
+    with pytest.raises(ConfigError, match="'created_by_name'"):
+        activity_table(tx, by="member")
+
+
+def test_location_name_of_the_frames_is_the_location_split(tx):
+    df = tx.assign(location_name=pd.array(["Yard"] * len(tx), dtype="string"))
+    assert activity_table(df, "M", by="location").columns.tolist() == ["Yard"]
+
+
 def test_rows_without_a_time_are_left_out():
     df = tx_frame([{"time": "2026-03-02T10:00Z"}, {"time": None}, {"time": "2026-03-03T10:00Z"}])
     assert activity_table(df, "W", by=None)["all"].tolist() == [2]

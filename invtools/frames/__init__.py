@@ -9,11 +9,13 @@ resource           columns (dtype)
 =================  ==========================================================================
 ``transactions``   id, type (category in/out/move/adjust), transaction_time, created_at (both
                    datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity
-                   (float64), partner_/from_location_/to_location_/created_by_ + id (Int64),
-                   name (string), deleted (boolean); memo, url (string); backdated (boolean)
+                   (float64), partner_/from_location_/to_location_ + id (Int64), name
+                   (string), deleted (boolean); location_id, location_name (where the stock
+                   changed); created_by_ + id, name, deleted; memo, url (string); backdated
 ``lines``          transaction_id, transaction_time, type, revision, partner_id, partner_name,
                    from_location_id, from_location_name, to_location_id, to_location_name,
-                   item_id, item_name, sku, barcode, quantity, item_deleted, new_stock_level,
+                   location_id, location_name, created_by_id, created_by_name, item_id,
+                   item_name, sku, barcode, quantity, item_deleted, new_stock_level,
                    from_location_new_stock_level, to_location_new_stock_level
 ``items``          id, name, sku, barcode, photo_url, cost, price, quantity, then
                    ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
@@ -34,6 +36,10 @@ Conventions (the contract plots and the mirror rely on):
   ``string`` (``pd.StringDtype()``, missing values ``<NA>``); flags ``boolean`` (nullable).
 - An embedded reference ``{id, name, deleted}`` becomes ``<ref>_id``, ``<ref>_name``,
   ``<ref>_deleted``; a null reference gives ``<NA>`` in all three.
+- ``location_id``/``location_name`` (transactions and lines) is the one place the stock
+  changed: the ``to_location`` -- the location of an in, out or adjust, and the destination of
+  a move (its source stays in ``from_location_*``) -- or the ``from_location`` when there is
+  no ``to_location``. ``created_by_id``/``created_by_name``: the member who recorded it.
 - A missing known field is ``<NA>``. A value that does not parse (a money string like
   ``"n/a"``, a malformed time, an id that is not an integer, a ``type`` outside the known
   categories) becomes ``<NA>``/``NaN``/``NaT`` rather than an exception: one bad row must not
@@ -71,15 +77,18 @@ module             what it holds
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
-``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone)
+``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
+                   :func:`to_excel`: frames to one workbook, with a provenance sheet
 =================  ==========================================================================
 
 Imports: of invtools only the foundation (:mod:`invtools.errors`, :mod:`invtools._types`,
-:mod:`invtools._provenance`); besides that pandas, numpy and pyarrow. Pure: no HTTP, no files.
+:mod:`invtools._provenance`); besides that pandas, numpy and pyarrow (and openpyxl, for
+:func:`to_excel` only). Pure: no HTTP, and no files but the workbook :func:`to_excel` is
+asked to write.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``
 imports ``columns``; ``resources`` and ``lines`` import ``reader``; ``arrow`` imports
-``resources``; ``stock`` imports ``lines``; ``provenance``, ``deleted`` and ``export``
-import none of them. Use the names of this package's ``__all__`` (and the documented
+``resources``; ``stock`` imports ``lines`` and ``provenance``; ``provenance``, ``deleted``
+and ``export`` import none of them. Use the names of this package's ``__all__`` (and the documented
 constants ``ATTR_DTYPES``, ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the
 modules' other public names are shared inside the package only.
 
@@ -96,7 +105,7 @@ import pandas as pd  # noqa: F401  (the example above uses it, as analysts' code
 from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not in __all__
 from invtools.frames.arrow import transactions_df_from_pages
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
-from invtools.frames.export import excel_ready
+from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
 from invtools.frames.reader import CHUNK_ROWS as CHUNK_ROWS  # documented, not in __all__
@@ -145,4 +154,5 @@ __all__ = [
     "deleted_items",
     "leave_out_deleted",
     "excel_ready",
+    "to_excel",
 ]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from invtools.frames.columns import as_time, string_array, with_categories
+from invtools.frames.columns import as_time, either_ref, string_array, with_categories
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
 
@@ -147,6 +147,9 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
         data[f"{prefix}_id"] = integer(ids)
         data[f"{prefix}_name"] = string_array(names.cast(pa.large_string()))
         data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)
+    data["location_id"], data["location_name"] = either_ref(
+        data["to_location_id"], data["to_location_name"],
+        data["from_location_id"], data["from_location_name"])
     data["memo"] = string_array(field["memo"].cast(pa.large_string()))
     data["url"] = string_array(field["url"].cast(pa.large_string()))
     data["backdated"] = backdated(business, created)

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from invtools.frames.schemas import STRING, TIME_DTYPE
 
 __all__ = ["typed", "as_float", "as_int", "int_array", "as_time", "as_string", "string_array",
-           "as_boolean", "as_category", "with_categories", "text", "bool_or_none"]
+           "as_boolean", "as_category", "with_categories", "text", "bool_or_none", "either_ref"]
 
 _NONE_OR_STR = {str, type(None)}
 _EXACT_FLOAT_INT = 2.0**53  # integers beyond this do not survive a trip through float64
@@ -163,6 +163,22 @@ def with_categories(dtype: pd.CategoricalDtype, extra) -> pd.CategoricalDtype:
     """
     return pd.CategoricalDtype(list(dtype.categories) + [c for c in extra
                                                          if c not in dtype.categories])
+
+
+def either_ref(ids, names, other_ids, other_names) -> tuple[Any, Any]:
+    """(ids, names) of one embedded reference where it is there (its id is not missing), else
+    of the other: the ``location_id``/``location_name`` pair is the ``to_location`` or, without
+    one, the ``from_location``. Arrays of one length in; ``Int64`` and ``string`` out.
+
+    >>> ids, names = either_ref(pd.array([1, None], dtype="Int64"), pd.array(["WH", None], dtype="string"),
+    ...                         pd.array([None, 2], dtype="Int64"), pd.array([None, "Shop"], dtype="string"))
+    >>> ids.tolist(), names.tolist()
+    ([1, 2], ['WH', 'Shop'])
+    """
+    here = np.asarray(pd.notna(ids), dtype=bool)
+    pick_ids = pd.Series(ids, copy=False).where(here, pd.Series(other_ids, copy=False))
+    pick_names = pd.Series(names, copy=False).where(here, pd.Series(other_names, copy=False))
+    return pick_ids.array.astype("Int64"), pick_names.array.astype(STRING)
 
 
 def typed(values: list, dtype: Any, names: Mapping | None = None):

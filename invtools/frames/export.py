@@ -1,9 +1,12 @@
-"""Frames ready for a spreadsheet: :func:`excel_ready`.
+"""Frames ready for a spreadsheet: :func:`excel_ready`, and :func:`to_excel` for a workbook.
 
 Parquet, Feather, pickle and CSV take invtools' frames as they are (see the README, "Saving
 frames"). Excel does not: it has no time zones, and pandas refuses to write a time that has
 one (``ValueError: Excel does not support datetimes with timezones``). Every time in
-invtools is UTC, so a frame needs one step before ``to_excel``.
+invtools is UTC, so a frame needs one step before ``to_excel``. Nor does a sheet keep
+``df.attrs``: :func:`to_excel` writes each frame's provenance on a sheet of its own.
+:func:`to_excel` is the one function of :mod:`invtools.frames` that writes a file (the one it
+is given); it needs openpyxl (``pip install 'invtools[demo]'``).
 
 >>> df = pd.DataFrame({"when": pd.to_datetime(["2026-05-02T01:10:00Z"]).as_unit("ms"),
 ...                    "extra": [{"unit": "pcs"}]})
@@ -14,11 +17,23 @@ invtools is UTC, so a frame needs one step before ``to_excel``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["excel_ready"]
+from invtools._provenance import Provenance, json_safe
+from invtools.errors import ConfigError
+
+__all__ = ["excel_ready", "to_excel", "PROVENANCE_SHEET"]
+
+#: The sheet :func:`to_excel` adds, with each frame's provenance.
+PROVENANCE_SHEET = "provenance"
+_SHEET_BAD = re.compile(r"[\[\]:*?/\\]")  # Excel refuses these in a sheet's name
 
 
 def excel_ready(df: pd.DataFrame, tz: str = "UTC") -> pd.DataFrame:
@@ -50,3 +65,95 @@ def excel_ready(df: pd.DataFrame, tz: str = "UTC") -> pd.DataFrame:
 
 def _json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def to_excel(path: str | os.PathLike, frames: Mapping[str, pd.DataFrame] | pd.DataFrame, *,
+             tz: str = "UTC") -> Path:
+    """Write ``frames`` (sheet name -> DataFrame; one frame alone goes on sheet ``"data"``) to
+    the Excel workbook at ``path``, one sheet each, in order, plus a sheet
+    ``"provenance"``: one row per sheet saying where its frame came from.
+
+    Each frame goes through :func:`excel_ready` first (times as wall-clock times in ``tz``,
+    default UTC; nested values as JSON text). A named index (``activity_table``'s ``period``,
+    ``month_end_stock``'s ``month``) is written as the first column(s); a plain row number is
+    not. The provenance sheet has: sheet, frame_rows, frame_columns, times_in (``tz``), then
+    the fields of ``df.attrs`` (:data:`~invtools.frames.PROVENANCE_KEYS`: source, team,
+    base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, ...; blank for
+    a frame without provenance) and ``deleted_items_excluded`` (ids, as JSON text). Sheet
+    names are Excel's: at most 31 characters, none of ``[]:*?/`` nor a backslash, unique
+    whatever their case, and not ``"provenance"``. Returns the path written. Needs openpyxl.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> items = pd.DataFrame({"id": [1, 2], "name": ["Mug", "Hose"]})
+    >>> items.attrs.update(source="api", team_name="Shop", endpoint="/v1/items")
+    >>> path = to_excel(Path(tempfile.mkdtemp()) / "audit.xlsx", {"items": items})
+    >>> book = pd.read_excel(path, sheet_name=None)      # every sheet, by name
+    >>> list(book), len(book["items"])
+    (['items', 'provenance'], 2)
+    >>> book["provenance"].loc[0, ["sheet", "team_name", "endpoint"]].tolist()
+    ['items', 'Shop', '/v1/items']
+    """
+    if isinstance(frames, pd.DataFrame):
+        frames = {"data": frames}
+    if not isinstance(frames, Mapping):
+        raise TypeError("to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
+                        "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
+                        f"{type(frames).__name__}")
+    if not frames:
+        raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
+    if not isinstance(tz, str):
+        raise TypeError(f"to_excel: tz must be a time zone name such as 'Europe/Paris', not "
+                        f"{type(tz).__name__}")
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(tz)
+    except Exception:  # pytz and zoneinfo raise different errors for an unknown zone
+        raise ConfigError(f"to_excel: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
+                          "'Europe/Paris'") from None
+    _check_sheets(frames)
+    if importlib.util.find_spec("openpyxl") is None:
+        raise ImportError("to_excel needs openpyxl to write .xlsx files: pip install openpyxl "
+                          "(or pip install 'invtools[demo]')")
+    target = Path(path)
+    rows = []
+    with pd.ExcelWriter(target, engine="openpyxl") as writer:
+        for sheet, df in frames.items():
+            named = isinstance(df.index, pd.MultiIndex) or df.index.name is not None
+            excel_ready(df, tz=tz).to_excel(writer, sheet_name=sheet, index=named)
+            rows.append(_provenance_row(sheet, df, tz))
+        pd.DataFrame(rows).to_excel(writer, sheet_name=PROVENANCE_SHEET, index=False)
+    return target
+
+
+def _check_sheets(frames: Mapping) -> None:
+    seen: set[str] = set()
+    for sheet, df in frames.items():
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a "
+                            "DataFrame")
+        if not isinstance(sheet, str):
+            raise TypeError(f"to_excel: a sheet name must be text, not {type(sheet).__name__} "
+                            f"({sheet!r})")
+        problem = None
+        if not 0 < len(sheet) <= 31:
+            problem = "must be text of 1 to 31 characters"
+        elif _SHEET_BAD.search(sheet):
+            problem = "may not hold any of [ ] : * ? / \\"
+        elif sheet.lower() == PROVENANCE_SHEET:
+            problem = "is the provenance sheet's name"
+        elif sheet.lower() in seen:
+            problem = "is given twice (Excel ignores case)"
+        if problem:
+            raise ConfigError(f"to_excel: the sheet name {sheet!r} {problem}; choose another")
+        seen.add(sheet.lower())
+
+
+def _provenance_row(sheet: str, df: pd.DataFrame, tz: str) -> dict:
+    row: dict = {"sheet": sheet, "frame_rows": len(df), "frame_columns": df.shape[1],
+                 "times_in": tz}
+    record = Provenance.from_attrs(df.attrs)
+    for key, value in (record.as_attrs() if record else {}).items():
+        row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value
+    if "deleted_items_excluded" in df.attrs:
+        row["deleted_items_excluded"] = json.dumps(json_safe(df.attrs["deleted_items_excluded"]))
+    return row

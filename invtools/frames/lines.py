@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.frames.columns import typed
+from invtools.frames.columns import either_ref, typed
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
 from invtools.frames.schemas import SCHEMAS
 
@@ -21,7 +21,7 @@ __all__ = ["lines_df"]
 _LINE_TX_PLAIN = {"id": "transaction_id", "transaction_time": "transaction_time", "type": "type",
                   "revision": "revision"}
 _LINE_TX_REFS = {"partner": "partner", "from_location": "from_location",
-                 "to_location": "to_location"}
+                 "to_location": "to_location", "created_by": "created_by"}
 _LINE_PLAIN = {"id": "item_id", "name": "item_name", "sku": "sku", "barcode": "barcode",
                "quantity": "quantity", "deleted": "item_deleted",
                "new_stock_level": "new_stock_level",
@@ -34,19 +34,27 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
     Columns: transaction_id, transaction_time (datetime64[ms, UTC]), type (category), revision,
     partner_id, partner_name, from_location_id, from_location_name, to_location_id,
-    to_location_name (from the transaction), item_id, item_name, sku, barcode, quantity
-    (float64; signed for adjust), item_deleted (boolean), new_stock_level,
-    from_location_new_stock_level, to_location_new_stock_level (float64, NaN when null),
-    then unknown fields of the lines. A transaction without lines contributes no row.
+    to_location_name, location_id, location_name, created_by_id, created_by_name (from the
+    transaction), item_id, item_name, sku, barcode, quantity (float64; signed for adjust),
+    item_deleted (boolean), new_stock_level, from_location_new_stock_level,
+    to_location_new_stock_level (float64, NaN when null), then unknown fields of the lines.
+    A transaction without lines contributes no row.
+
+    ``location_id``/``location_name`` say where the stock changed, as in
+    :func:`transactions_df`: the ``to_location`` (the location of an in, out or adjust; for a
+    **move its destination**, the source staying in ``from_location_*``), or the
+    ``from_location`` of a transaction without one. ``created_by_*`` is the member who
+    recorded the transaction.
 
     >>> d = {"id": 5, "type": "move", "transaction_time": "2026-05-02T01:10:00.000Z", "revision": 0,
+    ...      "created_by": {"id": 3, "name": "Ana", "deleted": False},
     ...      "from_location": {"id": 1, "name": "WH", "deleted": False},
     ...      "to_location": {"id": 2, "name": "Shop", "deleted": False},
     ...      "items": [{"id": 9, "name": "Mug", "quantity": 4, "new_stock_level": 10,
     ...                 "from_location_new_stock_level": 6, "to_location_new_stock_level": 4}]}
-    >>> lines_df([d])[["transaction_id", "item_name", "from_location_name", "quantity"]]
-       transaction_id item_name from_location_name  quantity
-    0               5       Mug                 WH       4.0
+    >>> lines_df([d])[["item_name", "from_location_name", "location_name", "created_by_name"]]
+      item_name from_location_name location_name created_by_name
+    0       Mug                 WH          Shop             Ana
     """
     check_iterable(details, "lines_df")
     schema = SCHEMAS["lines"]
@@ -73,7 +81,11 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     lines.read(all_lines(), "lines_df (lines)")
     # Transaction-level values are typed once per transaction, then repeated for its lines.
     repeat_rows = np.repeat(np.arange(heads.n), per_detail)
+    refs = heads.ref_columns()
     per_tx = {**{col: typed(values, schema[col]) for col, values in heads.lists.items()},
-              **heads.ref_columns()}
+              **refs}
+    per_tx["location_id"], per_tx["location_name"] = either_ref(
+        refs["to_location_id"], refs["to_location_name"],
+        refs["from_location_id"], refs["from_location_name"])
     computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
     return build_frame(schema, lines, computed=computed)

@@ -67,10 +67,12 @@ class Reader:
         self._keep_extras = extras
         self.extras: dict[str, dict[int, Any]] = {}  # key -> {row number: value}, sparse
         self.n = 0
+        self._typed_refs: dict[str, Any] | None = None  # ref_columns(), once read
 
     def read(self, rows: Iterable[Mapping[str, Any]], what: str) -> None:
         """Read ``rows`` (consumed once); ``what`` names the caller in error messages."""
         rows = iter(rows)
+        self._typed_refs = None
         while chunk := list(islice(rows, CHUNK_ROWS)):
             if not self._read_uniform(chunk):
                 self._read_mixed(chunk, what)
@@ -148,7 +150,10 @@ class Reader:
                     self.extras.setdefault(key, {})[row] = value
 
     def ref_columns(self) -> dict[str, Any]:
-        """The typed ``<prefix>_id`` (Int64), ``_name`` (string), ``_deleted`` (boolean)."""
+        """The typed ``<prefix>_id`` (Int64), ``_name`` (string), ``_deleted`` (boolean);
+        computed once after reading (a builder that derives a column from them asks first)."""
+        if self._typed_refs is not None:
+            return self._typed_refs
         out: dict[str, Any] = {}
         for _, prefix, parts in self._refs:
             refs = pa.chunked_array(parts, type=REF_TYPE).combine_chunks()
@@ -156,6 +161,7 @@ class Reader:
             out[f"{prefix}_id"] = int_array(ids.to_numpy(zero_copy_only=False))
             out[f"{prefix}_name"] = string_array(names)
             out[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)
+        self._typed_refs = out
         return out
 
     def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:

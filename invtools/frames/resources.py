@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.frames.columns import as_int, as_time, typed
+from invtools.frames.columns import as_int, as_time, either_ref, typed
 from invtools.frames.reader import Reader, build_frame, check_iterable, identity
 from invtools.frames.schemas import (
     ATTR_DTYPES,
@@ -51,25 +51,39 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     (datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity (float64),
     partner_id, partner_name, partner_deleted, from_location_id, from_location_name,
     from_location_deleted, to_location_id, to_location_name, to_location_deleted,
-    created_by_id, created_by_name, created_by_deleted, memo, url, backdated (boolean), then
-    any unknown fields. ``backdated`` is ``created_at - transaction_time >``
-    :data:`BACKDATE_THRESHOLD` (one day). Transaction details are accepted too; their lines
-    (``items``) are ignored here, see :func:`lines_df`.
+    location_id (Int64), location_name (string), created_by_id, created_by_name,
+    created_by_deleted, memo, url, backdated (boolean), then any unknown fields.
+
+    - ``location_id``/``location_name``: where the stock changed, one location per row to
+      group by. The service puts it in ``to_location``: the location an ``in``, ``out`` or
+      ``adjust`` acts on, and for a ``move`` its **destination** (where the stock arrived;
+      where it left is ``from_location_*``). A row without a ``to_location`` takes its
+      ``from_location``.
+    - ``created_by_id``/``created_by_name``: the team member who recorded it.
+    - ``backdated`` is ``created_at - transaction_time >`` :data:`BACKDATE_THRESHOLD` (one day).
+
+    Transaction details are accepted too; their lines (``items``) are ignored here, see
+    :func:`lines_df`.
 
     >>> df = transactions_df([{"id": 1, "type": "out", "transaction_time": "2026-05-01T09:00:00.000Z",
     ...     "created_at": "2026-05-03T09:00:00.000Z", "total_quantity": 3,
+    ...     "created_by": {"id": 7, "name": "Ana", "deleted": False},
     ...     "to_location": {"id": 2, "name": "Shop", "deleted": False}}])
-    >>> df[["type", "to_location_name", "total_quantity", "backdated"]]
-      type to_location_name  total_quantity  backdated
-    0  out             Shop             3.0       True
+    >>> df[["type", "location_name", "created_by_name", "total_quantity", "backdated"]]
+      type location_name created_by_name  total_quantity  backdated
+    0  out          Shop             Ana             3.0       True
     """
     check_iterable(records, "transactions_df")
     reader = Reader(dict(zip(TX_PLAIN, TX_PLAIN)), dict(zip(TX_REFS, TX_REFS)), ignore=("items",))
     reader.read(records, "transactions_df")
     business = as_time(reader.lists["transaction_time"])
     created = as_time(reader.lists["created_at"])
+    refs = reader.ref_columns()
+    where, where_name = either_ref(refs["to_location_id"], refs["to_location_name"],
+                                   refs["from_location_id"], refs["from_location_name"])
     return build_frame(SCHEMAS["transactions"], reader, computed={
         "transaction_time": business, "created_at": created,
+        "location_id": where, "location_name": where_name,
         "backdated": backdated(business, created)})
 
 

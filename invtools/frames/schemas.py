@@ -21,6 +21,7 @@ from invtools._types import TX_TYPES
 __all__ = [
     "TIME_DTYPE", "TX_TYPE_DTYPE", "PARTNER_TYPE_DTYPE", "ROLE_DTYPE", "STRING",
     "PARTNER_TYPE_NAMES", "BACKDATE_THRESHOLD", "SCHEMAS", "ATTR_DTYPES", "TX_PLAIN", "TX_REFS",
+    "LOCATION",
 ]
 
 TIME_DTYPE = pd.DatetimeTZDtype(unit="ms", tz="UTC")
@@ -50,6 +51,11 @@ def _ref(prefix: str, *, deleted: bool = True) -> dict[str, Any]:
     return cols
 
 
+#: Where the stock changed, one pair for every transaction (and line): the ``to_location`` --
+#: the location an in, out or adjust acts on, and the destination of a move -- or, when a
+#: transaction has none, its ``from_location``. A move's source stays in ``from_location_*``.
+LOCATION: dict[str, Any] = {"location_id": "Int64", "location_name": STRING}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "transactions": {
         "id": "Int64",
@@ -62,6 +68,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         **_ref("partner"),
         **_ref("from_location"),
         **_ref("to_location"),
+        **LOCATION,
         **_ref("created_by"),
         "memo": STRING,
         "url": STRING,
@@ -75,6 +82,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         **_ref("partner", deleted=False),
         **_ref("from_location", deleted=False),
         **_ref("to_location", deleted=False),
+        **LOCATION,
+        **_ref("created_by", deleted=False),
         "item_id": "Int64",
         "item_name": STRING,
         "sku": STRING,

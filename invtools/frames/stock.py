@@ -16,6 +16,7 @@ import pandas as pd
 from invtools._types import check_ids
 from invtools.errors import ConfigError
 from invtools.frames.lines import lines_df
+from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
 from invtools.frames.schemas import SCHEMAS
 
 __all__ = ["stock_history", "rebase_levels"]
@@ -56,6 +57,7 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
       out of the source, ``+quantity`` into the destination and ``0`` for all locations.
     - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so transactions
       at the same instant are ordered by id, the API's tiebreaker), then original line order.
+    - The lines' provenance (``df.attrs``, see :func:`with_provenance`) is carried on.
 
     >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
     ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
@@ -124,7 +126,11 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     deleted = out.groupby("item_id", sort=False, dropna=False)["deleted"].transform("max")
     out["item_deleted"] = pd.array(deleted.to_numpy() == 1.0, dtype="boolean")
     out.loc[deleted.isna().to_numpy(), "item_deleted"] = pd.NA
-    return pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
+    history = pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
+    if "source" in lines.attrs:
+        with_provenance(history, {k: lines.attrs[k] for k in PROVENANCE_KEYS
+                                  if k in lines.attrs})
+    return history
 
 
 def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:

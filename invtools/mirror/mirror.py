@@ -58,7 +58,7 @@ class TransactionMirror:
     >>> mirror.sync(window="90D").new               # recent part only: nothing new since
     0
     >>> mirror.lines_df().shape                     # no network   # doctest: +ELLIPSIS
-    (..., 19)
+    (..., 23)
     """
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:

@@ -29,8 +29,8 @@ __all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER", "exam
            "missing_demo_packages", "DEMO_MODULES"]
 
 #: What running the notebooks takes besides invtools itself: the ``demo`` extra
-#: (``pip install 'invtools[demo]'``).
-DEMO_MODULES = ("nbclient", "nbformat", "nbconvert", "ipykernel")
+#: (``pip install 'invtools[demo]'``); openpyxl because notebook 06 saves a workbook.
+DEMO_MODULES = ("nbclient", "nbformat", "nbconvert", "ipykernel", "openpyxl")
 
 
 def missing_demo_packages() -> list[str]:

@@ -33,7 +33,7 @@ NONE = "(none)"
 
 #: The two sides of trade: ``by="supplier"`` / ``"customer"`` count only their transactions.
 PARTNER_SIDES = ("supplier", "customer")
-BY_CHOICES = ("type", "location", "supplier", "customer", "partner", "item")
+BY_CHOICES = ("type", "location", "supplier", "customer", "partner", "member", "item")
 METRICS = ("count", "quantity")
 
 # User-facing frequency -> (pandas Period frequency, singular noun for labels).
@@ -78,12 +78,13 @@ def activity_table(
     - ``freq``: ``"D"``, ``"W"`` (weeks start on Monday), ``"M"`` (calendar months), also
       ``"Q"``, ``"Y"`` and the pandas spellings ``"ME"``, ``"MS"``, ``"W-SAT"``... (a
       ``"W-XXX"`` week *ends* on that day, as in pandas).
-    - ``by``: ``"type"``, ``"location"`` (``to_location_name``: where stock came in, went out
-      or was adjusted, the destination of a move; ``from_location_name`` when there is none),
-      ``"supplier"`` (only transactions with a supplier, one column per supplier),
-      ``"customer"`` (the same for customers; see :func:`~invtools.viz.partner_types` for
-      how a partner's type is known), ``"partner"`` (every partner, suppliers and customers
-      together), ``"item"`` (lines frames only; an item deleted in the service since is
+    - ``by``: ``"type"``, ``"location"`` (``location_name``, else ``to_location_name``: where
+      stock came in, went out or was adjusted, the destination of a move;
+      ``from_location_name`` when there is none), ``"supplier"`` (only transactions with a
+      supplier, one column per supplier), ``"customer"`` (the same for customers; see
+      :func:`~invtools.viz.partner_types` for how a partner's type is known), ``"partner"``
+      (every partner, suppliers and customers together), ``"member"`` (``created_by_name``:
+      who recorded it), ``"item"`` (lines frames only; an item deleted in the service since is
       counted, labelled ``"<name> (deleted)"``), ``None`` (one column ``"all"``), or the
       name of any other column of ``df``. Missing values count as ``"(none)"``.
     - ``metric``: ``"count"`` (transactions, or lines for a lines frame) or ``"quantity"``:
@@ -270,6 +271,8 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
                           "column name.")
     if by == "type":
         col = _need(df, "type", by)
+    elif by == "location" and "location_name" in df.columns:  # the frames' own choice
+        col = df["location_name"]
     elif by == "location":
         to = df["to_location_name"] if "to_location_name" in df.columns else None
         frm = df["from_location_name"] if "from_location_name" in df.columns else None
@@ -282,12 +285,15 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
             to.notna(), frm.astype(object))
     elif by in ("partner", *PARTNER_SIDES):
         col = _need(df, "partner_name", by)
+    elif by == "member":
+        col = _need(df, "created_by_name", by)
     elif by == "item":
         if "item_name" not in df.columns and "item_id" not in df.columns:
             raise ConfigError(
                 "by='item' needs a lines frame (one row per transaction line, with 'item_name'), "
                 "e.g. invtools.frames.lines_df(details); a transactions frame has one row per "
-                "transaction and no items. Split it by 'type', 'location' or 'partner' instead."
+                "transaction and no items. Split it by 'type', 'location', 'partner' or 'member' "
+                "instead."
             )
         col = df["item_name"] if "item_name" in df.columns else df["item_id"]
         if "item_deleted" in df.columns:  # what happened happened: counted, and labelled

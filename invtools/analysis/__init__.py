@@ -1,0 +1,62 @@
+"""Investigations on the typed frames: the questions an analyst asks first, each in one call.
+
+Pure functions over the frames of :mod:`invtools.frames` (no HTTP): what the example notebooks
+ask of the data more than once lives here, not in the notebooks.
+
+- :func:`stockouts` — one row per out-of-stock episode, from a ``stock_history`` frame.
+- :func:`stockout_summary` — per item: how often it ran out, for how long, how long restocking
+  took.
+- :func:`movement` — per item: received, sold, adjusted, last sale, days since; with the items
+  frame also stock on hand and its value; ``dead`` flags stock that did not sell.
+- :func:`stock_value` — units and value of the stock per location.
+- :func:`stock_at` — the stock of each item (and location) at a given time, from a history,
+  a window's opening balances included.
+- :func:`month_end_stock` — the stock of each item at every month's end (wide or long).
+- :func:`stock_value_by_month` — units and value of the stock at each month's end.
+- :func:`supplier_summary` — per supplier: deliveries, quantity, value at cost, days between
+  deliveries, distinct items.
+- :func:`shrinkage` — adjustments' net quantity and value at cost per item, location or
+  member, biggest loss first, with the cumulative share for an 80 % cut.
+
+"As of" defaults to the newest time in the data rather than the wall clock, so a question asked
+of a fixed download (or of the demo data) always gives the same answer; pass
+``as_of=pd.Timestamp.now(tz="UTC")`` to measure up to today.
+
+Deleted items (gone from ``items_df()``, their old lines flagged ``item_deleted``) are left out
+of every result about items by default; ``include_deleted=True`` keeps them. When some were
+left out, a :class:`~invtools.errors.DeletedItemsWarning` names them and the result's
+``attrs["deleted_items_excluded"]`` lists their ids (see :mod:`invtools.frames.deleted`).
+A result computed from a frame that says where it came from (``df.attrs``, see
+:func:`invtools.frames.with_provenance`) carries that provenance on.
+
+What lives where:
+
+=================  ==========================================================================
+module             what it holds
+=================  ==========================================================================
+``common``         checking the frame given, "as of" times, carrying provenance (shared here)
+``episodes``       :func:`stockouts`, :func:`stockout_summary`
+``turnover``       :func:`movement`, :func:`stock_value`
+``levels``         :func:`stock_at`, :func:`month_end_stock`, :func:`stock_value_by_month`
+``audits``         :func:`supplier_summary`, :func:`shrinkage`
+=================  ==========================================================================
+
+Imports: pandas, numpy, :mod:`invtools.frames` and the foundation (:mod:`invtools.errors`);
+never :mod:`invtools.api` (analyses read frames, they never fetch), nor plots. Inside the
+package every module imports ``common`` and nothing else of it. Use the names of this
+package's ``__all__``; the modules' other public names are shared inside the package only.
+
+>>> import invtools
+>>> invtools.analysis.stock_at is stock_at
+True
+"""
+
+from __future__ import annotations
+
+from invtools.analysis.audits import shrinkage, supplier_summary
+from invtools.analysis.episodes import stockout_summary, stockouts
+from invtools.analysis.levels import month_end_stock, stock_at, stock_value_by_month
+from invtools.analysis.turnover import movement, stock_value
+
+__all__ = ["stockouts", "stockout_summary", "movement", "stock_value", "stock_at",
+           "month_end_stock", "stock_value_by_month", "supplier_summary", "shrinkage"]

@@ -1,0 +1,122 @@
+"""What every analysis shares: checking the arguments it was given, reading "as of" times and
+windows, and carrying the provenance of its input onto its result.
+
+Public names here are shared inside :mod:`invtools.analysis` only (not in its ``__all__``).
+The checks follow the package's vocabulary: a wrong kind of object is a :class:`TypeError`, a
+bad value an :class:`~invtools.errors.ConfigError`, and every message begins with the name of
+the function the user called.
+
+>>> as_of_time("2026-07-01", pd.Series([], dtype="datetime64[ms, UTC]"), who="stock_at")
+Timestamp('2026-07-01 00:00:00+0000', tz='UTC')
+>>> need([1, 2], ["item_id"], "history", "Pass a history.", who="stock_at")
+Traceback (most recent call last):
+...
+TypeError: stock_at: history must be a DataFrame, not list. Pass a history.
+"""
+
+from __future__ import annotations
+
+import numbers
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools._types import parse_time
+from invtools.errors import ConfigError
+from invtools.frames import PROVENANCE_KEYS, with_provenance
+
+__all__ = ["DAY", "HISTORY_HINT", "LINES_HINT", "need", "as_of_time", "in_window",
+           "carry_provenance", "check_choice", "check_number", "check_flag"]
+
+DAY = pd.Timedelta(days=1)
+
+HISTORY_HINT = ("Pass invtools.frames.stock_history(lines) (by_location=True for each "
+                "location) or mirror.stock_history().")
+LINES_HINT = "Pass a lines frame: client.lines_df() or mirror.lines_df()."
+_TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
+
+
+def _prefix(who: str | None) -> str:
+    return f"{who}: " if who else ""
+
+
+def need(df: Any, columns: list[str], what: str, hint: str, *, who: str | None = None) -> None:
+    """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks
+    ``columns`` (:class:`ConfigError`), saying what to pass instead."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. "
+                        f"{hint}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ConfigError(f"{_prefix(who)}{what} lacks the column(s) {missing}. {hint}")
+
+
+def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Timestamp:
+    if not isinstance(value, _TIME_KINDS):
+        raise TypeError(f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
+                        f"'2026-05-01', or a duration back from now such as '90D'), not "
+                        f"{type(value).__name__}")
+    return pd.Timestamp(parse_time(value, end=end, name=f"{_prefix(who)}{name}"))
+
+
+def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
+               name: str = "as_of") -> pd.Timestamp:
+    """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
+    now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
+    if value is None:
+        return times.max() if len(times) else pd.NaT
+    return _time(value, who=who, name=name)
+
+
+def in_window(lines: pd.DataFrame, since: Any = None, until: Any = None, *,
+              who: str | None = None) -> pd.DataFrame:
+    """The rows of ``lines`` whose ``transaction_time`` is within ``since``..``until`` (both
+    included, a date or month ``until`` to its end, as the client's ``until=`` does; durations
+    count back from now; None: open), rows without a time left out."""
+    times = lines["transaction_time"]
+    keep = times.notna()
+    if since is not None:
+        keep &= times >= _time(since, who=who, name="since")
+    if until is not None:
+        keep &= times <= _time(until, who=who, name="until", end=True)
+    return lines[keep.fillna(False).to_numpy(dtype=bool)]
+
+
+def check_choice(value: Any, choices, *, who: str, name: str) -> str:
+    """``value`` if it is one of ``choices`` (text): else TypeError (not text) or ConfigError."""
+    if not isinstance(value, str):
+        raise TypeError(f"{who}: {name} must be text, one of {', '.join(map(repr, choices))}; "
+                        f"not {type(value).__name__}")
+    if value not in choices:
+        raise ConfigError(f"{who}: {name}={value!r} must be one of "
+                          f"{', '.join(map(repr, choices))}.")
+    return value
+
+
+def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any:
+    """``value`` if it is a number (``whole``: an integer), booleans refused: else TypeError.
+    The range is the caller's to check (a ConfigError)."""
+    kind = numbers.Integral if whole else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{who}: {name} must be {'a whole number' if whole else 'a number'}, "
+                        f"not {type(value).__name__}")
+    return value
+
+
+def check_flag(value: Any, *, who: str, name: str) -> bool:
+    """``value`` if it is True or False: else TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{who}: {name} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """``result`` with the provenance of the frame it was computed from (``source.attrs``, see
+    :func:`invtools.frames.with_provenance`), when that frame has one; other ``attrs`` of
+    ``result`` (such as ``deleted_items_excluded``) are kept. Returns ``result``."""
+    if "source" in source.attrs:
+        with_provenance(result, {k: source.attrs[k] for k in PROVENANCE_KEYS
+                                 if k in source.attrs})
+    return result

@@ -1,0 +1,305 @@
+"""The stock at a date: :func:`stock_at`, :func:`month_end_stock` and
+:func:`stock_value_by_month`, read from a ``stock_history`` frame.
+
+A history often covers a window (``client.lines_df(since=...)``): an item that held stock when
+the window began but has no line until later is still known before that line, at its
+**opening balance** -- the level of its first line in the window minus that line's change.
+From the window's start (the history's first time) on, every item and location of the history
+is therefore known; before it, nothing is.
+
+>>> h = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-02", "2026-03-20"], utc=True),
+...     "transaction_id": [1, 2], "item_id": [7, 9], "item_name": ["Mug", "Hose"],
+...     "location_id": pd.array([None, None], dtype="Int64"),
+...     "stock": [5.0, 8.0], "change": [5.0, -3.0]})   # the Hose held 11 before March 20
+>>> stock_at(h, "2026-03-10")[["item_name", "stock"]].values.tolist()
+[['Mug', 5.0], ['Hose', 11.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools._types import check_ids
+from invtools.analysis.common import (HISTORY_HINT, as_of_time, carry_provenance, check_flag,
+                                      check_number, need)
+from invtools.errors import ConfigError
+from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
+
+__all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
+
+_SERIES = ["item_id", "location_id"]  # one stock per item (and location)
+_COLUMNS = ["transaction_time", "transaction_id", "item_id", "item_name", "location_id",
+            "stock", "change"]
+
+
+def _ordered(history: pd.DataFrame) -> pd.DataFrame:
+    """The rows that have a time, each series' rows in time order (the API's tiebreak: id)."""
+    h = history[history["transaction_time"].notna().to_numpy(dtype=bool)]
+    return h.sort_values([*_SERIES, "transaction_time", "transaction_id"], kind="stable",
+                         na_position="last")
+
+
+def _openings(h: pd.DataFrame) -> pd.DataFrame:
+    """Each series' first row (of an :func:`_ordered` frame), its ``stock`` replaced by the
+    level before it: its stock minus its change."""
+    first = h.groupby(_SERIES, dropna=False, sort=True).head(1)
+    before = first["stock"].to_numpy(dtype="float64") - first["change"].to_numpy(
+        dtype="float64", na_value=np.nan)
+    return first.assign(stock=np.round(before, 9))
+
+
+def stock_at(history: pd.DataFrame, as_of: Any = None, *,
+             include_deleted: bool = False) -> pd.DataFrame:
+    """The stock of each item at ``as_of``: the level after its last line at or before then,
+    or, for an item whose first line in the history comes later, its opening balance.
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame: for all locations (one row
+    per item), one location, or ``by_location=True`` (one row per item and location).
+    ``as_of`` is a time (naive means UTC; a date is its midnight, so ``"2026-07-01"`` is the
+    stock at the end of June 30; ``"30D"`` is 30 days ago); default the newest time in the
+    history, i.e. the stock now.
+
+    Every item (and location) of the history whose stock is known at ``as_of`` is listed:
+
+    - with a line at or before ``as_of``: the level after the last one; ``last_change`` is
+      its time;
+    - without one, when ``as_of`` is at or after the history's first time (the start of its
+      window, for a ``since=`` history): its **opening balance**, the level of its first line
+      minus that line's change (an item that held 11 and sold nothing until after ``as_of`` had
+      11; in a full history, an item not yet stocked had 0); ``last_change`` is NaT;
+    - before the history's first time nothing is known and nothing is listed.
+
+    Columns: item_id, item_name, location_id, stock, last_change. Sorted by item and location.
+    Deleted items are left out unless ``include_deleted`` (said: see
+    :mod:`invtools.analysis`); the history's provenance is carried on.
+
+    >>> lines = client.lines_df(since="2026-10-01")
+    >>> at = stock_at(invtools.frames.stock_history(lines, by_location=True), "2026-10-15")
+    >>> at.columns.tolist()
+    ['item_id', 'item_name', 'location_id', 'stock', 'last_change']
+    >>> bool((at["last_change"].dropna() < pd.Timestamp("2026-10-15", tz="UTC")).all())
+    True
+    """
+    need(history, _COLUMNS, "history", HISTORY_HINT, who="stock_at")
+    when = as_of_time(as_of, history["transaction_time"], who="stock_at")
+    h = _ordered(history)
+    last = h[(h["transaction_time"] <= when).to_numpy(dtype=bool)].groupby(
+        _SERIES, dropna=False, sort=True).tail(1)
+    parts = [last.assign(last_change=last["transaction_time"])]
+    if len(h) and when >= h["transaction_time"].min():
+        opening = _openings(h)
+        later = opening[(opening["transaction_time"] > when).to_numpy(dtype=bool)]
+        parts.append(later.assign(last_change=pd.Series(pd.NaT, index=later.index,
+                                                        dtype=h["transaction_time"].dtype)))
+    found = pd.concat(parts) if len(parts) > 1 else parts[0]
+    found = found.sort_values(_SERIES, kind="stable", na_position="last")
+    out = pd.DataFrame({
+        "item_id": found["item_id"].astype("Int64").array,
+        "item_name": found["item_name"].astype("string").array,
+        "location_id": found["location_id"].astype("Int64").array,
+        "stock": found["stock"].to_numpy(dtype="float64"),
+        "last_change": found["last_change"].array})
+    out = leave_out_deleted(out, deleted_items(history), include=include_deleted,
+                            who="stock_at")
+    return carry_provenance(out, history)
+
+
+def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp, until: pd.Timestamp,
+                      tz: str) -> tuple[pd.PeriodIndex, pd.DataFrame]:
+    """(months, levels): every month from ``start``'s (the history's first time, in ``tz``)
+    to ``until``'s, and each series' stock at each month's last instant (at ``until`` for
+    the last month): one column per (item_id, location_id), its opening balance before its
+    first line."""
+    h = _ordered(history)
+    if not len(h) or pd.isna(start):
+        empty = pd.PeriodIndex([], freq="M")
+        return empty, pd.DataFrame(index=empty, columns=pd.MultiIndex.from_arrays([[], []]),
+                                   dtype="float64")
+
+    def month(times: pd.Series) -> np.ndarray:
+        return times.dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M").to_numpy()
+
+    first = pd.Timestamp(start).tz_convert(tz).tz_localize(None).to_period("M")
+    end = pd.Timestamp(until).tz_convert(tz).tz_localize(None).to_period("M")
+    span = pd.period_range(first, max(first, end), freq="M")
+    # The opening balances go in as the levels of the month before the first: carried
+    # forward, they are each series' level until its first line.
+    opening = _openings(h)
+    seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
+    rows = pd.DataFrame({
+        "month": np.concatenate([np.full(len(opening), first - 1, dtype=object),
+                                 month(seen["transaction_time"])]),
+        "stock": np.concatenate([opening["stock"].to_numpy(dtype="float64"),
+                                 seen["stock"].to_numpy(dtype="float64")])},
+        index=pd.MultiIndex.from_arrays([
+            pd.array(np.concatenate([opening[c].to_numpy(dtype="float64", na_value=np.nan),
+                                     seen[c].to_numpy(dtype="float64", na_value=np.nan)]),
+                     dtype="Int64") for c in _SERIES], names=_SERIES))
+    # rows are in time order within each series (its opening first): the last is the level
+    levels = rows.groupby(["month", rows.index], sort=True)["stock"].last().unstack()
+    levels = levels.reindex(pd.period_range(first - 1, span[-1], freq="M")).ffill()
+    return span, levels.iloc[1:]
+
+
+def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp, tz: str):
+    """Each month's last instant in ``tz`` (as UTC, ms), the last month's cut at ``until``."""
+    next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
+                                                        ambiguous="NaT")
+    as_of = (next_start - pd.Timedelta(milliseconds=1)).tz_convert("UTC")
+    return pd.array(np.minimum(as_of.as_unit("ms"), until), dtype="datetime64[ms, UTC]")
+
+
+def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
+                    item_ids: Any = None, tz: str = "UTC", as_of: Any = None,
+                    wide: bool = True, include_deleted: bool = False) -> pd.DataFrame:
+    """The stock of each item at the end of each of the last ``periods`` months: one row per
+    month end, one column per item (``wide=False``: one row per month and item).
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, one, or
+    ``by_location=True``: an item's locations are added up). A month's figure is
+    :func:`stock_at` its last instant in ``tz`` (a zone name such as ``"Europe/Paris"``);
+    the last month's is the stock at ``as_of`` (default the newest time in the history). Opening balances count, so a history of a
+    window (``client.lines_df(since=...)``) gives every item present in it the same figures
+    as the full history would, from the window's first month on; months before the history's
+    first are not listed (``periods=None``: every month since then). ``item_ids``: the items
+    to keep (a list of ids, one id, or an items frame's ``id`` column); default all.
+
+    Wide (default): index ``month`` (``"2026-05"``), one float64 column per item, labelled
+    by its name (an item without a name, or sharing it, adds its id: ``"Mug (#12)"``), in
+    item id order. Long: columns month, as_of (the instant measured, UTC), item_id,
+    item_name, stock. Deleted items are left out unless ``include_deleted`` (said); the
+    history's provenance is carried on.
+
+    >>> history = invtools.frames.stock_history(client.lines_df(since="2026-09-01"))
+    >>> table = month_end_stock(history, periods=2)
+    >>> table.index.tolist(), table.shape[1] == history["item_id"].nunique()
+    (['2026-09', '2026-10'], True)
+    >>> month_end_stock(history, item_ids=[100012], wide=False).columns.tolist()
+    ['month', 'as_of', 'item_id', 'item_name', 'stock']
+    """
+    who = "month_end_stock"
+    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
+    if periods is not None and check_number(periods, who=who, name="periods", whole=True) < 1:
+        raise ConfigError(f"{who}: periods={periods!r} must be a positive whole number of "
+                          "months (or None for every month of the history).")
+    if isinstance(item_ids, pd.DataFrame):
+        raise TypeError(f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
+                        "items of an items frame")
+    wanted = check_ids(item_ids, name=f"{who}: item_ids")
+    _check_tz(tz, who)
+    check_flag(wide, who=who, name="wide")
+    until = as_of_time(as_of, history["transaction_time"], who=who)
+    start = history["transaction_time"].min()  # the window's start, whatever items are kept
+    h = history.reset_index(drop=True)
+    if wanted is not None:
+        h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
+    h = leave_out_deleted(h.reset_index(drop=True), deleted_items(h), include=include_deleted,
+                          who="month_end_stock")
+    left_out = h.attrs.get(DELETED_NOTE, [])
+    span, levels = _month_end_levels(h, start, until, tz)
+    # the columns are (item_id, location_id) pairs: an item's locations added up
+    item_of = pd.array([k[0] for k in levels.columns], dtype="Int64")
+    per_item = levels.T.groupby(item_of, sort=True).sum(min_count=1).T
+    ids = [int(i) for i in per_item.columns]
+    names = (h.dropna(subset=["item_name"]).drop_duplicates("item_id", keep="last")
+             .set_index("item_id")["item_name"].astype(object)).reindex(ids)
+    if periods is not None:
+        span, per_item = span[-periods:], per_item.iloc[-periods:]
+    months = pd.array(span.strftime("%Y-%m"), dtype="string")
+    if wide:
+        # plain text labels, the Index type pandas infers: the one read_parquet gives back
+        out = pd.DataFrame(per_item.to_numpy(dtype="float64"),
+                           index=pd.Index([str(m) for m in months], name="month"),
+                           columns=pd.Index(_labels(ids, names), name="item"))
+    else:
+        out = pd.DataFrame({
+            "month": pd.array(np.repeat(months.to_numpy(dtype=object), len(ids)),
+                              dtype="string"),
+            "as_of": pd.array(np.repeat(np.asarray(_month_ends(span, until, tz)), len(ids)),
+                              dtype="datetime64[ms, UTC]"),
+            "item_id": pd.array(np.tile(np.asarray(ids, dtype="int64"), len(span)),
+                                dtype="Int64"),
+            "item_name": pd.array(np.tile(names.to_numpy(dtype=object), len(span)),
+                                  dtype="string"),
+            "stock": per_item.to_numpy(dtype="float64").ravel()})
+    out.attrs[DELETED_NOTE] = left_out
+    return carry_provenance(out, history)
+
+
+def _check_tz(tz: Any, who: str) -> None:
+    """A time zone ``tz_convert`` takes: a name (TypeError for another kind of object,
+    ConfigError for an unknown name)."""
+    if not isinstance(tz, str):
+        raise TypeError(f"{who}: tz must be a time zone name such as 'Europe/Paris', not "
+                        f"{type(tz).__name__}")
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(tz)
+    except Exception:  # pytz / zoneinfo raise different errors for an unknown zone
+        raise ConfigError(f"{who}: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
+                          "'Europe/Paris'") from None
+
+
+def _labels(ids: list[int], names: pd.Series) -> list[str]:
+    """An item's name, or ``"name (#id)"`` where the name is missing or not unique."""
+    counts = names.value_counts(dropna=True)
+    out = []
+    for item_id, name in zip(ids, names.tolist()):
+        if name is None or pd.isna(name):
+            out.append(f"#{item_id}")
+        elif counts[name] > 1:
+            out.append(f"{name} (#{item_id})")
+        else:
+            out.append(str(name))
+    return out
+
+
+def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str = "UTC",
+                         until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
+    """Units in stock and their value at cost and at price at the end of every month, from
+    the history's first month to ``until`` (default the newest time in the history).
+
+    ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or
+    ``by_location=True``: the locations are added up); ``items`` an items frame, for ``cost``
+    and ``price`` -- today's: the history does not say what an item cost in the past. A
+    month's value is :func:`stock_at` its last instant (in ``tz``), counting positive stock
+    only, as :func:`stock_value` does; the last month's is the value at ``until``, so with
+    the whole history it agrees with ``stock_value(client.stock_df(), items)`` today. Months
+    without a line carry the stock over, and an item's opening balance counts before its
+    first line (a history of a window values the stock its items held when it began).
+    Columns: month (``"2026-05"``), as_of (the instant measured, UTC), items (distinct items
+    in stock), units, value_at_cost, value_at_price. Deleted items are left out unless
+    ``include_deleted`` (said: see :mod:`invtools.analysis`; they have no cost in ``items``
+    anyway).
+
+    >>> monthly = stock_value_by_month(invtools.frames.stock_history(
+    ...     client.lines_df(since="2026-09-01")), client.items_df())
+    >>> monthly["month"].tolist()
+    ['2026-09', '2026-10']
+    """
+    who = "stock_value_by_month"
+    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
+    need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().",
+         who=who)
+    until = as_of_time(until, history["transaction_time"], who=who, name="until")
+    h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
+                          include=include_deleted, who="stock_value_by_month")
+    span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
+    held = levels.clip(lower=0)
+    item_of = [k[0] for k in held.columns]
+    prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
+    held = held.to_numpy(dtype="float64")
+    held = np.where(np.isnan(held), 0.0, held)
+    units = held.sum(axis=1)
+    in_stock = pd.DataFrame(held > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
+    cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
+    price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
+    out = pd.DataFrame({
+        "month": pd.array(span.strftime("%Y-%m"), dtype="string"),
+        "as_of": _month_ends(span, until, tz),
+        "items": pd.array(in_stock.to_numpy(), dtype="int64"),
+        "units": units, "value_at_cost": held @ cost, "value_at_price": held @ price})
+    out.attrs.update(h.attrs)
+    return out

@@ -1,0 +1,125 @@
+"""What moves and what it is worth: units in, out and adjusted per item, dead stock, and the
+value of the stock on hand per location.
+
+- :func:`movement` -- per item: received, sold, adjusted, last sale, days since; with the
+  items frame also stock on hand and its value; ``dead`` flags stock that did not sell.
+- :func:`stock_value` -- units and value of the stock per location.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from invtools.analysis.common import DAY, as_of_time, need
+from invtools.frames import deleted_items, leave_out_deleted
+
+__all__ = ["movement", "stock_value"]
+
+
+def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: Any = None,
+             as_of: Any = None, dead_after_days: float = 90,
+             include_deleted: bool = False) -> pd.DataFrame:
+    """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
+    the last sale, days since it, and ``dead``: stock on hand that has not sold for
+    ``dead_after_days``.
+
+    ``lines`` is a :func:`invtools.frames.lines_df` frame. With ``items`` (an
+    :func:`invtools.frames.items_df` frame) every item is listed, even one that never moved,
+    with its stock on hand (``quantity``), ``cost`` and ``stock_value`` (quantity x cost).
+    Moves between locations change no total and are left out. Sorted by units sold, slowest
+    first. Deleted items are left out unless ``include_deleted`` (then listed without stock or
+    cost; said: see the module's docstring).
+
+    >>> import warnings
+    >>> items = client.items_df()
+    >>> with warnings.catch_warnings(record=True) as said:   # a notebook shows it anyway
+    ...     warnings.simplefilter("always")
+    ...     slow = movement(mirror.lines_df(), items)          # or client.lines_df()
+    >>> print(said[0].message)                     # doctest: +ELLIPSIS
+    movement: left out 4 deleted items (100054 'GreenThumb Seed Packet Marigold', ...); include_deleted=True keeps them
+    >>> len(slow) == len(items), slow["sold"].is_monotonic_increasing
+    (True, True)
+    >>> dead = slow[slow["dead"]]          # stock on hand, no sale for 90 days (or ever)
+    >>> len(dead) > 0, bool((dead["quantity"] > 0).all())
+    (True, True)
+    """
+    need(lines, ["transaction_time", "type", "item_id", "item_name", "quantity"], "lines",
+          "Pass a lines frame: client.lines_df() or mirror.lines_df().", who="movement")
+    as_of = as_of_time(as_of, lines["transaction_time"], who="movement")
+    window = lines
+    if since is not None:
+        window = lines[lines["transaction_time"] >= as_of_time(
+            since, lines["transaction_time"], who="movement", name="since")]
+    window = window[window["transaction_time"] <= as_of]
+    kind = window["type"].astype("string")
+    qty = window["quantity"].astype("float64")
+    per = pd.DataFrame({
+        "item_id": window["item_id"].array, "item_name": window["item_name"].array,
+        "received": qty.where(kind == "in", 0.0).to_numpy(),
+        "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
+        "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
+        "_sale": window["transaction_time"].where(kind == "out").array,
+    })
+    g = per.groupby("item_id", sort=False)
+    moved = pd.DataFrame({
+        "item_name": g["item_name"].last(),
+        "received": g["received"].sum(), "sold": g["sold"].sum(),
+        "adjusted": g["adjusted"].sum(),
+    })
+    # the last sale ever, even one before `since`, says how long an item has been idle
+    sales = lines.loc[lines["type"].astype("string") == "out"]
+    last_sale = sales.groupby("item_id")["transaction_time"].max()
+    if items is not None:
+        need(items, ["id", "name", "quantity", "cost"], "items",
+              "Pass an items frame: client.items_df().", who="movement")
+        base = items.set_index("id")[["name", "quantity", "cost"]]
+        # deleted items are not in `items`: kept here, left out (and said) at the end
+        gone = moved[moved.index.isin(list(deleted_items(window)))
+                     & ~moved.index.isin(base.index)]
+        moved = pd.concat([base.join(moved, how="left"), gone])
+        moved["item_name"] = moved["item_name"].fillna(moved["name"])
+        moved = moved.drop(columns="name")
+        for col in ("received", "sold", "adjusted"):
+            moved[col] = moved[col].fillna(0.0)
+        moved["stock_value"] = moved["quantity"] * moved["cost"]
+    moved["last_sale"] = last_sale.reindex(moved.index)
+    moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
+    moved["days_since_last_sale"] = ((as_of - moved["last_sale"]) / DAY).astype("float64")
+    on_hand = moved["quantity"] > 0 if "quantity" in moved else True
+    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"]
+                                                  > dead_after_days)
+    moved["dead"] = pd.array(idle & on_hand, dtype="boolean")
+    moved["item_name"] = moved["item_name"].astype("string")
+    result = moved.reset_index().sort_values(["sold", "days_since_last_sale"],
+                                             ascending=[True, False], ignore_index=True)
+    return leave_out_deleted(result, deleted_items(lines), include=include_deleted,
+                             who="movement")
+
+
+def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Units on hand and their value at cost and at price, per location, largest value first.
+
+    ``stock`` is a :func:`invtools.frames.stock_df` frame, ``items`` an items frame (for cost
+    and price). Columns: location_id, location_name, items (distinct items in stock), units,
+    value_at_cost, value_at_price.
+
+    >>> value = stock_value(client.stock_df(), client.items_df())
+    >>> value.columns.tolist()
+    ['location_id', 'location_name', 'items', 'units', 'value_at_cost', 'value_at_price']
+    >>> value["value_at_cost"].is_monotonic_decreasing
+    True
+    """
+    need(stock, ["item_id", "location_id", "location_name", "quantity"], "stock",
+          "Pass client.stock_df().", who="stock_value")
+    need(items, ["id", "cost", "price"], "items", "Pass client.items_df().", who="stock_value")
+    s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id",
+                    how="left")
+    s = s[s["quantity"] > 0]
+    s = s.assign(value_at_cost=s["quantity"] * s["cost"],
+                 value_at_price=s["quantity"] * s["price"])
+    out = s.groupby(["location_id", "location_name"], dropna=False, observed=True).agg(
+        items=("item_id", "nunique"), units=("quantity", "sum"),
+        value_at_cost=("value_at_cost", "sum"), value_at_price=("value_at_price", "sum"))
+    return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
