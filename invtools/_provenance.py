@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 __all__ = ["Provenance", "json_safe", "utc_stamp"]
@@ -30,7 +30,7 @@ def utc_stamp(when: datetime | None = None) -> str:
     >>> utc_stamp(datetime(2026, 5, 2, 1, 10, tzinfo=timezone.utc))
     '2026-05-02T01:10:00.000Z'
     """
-    when = datetime.now(timezone.utc) if when is None else when.astimezone(timezone.utc)
+    when = datetime.now(UTC) if when is None else when.astimezone(UTC)
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -44,7 +44,7 @@ def json_safe(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, datetime):
-        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=UTC))
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, timedelta):
