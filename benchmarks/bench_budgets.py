@@ -37,8 +37,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools import Client
+from invtools.sandbox import serve
 
 RATE = 5.0
 MODELS = {

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client  # noqa: E402
-from invtools.api.walkrecord import forget_walks  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools import Client
+from invtools.api.walkrecord import forget_walks
+from invtools.sandbox import serve
 
 
 def timed_walk(client, sb, **kw):

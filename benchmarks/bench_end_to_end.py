@@ -62,7 +62,6 @@ def make_invtools(base_url: str, token: str, cache: str):
 def make_plain(base_url: str, token: str, cache: str):
     import pandas as pd
     import requests_cache
-
     from bench_frames import plain as normalise  # json_normalize + the analyst's dtype fixes
 
     session = requests_cache.CachedSession(cache, backend="sqlite")

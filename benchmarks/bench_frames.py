@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
 
@@ -73,7 +73,7 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
     customers = [{"id": 1000 + i, "name": f"Customer {i}", "deleted": rng.random() < 0.05}
                  for i in range(200)]
     members = [{"id": i, "name": f"Member {i}", "deleted": i > 10} for i in range(1, 13)]
-    t = datetime(2026, 5, 2, 1, 10, tzinfo=timezone.utc)
+    t = datetime(2026, 5, 2, 1, 10, tzinfo=UTC)
     rows = []
     for k in range(n):
         tx_id = 2_000_000 - k

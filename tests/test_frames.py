@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools.errors import ConfigError
 from invtools._provenance import Provenance
+from invtools.errors import ConfigError
 from invtools.frames import (
     BACKDATE_THRESHOLD,
     PARTNER_TYPE_DTYPE,

@@ -12,12 +12,11 @@ import threading
 import pytest
 
 from invtools._types import route_of
+from invtools.api.policy import EXPIRY
 from invtools.errors import ConfigError
 from invtools.http import Budget, make_session, shared_budget
-from invtools.api.policy import EXPIRY
 from invtools.http.cache import resolve_cache_path
-from invtools.http.pacing import bucket_of
-from invtools.http.pacing import PACING_MARGIN
+from invtools.http.pacing import PACING_MARGIN, bucket_of
 
 #: The configured pace of 5 requests a second, evenly spaced.
 SPACING = (1 + PACING_MARGIN) / 5
