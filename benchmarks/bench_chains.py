@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = None
         print(f"{args.size} transactions ({-(-args.size // 100)} pages), "
               f"{args.latency:g} s per answer, {args.rate}/s per endpoint")
-        for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}]):
+        for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}], strict=True):
             if name.startswith("first"):
                 forget_walks()  # what a new process does
             rows, sent, seconds, n429, summary = timed_walk(client, sb, **kw)

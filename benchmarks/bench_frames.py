@@ -92,7 +92,8 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
         elif kind == "out" and rng.random() < 0.9:
             partner = rng.choice(customers)
         to_loc = rng.choice(locations)
-        from_loc = rng.choice([loc for loc in locations if loc is not to_loc]) if kind == "move" else None
+        from_loc = (rng.choice([loc for loc in locations if loc is not to_loc])
+                    if kind == "move" else None)
         rows.append({
             "id": tx_id,
             "type": kind,
@@ -166,8 +167,9 @@ def floor(rows: list[dict]) -> list[pa.Array]:
     for start in range(0, len(rows), 1024):
         chunk = rows[start:start + 1024]
         layout = tuple(chunk[0])
+        columns = zip(*map(itemgetter(*layout), chunk), strict=True)
         out.extend(pa.array(values, _FLOOR_TYPES[key])
-                   for key, values in zip(layout, zip(*map(itemgetter(*layout), chunk))))
+                   for key, values in zip(layout, columns, strict=True))
     return out
 
 

@@ -25,7 +25,7 @@ def truth(sb, *, kinds=None, since=None):
 
 def pairs(rows):
     if isinstance(rows, pd.DataFrame):
-        return list(zip(rows["id"].tolist(), rows["revision"].tolist()))
+        return list(zip(rows["id"].tolist(), rows["revision"].tolist(), strict=True))
     return [(r["id"], r["revision"]) for r in rows]
 
 
