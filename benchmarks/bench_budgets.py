@@ -37,8 +37,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools import Client
+from invtools.sandbox import serve
 
 RATE = 5.0
 MODELS = {
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--walk", type=int, default=4000, help="transactions in the list walked")
     ap.add_argument("--only", nargs="*", default=None, help="model names (a word of each)")
     args = ap.parse_args(argv)
-    chosen = [m for m in list(MODELS) + ["two processes"]
+    chosen = [m for m in [*MODELS, "two processes"]
               if not args.only or any(w in m for w in args.only)]
     ok = True
     print(f"stand-in at 0.8 s +-25 % per answer, one budget per token; {args.details} details "
@@ -205,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 count = sb.limiter.hit
 
                 def counted(key, **kw):  # when the server counts each request, refused or not
-                    stamps.append(kw["now"])
-                    return count(key, **kw)
+                    stamps.append(kw["now"])  # noqa: B023 - only while this server runs
+                    return count(key, **kw)  # noqa: B023
 
                 sb.limiter.hit = counted
                 pairs = [(r["id"], r["revision"]) for r in sb.data().transactions]

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client  # noqa: E402
-from invtools.api.walkrecord import forget_walks  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools import Client
+from invtools.api.walkrecord import forget_walks
+from invtools.sandbox import serve
 
 
 def timed_walk(client, sb, **kw):
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = None
         print(f"{args.size} transactions ({-(-args.size // 100)} pages), "
               f"{args.latency:g} s per answer, {args.rate}/s per endpoint")
-        for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}]):
+        for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}], strict=True):
             if name.startswith("first"):
                 forget_walks()  # what a new process does
             rows, sent, seconds, n429, summary = timed_walk(client, sb, **kw)

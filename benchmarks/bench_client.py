@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools import Client
+from invtools.sandbox import serve
 
 
 def main(argv: list[str] | None = None) -> int:

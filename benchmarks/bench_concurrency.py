@@ -28,9 +28,9 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools import Client, TransactionMirror  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
-from invtools.sandbox.limits import Latency  # noqa: E402
+from invtools import Client, TransactionMirror
+from invtools.sandbox import serve
+from invtools.sandbox.limits import Latency
 
 TXS = "/v1/location-txs"
 

@@ -1,4 +1,5 @@
-"""Warm cache -> typed frame of 200,000 transactions: ``client.transactions_df()`` vs the plain loop.
+"""Warm cache -> typed frame of 200,000 transactions: ``client.transactions_df()`` vs the plain
+loop.
 
 Run from the repository root::
 
@@ -62,7 +63,6 @@ def make_invtools(base_url: str, token: str, cache: str):
 def make_plain(base_url: str, token: str, cache: str):
     import pandas as pd
     import requests_cache
-
     from bench_frames import plain as normalise  # json_normalize + the analyst's dtype fixes
 
     session = requests_cache.CachedSession(cache, backend="sqlite")
@@ -112,7 +112,7 @@ def measure(name: str, base_url: str, token: str, cache: str, repeat: int) -> di
     pool = pa.default_memory_pool()
     arrow_before = pool.bytes_allocated()
     tracemalloc.start()
-    df, n = run()
+    _df, n = run()
     _, py_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     sent += n
@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     memory = results["invtools"]["peak"] / results["plain"]["peak"]
     ok = speedup >= SPEED_GOAL
     warm = all(r["sent"] == 0 for r in results.values())
-    print(f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  {'met' if ok else 'NOT met'}")
+    print(f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  "
+          f"{'met' if ok else 'NOT met'}")
     print(f"  memory     {memory:6.2f}x   (invtools peak / plain peak; no goal)")
     print(f"  all measured runs answered from the cache: {'yes' if warm else 'NO'}")
     return 0

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
 
@@ -73,7 +73,7 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
     customers = [{"id": 1000 + i, "name": f"Customer {i}", "deleted": rng.random() < 0.05}
                  for i in range(200)]
     members = [{"id": i, "name": f"Member {i}", "deleted": i > 10} for i in range(1, 13)]
-    t = datetime(2026, 5, 2, 1, 10, tzinfo=timezone.utc)
+    t = datetime(2026, 5, 2, 1, 10, tzinfo=UTC)
     rows = []
     for k in range(n):
         tx_id = 2_000_000 - k
@@ -92,7 +92,8 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
         elif kind == "out" and rng.random() < 0.9:
             partner = rng.choice(customers)
         to_loc = rng.choice(locations)
-        from_loc = rng.choice([loc for loc in locations if loc is not to_loc]) if kind == "move" else None
+        from_loc = (rng.choice([loc for loc in locations if loc is not to_loc])
+                    if kind == "move" else None)
         rows.append({
             "id": tx_id,
             "type": kind,
@@ -170,8 +171,9 @@ def floor(rows: list[dict]) -> list[pa.Array]:
     for start in range(0, len(rows), 1024):
         chunk = rows[start:start + 1024]
         layout = tuple(chunk[0])
+        columns = zip(*map(itemgetter(*layout), chunk), strict=True)
         out.extend(pa.array(values, _FLOOR_TYPES[key])
-                   for key, values in zip(layout, zip(*map(itemgetter(*layout), chunk))))
+                   for key, values in zip(layout, columns, strict=True))
     return out
 
 

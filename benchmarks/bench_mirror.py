@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from invtools.api import Client  # noqa: E402
-from invtools.mirror import TransactionMirror  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools.api import Client
+from invtools.mirror import TransactionMirror
+from invtools.sandbox import serve
 
 
 def main(argv: list[str] | None = None) -> int:

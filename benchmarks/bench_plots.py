@@ -16,11 +16,11 @@ from io import BytesIO
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from invtools.api import Client  # noqa: E402
-from invtools.viz import activity_table, plot_activity  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+from invtools.api import Client
+from invtools.sandbox import serve
+from invtools.viz import activity_table, plot_activity
 
 
 def main(argv: list[str]) -> int:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-import invtools  # noqa: E402
-from invtools import Client  # noqa: E402
-from invtools.sandbox import serve  # noqa: E402
+import invtools
+from invtools import Client
+from invtools.sandbox import serve
 
 TEAMS = ["shop", "harrogate", "york"]
 

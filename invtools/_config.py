@@ -74,7 +74,7 @@ def clean_token(token: Any) -> str:
     Traceback (most recent call last):
     ...
     invtools.errors.ConfigError: The API token contains characters that are not plain ASCII (typographic quotes or dashes, say, added by a word processor or chat app); copy it again from Settings > Integrations.
-    """
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
     if token is None:
         raise ConfigError(f"No API token given. {TOKEN_HELP}")
     if not isinstance(token, str):

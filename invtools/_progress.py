@@ -40,10 +40,11 @@ def progress_bar(*, total: int | None = None, desc: str | None = None, unit: str
     """
     from tqdm.auto import tqdm
 
+    bar: type = tqdm
     widgets = sys.modules.get("tqdm.notebook")  # imported by tqdm.auto only in a kernel
     if widgets is not None and issubclass(tqdm, widgets.tqdm_notebook):
-        tqdm = _notebook_bar(tqdm)
-    return tqdm(total=total, desc=desc or None, unit=unit, initial=initial, leave=False,
+        bar = _notebook_bar(tqdm)
+    return bar(total=total, desc=desc or None, unit=unit, initial=initial, leave=False,
                 dynamic_ncols=True, disable=not enabled or total == 0)
 
 
@@ -73,7 +74,7 @@ def _notebook_bar(widget_bar: type) -> type:
     its last state as plain text (the only representation the saved notebook keeps)."""
     from IPython.display import display
 
-    class NotebookBar(widget_bar):  # type: ignore[misc, valid-type]
+    class NotebookBar(widget_bar):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self._handle = None
             super().__init__(*args, display=False, **kwargs)

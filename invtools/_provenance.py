@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 __all__ = ["Provenance", "json_safe", "utc_stamp"]
@@ -27,10 +27,10 @@ __all__ = ["Provenance", "json_safe", "utc_stamp"]
 def utc_stamp(when: datetime | None = None) -> str:
     """An aware time as ISO 8601 UTC with a ``Z`` (now when None), to the millisecond.
 
-    >>> utc_stamp(datetime(2026, 5, 2, 1, 10, tzinfo=timezone.utc))
+    >>> utc_stamp(datetime(2026, 5, 2, 1, 10, tzinfo=UTC))
     '2026-05-02T01:10:00.000Z'
     """
-    when = datetime.now(timezone.utc) if when is None else when.astimezone(timezone.utc)
+    when = datetime.now(UTC) if when is None else when.astimezone(UTC)
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -38,13 +38,13 @@ def json_safe(value: Any) -> Any:
     """``value`` made of JSON types only: times become ISO text, tuples and sets lists, numpy
     and pandas scalars Python numbers, anything else its ``str``.
 
-    >>> json_safe({"ids": (3, 1), "until": datetime(2026, 5, 2, tzinfo=timezone.utc)})
+    >>> json_safe({"ids": (3, 1), "until": datetime(2026, 5, 2, tzinfo=UTC)})
     {'ids': [3, 1], 'until': '2026-05-02T00:00:00.000Z'}
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, datetime):
-        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=UTC))
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, timedelta):

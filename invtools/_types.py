@@ -16,12 +16,12 @@ Imports nothing of invtools but :mod:`invtools.errors`.
 from __future__ import annotations
 
 import calendar
-import numbers
 import math
+import numbers
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from invtools.errors import ConfigError
@@ -117,6 +117,14 @@ _EXAMPLES = ("e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, 
              "for the last 90 days")
 
 
+@overload
+def parse_time(value: None, *, end: bool = ..., name: str = ..., tz: Any = ...) -> None: ...
+@overload
+def parse_time(value: str | date | timedelta, *, end: bool = ..., name: str = ...,
+               tz: Any = ...) -> datetime: ...
+@overload
+def parse_time(value: Any, *, end: bool = ..., name: str = ...,
+               tz: Any = ...) -> datetime | None: ...
 def parse_time(value: Any, *, end: bool = False, name: str = "time",
                tz: Any = None) -> datetime | None:
     """A point in time as an aware UTC ``datetime`` (None stays None).
@@ -142,14 +150,14 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
         return None
     zone = _zone(tz)
     if isinstance(value, timedelta):  # pandas.Timedelta too: back from now
-        return datetime.now(timezone.utc) - parse_duration(value, name=name)  # type: ignore
+        return datetime.now(UTC) - parse_duration(value, name=name)
     if isinstance(value, datetime):  # pandas.Timestamp too
         if value != value:  # NaT
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
         if hasattr(value, "to_pydatetime"):
             value = value.to_pydatetime()
         return (value.replace(tzinfo=zone) if value.tzinfo is None else value) \
-            .astimezone(timezone.utc)
+            .astimezone(UTC)
     if isinstance(value, date):
         return _span(value.year, value.month, value.day, end=end, unit="day", zone=zone)
     if type(value).__name__ == "datetime64":  # numpy, without importing it
@@ -164,7 +172,7 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
 
 def _zone(tz: Any):
     if tz is None or tz == "UTC":
-        return timezone.utc
+        return UTC
     if not isinstance(tz, str):
         return tz  # a tzinfo
     try:
@@ -176,7 +184,7 @@ def _zone(tz: Any):
 
 def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetime:
     if _DURATION.match(text):  # "90D", "12W", "36h": back from now
-        return datetime.now(timezone.utc) - parse_duration(text, name=name)  # type: ignore
+        return datetime.now(UTC) - parse_duration(text, name=name)
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:
@@ -203,17 +211,17 @@ def _span(year: int, month: int, day: int, *, end: bool, unit: str, zone) -> dat
     """The first moment of a day, month or year in ``zone`` (as UTC), or with ``end`` its last."""
     first = date(year, month, day)
     if not end:
-        return datetime.combine(first, datetime.min.time(), tzinfo=zone).astimezone(timezone.utc)
+        return datetime.combine(first, datetime.min.time(), tzinfo=zone).astimezone(UTC)
     if unit == "day":
         last = first
     elif unit == "month":
         last = first.replace(day=calendar.monthrange(year, month)[1])
     else:
         last = first.replace(month=12, day=31)
-    return datetime.combine(last, datetime.max.time(), tzinfo=zone).astimezone(timezone.utc)
+    return datetime.combine(last, datetime.max.time(), tzinfo=zone).astimezone(UTC)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def to_ms(value: Any, *, name: str = "time") -> int:
@@ -233,6 +241,12 @@ def to_ms(value: Any, *, name: str = "time") -> int:
 _DURATION_EXAMPLES = "e.g. '90D', '12h', '30min' or a datetime.timedelta"
 
 
+@overload
+def parse_duration(value: None, *, name: str = ..., zero: bool = ...) -> None: ...
+@overload
+def parse_duration(value: str | timedelta, *, name: str = ..., zero: bool = ...) -> timedelta: ...
+@overload
+def parse_duration(value: Any, *, name: str = ..., zero: bool = ...) -> timedelta | None: ...
 def parse_duration(value: Any, *, name: str = "duration",
                    zero: bool = False) -> timedelta | None:
     """A positive length of time as a ``timedelta`` (None stays None; ``zero=True`` also
@@ -248,7 +262,7 @@ def parse_duration(value: Any, *, name: str = "duration",
     Traceback (most recent call last):
     ...
     invtools.errors.ConfigError: duration=90 has no unit: write '90D' for days or '90s' for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
-    """
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
     if value is None:
         return None
     if isinstance(value, bool):
@@ -312,7 +326,7 @@ def check_ids(values: Any, *, name: str = "ids") -> list[int] | None:
     Traceback (most recent call last):
     ...
     invtools.errors.ConfigError: item_ids must be whole numbers, like [100001, 100002]; got 1.7 among them
-    """
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
     if values is None:
         return None
     if isinstance(values, (numbers.Integral, str)) and not isinstance(values, bool):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 # name -> (help, function adding the arguments, function running it)
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]

@@ -129,7 +129,8 @@ def start_lab(scratch: Path, notebooks: Path, env: dict[str, str]) -> tuple[subp
     log = open(scratch / "jupyterlab.log", "w")  # noqa: SIM115 - closed with the process
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
            f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={notebooks}", f"--LabApp.user_settings_dir={scratch / 'settings'}",
+           f"--ServerApp.root_dir={notebooks}",
+           f"--LabApp.user_settings_dir={scratch / 'settings'}",
            f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
            "--LabApp.news_url=", "--ServerApp.open_browser=False"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root

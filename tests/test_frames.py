@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools.errors import ConfigError
 from invtools._provenance import Provenance
+from invtools.errors import ConfigError
 from invtools.frames import (
     BACKDATE_THRESHOLD,
     PARTNER_TYPE_DTYPE,
@@ -595,7 +595,8 @@ def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
             for i in range(n))
     rows = [dict(r) for r in rows]
     rows[-1]["late"] = "x"                                  # unknown field in the last chunk
-    rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])  # a mapping, not a dict
+    # a mapping, not a dict
+    rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])
     df = transactions_df(iter(rows))
     assert_schema(df, "transactions", extra=("late",))
     assert values(df["id"]) == list(range(n))
@@ -631,7 +632,8 @@ def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows):
     assert got["unit"].iloc[:2 * size].isna().all() and got["unit"].iloc[3 * size:].isna().all()
     assert got["memo"].iloc[3 * size:4 * size].isna().all()
     assert values(got["memo"].iloc[:size]) == [r["memo"] for r in base]
-    assert got["url"].iloc[4 * size + 1] is pd.NA and got["colour"].iloc[4 * size + 1] == base[1]["url"]
+    assert got["url"].iloc[4 * size + 1] is pd.NA
+    assert got["colour"].iloc[4 * size + 1] == base[1]["url"]
     assert got["colour"].notna().sum() == 1
     assert got["late"].iloc[5 * size + 2] == 1 and got["late"].notna().sum() == 1
 

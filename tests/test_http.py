@@ -5,6 +5,7 @@ Pacing is tested on a fake clock (tests/conftest.py): nothing here sleeps in rea
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import threading
@@ -12,12 +13,11 @@ import threading
 import pytest
 
 from invtools._types import route_of
+from invtools.api.policy import EXPIRY
 from invtools.errors import ConfigError
 from invtools.http import Budget, make_session, shared_budget
-from invtools.api.policy import EXPIRY
 from invtools.http.cache import resolve_cache_path
-from invtools.http.pacing import bucket_of
-from invtools.http.pacing import PACING_MARGIN
+from invtools.http.pacing import PACING_MARGIN, bucket_of
 
 #: The configured pace of 5 requests a second, evenly spaced.
 SPACING = (1 + PACING_MARGIN) / 5
@@ -51,7 +51,7 @@ def test_a_budget_spaces_requests_evenly_and_never_lets_more_than_the_rate_throu
         sent_at.append(fake_clock.monotonic())
     for i, t in enumerate(sent_at):
         assert sum(t <= u < t + 1.0 for u in sent_at[i:]) <= 5
-    gaps = {round(b - a, 6) for a, b in zip(sent_at, sent_at[1:])}
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(sent_at)}
     assert gaps == {round(SPACING, 6)}  # evenly: no bursts for jittered arrivals to bunch
 
 
@@ -108,7 +108,10 @@ def test_a_stated_budget_is_spent_as_fast_as_asked_and_never_more(fake_clock):
 
 def test_an_older_statement_never_overrides_a_newer_one(fake_clock):
     budget = Budget(5, clock=fake_clock, margin=-0.99)   # no spacing to speak of
-    say = lambda remaining: {"X-Ratelimit-Remaining": str(remaining), "X-Ratelimit-Reset": "60"}
+
+    def say(remaining):
+        return {"X-Ratelimit-Remaining": str(remaining), "X-Ratelimit-Reset": "60"}
+
     early, late = budget.admit("all"), budget.admit("all")
     budget.observe("all", late, status=200, headers=say(10))
     budget.observe("all", early, status=200, headers=say(250))  # answered after the other

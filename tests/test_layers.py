@@ -130,9 +130,9 @@ def test_no_import_cycles_between_modules():
         state[node] = 1
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append([*stack[stack.index(nxt):], nxt])
             elif nxt not in state:
-                visit(nxt, stack + [nxt])
+                visit(nxt, [*stack, nxt])
         state[node] = 2
 
     for m in graph:

@@ -5,7 +5,7 @@ truth (``sb.data()``); real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
@@ -25,14 +25,14 @@ def truth(sb, *, kinds=None, since=None):
 
 def pairs(rows):
     if isinstance(rows, pd.DataFrame):
-        return list(zip(rows["id"].tolist(), rows["revision"].tolist()))
+        return list(zip(rows["id"].tolist(), rows["revision"].tolist(), strict=True))
     return [(r["id"], r["revision"]) for r in rows]
 
 
 def a_window_of(sb, rows_back: int) -> tuple[str, pd.Timestamp]:
     """A duration that reaches back about ``rows_back`` rows, and the moment it stands for."""
     rows = sb.data().transactions
-    age = datetime.now(timezone.utc) - datetime.fromisoformat(rows[rows_back]["transaction_time"])
+    age = datetime.now(UTC) - datetime.fromisoformat(rows[rows_back]["transaction_time"])
     days = max(1, int(age.total_seconds() // 86_400) + 1)
     return f"{days}D", pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=days)
 

@@ -52,8 +52,8 @@ Conventions (the contract plots and the mirror rely on):
 Rows are read once, a chunk (``CHUNK_ROWS`` rows) at a time, into per-column lists
 (references to the parsed values, no copies; embedded references straight into pyarrow struct
 arrays), and each column is then typed in one vectorised call. Only one chunk of the input is
-held at a time, so a generator's rows can be freed as they are read. ``benchmarks/bench_frames.py`` measures this against
-``pd.json_normalize``.
+held at a time, so a generator's rows can be freed as they are read.
+``benchmarks/bench_frames.py`` measures this against ``pd.json_normalize``.
 
 :func:`with_provenance` records where a frame came from in ``df.attrs`` (one
 :class:`invtools._provenance.Provenance`, as JSON values: it survives ``to_parquet``).
@@ -94,7 +94,8 @@ modules' other public names are shared inside the package only.
 
 >>> df = transactions_df([{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z",
 ...                        "created_at": "2026-05-02T01:10:05.000Z", "partner": None}])
->>> df.loc[0, "partner_id"] is pd.NA, str(df["transaction_time"].dtype), bool(df.loc[0, "backdated"])
+>>> (df.loc[0, "partner_id"] is pd.NA, str(df["transaction_time"].dtype),
+...  bool(df.loc[0, "backdated"]))
 (True, 'datetime64[ms, UTC]', False)
 """
 
@@ -119,7 +120,6 @@ from invtools.frames.resources import (
     transactions_df,
 )
 from invtools.frames.schemas import ATTR_DTYPES as ATTR_DTYPES  # documented, not in __all__
-from invtools.frames.schemas import PARTNER_TYPE_NAMES as PARTNER_TYPE_NAMES  # likewise
 from invtools.frames.schemas import (
     BACKDATE_THRESHOLD,
     PARTNER_TYPE_DTYPE,
@@ -128,6 +128,7 @@ from invtools.frames.schemas import (
     TIME_DTYPE,
     TX_TYPE_DTYPE,
 )
+from invtools.frames.schemas import PARTNER_TYPE_NAMES as PARTNER_TYPE_NAMES  # likewise
 from invtools.frames.stock import rebase_levels, stock_history
 
 __all__ = [

@@ -54,7 +54,8 @@ def transactions_df_from_pages(bodies: Iterable[bytes], *,
     ``block_bytes`` is how many bytes of pages pyarrow parses per call (:data:`BLOCK_BYTES`,
     16 MiB): the most held besides the columns, and the unit that falls back to the dict path.
 
-    >>> body = b'{"items": [{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z"}], "cursor": null, "has_more": false}'
+    >>> body = (b'{"items": [{"id": 7, "type": "in", "transaction_time": '
+    ...         b'"2026-05-02T01:10:00.000Z"}], "cursor": null, "has_more": false}')
     >>> df = transactions_df_from_pages([body])
     >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
@@ -72,7 +73,7 @@ def transactions_df_from_pages(bodies: Iterable[bytes], *,
         parts.append(_parse_block(block))
     frames_ = []
     arrow: list[pa.Array] = []
-    for part in parts + [None]:  # consecutive Arrow blocks become one frame
+    for part in [*parts, None]:  # consecutive Arrow blocks become one frame
         if isinstance(part, pa.Array):
             arrow.append(part)
             continue
@@ -123,8 +124,8 @@ def _page_items(body: bytes) -> list:
 def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
     """The transactions frame from rows parsed by pyarrow (every field of the expected type)."""
     rows = rows.combine_chunks() if rows.num_chunks != 1 else rows.chunk(0)
-    field = dict(zip((f.name for f in _ARROW_TX), rows.flatten()))
-    integer = pd.Int64Dtype().__from_arrow__
+    field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(), strict=True))
+    integer = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     business = _time_from_arrow(field["transaction_time"])
     created = _time_from_arrow(field["created_at"])
     # A type the service added after the documented four is one more category, not a gap.
@@ -146,7 +147,7 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
         ids, names, deleted = field[prefix].flatten()  # null references: all three null
         data[f"{prefix}_id"] = integer(ids)
         data[f"{prefix}_name"] = string_array(names.cast(pa.large_string()))
-        data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)
+        data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     data["location_id"], data["location_name"] = either_ref(
         data["to_location_id"], data["to_location_name"],
         data["from_location_id"], data["from_location_name"])
@@ -174,7 +175,7 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
         filled.append(part.assign(**missing)[columns] if missing else part)
     # Blocks that met different extra types: one set of categories, or concat gives objects.
     for col in columns:
-        dtypes = [p[col].dtype for p in filled if isinstance(p[col].dtype, pd.CategoricalDtype)]
+        dtypes = [d for p in filled if isinstance(d := p[col].dtype, pd.CategoricalDtype)]
         if len(dtypes) == len(filled) and len({tuple(d.categories) for d in dtypes}) > 1:
             union = dtypes[0]
             for d in dtypes[1:]:

@@ -78,7 +78,7 @@ def as_int(values: list):
         # Inferred, not pa.int64(): a typed conversion would silently truncate 1.5 to 1.
         inferred = pa.array(values)
         if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
-            return pd.Int64Dtype().__from_arrow__(inferred.cast(pa.int64()))
+            return pd.Int64Dtype().__from_arrow__(inferred.cast(pa.int64()))  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     except (TypeError, ValueError, OverflowError):
         pass
     return int_array(as_float(values))  # numeric strings count
@@ -122,7 +122,7 @@ def as_boolean(values: list):
         arrow = pa.array(values, pa.bool_())
     except (TypeError, ValueError):
         arrow = pa.array([bool_or_none(v) for v in values], pa.bool_())
-    return pd.BooleanDtype().__from_arrow__(arrow)
+    return pd.BooleanDtype().__from_arrow__(arrow)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
 
 
 def _code_or_missing(code: Mapping, value: Any) -> int:
@@ -148,8 +148,8 @@ def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None 
     except TypeError:  # an unhashable value (a list or dict) is not a category either
         codes = np.array([_code_or_missing(code, v) for v in values], dtype=np.int8)
     if (codes == -1).any():
-        extra = sorted({v for v, c in zip(values, codes) if c == -1 and isinstance(v, str)
-                        and v} - set(dtype.categories))
+        extra = sorted({v for v, c in zip(values, codes, strict=True)
+                        if c == -1 and isinstance(v, str) and v} - set(dtype.categories))
         if extra:
             return as_category(values, with_categories(dtype, extra), names)
     return pd.Categorical.from_codes(codes, dtype=dtype)

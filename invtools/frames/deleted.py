@@ -51,7 +51,7 @@ def deleted_items(df: pd.DataFrame) -> dict[int, Any]:
     names = (df["item_name"][flagged] if "item_name" in df.columns
              else pd.Series(pd.NA, index=ids.index))
     out: dict[int, Any] = {}
-    for item_id, name in zip(ids.tolist(), names.astype(object).tolist()):
+    for item_id, name in zip(ids.tolist(), names.astype(object).tolist(), strict=True):
         if item_id is not pd.NA and item_id is not None and int(item_id) not in out:
             out[int(item_id)] = None if name is None or pd.isna(name) else str(name)
     return out

@@ -70,7 +70,7 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
     Traceback (most recent call last):
     ...
     TypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
-    """
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
     if provenance is None:
         given: dict[str, Any] = {}
     elif isinstance(provenance, Provenance):

@@ -16,7 +16,7 @@ generator's rows can be freed as they are read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import count, islice, repeat
 from operator import itemgetter
 from types import MappingProxyType
@@ -94,16 +94,16 @@ class Reader:
         if not all(map(len(layout).__eq__, map(len, chunk))):
             return False
         try:
-            columns = list(zip(*map(itemgetter(*layout), chunk)))
+            columns = list(zip(*map(itemgetter(*layout), chunk), strict=True))
         except (KeyError, TypeError):  # a key missing from a row, or a row that is no mapping
             return False
-        for key, values in zip(layout, columns):
+        for key, values in zip(layout, columns, strict=True):
             if key in self._plain_at:
                 self._plain_at[key].extend(values)
             elif key in self._ref_at:
                 self._ref_at[key].append(ref_array(values))
             elif key not in self._known and self._keep_extras:
-                self.extras.setdefault(key, {}).update(zip(count(self.n), values))
+                self.extras.setdefault(key, {}).update(zip(count(self.n), values, strict=False))
         for key in self._wanted.difference(layout):  # a known field no row of the chunk has
             if key in self._plain_at:
                 self._plain_at[key].extend(repeat(None, len(chunk)))
@@ -160,7 +160,7 @@ class Reader:
             ids, names, deleted = refs.flatten()  # with the null references' validity applied
             out[f"{prefix}_id"] = int_array(ids.to_numpy(zero_copy_only=False))
             out[f"{prefix}_name"] = string_array(names)
-            out[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)
+            out[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
         self._typed_refs = out
         return out
 
@@ -178,7 +178,7 @@ class Reader:
         return out
 
 
-def ref_array(refs: list) -> pa.StructArray:
+def ref_array(refs: Sequence) -> pa.StructArray:
     """References (dicts or None) as one struct array; odd values become nulls, never errors."""
     try:
         return pa.array(refs, type=REF_TYPE)

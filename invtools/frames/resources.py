@@ -65,7 +65,8 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     Transaction details are accepted too; their lines (``items``) are ignored here, see
     :func:`lines_df`.
 
-    >>> df = transactions_df([{"id": 1, "type": "out", "transaction_time": "2026-05-01T09:00:00.000Z",
+    >>> df = transactions_df([{"id": 1, "type": "out",
+    ...     "transaction_time": "2026-05-01T09:00:00.000Z",
     ...     "created_at": "2026-05-03T09:00:00.000Z", "total_quantity": 3,
     ...     "created_by": {"id": 7, "name": "Ana", "deleted": False},
     ...     "to_location": {"id": 2, "name": "Shop", "deleted": False}}])
@@ -74,7 +75,8 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0  out          Shop             Ana             3.0       True
     """
     check_iterable(records, "transactions_df")
-    reader = Reader(dict(zip(TX_PLAIN, TX_PLAIN)), dict(zip(TX_REFS, TX_REFS)), ignore=("items",))
+    reader = Reader(dict(zip(TX_PLAIN, TX_PLAIN, strict=True)),
+                    dict(zip(TX_REFS, TX_REFS, strict=True)), ignore=("items",))
     reader.read(records, "transactions_df")
     business = as_time(reader.lists["transaction_time"])
     created = as_time(reader.lists["created_at"])
@@ -112,7 +114,7 @@ def items_df(records: Iterable[Mapping[str, Any]],
     if attributes is not None:
         specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
         specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
-        for name, kind in zip(specs["attr_name"], specs["attr_type"]):
+        for name, kind in zip(specs["attr_name"], specs["attr_type"], strict=True):
             if not pd.isna(name):
                 attr_types.setdefault(name, None if pd.isna(kind) else kind)
     attr_values: dict[str, dict[int, Any]] = {name: {} for name in attr_types}
@@ -135,7 +137,9 @@ def items_df(records: Iterable[Mapping[str, Any]],
         values = [None] * reader.n
         for row, value in sparse.items():
             values[row] = value
-        attr_cols[f"attr_{name}"] = typed(values, ATTR_DTYPES.get(attr_types.get(name), STRING))
+        kind = attr_types.get(name)
+        attr_cols[f"attr_{name}"] = typed(values, STRING if kind is None
+                                          else ATTR_DTYPES.get(kind, STRING))
     # Attribute columns go right after the schema columns, before any unknown fields.
     return build_frame({**schema, **dict.fromkeys(attr_cols)}, reader, computed=attr_cols)
 
@@ -162,7 +166,7 @@ def stock_df(items: Iterable[Mapping[str, Any]],
         for item in items:
             head = (item.get("id"), item.get("name"), item.get("sku"))
             for entry in item.get("quantities") or ():
-                for values, value in zip(heads.values(), head):
+                for values, value in zip(heads.values(), head, strict=True):
                     values.append(value)
                 yield entry
 
@@ -175,7 +179,8 @@ def stock_df(items: Iterable[Mapping[str, Any]],
         locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations)
         lookup = pd.Series(locs["name"].array, index=locs["id"].array)
         lookup = lookup[~lookup.index.duplicated()]
-        names = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
+        # pandas-stubs: pd.array takes any ExtensionArray (here a string one) with a dtype
+        names = pd.array(lookup.reindex(location_ids).array, dtype=STRING)  # type: ignore[call-overload]
     computed["location_name"] = names
     return build_frame(schema, reader, computed=computed)
 
@@ -183,7 +188,8 @@ def stock_df(items: Iterable[Mapping[str, Any]],
 def locations_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Locations (``/v1/locations``): id (Int64), name (string), quantity (float64), memo (string).
 
-    >>> locations_df([{"id": 1, "name": "Warehouse", "quantity": 120, "memo": None}]).dtypes.astype(str).tolist()
+    >>> df = locations_df([{"id": 1, "name": "Warehouse", "quantity": 120, "memo": None}])
+    >>> df.dtypes.astype(str).tolist()
     ['Int64', 'string', 'float64', 'string']
     """
     return _simple("locations", records)
@@ -200,7 +206,8 @@ def partners_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def members_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Team members (``/v1/members``): id (Int64), name (string), role (category admin/member/viewer).
+    """Team members (``/v1/members``): id (Int64), name (string), role (category
+    admin/member/viewer).
 
     >>> members_df([{"id": 2, "name": "Ana", "role": "admin"}])["role"].cat.categories.tolist()
     ['admin', 'member', 'viewer']

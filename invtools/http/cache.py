@@ -25,7 +25,7 @@ import re
 import secrets
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -164,7 +164,7 @@ class CacheKeys:
 
     def key(self, authorization: str | None, method: str, url: str) -> str:
         """The key a response to ``method url`` sent with ``authorization`` is stored under."""
-        request = hashlib.blake2b(f"{method.upper()} {url}".encode("utf-8"), digest_size=16)
+        request = hashlib.blake2b(f"{method.upper()} {url}".encode(), digest_size=16)
         return f"{self.prefix(authorization)}:{request.hexdigest()}"
 
     def key_fn(self, request, **_kwargs) -> str:
@@ -236,7 +236,7 @@ def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
         return None
     stored = response.created_at
     if stored.tzinfo is None:  # requests-cache stores naive UTC
-        stored = stored.replace(tzinfo=timezone.utc)
+        stored = stored.replace(tzinfo=UTC)
     return CachedEntry(response.content, stored)
 
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3 import HTTPConnectionPool
 from requests_cache import CacheMixin, SQLiteCache
+from urllib3 import HTTPConnectionPool
 
 from invtools.errors import ConfigError
 from invtools.http.cache import NEVER_EXPIRE, CacheKeys, cache_error, open_cache_file, storable
@@ -110,9 +110,10 @@ def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
 
 def _release(key: str, token: object) -> None:
     with _backends_lock:
-        backend, users = _backends.get(key) or (None, set())
-        if token not in users:
+        entry = _backends.get(key)
+        if entry is None or token not in entry[1]:
             return
+        backend, users = entry
         users.discard(token)
         if users:
             return

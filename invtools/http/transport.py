@@ -38,7 +38,8 @@ def describe(exc: BaseException) -> TransportFailure:
     >>> describe(requests.exceptions.InvalidURL("bad port")).retryable
     False
     """
-    chain, cur = [], exc
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
     while cur is not None and len(chain) < 8:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__ or (cur.args[0] if cur.args and

@@ -37,10 +37,11 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterator
 from contextlib import closing, contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 from requests_cache import CachedResponse, SQLiteCache
@@ -141,7 +142,10 @@ def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]
     ones kept for good (details at a revision: the bulk of a cache) are never read: their
     expiry is NULL, which SQLite sorts last in a descending order, so reading stops at the
     first of them."""
-    with _quiet_unreadable(), closing(cache.sorted(key="expires", reversed=True)) as entries:
+    # requests-cache annotates sorted() as an Iterator; it is a generator, closed here
+    ordered = cast("Generator[CachedResponse, None, None]",
+                   cache.sorted(key="expires", reversed=True))
+    with _quiet_unreadable(), closing(ordered) as entries:
         for response in entries:
             if response.expires is None:
                 break
@@ -151,7 +155,7 @@ def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]
 def _utc(when: datetime | None) -> datetime | None:
     if when is None:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)  # older releases: naive
+    return when if when.tzinfo else when.replace(tzinfo=UTC)  # older releases: naive
 
 
 def _is_local(url: str) -> bool:
@@ -176,11 +180,12 @@ def prune(cache: SQLiteCache, *, older_than: timedelta | None = None, now: float
     path = Path(cache.db_path)
     report = dict.fromkeys(REPORT_KEYS, 0)
     report["bytes_before"] = file_size(path)
-    moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc)
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
     cutoff = None if older_than is None else moment - older_than
     local_cutoff = moment - LOCAL_MAX_AGE
     stale: list[str] = []
     newest: dict[tuple[str, Hashable], tuple[int, str]] = {}
+    gone: str | None
     for key, response in (_expiring if quick else scan)(cache):
         if response is None or not is_own_key(key):
             report["left_alone"] += 1

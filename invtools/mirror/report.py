@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import html
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 import pandas as pd
 
@@ -53,8 +55,9 @@ def fmt_window(td: pd.Timedelta | None) -> str:
 def changes_frame(records: list[tuple]) -> pd.DataFrame:
     """Change-log tuples (sync_id, synced_at, id, change, old_rev, new_rev, old_q, new_q,
     old_ms, new_ms, backdated) -> the typed change-log frame (with sync_id and synced_at)."""
-    cols = list(zip(*records)) if records else [[] for _ in range(11)]
-    t = "datetime64[ms, UTC]"
+    cols: list[Sequence[Any]] = (list(zip(*records, strict=True)) if records
+                                 else [[] for _ in range(11)])
+    t: Final = "datetime64[ms, UTC]"
     return pd.DataFrame({
         "sync_id": pd.array(cols[0], dtype="Int64"),
         "synced_at": pd.to_datetime(pd.Series(cols[1], dtype="string"), utc=True).astype(t),

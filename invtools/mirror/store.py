@@ -16,10 +16,10 @@ Connections are in autocommit mode otherwise.
 from __future__ import annotations
 
 import contextlib
-import re
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -254,7 +254,9 @@ def init_schema(conn: sqlite3.Connection, path: Path | str) -> None:
         conn.execute(f"PRAGMA application_id = {APP_ID}")
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                      (str(SCHEMA_VERSION),))
-    version = int(get_meta(conn, "schema_version"))
+    stored = get_meta(conn, "schema_version")
+    assert stored is not None  # inserted just above when missing
+    version = int(stored)
     if version != SCHEMA_VERSION:
         raise ConfigError(
             f"{path} was written by another invtools version (mirror schema "

@@ -133,7 +133,7 @@ def _execute(path: Path, *, env: dict[str, str], timeout: int, sockets: str):
 
 def _save_figures(nb, stem: str, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    saved = []
+    saved: list[Path] = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             data = out.get("data", {})

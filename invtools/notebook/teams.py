@@ -353,9 +353,9 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
             raise TypeError(f"each_team got clients, so it connects nothing: "
                             f"{sorted(connect_options)} would be ignored")
         return [(str(n), (lambda c=c: c), False) for n, c in teams.items()]
-    names = None if isinstance(teams, (str, bytes)) else list(teams)
-    if names is None or not all(isinstance(n, str) for n in names):
+    given = None if isinstance(teams, (str, bytes)) else list(teams)
+    if given is None or not all(isinstance(n, str) for n in given):
         raise TypeError(f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
                         f"(or a mapping name -> Client), not {teams!r}")
-    names = list(dict.fromkeys(names))  # each team once, in the order given
+    names = list(dict.fromkeys(given))  # each team once, in the order given
     return [(n, (lambda n=n: connect(n, **options)), True) for n in names]

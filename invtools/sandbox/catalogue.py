@@ -17,7 +17,7 @@ a seeded generator.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 # -- the shop --------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ SHOP_TEAM = {"id": 48213, "name": "Greenfield Hardware & Garden", "mode": 2,
 BASE_TX_ID = 5_200_001  # the first transaction id; ids are dense and follow creation order
 
 #: The end of the demo history (business hours end on this day); the data's own "now".
-ANCHOR = datetime(2026, 10, 31, 18, 0, tzinfo=timezone.utc)
+ANCHOR = datetime(2026, 10, 31, 18, 0, tzinfo=UTC)
 DAYS = 549  # about 18 months: 2025-04-30 .. 2026-10-31
 
 # Location ids, names, memos.
@@ -51,7 +51,8 @@ MONTH_TRAFFIC = [0.7, 0.75, 0.95, 1.2, 1.35, 1.25, 1.15, 1.05, 1.0, 0.9, 0.8, 0.
 WEEKDAY_TRAFFIC = [1.0, 0.95, 0.95, 1.0, 1.15, 1.5, 0.45]
 
 # category -> (season, home location, fractional?, [(base name, variants, cost range, kg range)])
-CATALOGUE = {
+Product = tuple[str, list[str], tuple[float, float], tuple[float, float]]
+CATALOGUE: dict[str, tuple[str, int, bool, list[Product]]] = {
     "Garden": ("garden", WH_S, False, [
         ("Potting Compost {v}", ["20L", "40L", "70L"], (3.2, 9.5), (8, 30)),
         ("Garden Hose {v}", ["15m", "25m", "50m"], (9, 38), (1.5, 6)),

@@ -31,9 +31,29 @@ import random
 from datetime import timedelta
 
 from invtools.sandbox.catalogue import (
-    ANCHOR, BASE_TX_ID, BASIC_TEAM, BRANCHES, BRANDS, CAFE_ATTRS, CAFE_ITEMS, CAFE_MEMBERS, CAFE_PARTNERS,
-    CATALOGUE, DAYS, FIRST, LAST, LOCATIONS, OLD_SUPPLIER, SHOP_ATTRS, SHOP_MEMBERS, SHOP_TEAM,
-    STREETS, SUPPLIERS, TRADE_CUSTOMERS, Branch, branch_team,
+    ANCHOR,
+    BASE_TX_ID,
+    BASIC_TEAM,
+    BRANCHES,
+    BRANDS,
+    CAFE_ATTRS,
+    CAFE_ITEMS,
+    CAFE_MEMBERS,
+    CAFE_PARTNERS,
+    CATALOGUE,
+    DAYS,
+    FIRST,
+    LAST,
+    LOCATIONS,
+    OLD_SUPPLIER,
+    SHOP_ATTRS,
+    SHOP_MEMBERS,
+    SHOP_TEAM,
+    STREETS,
+    SUPPLIERS,
+    TRADE_CUSTOMERS,
+    Branch,
+    branch_team,
 )
 from invtools.sandbox.history import ShopPlan, simulate
 from invtools.sandbox.store import TeamStore
@@ -114,12 +134,12 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
                          "memo": "Trade account, 30 days", "deleted": False}
         trade_ids.append(pid)
         pid += 1
-    people = sorted({f"{f} {l}" for f in FIRST for l in LAST})
+    people = sorted({f"{given} {family}" for given in FIRST for family in LAST})
     for name in rng.sample(people, 34):
         partners[pid] = {"id": pid, "type": 1, "name": name,
                          "phone": _phone(rng) if rng.random() < 0.7 else None,
-                         "email": (f"{name.split()[0].lower()}.{_slug(name.split()[1])}@mail.example"
-                                   if rng.random() < 0.6 else None),
+                         "email": (f"{name.split()[0].lower()}.{_slug(name.split()[1])}"
+                                   "@mail.example" if rng.random() < 0.6 else None),
                          "address": None, "memo": "Loyalty card" if rng.random() < 0.3 else None,
                          "deleted": False}
         walkin_ids.append(pid)
@@ -134,7 +154,8 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     attrs = {a[0] + off: {"id": a[0] + off, "attr_type": a[1], "attr_name": a[2], "rank": a[3]}
              for a in SHOP_ATTRS}
     named = LOCATIONS if branch is None else [
-        (loc[0], name, memo) for loc, (name, memo) in zip(LOCATIONS, branch.locations)]
+        (loc[0], name, memo) for loc, (name, memo) in zip(LOCATIONS, branch.locations,
+                                                          strict=True)]
     locations = {loc + off: {"id": loc + off, "name": name, "memo": memo}
                  for loc, name, memo in named}
     a = 9100 + off  # item attribute ids: a + rank

@@ -53,6 +53,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     """Write the shop's history into ``store.log``: ``size`` live transactions, replayed, then
     a few backdated and a few edited ones. ``rng`` continues the shop's seeded generator."""
     log = store.log
+    assert log is not None, "simulate() needs a store with a transaction log"
     start_day, meta, pop = plan.start_day, plan.meta, plan.pop
     discontinued, backorder = plan.discontinued, plan.backorder
     trade_ids, walkin_ids = plan.trade_ids, plan.walkin_ids
@@ -73,9 +74,9 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     # Event days: weighted by weekday and month traffic, times within opening hours.
     day_month, day_weight = [], []
     for d in range(DAYS):
-        day = start_day + timedelta(days=d)
-        day_month.append(day.month - 1)
-        day_weight.append(WEEKDAY_TRAFFIC[day.weekday()] * MONTH_TRAFFIC[day.month - 1])
+        date = start_day + timedelta(days=d)
+        day_month.append(date.month - 1)
+        day_weight.append(WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1])
     days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
     times = []
     prev = start_ms + 7 * 3_600_000  # the opening counts happen before 07:00 on day 0
@@ -110,10 +111,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     for k, loc in enumerate((back, floor, wh_n, wh_s)):
         lines = []
         for i in item_ids:
-            q = shelf_cap[i] if loc == floor else (order_qty[i] if meta[i]["home"] == loc else 0)
-            if q:
-                stock[(i, loc)] = float(q)
-                lines.append((i, float(q)))
+            home = meta[i]["home"] == loc
+            units = shelf_cap[i] if loc == floor else (order_qty[i] if home else 0)
+            if units:
+                stock[(i, loc)] = float(units)
+                lines.append((i, float(units)))
         emit(start_ms + (6 * 60 + 10 * k) * 60_000, ADJUST, loc, lines, memo="Opening stocktake")
 
     pending_moves: dict[int, None] = {}  # insertion-ordered set of items to refill
@@ -137,13 +139,13 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         key = (meta[i]["supplier"], meta[i]["home"], late)
         if key not in orders:
             orders[key] = {}
-            due_day = (win[1] if late else day) + rng.randint(2, 5)
+            due_day = (win[1] if win is not None and late else day) + rng.randint(2, 5)
             heapq.heappush(arrivals, (start_ms + due_day * DAY_MS + rng.randint(7, 9) * 3_600_000,
                                       *key))
         orders[key][i] = float(order_qty[i])
         on_order.add(i)
 
-    for k, t in enumerate(times):
+    for t in times:
         day = (t - start_ms) // DAY_MS
         month = day_month[min(day, DAYS - 1)]
         if arrivals and arrivals[0][0] <= t:
@@ -186,11 +188,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines = []
             for i in rng.sample(item_ids, 3):
                 have = stock.get((i, loc), 0.0)
-                d = float(rng.choice((-2, -1, -1, 1)))
-                d = max(d, -have)
-                if d:
-                    stock[(i, loc)] = have + d
-                    lines.append((i, d))
+                delta = float(rng.choice((-2, -1, -1, 1)))
+                delta = max(delta, -have)
+                if delta:
+                    stock[(i, loc)] = have + delta
+                    lines.append((i, delta))
                     need_refill(i)
             if lines:
                 emit(t, ADJUST, loc, lines, memo=rng.choice(
@@ -265,6 +267,7 @@ def _mark_edited(store: TeamStore, rng: random.Random, size: int) -> None:
     what was on record before the correction (its levels shifted by the corrected amount).
     """
     log = store.log
+    assert log is not None
     candidates = [r for r in log.order[4:] if log.type[r] in (IN, OUT)]
     for r in rng.sample(candidates, min(len(candidates), max(30, size // 130))):
         current = store.tx_detail_json(r)

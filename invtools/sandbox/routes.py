@@ -29,11 +29,13 @@ Pagination
 
 from __future__ import annotations
 
+import builtins
 import random
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from invtools.sandbox.store import TeamStore, public
 from invtools.sandbox.txlog import TYPE_CODE
@@ -112,7 +114,7 @@ class Params:
             return default
         return value
 
-    def int_list(self, name: str) -> list[int] | None:
+    def int_list(self, name: str) -> list[builtins.int] | None:  # `int` here is the method
         values = [v for raw in self.raw.get(name, []) for v in raw.split(",") if v != ""]
         out = []
         for v in values:
@@ -179,14 +181,16 @@ def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
     limit, cursor = _paging(p)
     type_code = p.choice("type", TYPE_CODE)
     p.check()
+    log = store.log
+    assert log is not None  # a location-mode team: the team-mode gate passed
     after = None
     if cursor is not None:
-        after = store.log.row(cursor)
+        after = log.row(cursor)
         if after is None:
             raise _invalid([{"parameter": "cursor", "given": str(cursor),
                              "message": "cursor is not one this list handed out; "
                                         "start again without a cursor"}])
-    rows, has_more = store.log.page_newest_first(after, limit, type_code)
+    rows, has_more = log.page_newest_first(after, limit, type_code)
     return _page([store.tx_row_json(r) for r in rows], limit, has_more, quirks)
 
 

@@ -17,9 +17,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 from invtools.sandbox.data import build
@@ -42,6 +42,7 @@ class Handler(BaseHTTPRequestHandler):
     # Headers and body go out in separate writes; with Nagle's algorithm on, the body waits
     # for the client's delayed ACK (~40 ms a response). Real servers set TCP_NODELAY too.
     disable_nagle_algorithm = True
+    server: Server  # the socketserver.BaseServer this handler is given is always ours
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         reply = respond(self.server.sandbox, self.command, self.path, self.headers)

@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Mapping
+from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
@@ -45,6 +45,13 @@ from invtools.sandbox.routes import ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
 __all__ = ["Sandbox", "RequestRecord", "QUIRKS", "respond"]
+
+class Headers(Protocol):
+    """A request's headers as the service reads them: by name with ``get`` (a dict, or the
+    case-insensitive ``email.message.Message`` that ``http.server`` hands over)."""
+
+    def get(self, name: str, /) -> str | None: ...
+
 
 QUIRKS = frozenset({
     "last_cursor_not_null", "team_wrapped", "shared_rate_limit",
@@ -219,7 +226,7 @@ class Sandbox:
         return store
 
     # -- request handling (called from connection threads) --------------------------------
-    def handle(self, method: str, target: str, headers: Mapping[str, str],
+    def handle(self, method: str, target: str, headers: Headers,
                fault: str | None = None) -> Reply:
         """Answer one request: ``(status, headers, body)``; records it in ``requests``."""
         rec = _record_for(method, target, fault)
@@ -232,7 +239,7 @@ class Sandbox:
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         return status, {"Content-Type": "application/json; charset=utf-8", **extra}, body
 
-    def _dispatch(self, rec: RequestRecord, method: str, headers: Mapping[str, str]):
+    def _dispatch(self, rec: RequestRecord, method: str, headers: Headers):
         store = self._authenticate(headers.get("Authorization"))
         rec.team = store.key
         route, obj_id = find_route(rec.path)
@@ -299,7 +306,7 @@ class Sandbox:
                        headers=headers)
 
 
-def respond(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -> Reply | None:
+def respond(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
     """Answer one request, injected faults first: ``(status, headers, body)``, or None when a
     ``"drop"`` fault says to close the connection without any answer.
 
@@ -321,13 +328,14 @@ def respond(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -
         sb._leave()
 
 
-def _answer(sb: Sandbox, method: str, target: str, headers: Mapping[str, str]) -> Reply | None:
+def _answer(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
     faults = sb.faults
     kind = faults.decide() if faults is not None else None
     if kind == "drop":
         sb._record(_record_for(method, target, "drop"))
         return None
     if kind == "slow":
+        assert faults is not None  # only faults decide "slow"
         sb.stopping.wait(faults.slow_seconds)
     if kind in ("500", "502", "503"):
         status = int(kind)

@@ -61,6 +61,11 @@ class TeamStore:
     def uses_locations(self) -> bool:
         return self.team["mode"] == 2
 
+    def _tx_log(self) -> TxLog:
+        """``log`` where a team must have one (every team but the basic plan's has)."""
+        assert self.log is not None, f"team {self.key!r} has no transaction log"
+        return self.log
+
     # -- refs ----------------------------------------------------------------------------
     @staticmethod
     def _ref(table: dict[int, dict], ref_id: int) -> dict | None:
@@ -142,7 +147,9 @@ class TeamStore:
     def tx_version_json(self, tx_id: int, revision: int | None = None) -> dict | None:
         """The transaction's detail at ``revision`` (None = current); None if unknown/deleted."""
         log = self.log
-        r = log.row(tx_id) if log else None
+        if log is None:
+            return None
+        r = log.row(tx_id)
         if r is None or log.deleted[r]:
             return None
         if revision is None or revision == log.revision[r]:
@@ -155,7 +162,7 @@ class TeamStore:
     # -- mutations (callers hold self.lock) ----------------------------------------------
     def _clock(self) -> int:
         """A deterministic "now" for new records: just after the newest time the data knows."""
-        log = self.log
+        log = self._tx_log()
         newest = max(max(log.time, default=0), max(log.created, default=0))
         return newest + 60_000
 
@@ -167,13 +174,13 @@ class TeamStore:
                 raise ValueError(f"item {item} does not belong to team {self.key!r}")
 
     def _default_lines(self, type_code: int, loc: int, count: int = 2) -> list[tuple[int, float]]:
-        log = self.log
+        log = self._tx_log()
         if type_code in (IN, ADJUST, COUNT):
             live = [i for i, rec in sorted(self.items.items()) if not rec["deleted"]]
             return [(i, 3.0) for i in live[:count]]
         # out/move: items that have stock at the location, one unit each
-        have = sorted(i for (i, l), q in log.stock_at.items()
-                      if l == loc and q >= 1 and not self.items[i]["deleted"])
+        have = sorted(i for (i, at_loc), q in log.stock_at.items()
+                      if at_loc == loc and q >= 1 and not self.items[i]["deleted"])
         if not have:
             raise ValueError(f"no stock at location {loc}; pass lines=[(item_id, qty), ...]")
         return [(i, 1.0) for i in have[:count]]
@@ -186,12 +193,12 @@ class TeamStore:
         items that have stock). A ``transaction_time`` earlier than ``created_at`` backdates it;
         later levels are recomputed. Times are what :func:`~invtools.sandbox.wire.parse_time`
         takes (a wire or ISO-8601 string, ms since the epoch, a datetime). Returns its detail."""
-        log = self.log
+        log = self._tx_log()
         if type not in TYPE_CODE:
             raise ValueError(f"type must be one of {TYPES}, not {type!r}")
         code = TYPE_CODE[type]
         locs = sorted(self.locations)
-        floor = next((i for i, l in self.locations.items() if l["name"] == "Shop floor"), locs[0])
+        floor = next((i for i, lo in self.locations.items() if lo["name"] == "Shop floor"), locs[0])
         if code == MOVE:
             frm = from_location if from_location is not None else next(
                 (i for i in locs if i != floor), locs[0])
@@ -231,7 +238,7 @@ class TeamStore:
         With no changes, one line's quantity changes (in/adjust: +1; out/move: -1 when the
         quantity is above 1, else +1), which is what a user correcting a typo does.
         """
-        log = self.log
+        log = self._tx_log()
         r = log.row(tx_id)
         if r is None or log.deleted[r]:
             raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")
@@ -263,7 +270,7 @@ class TeamStore:
 
     def delete_transaction(self, tx_id: int) -> None:
         """Delete a live transaction: gone from the list, its detail 404, later levels replayed."""
-        log = self.log
+        log = self._tx_log()
         r = log.row(tx_id)
         if r is None or log.deleted[r]:
             raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")

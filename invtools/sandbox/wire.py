@@ -12,7 +12,7 @@ and go out as JSON numbers without a needless ``.0`` (:func:`num`).
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 __all__ = ["fmt_time", "parse_time", "num"]
 
@@ -48,7 +48,7 @@ def parse_time(value: str | int | datetime) -> int:
         raise TypeError(f"a time is an ISO-8601 string, milliseconds since the epoch (int) or "
                         f"a datetime, not {type(value).__name__}")
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return round(dt.timestamp() * 1000)
 
 

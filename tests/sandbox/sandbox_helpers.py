@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from collections import defaultdict
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import pytest

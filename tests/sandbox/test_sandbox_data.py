@@ -35,7 +35,7 @@ def test_the_shop_looks_like_a_small_business(shop_server):
     times = [datetime.fromisoformat(r["transaction_time"].replace("Z", "+00:00")) for r in rows]
     assert max(times).date().isoformat() == "2026-10-31"
     assert (max(times) - min(times)).days >= 540
-    weekday = Counter(t.weekday() for t, r in zip(times, rows) if r["type"] == "out")
+    weekday = Counter(t.weekday() for t, r in zip(times, rows, strict=True) if r["type"] == "out")
     assert weekday[5] > weekday[0] > weekday[6]  # busy Saturdays, quiet Sundays
     backdated = [r for r in rows if r["created_at"][:10] > r["transaction_time"][:10]
                  and (datetime.fromisoformat(r["created_at"][:19])

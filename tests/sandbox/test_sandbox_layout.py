@@ -35,7 +35,7 @@ def sandbox_deps(tree: ast.Module) -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_nothing_of_invtools_outside_the_sandbox(name):
-    for mod, names in imported(MODULES[name]):
+    for mod, _names in imported(MODULES[name]):
         if mod == "invtools" or mod.startswith("invtools."):
             assert mod.startswith("invtools.sandbox"), f"{name} imports {mod}"
 

@@ -199,7 +199,7 @@ def test_token_scope_is_one_budget_for_all_endpoints(fake_clock):
 
 @pytest.mark.parametrize("latency, jitter", [(-1, 0.25), (float("nan"), 0.25), (0.5, 2)])
 def test_latency_must_be_seconds_and_jitter_a_fraction(latency, jitter):
-    with pytest.raises(ValueError, match="latency|jitter"):
+    with pytest.raises(ValueError, match=r"latency|jitter"):
         with serve(size=200, latency=latency, jitter=jitter):
             pass
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sandbox_helpers import assert_consistent, call, walk
@@ -138,7 +138,7 @@ def test_mutations_from_threads_while_serving(sb):
 def test_times_given_to_mutations_may_be_strings_milliseconds_or_datetimes(sb):
     wire = "2026-03-01T09:30:00.000Z"
     given = [wire, "2026-03-01T10:30:00+01:00", 1772357400000,
-             datetime(2026, 3, 1, 9, 30), datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)]
+             datetime(2026, 3, 1, 9, 30), datetime(2026, 3, 1, 9, 30, tzinfo=UTC)]
     for when in given:
         tx = sb.add_transaction(type="in", lines=[(100001, 1)], transaction_time=when)
         assert tx["transaction_time"] == wire, when
