@@ -8,8 +8,14 @@ import pandas as pd
 import pytest
 
 from invtools import ConfigError, DeletedItemsWarning
-from invtools.analysis import (movement, stock_at, stock_value, stock_value_by_month,
-                               stockout_summary, stockouts)
+from invtools.analysis import (
+    movement,
+    stock_at,
+    stock_value,
+    stock_value_by_month,
+    stockout_summary,
+    stockouts,
+)
 
 
 def _t(*days: str) -> pd.arrays.DatetimeArray:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import datetime
 
 import pandas as pd
 import pytest
-
-from dataclasses import replace
 
 from invtools.api import walker
 from invtools.api.walkrecord import forget_walks

@@ -4,7 +4,7 @@ frame says how old its data is. Real HTTP against the stand-in; mutations betwee
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -31,7 +31,7 @@ def test_a_cached_head_and_a_fresh_tail_are_never_mixed(sb, make_client):
     ids = plain_walk_ids(sb, make_client)
     to_past, to_today = head[2]["id"], ids[450]
     sb.edit_transaction(to_past, transaction_time="2025-01-02T03:04:05Z")
-    sb.edit_transaction(to_today, transaction_time=datetime.now(timezone.utc))
+    sb.edit_transaction(to_today, transaction_time=datetime.now(UTC))
     expected = plain_walk_ids(sb, make_client)
     assert expected[0] == to_today and to_past in expected[-200:]
 

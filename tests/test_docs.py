@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from test_readme import blocks, demo_process, links  # noqa: F401 - demo_process: fixture
 
 from invtools import notebook
 from invtools.notebook.demo import example_notebooks
-from test_readme import blocks, demo_process, links  # noqa: F401 - demo_process: fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

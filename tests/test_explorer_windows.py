@@ -5,16 +5,16 @@ raw JSON (``sb.data("shop")``) with plain pandas."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("ipywidgets")
 
-from invtools.errors import ConfigError  # noqa: E402
-from invtools.frames import lines_df, transactions_df  # noqa: E402
-from invtools.notebook import activity_explorer  # noqa: E402
+from invtools.errors import ConfigError
+from invtools.frames import lines_df, transactions_df
+from invtools.notebook import activity_explorer
 
 pytestmark = pytest.mark.network
 
@@ -37,7 +37,7 @@ def raw(sb) -> pd.DataFrame:
 def days_back_to(sb, row: int) -> int:
     """A whole number of days that reaches back past the ``row``-th newest transaction."""
     when = datetime.fromisoformat(sb.data("shop").transactions[row]["transaction_time"])
-    return int((datetime.now(timezone.utc) - when).total_seconds() // 86_400) + 1
+    return int((datetime.now(UTC) - when).total_seconds() // 86_400) + 1
 
 
 def ids(frame: pd.DataFrame) -> list[int]:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from invtools.api.pagination import iter_raw_pages, raw_envelope
 from invtools.errors import PaginationError
 from invtools.frames import transactions_df, transactions_df_from_pages
-from invtools.api.pagination import iter_raw_pages, raw_envelope
 
 DATA = Path(__file__).parent / "data"
 TXS = "/v1/location-txs"

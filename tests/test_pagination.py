@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from invtools.errors import ConfigError, PaginationError
 from invtools._progress import walk_progress as with_progress
 from invtools.api.pagination import Page, check_envelope, iter_pages
+from invtools.errors import ConfigError, PaginationError
 
 
 class FakeList:

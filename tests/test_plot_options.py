@@ -15,13 +15,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from test_plots import history_frame, lines_frame, tx_frame
 
-from invtools.errors import ConfigError  # noqa: E402
-from invtools.viz import (  # noqa: E402
+from invtools.errors import ConfigError
+from invtools.viz import (
     MAX_BAR_PERIODS,
     activity_table,
     opening_counts,
@@ -29,7 +30,6 @@ from invtools.viz import (  # noqa: E402
     plot_activity,
     plot_stock_history,
 )
-from test_plots import history_frame, lines_frame, tx_frame  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

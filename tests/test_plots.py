@@ -17,18 +17,18 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless and deterministic, before pyplot is imported
 
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.colors as mcolors
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
 
-import invtools  # noqa: E402
-import invtools.viz as viz  # noqa: E402
-from invtools.errors import ConfigError  # noqa: E402
-from invtools.viz import (  # noqa: E402
+import invtools
+import invtools.viz as viz
+from invtools.errors import ConfigError
+from invtools.viz import (
     TYPE_COLORS,
     activity_table,
     plot_activity,

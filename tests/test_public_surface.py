@@ -7,7 +7,6 @@ import sys
 
 import invtools
 
-
 EXPECTED = {
     "__version__",
     # errors

@@ -15,8 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.analysis.common import (DAY, LINES_HINT, carry_provenance, check_choice,
-                                      check_number, in_window, need)
+from invtools.analysis.common import (
+    DAY,
+    LINES_HINT,
+    carry_provenance,
+    check_choice,
+    check_number,
+    in_window,
+    need,
+)
 from invtools.errors import ConfigError
 from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 

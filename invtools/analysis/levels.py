@@ -23,8 +23,14 @@ import numpy as np
 import pandas as pd
 
 from invtools._types import check_ids
-from invtools.analysis.common import (HISTORY_HINT, as_of_time, carry_provenance, check_flag,
-                                      check_number, need)
+from invtools.analysis.common import (
+    HISTORY_HINT,
+    as_of_time,
+    carry_provenance,
+    check_flag,
+    check_number,
+    need,
+)
 from invtools.errors import ConfigError
 from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 

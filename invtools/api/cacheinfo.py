@@ -22,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import Hashable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -126,7 +126,7 @@ def cache_info(cache: bool | str | os.PathLike = True) -> Any:
 
 
 def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for key, response in upkeep.scan(cache):
         ours = response is not None and is_own_key(key)
         prefix = key.split(":", 1)[0] if ours else "(other)"
@@ -154,7 +154,7 @@ def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
 def _aware(when: datetime | None) -> datetime | None:
     if when is None:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _team_name(body: Any) -> str | None:

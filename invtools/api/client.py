@@ -33,8 +33,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from invtools._clock import SYSTEM_CLOCK
-from invtools._config import DEFAULT_BASE_URL, TOKEN_ENV, Secret, check_timeout, clean_token, \
-    normalise_base_url
+from invtools._config import (
+    DEFAULT_BASE_URL,
+    TOKEN_ENV,
+    Secret,
+    check_timeout,
+    clean_token,
+    normalise_base_url,
+)
 from invtools.api.auth import BearerAuth
 from invtools.api.cacheinfo import prune_cache, prune_if_due
 from invtools.api.dataframes import FramesPart
@@ -45,8 +51,8 @@ from invtools.api.team import Team
 from invtools.api.walkrecord import FileStore
 from invtools.errors import ConfigError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
-from invtools.http.pacing import BudgetView, describe
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
+from invtools.http.pacing import BudgetView, describe
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]

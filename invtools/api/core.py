@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ class ClientCore:
         return Provenance(
             source="api", team_id=team.id, team_name=team.name, base_url=self.base_url,
             endpoint=path, filters=params or {},
-            fetched_at=measurement.finished_at or datetime.now(timezone.utc),
+            fetched_at=measurement.finished_at or datetime.now(UTC),
             data_as_of=measurement.data_as_of,
             pages=s.pages, rows=s.rows, requests=s.sent, from_cache=s.from_cache,
             retries=s.retries)

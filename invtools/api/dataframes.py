@@ -11,15 +11,22 @@ good per revision, several in flight at once (the client's ``concurrency``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import closing
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
 from invtools import frames
-from invtools._types import ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH, ATTRS_PATH, \
-    TXS_PATH, check_tx_type
+from invtools._types import (
+    ATTRS_PATH,
+    ITEMS_PATH,
+    LOCATIONS_PATH,
+    MEMBERS_PATH,
+    PARTNERS_PATH,
+    TXS_PATH,
+    check_tx_type,
+)
 from invtools.api.details import DetailsPart
 from invtools.api.endpoints import check_keywords
 from invtools.api.plan import chain_count

@@ -17,8 +17,18 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from invtools._types import (ATTRS_PATH, ITEMS_PATH, LOCATIONS_PATH, MEMBERS_PATH, PARTNERS_PATH,
-                             TXS_PATH, check_id, check_ids, check_tx_type, parse_time)
+from invtools._types import (
+    ATTRS_PATH,
+    ITEMS_PATH,
+    LOCATIONS_PATH,
+    MEMBERS_PATH,
+    PARTNERS_PATH,
+    TXS_PATH,
+    check_id,
+    check_ids,
+    check_tx_type,
+    parse_time,
+)
 from invtools.api.pagination import Page
 from invtools.api.walks import WalksPart
 from invtools.errors import APIError, CacheError, ConfigError, PaginationError

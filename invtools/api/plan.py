@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from invtools._types import TX_TYPES, to_ms
@@ -40,7 +40,7 @@ Key = tuple[int, int]
 NO_TIME = -(2**62)
 #: Chains at most when neither the call nor ``client.concurrency`` says.
 DEFAULT_CHAINS = 8
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
@@ -55,7 +55,7 @@ def time_ms(value: Any) -> int:
             when = datetime.fromisoformat(value)
         except ValueError:
             return NO_TIME
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
         return (when - _EPOCH) // _MS
     try:
         return to_ms(value)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, MutableMapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -37,9 +37,18 @@ from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
 from invtools._types import resource_of
 from invtools.api.auth import BearerAuth
 from invtools.api.stats import Counters
-from invtools.errors import (APIError, AuthenticationError, Cancelled, ConfigError,
-                             InvalidRequestError, RateLimitError, ServerError, TeamModeError,
-                             TransportError, from_response)
+from invtools.errors import (
+    APIError,
+    AuthenticationError,
+    Cancelled,
+    ConfigError,
+    InvalidRequestError,
+    RateLimitError,
+    ServerError,
+    TeamModeError,
+    TransportError,
+    from_response,
+)
 from invtools.http import transport
 from invtools.http.cache import CacheKeys, cached_entry, json_of, looks_json, sound_response
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
@@ -164,8 +173,8 @@ class Requester:
                                  resp.request.url or resp.url)
             stamp = entry.stored_at if entry is not None else None
         if not isinstance(stamp, datetime):
-            return datetime.now(timezone.utc)
-        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+            return datetime.now(UTC)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
     def _backoff(self, attempt: int) -> float:
         return backoff(attempt, self.backoff)

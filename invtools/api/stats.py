@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 __all__ = ["RequestStats", "Measurement", "Counters"]
 
@@ -78,7 +78,7 @@ class Measurement:
 
     def __init__(self) -> None:
         self._tally = _Tally()
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = datetime.now(UTC)
         self.finished_at: datetime | None = None
         #: When the oldest response used was fetched from the server (a cached one: when it
         #: was stored): how old the data is. None until a response is used.
@@ -144,4 +144,4 @@ class Counters:
             yield m
         finally:
             _OPEN.reset(token)
-            m.finished_at = datetime.now(timezone.utc)
+            m.finished_at = datetime.now(UTC)

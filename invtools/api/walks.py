@@ -21,7 +21,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
@@ -31,12 +31,18 @@ from invtools._types import TXS_PATH, parse_duration, resource_of
 from invtools.api.core import ClientCore
 from invtools.api.framemerge import frame_keys, frame_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim, check_walk_args
-from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, chain_count, choose_plan, \
-    seam_starts, time_ms
+from invtools.api.plan import (
+    DEFAULT_CHAINS,
+    NO_TIME,
+    Plan,
+    chain_count,
+    choose_plan,
+    seam_starts,
+    time_ms,
+)
 from invtools.api.policy import default_max_age
 from invtools.api.walker import NotInCache, Piece, Run, Spec
-from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, WalkStore, \
-    digest
+from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, WalkStore, digest
 from invtools.http.cache import cached_entry
 
 __all__ = ["WalksPart", "Walk", "store_of"]
@@ -206,7 +212,7 @@ class _Walking:
             if done is not None:
                 yield from done
                 return
-        began = datetime.now(timezone.utc)
+        began = datetime.now(UTC)
         self.data_as_of = began
         c._counters.saw_data_from(began)
         recorded: dict[str, str] = {}
@@ -242,7 +248,7 @@ class _Walking:
 
     def _records(self, store: WalkStore) -> list[WalkRecord]:
         """The records that may serve this walk, newest first."""
-        spec, now = self._spec, datetime.now(timezone.utc)
+        spec, now = self._spec, datetime.now(UTC)
         found = [(slot, store.load(slot)) for slot in SLOTS]
         # A walk stopped early may hold all this one needs: tried (a page past it: no replay).
         return sorted((r for slot, r in found if r is not None and r.pages
@@ -348,7 +354,7 @@ class _Walking:
             seams = whole.seams  # a plain walk keeps what the last one knew
         slot = "whole" if run.complete else "window" if run.window and not self._cut_short \
             else "prefix"
-        record = WalkRecord(began=began, ended=datetime.now(timezone.utc), plan=run.ran,
+        record = WalkRecord(began=began, ended=datetime.now(UTC), plan=run.ran,
                             since_ms=None if run.complete else spec.since_ms,
                             pages=recorded, seams=seams)
         store.save(slot, record)
@@ -379,7 +385,7 @@ def _at_or_before(row: Mapping, until_ms: int) -> bool:
     return ms == NO_TIME or ms <= until_ms
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _ms(when: datetime | None, *, ceil: bool) -> int | None:

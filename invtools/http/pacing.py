@@ -57,8 +57,18 @@ from urllib.parse import urlsplit
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
 from invtools.errors import Cancelled
-from invtools.http.budgetstore import (Admission, BucketState, BudgetView, FileStore, MemoryStore,
-                                       Sends, Stated, describe, state_from_json, stated_of)
+from invtools.http.budgetstore import (
+    Admission,
+    BucketState,
+    BudgetView,
+    FileStore,
+    MemoryStore,
+    Sends,
+    Stated,
+    describe,
+    state_from_json,
+    stated_of,
+)
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "Budget", "BudgetView", "BucketState", "Stated",
            "Admission", "shared_budget", "bucket_of", "stated_of", "sent_since", "wait_for",

@@ -31,8 +31,14 @@ from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import DetailBatch, ListCursors, get_meta, set_meta, stage, \
-    write_transaction
+from invtools.mirror.store import (
+    DetailBatch,
+    ListCursors,
+    get_meta,
+    set_meta,
+    stage,
+    write_transaction,
+)
 
 __all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen",
            "apply_staged", "backdated_flags"]
