@@ -83,8 +83,9 @@ class Provenance:
     base_url: str | None = None
     endpoint: str | None = None
     filters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    fetched_at: str | None = None
-    data_as_of: str | None = None
+    # a datetime given is kept as its ISO UTC text (__post_init__)
+    fetched_at: str | datetime | None = None
+    data_as_of: str | datetime | None = None
     pages: int = 0
     rows: int = 0
     requests: int = 0

@@ -335,7 +335,7 @@ def _analysis_lines() -> pd.DataFrame:
         (6, "2026-02-01", "adjust", None, 1, -4.0, 1, 70),
         (7, "2026-02-02", "adjust", None, 2, 1.0, 2, 71),
         (8, "2026-02-03", "adjust", None, 3, -1.0, 2, 71)]
-    tx, day, kind, partner, item, qty, loc, member = map(list, zip(*rows))
+    tx, day, kind, partner, item, qty, loc, member = map(list, zip(*rows, strict=True))
     return pd.DataFrame({
         "transaction_id": pd.array(tx, dtype="Int64"), "transaction_time": _t(*day),
         "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),

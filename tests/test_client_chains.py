@@ -401,7 +401,7 @@ def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes
         quick, tmp_path, monkeypatch):
     import invtools.mirror.sync as sync
 
-    sb, client = quick
+    _sb, client = quick
     mirror = TransactionMirror(tmp_path / "m.sqlite", client)
     mirror.sync()
     calls = []
@@ -448,7 +448,7 @@ def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(slow):
 
 
 def test_a_walk_dropped_half_way_stops_its_chains(slow):
-    sb, client = slow
+    _sb, client = slow
     list(client.transactions())
     walk = client.transactions(chains=2)
     for _ in range(150):
@@ -459,7 +459,7 @@ def test_a_walk_dropped_half_way_stops_its_chains(slow):
 
 
 def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(slow, monkeypatch):
-    sb, client = slow
+    _sb, client = slow
     list(client.transactions())
 
     class Interrupted(walker.queue.SimpleQueue):

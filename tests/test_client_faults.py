@@ -74,7 +74,7 @@ def test_walks_under_bad_answers_and_edits_give_every_row_once(sb, make_client, 
     returns each live transaction exactly once, or raises the package's error."""
     rng = random.Random(13)
     c = make_client(sb, clock=fake_clock, retries=6)
-    faults = Faults(rate=0.3, kinds=BODY_FAULTS + ("500", "503", "drop"), seed=13)
+    faults = Faults(rate=0.3, kinds=(*BODY_FAULTS, "500", "503", "drop"), seed=13)
     injected = walks = lost = doubled = errors = 0
     for round_ in range(12):
         ids = live_ids(sb)

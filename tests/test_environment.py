@@ -50,7 +50,7 @@ def test_named_team_tokens(sb, monkeypatch, fresh_demo):
 
 
 def test_unknown_demo_team_says_which_exist(fresh_demo):
-    with pytest.raises(invtools.ConfigError, match="INVTOOLS_TOKEN_NOPE.*shop"):
+    with pytest.raises(invtools.ConfigError, match=r"INVTOOLS_TOKEN_NOPE.*shop"):
         invtools.connect("nope", quiet=True)
 
 

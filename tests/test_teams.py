@@ -111,7 +111,7 @@ def test_a_basic_team_a_refused_token_and_a_missing_one_fail_in_their_slots(
         assert "INVTOOLS_TOKEN_NOWHERE" in str(answers["nowhere"])
         assert set(answers.errors) == {"harrogate", "basic", "nowhere"}
 
-        with pytest.raises(ValueError, match="harrogate.*basic.*nowhere"):
+        with pytest.raises(ValueError, match=r"harrogate.*basic.*nowhere"):
             answers.frame()
         assert set(answers.ok.frame()["team"]) == {"shop", "york"}
         summary = answers.summary()

@@ -33,7 +33,7 @@ def truth(sb) -> list[tuple[int, int]]:
 
 def pairs(rows) -> list[tuple[int, int]]:
     if isinstance(rows, pd.DataFrame):
-        return list(zip(rows["id"].tolist(), rows["revision"].tolist()))
+        return list(zip(rows["id"].tolist(), rows["revision"].tolist(), strict=True))
     return [(r["id"], r["revision"]) for r in rows]
 
 
@@ -86,7 +86,7 @@ def test_items_after_a_cached_first_page_have_todays_stock(sb, make_client):
     sb.add_transaction(type="in", lines=[(items[0]["id"], 5), (items[250]["id"], 7)])
     expected = {i["id"]: i["quantity"] for i in sb.data().items}
     df = c.items_df()
-    assert dict(zip(df["id"].tolist(), df["quantity"].tolist())) == expected
+    assert dict(zip(df["id"].tolist(), df["quantity"].tolist(), strict=True)) == expected
     stock = c.stock_df()
     assert stock.groupby("item_id")["quantity"].sum().to_dict() == pytest.approx(expected)
 
@@ -98,7 +98,7 @@ def test_partners_after_a_cached_first_page_are_todays(sb, make_client):
     sb.edit_partner(first[2]["id"], name="Renamed Supplies Ltd")
     sb.edit_partner(first[5]["id"], deleted=True)
     df = c.partners_df(limit=10)
-    assert list(zip(df["id"], df["name"])) == [(p["id"], p["name"]) for p in sb.data().partners]
+    assert list(zip(df["id"], df["name"], strict=True)) == [(p["id"], p["name"]) for p in sb.data().partners]
 
 
 def test_a_whole_walk_within_max_age_replays_what_it_read_even_after_changes(sb, make_client):

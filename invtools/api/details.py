@@ -102,7 +102,7 @@ class DetailsPart(EndpointsPart):
         held = self.in_cache((f"{TXS_PATH}/{tid}", {"revision": revision})
                              for _row, (tid, revision) in keyed)
         # A detail without a revision expires within a minute: counted as a request.
-        return [not h or revision is None for h, (_row, (_tid, revision)) in zip(held, keyed)]
+        return [not h or revision is None for h, (_row, (_tid, revision)) in zip(held, keyed, strict=True)]
 
     def _announce(self, misses: int) -> None:
         budget = getattr(self._requester.session, "budget", None)

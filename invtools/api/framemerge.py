@@ -33,9 +33,9 @@ def frame_of(pieces: Sequence[Piece], *, by_key: bool) -> pd.DataFrame:
     if sum(counts) != len(df):
         raise PaginationError(f"the pages' counts add up to {sum(counts)} rows but they hold "
                               f"{len(df)}; walk with chains=1")
-    offsets = np.cumsum([0] + counts)
+    offsets = np.cumsum([0, *counts])
     idx = np.concatenate([np.arange(off, off + (n if p.keep is None else min(p.keep, n)))
-                          for p, off, n in zip(pieces, offsets, counts)] or [np.arange(0)])
+                          for p, off, n in zip(pieces, offsets, counts, strict=False)]  # offsets: one more or [np.arange(0)])
     idx = idx.astype(np.int64)
     ms, ids = frame_keys(df)
     if by_key:

@@ -139,7 +139,7 @@ class Counters:
     @contextmanager
     def measure(self) -> Iterator[Measurement]:
         m = Measurement()
-        token = _OPEN.set(_OPEN.get() + ((id(self), m),))
+        token = _OPEN.set((*_OPEN.get(), (id(self), m)))
         try:
             yield m
         finally:

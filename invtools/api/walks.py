@@ -116,7 +116,7 @@ class WalksPart(ClientCore):
             if walk.plan.kind == "merge":  # each chain's own type (see Run.pieces)
                 df = df[df["type"].isin(walk.plan.types).to_numpy()].reset_index(drop=True)
             ms, ids = frame_keys(df)
-            walk.keep_record(list(zip(ms.tolist(), ids.tolist())))
+            walk.keep_record(list(zip(ms.tolist(), ids.tolist(), strict=True)))
         df.attrs["walk"] = walk.summary()
         return df
 

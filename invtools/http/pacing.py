@@ -51,8 +51,10 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+import requests
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
@@ -130,12 +132,13 @@ def wait_for(state: BucketState, sends: Sends, now: float, interval: float) -> f
             return stated.reset_at - now
         if not _long(state):
             return 0.0
-    if _long(state):
-        span = state.window * (1 + PACING_MARGIN) + WINDOW_SLACK  # type: ignore[operator]
+    window, limit = state.window, state.window_limit
+    if window is not None and limit and window >= LONG_WINDOW:  # _long(state), narrowed
+        span = window * (1 + PACING_MARGIN) + WINDOW_SLACK
         recent = [at for _n, at in sends if at > now - span]
-        if len(recent) < state.window_limit:  # type: ignore[operator]
+        if len(recent) < limit:
             return 0.0
-        return max(0.0, recent[-state.window_limit] + span - now)  # type: ignore[index]
+        return max(0.0, recent[-limit] + span - now)
     last = sends[-1][1] if sends else -math.inf
     return max(0.0, last + interval / state.factor - now)
 
@@ -313,7 +316,13 @@ def shared_budget(owner: str, per_second: float, *, clock: Any = SYSTEM_CLOCK,
         return budget
 
 
-class PacingMixin:
+if TYPE_CHECKING:  # what PacingMixin is mixed into; at run time it stands alone
+    _SessionBase = requests.Session
+else:
+    _SessionBase = object
+
+
+class PacingMixin(_SessionBase):
     """Session mixin: ``send()`` first waits on ``self.budget`` for the request's bucket, then
     tells the budget what the answer said (:meth:`Budget.observe`; a 429's hold is the
     caller's to give, see :mod:`invtools.api.requester`).
@@ -326,17 +335,19 @@ class PacingMixin:
     budget: Budget | None = None
     rate_limit_scope: str = "endpoint"
 
-    def send(self, request, **kwargs):
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         cancel = current_cancel()
         budget = self.budget
-        bucket = bucket_of(request.url, self.rate_limit_scope)
+        url = str(request.url)
+        bucket = bucket_of(url, self.rate_limit_scope)
         admitted = None if budget is None else budget.admit(bucket, cancel)
         if cancel is not None and cancel.is_set():
-            raise Cancelled(f"not sent, the batch was stopped: GET {urlsplit(request.url).path}")
+            raise Cancelled(f"not sent, the batch was stopped: GET {urlsplit(url).path}")
         response = super().send(request, **kwargs)
         if admitted is not None:
-            response.invtools_sent = (bucket, admitted)  # the requester holds a 429's reset
-            if response.status_code != 429:
+            # the requester holds a 429's reset from the admission this marks
+            setattr(response, "invtools_sent", (bucket, admitted))  # noqa: B010 - not a Response field
+            if response.status_code != 429 and budget is not None:
                 budget.observe(bucket, admitted, status=response.status_code,
                                headers=response.headers)
         return response

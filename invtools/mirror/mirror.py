@@ -69,7 +69,7 @@ class TransactionMirror:
         self.client = client
         team = client.team() if client is not None else None
         if path is None:
-            if team is None:
+            if client is None or team is None or team.id is None:
                 raise ConfigError(
                     "TransactionMirror(None, client=None): give a path to read a mirror "
                     "offline, or a client so the per-team default file can be found"

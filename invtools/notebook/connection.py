@@ -45,7 +45,7 @@ from typing import Any
 
 from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
 from invtools.api import Client
-from invtools.errors import ConfigError, InvtoolsError
+from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
 
 __all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
            "is_demo", "session_summary", "token_home", "demo_cache_path", "demo_client_options"]
@@ -202,7 +202,7 @@ class TeamTokens(dict):
         printer.text(repr(self))
 
 
-def team_tokens(environ: dict[str, str] | None = None) -> TeamTokens:
+def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
     """Tokens found in the environment, by name: ``INVTOOLS_TOKEN`` as ``"default"`` and each
     ``INVTOOLS_TOKEN_<NAME>`` as ``"<name>"`` (lower case). Empty values are skipped. The
     result is a dict whose display shows the names, never the tokens.
@@ -243,10 +243,11 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     ('Location', 'Basic', True)
     """
     if team is not None and not isinstance(team, str):
-        raise TypeError(f"connect(team): team is a name such as 'shop' (a token is read from "
-                        f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}")
+        raise ArgumentTypeError(
+            f"connect(team): team is a name such as 'shop' (a token is read from "
+            f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}")
     default = team is None or team == "default"
-    env_name = TOKEN_ENV if default else TEAM_TOKEN_PREFIX + team.upper()
+    env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
     if token and not _is_demo_token(token):
         # an explicit base_url= wins over the environment's
