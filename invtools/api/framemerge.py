@@ -35,7 +35,8 @@ def frame_of(pieces: Sequence[Piece], *, by_key: bool) -> pd.DataFrame:
                               f"{len(df)}; walk with chains=1")
     offsets = np.cumsum([0, *counts])
     idx = np.concatenate([np.arange(off, off + (n if p.keep is None else min(p.keep, n)))
-                          for p, off, n in zip(pieces, offsets, counts, strict=False)]  # offsets: one more or [np.arange(0)])
+                          for p, off, n in zip(pieces, offsets, counts, strict=False)]  # offsets: 1 more
+                         or [np.arange(0)])
     idx = idx.astype(np.int64)
     ms, ids = frame_keys(df)
     if by_key:
