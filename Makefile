@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-min demo lab bench sandbox clean
+.PHONY: test test-min mutation demo lab bench sandbox clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ test: $(STAMP)  ## run the test suite
 
 test-min: $(STAMP)  ## the suite against the lowest versions pyproject.toml allows (a few minutes)
 	$(PY) scripts/min_versions.py
+
+mutation: $(STAMP)  ## mutation testing of the core modules, a table per module (minutes; not part of the tests)
+	$(PY) scripts/mutation.py --max-children 2
 
 demo: $(STAMP)  ## run the example notebooks against the built-in demo server
 	$(PY) -m invtools demo --out build/demo
@@ -32,4 +35,4 @@ sandbox: $(STAMP)  ## the stand-in server in the foreground
 	$(PY) -m invtools sandbox --port 8765
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache mutants
