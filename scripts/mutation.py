@@ -40,7 +40,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                     ["tests/test_client_chains.py", "tests/test_walk_replay.py",
                      "tests/test_windows.py"]),
     "retries": (["invtools/http/retries.py"],
-                ["tests/test_client_resilience.py",
+                ["tests/test_retries.py", "tests/test_client_resilience.py",
                  "tests/test_client_errors.py", "tests/test_client_faults.py"]),
     "pacing": (["invtools/http/pacing.py"],
                ["tests/test_http.py", "tests/test_budgets.py", "tests/test_client_resilience.py"]),
