@@ -48,7 +48,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "pagination": (["invtools/api/pagination.py"],
                    ["tests/test_pagination.py", "tests/test_fast_paths.py"]),
     "columns": (["invtools/frames/columns.py"],
-                ["tests/test_frames.py", "tests/test_fast_paths.py"]),
+                ["tests/test_columns.py", "tests/test_frames.py", "tests/test_fast_paths.py"]),
     "sync": (["invtools/mirror/sync.py"],
              ["tests/test_mirror.py", "tests/test_windows.py"]),
 }
