@@ -32,7 +32,8 @@ NOW = 1_750_000_000.0  # a wall-clock time (2025), as time.time() gives it
     ("0", 0.0),
     ("-3", -3.0),
     ("1000000000", 1e9),                      # up to 1e9: seconds (31 years; never waited)
-    (str(NOW + 30), 30.0),                    # beyond: a Unix timestamp, 30 s from now
+    ("1000000000.5", 1e9 + 0.5 - NOW),        # beyond: a Unix timestamp (here, of 2001)
+    (str(NOW + 30), 30.0),                    # 30 s from now
     (str(int(NOW) + 7), 7.0),
     (str(NOW - 5), -5.0),                     # a reset already past
     (formatdate(NOW + 12, usegmt=True), 12.0),  # an HTTP date
