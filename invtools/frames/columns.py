@@ -119,13 +119,6 @@ def as_boolean(values: list):
     return pd.BooleanDtype().__from_arrow__(arrow)
 
 
-def _code_or_missing(code: Mapping, value: Any) -> int:
-    try:
-        return code.get(value, -1)
-    except TypeError:
-        return -1
-
-
 def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
     """``dtype``'s categorical; ``names`` maps wire codes to categories (partner type 0/1).
     A text the categories lack (a transaction type the service added) becomes one more
@@ -138,10 +131,8 @@ def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None 
     if names:
         code.update({wire: code[name] for wire, name in names.items()})
     get = code.get
-    try:  # a list or a dict (unhashable) is not a category either
-        codes = np.array([get(v, -1) if type(v).__hash__ else -1 for v in values], dtype=np.int8)
-    except TypeError:  # a tuple holding a list: hashable by its type, not by its value
-        codes = np.array([_code_or_missing(code, v) for v in values], dtype=np.int8)
+    # A list or a dict (JSON's unhashable values) is not a category either.
+    codes = np.array([get(v, -1) if type(v).__hash__ else -1 for v in values], dtype=np.int8)
     if (codes == -1).any():
         extra = sorted({v for v, c in zip(values, codes) if c == -1 and isinstance(v, str)
                         and v} - set(dtype.categories))
