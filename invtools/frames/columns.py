@@ -100,7 +100,7 @@ def as_time(values: list):
 
 def string_array(arrow: pa.Array):
     """The ``string`` column of an Arrow (large) string array."""
-    return pd.arrays.ArrowStringArray(arrow).astype(STRING, copy=False)  # pandas < 3: python
+    return pd.arrays.ArrowStringArray(arrow).astype(STRING)  # pandas < 3: python storage
 
 
 def as_string(values: list):
