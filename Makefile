@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-min demo docs lab bench sandbox dist clean
+.PHONY: test test-min mutation demo docs lab bench sandbox dist clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ test: $(STAMP)  ## run the test suite
 
 test-min: $(STAMP)  ## the suite against the lowest versions pyproject.toml allows (a few minutes)
 	$(PY) scripts/min_versions.py
+
+mutation: $(STAMP)  ## mutation testing of the core modules, a table per module (minutes; not part of the tests)
+	$(PY) scripts/mutation.py --max-children 2
 
 demo: $(STAMP)  ## run the example notebooks against the built-in demo server
 	$(PY) -m invtools demo --out build/demo
@@ -40,4 +43,4 @@ dist: $(STAMP)  ## the wheel and the sdist under dist/ (the wheel is built from 
 	$(PY) -m build --outdir dist .
 
 clean:
-	rm -rf build dist .pytest_cache
+	rm -rf build dist .pytest_cache mutants

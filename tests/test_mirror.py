@@ -732,3 +732,113 @@ def test_a_path_under_a_file_or_a_folder_is_a_config_error_naming_it(tmp_path):
     assert str(plain / "m.sqlite") in str(info.value)
     with pytest.raises(ConfigError, match="is a folder"):
         TransactionMirror(tmp_path)
+
+
+# ------------------------------------------------- what a sync meets between list and detail
+# (issue 20: paths of invtools.mirror.sync that no test took, found by mutation testing)
+
+def test_a_window_sync_reads_the_list_fresh_even_when_the_cache_holds_it(sb, mirror, client):
+    """The client caches the list for a while; a sync must not take it from there, or it
+    reports "nothing changed" for edits made a moment ago."""
+    client.transactions_df()  # the analyst's own look: the list is now in the cache
+    client.transactions_df()
+    rows = rows_by_time(sb)
+    edited = sb.edit_transaction(rows[1]["id"])
+    report = mirror.sync(window="90D")
+    assert report.kind == "window" and report.changed == 1
+    assert report.changes["transaction_id"].tolist() == [edited["id"]]
+    mine = mirror.transactions_df().set_index("id")["revision"].to_dict()
+    assert mine == {r["id"]: r["revision"] for r in rows_by_time(sb)}
+
+
+def test_a_window_sync_checks_every_unseen_row_not_only_the_first(sb, mirror):
+    """Rows inside the window that the list no longer shows: each is asked for; the deleted
+    ones are removed, the ones edited to a time before the window stay, as edits."""
+    rows = rows_by_time(sb)
+    newest = pd.Timestamp(rows[0]["transaction_time"])
+    recent = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")]
+    assert len(recent) >= 7
+    before = {r["id"]: r for r in rows}
+    deleted = [recent[1]["id"], recent[3]["id"], recent[5]["id"]]
+    moved = [recent[2]["id"], recent[4]["id"], recent[6]["id"]]  # between the deleted ones,
+    for tx in deleted:                                           # whichever order they're read
+        sb.delete_transaction(tx)
+    for tx in moved:
+        sb.edit_transaction(tx, transaction_time=rows[-2]["transaction_time"])
+
+    sb.clear_log()
+    report = mirror.sync(window="90D")
+    assert (report.kind, report.new, report.changed, report.removed) == ("window", 0, 3, 3)
+    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    assert changes == {**{tx: "removed" for tx in deleted}, **{tx: "edited" for tx in moved}}
+    asked = {int(r.path.rsplit("/", 1)[1]) for r in sb.requests if r.route == DETAIL}
+    assert set(deleted) | set(moved) <= asked
+    truth = {r["id"]: r["revision"] for r in rows_by_time(sb)}
+    mine = mirror.transactions_df().set_index("id")
+    assert mine["revision"].to_dict() == truth
+    for tx in moved:
+        assert mine.loc[tx, "revision"] == before[tx]["revision"] + 1
+        assert mine.loc[tx, "transaction_time"] == pd.Timestamp(rows[-2]["transaction_time"])
+    removed = mirror.transactions_df(include_removed=True).set_index("id")
+    assert set(removed.index[removed["removed_at"].notna()]) == set(deleted)
+
+
+class DeletesBeforeDetails(Client):
+    """A client whose server deletes some transactions after the list was read and before
+    their details are asked for (what a colleague's delete in the web app does mid-sync)."""
+
+    def __init__(self, *args, server, doomed, **kw):
+        super().__init__(*args, **kw)
+        self.server, self.doomed = server, list(doomed)
+
+    def transaction_details(self, rows, **kw):
+        while self.doomed:
+            self.server.delete_transaction(self.doomed.pop())
+        return super().transaction_details(rows, **kw)
+
+
+@pytest.mark.parametrize("window", [None, "3650D"])
+def test_a_transaction_deleted_between_the_list_and_its_detail_is_not_mirrored(
+        sb, pristine, tmp_path, window):
+    rows = rows_by_time(sb)
+    added = sb.add_transaction(type="in")            # new to the mirror
+    edited = sb.edit_transaction(rows[10]["id"])     # a new revision of a mirrored row
+    kept = sb.edit_transaction(rows[20]["id"])       # a new revision nobody deletes
+    path = copy_for(pristine, sb, tmp_path / "m.sqlite")
+    with DeletesBeforeDetails(sb.tokens["shop"], base_url=sb.base_url, cache=tmp_path / "c.sqlite",
+                              rate_limit=0, progress=False, server=sb,
+                              doomed=[added["id"], edited["id"]]) as client:
+        mirror = TransactionMirror(path, client)
+        report = mirror.sync(window=window)
+    assert (report.new, report.changed, report.removed) == (0, 1, 1)
+    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    assert changes == {kept["id"]: "edited", edited["id"]: "removed"}
+    truth = {r["id"]: r["revision"] for r in rows_by_time(sb)}
+    assert mirror.transactions_df().set_index("id")["revision"].to_dict() == truth
+    assert added["id"] not in set(mirror.transactions_df(include_removed=True)["id"])
+    assert set(mirror.lines_df()["transaction_id"]) == set(truth)
+
+
+def test_a_row_seen_again_after_its_removal_is_restored(sb, mirror, tmp_path):
+    """A removal is inferred from the list; should the list show the row again (a removal
+    inferred from a list that changed during the walk), the next sync restores it. The list
+    "showing it again" is a second server with the same seed, where it was never deleted."""
+    rows = rows_by_time(sb)
+    gone = rows[5]
+    sb.delete_transaction(gone["id"])
+    assert mirror.sync().removed == 1
+    with serve(rate_limit=0, size=SIZE) as again, make_client(again, tmp_path / "again") as other:
+        with sqlite3.connect(mirror.path) as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'base_url'", (again.base_url,))
+        conn.close()
+        report = TransactionMirror(mirror.path, other).sync()
+        truth = {r["id"]: r["revision"] for r in again.data("shop").transactions}
+    assert (report.new, report.changed, report.removed) == (0, 1, 0)
+    change = report.changes.iloc[0]
+    assert (change["transaction_id"], str(change["change"])) == (gone["id"], "restored")
+    assert change["old_revision"] == change["new_revision"] == gone["revision"]
+    assert "1 changed" in str(report)
+    restored = TransactionMirror(mirror.path)
+    assert restored.transactions_df().set_index("id")["revision"].to_dict() == truth
+    assert restored.transactions_df(include_removed=True)["removed_at"].isna().all()
+    assert restored.changes_df()["change"].astype(str).tolist()[-2:] == ["removed", "restored"]

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from invtools._progress import walk_progress as with_progress
-from invtools.api.pagination import Page, check_envelope, iter_pages
+from invtools.api.pagination import (
+    Page,
+    check_envelope,
+    iter_pages,
+    iter_raw_pages,
+    raw_envelope,
+)
 from invtools.errors import ConfigError, PaginationError
 
 
@@ -183,3 +189,119 @@ def test_with_progress_disabled_writes_nothing(capsys):
 def test_page_repr_shows_counts_not_rows():
     assert repr(Page([{"id": 1}] * 3, 2, 9, True)) == (
         "Page(number=2, rows=3, cursor=9, has_more=True, from_cache=False)")
+
+
+# ------------------------------------------------- what a user reads when a walk goes wrong
+# (issue 20: found by mutation testing -- messages and the raw walk's arguments)
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"limit": 0}, "limit must be an integer from 1 to 100, not 0"),
+    ({"limit": "10"}, "limit must be an integer from 1 to 100, not '10'"),
+    ({"max_pages": -1}, "max_pages must be a non-negative integer or None, not -1"),
+    ({"max_rows": 1.5}, "max_rows must be a non-negative integer or None, not 1.5"),
+])
+def test_a_bad_argument_is_named_with_its_value(kwargs, message):
+    with pytest.raises(ConfigError) as info:
+        iter_pages(FakeList(5), {}, **kwargs)
+    assert str(info.value) == message
+
+
+def test_a_broken_page_is_named_by_its_number():
+    bodies = {None: {"items": [{"id": 1}], "cursor": 1, "has_more": True},
+              1: {"items": [{"id": 2}], "cursor": 2, "has_more": True},
+              2: {"items": [], "has_more": True}}
+    walk = iter_pages(lambda params: bodies[params.get("cursor")], {})
+    next(walk), next(walk)
+    with pytest.raises(PaginationError) as info:
+        next(walk)
+    assert str(info.value) == ("page 3 lacks cursor of the page envelope (items, count, limit, "
+                               "cursor, has_more); is this a list endpoint?")
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"items": {"a": 1}, "cursor": None, "has_more": False}, "page 1: 'items' is dict, not a list"),
+    ([1, 2], "page 1 is not a JSON object but list; is this a list endpoint?"),
+    ({"cursor": None, "has_more": False},
+     "page 1 lacks items of the page envelope (items, count, limit, cursor, has_more); "
+     "is this a list endpoint?"),
+    ({"has_more": False}, "page 1 lacks items, cursor of the page envelope (items, count, limit, "
+                          "cursor, has_more); is this a list endpoint?"),
+])
+def test_a_page_that_breaks_the_envelope_says_how_in_words(body, message):
+    with pytest.raises(PaginationError) as info:
+        list(iter_pages(lambda params: body, {}))
+    assert str(info.value) == message
+
+
+def test_more_pages_with_an_empty_cursor_is_refused():
+    with pytest.raises(PaginationError, match="no cursor"):
+        check_envelope({"items": [], "cursor": "", "has_more": True})
+
+
+def test_a_repeated_cursor_names_the_page_and_the_filters():
+    def stuck(params):
+        return {"items": [], "cursor": 7, "has_more": True}
+
+    with pytest.raises(PaginationError) as info:
+        list(iter_pages(stuck, {"type": "out", "since": "2026-01-01"}, limit=50))
+    assert str(info.value) == ("the server handed out cursor 7 twice (again on page 2); stopping "
+                               "instead of looping. Filters: type='out', since='2026-01-01', "
+                               "limit=50")
+
+
+# ------------------------------------------------------------ the raw walk (bulk frames)
+
+def raw_list(n: int, per_page: int):
+    """Undecoded pages of ``n`` rows, keyed by the cursor that asks for them."""
+    bodies = {}
+    for start in range(0, n, per_page):
+        more = start + per_page < n
+        rows = ",".join(f'{{"id":{i}}}' for i in range(start + 1, min(start + per_page, n) + 1))
+        cursor = start + per_page if more else "null"
+        bodies[start or None] = (f'{{"items":[{rows}],"count":{min(per_page, n - start)},'
+                                 f'"cursor":{cursor},"has_more":{str(more).lower()}}}').encode()
+    return bodies
+
+
+def test_the_raw_walk_stops_at_max_pages_and_resumes_from_start():
+    bodies = raw_list(10, 2)
+    fetch = lambda params: bodies[params.get("cursor")]  # noqa: E731
+    assert [p.cursor for p in iter_raw_pages(fetch, max_pages=2)] == [2, 4]
+    resumed = list(iter_raw_pages(fetch, start=6))
+    assert [(p.number, p.count, p.cursor, p.has_more) for p in resumed] == [
+        (1, 2, 8, True), (2, 2, None, False)]
+    assert b'"id":7' in resumed[0].body
+
+
+def test_the_raw_walk_refuses_bad_arguments_at_once():
+    with pytest.raises(ConfigError, match="max_pages must be a non-negative integer"):
+        iter_raw_pages(lambda params: b"", max_pages=-1)
+    with pytest.raises(ConfigError, match="limit must be"):
+        iter_raw_pages(lambda params: b"", limit=500)
+
+
+@pytest.mark.parametrize("body, expected", [
+    # A row with a field named like one of the envelope's: the envelope's value, not the row's.
+    (b'{"items":[{"id":1,"cursor":9}],"count":1,"cursor":5,"has_more":true}', (5, True, 1)),
+    (b'{"items":[{"id":1,"has_more":false}],"count":1,"cursor":5,"has_more":true}',
+     (5, True, 1)),
+    (b'{"items":[{"id":1,"count":4},{"id":2}],"count":2,"cursor":null,"has_more":false}',
+     (None, False, 2)),
+])
+def test_raw_envelope_is_not_fooled_by_a_rows_field(body, expected):
+    assert raw_envelope(body) == expected
+
+
+def test_a_raw_page_that_is_not_json_is_named_by_its_number():
+    bodies = {None: b'{"items":[1],"count":1,"cursor":1,"has_more":true}', 1: b"<html>"}
+    walk = iter_raw_pages(lambda params: bodies[params.get("cursor")])
+    next(walk)
+    with pytest.raises(PaginationError) as info:
+        next(walk)
+    assert str(info.value) == "page 2 is not JSON; is this a list endpoint?"
+    broken = {None: b'{"items":[1],"count":1,"cursor":1,"has_more":true}',
+              1: b'{"items":[],"cursor":"","has_more":true}'}
+    walk = iter_raw_pages(lambda params: broken[params.get("cursor")])
+    next(walk)
+    with pytest.raises(PaginationError, match="^page 2 says has_more"):
+        next(walk)

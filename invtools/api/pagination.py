@@ -247,14 +247,13 @@ class Trim:
         return self.stopped or (self.left is not None and self.left <= 0)
 
     def __call__(self, items: list) -> list:
-        rows = list(items) if self.keep is None and self.stop_at is None else []
-        if not rows:
-            for row in items:
-                if self.stop_at is not None and self.stop_at(row):
-                    self.stopped = True
-                    break
-                if self.keep is None or self.keep(row):
-                    rows.append(row)
+        rows = []
+        for row in items:
+            if self.stop_at is not None and self.stop_at(row):
+                self.stopped = True
+                break
+            if self.keep is None or self.keep(row):
+                rows.append(row)
         if self.left is not None:
             rows = rows[:self.left]
             self.left -= len(rows)

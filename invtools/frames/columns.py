@@ -20,7 +20,6 @@ also used where a column is built outside the schema loop (a reference's id, the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,6 @@ from invtools.frames.schemas import STRING, TIME_DTYPE
 __all__ = ["typed", "as_float", "as_int", "int_array", "as_time", "as_string", "string_array",
            "as_boolean", "as_category", "with_categories", "text", "bool_or_none", "either_ref"]
 
-_NONE_OR_STR = {str, type(None)}
 _EXACT_FLOAT_INT = 2.0**53  # integers beyond this do not survive a trip through float64
 
 
@@ -61,7 +59,7 @@ def as_float(values: list) -> np.ndarray:
         out = np.array(values, dtype="float64")
         if out.ndim == 1:
             return out
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float's range
         pass
     return np.array([_float_or_nan(v) for v in values], dtype="float64")
 
@@ -94,17 +92,15 @@ def as_time(values: list):
         parsed = pc.cast(pa.array(values, pa.string()), pa.timestamp("ms", tz="UTC"))
         out = parsed.to_pandas().array
     except (TypeError, ValueError):  # not all strings with a zone offset: let pandas try
-        if not set(map(type, values)) <= _NONE_OR_STR:
-            # Numbers would be read as epochs (and pandas warns): only strings are times here.
-            values = [v if isinstance(v, str) else None for v in values]
+        # Numbers would be read as epochs (and pandas warns): only strings are times here.
+        values = [v if isinstance(v, str) else None for v in values]
         out = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce").array
     return out if out.dtype == TIME_DTYPE else out.astype(TIME_DTYPE)
 
 
 def string_array(arrow: pa.Array):
     """The ``string`` column of an Arrow (large) string array."""
-    out = pd.arrays.ArrowStringArray(arrow)
-    return out if out.dtype == STRING else out.astype(STRING)  # pandas < 3: python storage
+    return pd.arrays.ArrowStringArray(arrow).astype(STRING)  # pandas < 3: python storage
 
 
 def as_string(values: list):
@@ -117,19 +113,10 @@ def as_string(values: list):
 
 
 def as_boolean(values: list):
-    """boolean; anything but True/False is <NA>."""
-    try:
-        arrow = pa.array(values, pa.bool_())
-    except (TypeError, ValueError):
-        arrow = pa.array([bool_or_none(v) for v in values], pa.bool_())
+    """boolean; anything but True/False is <NA>. (Row by row: flags are few, and a
+    whole-column attempt first would only hide its own faults behind this path.)"""
+    arrow = pa.array([bool_or_none(v) for v in values], pa.bool_())
     return pd.BooleanDtype().__from_arrow__(arrow)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-
-
-def _code_or_missing(code: Mapping, value: Any) -> int:
-    try:
-        return code.get(value, -1)
-    except TypeError:
-        return -1
 
 
 def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
@@ -143,10 +130,9 @@ def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None 
     code = {c: i for i, c in enumerate(dtype.categories)}
     if names:
         code.update({wire: code[name] for wire, name in names.items()})
-    try:
-        codes = np.fromiter(map(code.get, values, repeat(-1)), dtype=np.int8, count=len(values))
-    except TypeError:  # an unhashable value (a list or dict) is not a category either
-        codes = np.array([_code_or_missing(code, v) for v in values], dtype=np.int8)
+    get = code.get
+    # A list or a dict (JSON's unhashable values) is not a category either.
+    codes = np.array([get(v, -1) if type(v).__hash__ else -1 for v in values], dtype=np.int8)
     if (codes == -1).any():
         extra = sorted({v for v, c in zip(values, codes, strict=True)
                         if c == -1 and isinstance(v, str) and v} - set(dtype.categories))

@@ -13,6 +13,7 @@ connections wait an exponential backoff with jitter. A reset longer than
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -54,11 +55,11 @@ def wait_seconds(value: str | None, *, now: float) -> float | None:
         secs = float(value)
     except ValueError:
         try:
-            when = parse_time(value, name="header")
+            when = parse_time(value)  # its message is never shown: None instead
         except ConfigError:
             return None
         return when.timestamp() - now
-    if secs != secs or secs in (float("inf"), float("-inf")):
+    if not math.isfinite(secs):  # "nan", "inf"
         return None
     if secs > 1e9:  # some servers send the reset moment as a Unix timestamp
         secs -= now
@@ -77,6 +78,6 @@ def rate_limit_wait(headers, *, now: float) -> tuple[float | None, str]:
         if secs is not None:
             why = f"429, {header}: {headers[header]}"
             if secs > MAX_RATE_LIMIT_WAIT:
-                return float("inf"), why
+                return math.inf, why
             return max(secs, 0.0) + _PAST_RESET, why
     return None, "429 without a reset header"

@@ -1,0 +1,134 @@
+"""Mutation testing of the core modules (``make mutation``): do their tests notice a changed line?
+
+For each module below, mutmut (3.8 or later, the ``dev`` extra) makes small changes to the
+module's code -- ``+`` for ``-``, ``<`` for ``<=``, ``break`` for ``continue``, a constant
+changed, a call's argument dropped -- and runs the module's own test files (and its doctests)
+against each one. A change no test notices "survives": either a behaviour nobody checks, or an
+equivalent change (no behaviour can tell it apart). Each module runs against its own tests
+only, so a module is not credited with what another module's tests happen to catch.
+
+    python scripts/mutation.py                      # every module, then the table
+    python scripts/mutation.py retries sync         # some of them
+    python scripts/mutation.py --max-children 1     # fewer worker processes (default 2)
+    python scripts/mutation.py --survivors retries  # and the surviving mutants' names
+
+It prints, per module: mutants, killed (a test failed, or the mutant hung and timed out),
+survived (including mutants no selected test reached), and the percentage killed. Then
+``.venv/bin/mutmut show <name>`` (in the project root, while ``mutants/`` is that module's run)
+shows a mutant's diff. Each module starts from a fresh ``mutants/`` folder: mutmut keeps
+results between runs and would not run again a mutant that survived before the tests changed.
+The shared settings are ``[tool.mutmut]`` in pyproject.toml. It takes minutes (two cores: about
+20), so it is not part of ``make test``. Exit status: 0, or 1 when a module's run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: module -> (the files mutated, the tests run against them). The files' doctests run too.
+MODULES: dict[str, tuple[list[str], list[str]]] = {
+    "walk engine": (["invtools/api/plan.py", "invtools/api/walker.py",
+                     "invtools/api/walkrecord.py"],
+                    ["tests/test_client_chains.py", "tests/test_walk_replay.py",
+                     "tests/test_windows.py"]),
+    "retries": (["invtools/http/retries.py"],
+                ["tests/test_retries.py", "tests/test_client_resilience.py",
+                 "tests/test_client_errors.py", "tests/test_client_faults.py"]),
+    "pacing": (["invtools/http/pacing.py"],
+               ["tests/test_pacing.py", "tests/test_http.py", "tests/test_budgets.py",
+                "tests/test_client_resilience.py"]),
+    "pagination": (["invtools/api/pagination.py"],
+                   ["tests/test_pagination.py", "tests/test_fast_paths.py"]),
+    "columns": (["invtools/frames/columns.py"],
+                ["tests/test_columns.py", "tests/test_frames.py", "tests/test_fast_paths.py"]),
+    "sync": (["invtools/mirror/sync.py"],
+             ["tests/test_mirror.py", "tests/test_windows.py"]),
+}
+
+KILLED = {"killed", "timeout", "caught by type check"}
+NOT_COUNTED = {"skipped"}
+
+
+def run_one(name: str, max_children: int) -> None:
+    """In this process: mutmut on one module (``--one``). mutmut reads pyproject.toml; the
+    files to mutate and the tests to run are set here, before its ``run`` command starts."""
+    files, tests = MODULES[name]
+    os.chdir(ROOT)
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    from mutmut.configuration import config
+
+    cfg = config()
+    cfg.only_mutate = list(files)
+    cfg.pytest_add_cli_args_test_selection = [*tests, *files]
+    from mutmut.__main__ import cli
+
+    cli(["run", "--max-children", str(max_children)], standalone_mode=False)
+
+
+def results(name: str) -> dict[str, str]:
+    """mutant name -> status, from the meta files mutmut wrote for the module's files."""
+    from mutmut.stats import status_by_exit_code
+
+    out: dict[str, str] = {}
+    for path in MODULES[name][0]:
+        meta = json.loads((ROOT / "mutants" / (path + ".meta")).read_text())
+        for key, code in meta["exit_code_by_key"].items():
+            out[key] = status_by_exit_code[code]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)} "
+                        "('walk' for the walk engine); all when none")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        run_one(args.one, args.max_children)
+        return 0
+    chosen = [m for m in MODULES if not args.modules
+              or any(m.startswith(a) for a in args.modules)]
+    if not chosen:
+        parser.error(f"no such module; choose among: {', '.join(MODULES)}")
+    rows, failed = [], False
+    for name in chosen:
+        print(f"== {name}: {', '.join(MODULES[name][0])}", flush=True)
+        done = subprocess.run([sys.executable, __file__, "--one", name,
+                               "--max-children", str(args.max_children)], cwd=ROOT)
+        try:
+            status = results(name)
+        except (OSError, KeyError, ValueError):
+            status = {}
+        if done.returncode or not status or "not checked" in status.values():
+            print(f"   mutmut did not finish on {name} (exit status {done.returncode})")
+            failed = True
+            continue
+        counted = {k: v for k, v in status.items() if v not in NOT_COUNTED}
+        killed = sum(v in KILLED for v in counted.values())
+        survivors = sorted(k for k, v in counted.items() if v not in KILLED)
+        rows.append((name, len(counted), killed, len(survivors)))
+        if args.survivors:
+            for key in survivors:
+                print(f"   {status[key]:>10}  {key}")
+    print()
+    print(f"{'module':<12} {'mutants':>8} {'killed':>7} {'survived':>9} {'% killed':>9}")
+    for name, total, killed, survived in rows:
+        print(f"{name:<12} {total:>8} {killed:>7} {survived:>9} {100 * killed / total:>8.1f}%")
+    if len(rows) > 1:
+        total, killed = sum(r[1] for r in rows), sum(r[2] for r in rows)
+        print(f"{'all':<12} {total:>8} {killed:>7} {total - killed:>9} {100 * killed / total:>8.1f}%")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
