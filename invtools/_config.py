@@ -15,7 +15,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 
 __all__ = [
     "TOKEN_ENV", "TEAM_TOKEN_PREFIX", "BASE_URL_ENV", "CACHE_DIR_ENV", "DEFAULT_BASE_URL",
@@ -78,7 +78,7 @@ def clean_token(token: Any) -> str:
     if token is None:
         raise ConfigError(f"No API token given. {TOKEN_HELP}")
     if not isinstance(token, str):
-        raise ConfigError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
+        raise ArgumentTypeError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
     # Every step's result is wrapped again: no local of this frame holds the token in clear.
     value = Secret(token.strip())
     if len(value) >= 2 and value[-1] in _QUOTE_PAIRS.get(value[0], ""):

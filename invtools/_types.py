@@ -24,7 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 
 __all__ = [
     "TX_TYPES", "MODE_NAMES", "LOCATION_MODE", "TEAM_PATH", "TXS_PATH", "ITEMS_PATH",
@@ -165,8 +165,8 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
         return parse_time(value.astype("datetime64[us]").item(), end=end, name=name, tz=tz)
     if not isinstance(value, str):
-        raise ConfigError(f"{name} must be a date or time ({_EXAMPLES}), "
-                          f"not {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{name} must be a date or time ({_EXAMPLES}), "
+                                f"not {type(value).__name__} {value!r}")
     return _parse_text(value.strip(), value, end, name, zone)
 
 
@@ -286,7 +286,10 @@ def parse_duration(value: Any, *, name: str = "duration",
         except (ValueError, TypeError):
             raise ConfigError(f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})") \
                 from None
-    if not isinstance(value, timedelta) or value != value:  # NaT is not a timedelta value
+    if not isinstance(value, timedelta):
+        raise ArgumentTypeError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
+                                f"{type(value).__name__} {value!r}")
+    if value != value:  # NaT: a timedelta, but no length
         raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
                           f"{type(value).__name__} {value!r}")
     if hasattr(value, "to_pytimedelta"):

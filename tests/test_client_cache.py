@@ -83,7 +83,7 @@ def test_refresh_bypasses_the_cache_and_stores_the_new_answer(sb, make_client):
 
 def test_new_transaction_seen_after_refresh(sb, make_client):
     c = make_client(sb)
-    first = next(iter(c.transactions()))  # a whole walk: the cache holds it as one snapshot
+    first = list(c.transactions())[0]  # noqa: RUF015 - a whole walk: the cache holds it as one snapshot
     new = sb.add_transaction(team="shop")
     assert next(c.transactions())["id"] == first["id"]  # still the cached walk
     assert next(c.transactions(refresh=True))["id"] == new["id"]

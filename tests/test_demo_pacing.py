@@ -28,7 +28,7 @@ def pace(client) -> tuple:
 
 
 def picked(name: str = "shop", **client_options):
-    picker = invtools.token_picker(client_options={"progress": False, **client_options})
+    picker = invtools.token_picker(**{"progress": False, **client_options})
     picker.dropdown.value = name
     assert picker.client is not None, picker.message
     return picker.client
@@ -66,6 +66,6 @@ def test_an_explicit_option_wins_and_other_addresses_are_left_alone(fresh_demo, 
     assert notebook.demo_client_options(sb.base_url, {"timeout": 3}) == {"timeout": 3}
     notebook.stop_demo_server()  # (sb has the same seed, so the same tokens, as the demo's)
     picker = invtools.token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_X": sb.tokens[
-        "shop"]}, client_options={"cache": False, "progress": False})
+        "shop"]}, cache=False, progress=False)
     picker.dropdown.value = "x"
     assert not invtools.is_demo(picker.client) and picker.client.rate_limit == 5.0

@@ -58,3 +58,49 @@ def test_invalid_request_keeps_its_per_parameter_errors():
 
 def test_config_error_is_a_value_error():
     assert issubclass(invtools.ConfigError, ValueError)
+
+
+# ---------------------------------------------------------------- one rule for wrong types
+
+def _offline_client():
+    from invtools import Client
+
+    return Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: __import__("invtools").Client(token=42, base_url="http://127.0.0.1:9", cache=False),
+    lambda: __import__("invtools").connect(42),
+    lambda: __import__("invtools").Client(token="t", base_url="http://127.0.0.1:9", cache=42),
+    lambda: _offline_client().transactions_df(since=[2026]),
+    lambda: _offline_client().transactions_df(max_age=[1]),
+    lambda: __import__("invtools").frames.items_df(42),
+    lambda: __import__("invtools").frames.with_provenance(__import__("pandas").DataFrame(), 42),
+    lambda: __import__("invtools").TransactionMirror("m.sqlite", "not a client"),
+    lambda: __import__("invtools").each_team(lambda c: 1, 42),
+], ids=["token", "connect-team", "cache", "since", "max_age", "frame-rows", "provenance",
+        "mirror-client", "each_team-teams"])
+def test_a_wrong_kind_of_object_is_a_type_error_inside_the_tree(call, tmp_path, monkeypatch):
+    from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError) as caught:
+        call()
+    err = caught.value
+    assert isinstance(err, ArgumentTypeError)
+    assert isinstance(err, ConfigError) and isinstance(err, InvtoolsError)  # as before: caught
+
+
+@pytest.mark.parametrize("call", [
+    lambda: __import__("invtools").Client(token="t", base_url="http://127.0.0.1:9",
+                                          cache=False, concurrency=0),
+    lambda: _offline_client().transactions_df(since="not a date"),
+    lambda: _offline_client().transactions_df(type="sideways"),
+    lambda: _offline_client().transactions_df(max_age="90"),
+], ids=["concurrency", "since", "type", "max_age-unitless"])
+def test_a_bad_value_of_the_right_kind_is_a_config_error_not_a_type_error(call):
+    from invtools.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        call()
+    assert not isinstance(caught.value, TypeError)

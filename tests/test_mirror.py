@@ -23,7 +23,7 @@ import pytest
 
 from invtools import frames
 from invtools.api import Client
-from invtools.errors import ConfigError, ServerError
+from invtools.errors import ConfigError, LockedError, ServerError
 from invtools.mirror import TransactionMirror
 from invtools.sandbox import Faults, serve
 
@@ -575,8 +575,9 @@ def test_a_second_sync_while_the_lock_is_held_is_refused_and_changes_nothing(sb,
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         sb.clear_log()
-        with pytest.raises(ConfigError, match="another sync of this mirror is running"):
+        with pytest.raises(LockedError, match="another sync of this mirror is running") as e:
             mirror.sync()
+        assert isinstance(e.value, ConfigError)  # what it was before: an except still holds
         assert sb.requests == [] and dump(mirror.path) == before
     finally:
         os.close(fd)  # releases the lock, as a dying holder would

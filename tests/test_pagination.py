@@ -268,7 +268,7 @@ def test_the_raw_walk_stops_at_max_pages_and_resumes_from_start():
     fetch = lambda params: bodies[params.get("cursor")]  # noqa: E731
     assert [p.cursor for p in iter_raw_pages(fetch, max_pages=2)] == [2, 4]
     resumed = list(iter_raw_pages(fetch, start=6))
-    assert [(p.number, p.count, p.cursor, p.has_more) for p in resumed] == [
+    assert [(p.number, p.n_rows, p.cursor, p.has_more) for p in resumed] == [
         (1, 2, 8, True), (2, 2, None, False)]
     assert b'"id":7' in resumed[0].body
 

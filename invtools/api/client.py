@@ -49,7 +49,7 @@ from invtools.api.requester import ClientSession, Requester
 from invtools.api.stats import Counters
 from invtools.api.team import Team
 from invtools.api.walkrecord import FileStore
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.pacing import BudgetView, describe
@@ -142,7 +142,8 @@ class Client(FramesPart):
         try:
             self.cache_path: Path | None = resolve_cache_path(cache)
         except TypeError:
-            raise ConfigError(f"cache must be True, False or a path, not {cache!r}") from None
+            raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}"
+                                    ) from None
         auth = BearerAuth(token)
         del token
         budget = None

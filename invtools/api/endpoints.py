@@ -31,7 +31,7 @@ from invtools._types import (
 )
 from invtools.api.pagination import Page
 from invtools.api.walks import WalksPart
-from invtools.errors import APIError, CacheError, ConfigError, PaginationError
+from invtools.errors import APIError, ArgumentTypeError, CacheError, ConfigError, PaginationError
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +52,11 @@ def check_keywords(method: str, given: Mapping[str, Any],
     >>> check_keywords("items_df", {"bogus": 1}, ("item_ids",))
     Traceback (most recent call last):
     ...
-    TypeError: items_df() got an unexpected keyword argument 'bogus'; it takes item_ids, limit, max_pages, max_rows, refresh, max_age, progress, keep, stop_at
+    invtools.errors.ArgumentTypeError: items_df() got an unexpected keyword argument 'bogus'; it takes item_ids, limit, max_pages, max_rows, refresh, max_age, progress, keep, stop_at
     """
     unknown = [k for k in given if k not in own and k not in WALK_KEYWORDS]
     if unknown:
-        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}; it "
+        raise ArgumentTypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}; it "
                         f"takes {', '.join(own + WALK_KEYWORDS)}")
 
 

@@ -19,6 +19,7 @@ import pyarrow.json as pa_json
 from invtools.frames.columns import as_time, either_ref, string_array, with_categories
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
+from invtools.errors import ArgumentTypeError
 
 __all__ = ["transactions_df_from_pages", "BLOCK_BYTES"]
 
@@ -116,7 +117,7 @@ def _page_items(body: bytes) -> list:
     page = json.loads(body)
     items = page.get("items") if isinstance(page, dict) else None
     if not isinstance(items, list):
-        raise TypeError("transactions_df_from_pages: a body is not a page envelope with an "
+        raise ArgumentTypeError("transactions_df_from_pages: a body is not a page envelope with an "
                         "'items' list; pass the bodies of /v1/location-txs pages")
     return items
 

@@ -15,6 +15,7 @@ import pandas as pd
 from invtools.frames.columns import either_ref, typed
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
 from invtools.frames.schemas import SCHEMAS
+from invtools.errors import ArgumentTypeError
 
 __all__ = ["lines_df"]
 
@@ -66,7 +67,7 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         pending = []
         for detail in details:
             if not isinstance(detail, Mapping) or ("items" not in detail and "item" in detail):
-                raise TypeError(f"lines_df: detail {len(per_detail)} is not an unwrapped "
+                raise ArgumentTypeError(f"lines_df: detail {len(per_detail)} is not an unwrapped "
                                 "transaction detail; pass response['item'] (or "
                                 "client.transaction(id)), with its 'items' lines")
             items = detail.get("items") or ()

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from invtools._provenance import Provenance
+from invtools.errors import ArgumentTypeError
 
 __all__ = ["PROVENANCE_KEYS", "with_provenance"]
 
@@ -69,7 +70,7 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
     >>> with_provenance(df, team_nmae="Shop")
     Traceback (most recent call last):
     ...
-    TypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
+    invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """  # noqa: E501 - the doctest shows the error message whole, on one line
     if provenance is None:
         given: dict[str, Any] = {}
@@ -78,12 +79,12 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
     elif isinstance(provenance, Mapping):
         given = dict(provenance)
     else:
-        raise TypeError("with_provenance() takes a Provenance or a mapping of its fields, not "
+        raise ArgumentTypeError("with_provenance() takes a Provenance or a mapping of its fields, not "
                         f"{type(provenance).__name__}")
     given.update(fields)
     unknown = sorted(set(given) - set(PROVENANCE_KEYS), key=str)
     if unknown:
-        raise TypeError(f"with_provenance() got unknown key(s) {unknown}; "
+        raise ArgumentTypeError(f"with_provenance() got unknown key(s) {unknown}; "
                         f"known keys: {', '.join(PROVENANCE_KEYS)}")
     given.setdefault("source", "api")
     df.attrs.update(Provenance(**given).as_attrs())

@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 
 from invtools.frames.columns import as_float, bool_or_none, int_array, string_array, text, typed
+from invtools.errors import ArgumentTypeError
 
 __all__ = ["CHUNK_ROWS", "REF_TYPE", "Reader", "ref_array", "check_iterable", "build_frame",
            "identity"]
@@ -134,7 +135,7 @@ class Reader:
     def _read_mappings(self, chunk: list, what: str) -> None:
         for row, rec in enumerate(chunk, self.n):
             if not isinstance(rec, Mapping):
-                raise TypeError(f"{what}: row {row} is a {type(rec).__name__}, not a record "
+                raise ArgumentTypeError(f"{what}: row {row} is a {type(rec).__name__}, not a record "
                                 "dict; pass the rows themselves, e.g. page['items'] or "
                                 "client.rows(...)")
         for key, values in self._plain:
@@ -195,8 +196,12 @@ def ref_array(refs: Sequence) -> pa.StructArray:
 def check_iterable(records: Any, what: str) -> None:
     """Refuse a single record, a response envelope, text or a frame where rows belong."""
     if isinstance(records, (Mapping, str, bytes, pd.DataFrame)):
-        raise TypeError(f"{what} expects an iterable of record dicts, got a "
-                        f"{type(records).__name__}; for a response envelope pass its 'items'")
+        raise ArgumentTypeError(f"{what} expects an iterable of record dicts, got a "
+                                f"{type(records).__name__}; for a response envelope pass its "
+                                "'items'")
+    if not isinstance(records, Iterable):
+        raise ArgumentTypeError(f"{what} expects an iterable of record dicts (a list of them, "
+                                f"or client.rows(...)), got a {type(records).__name__}")
 
 
 def build_frame(schema: Mapping[str, Any], reader: Reader,

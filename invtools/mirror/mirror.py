@@ -170,7 +170,7 @@ class TransactionMirror:
         the file stays consistent; run it again: details already stored are not re-fetched.
 
         Only one sync of a file runs at a time: while one runs (in another notebook, say),
-        another raises :class:`~invtools.errors.ConfigError`. A team not in Location mode
+        another raises :class:`~invtools.errors.LockedError`. A team not in Location mode
         raises :class:`~invtools.errors.TeamModeError` before anything is sent or written.
 
         A mirror synced before reads the list again and fetches no detail:

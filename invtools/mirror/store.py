@@ -27,7 +27,7 @@ from pathlib import Path
 
 from invtools._provenance import utc_stamp
 from invtools.api.walkrecord import WalkRecord
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, LockedError
 
 try:  # POSIX
     import fcntl
@@ -337,13 +337,13 @@ def lock_path(path: Path) -> Path:
 @contextlib.contextmanager
 def sync_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
-    ConfigError if another sync (any process or thread) holds it. The OS drops the lock when
+    :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it. The OS drops the lock when
     its holder dies, so a killed sync never leaves the file locked. The lock file is left in
     place: removing it would let a waiting opener lock an unlinked file."""
     fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         if not _try_lock(fd):
-            raise ConfigError(
+            raise LockedError(
                 f"another sync of this mirror is running ({path}); wait for it to finish, "
                 "then sync again"
             )

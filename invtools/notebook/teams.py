@@ -30,7 +30,7 @@ import contextvars
 import html
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +38,7 @@ from typing import Any
 from invtools._clock import cancel_scope
 from invtools._progress import progress_bar
 from invtools.api import Client, Measurement, RequestStats
-from invtools.errors import Cancelled, ConfigError, InvtoolsError
+from invtools.errors import ArgumentTypeError, Cancelled, ConfigError, InvtoolsError
 from invtools.notebook.connection import connect, demo_server, team_tokens
 
 __all__ = ["each_team", "TeamResults", "TeamOutcome"]
@@ -146,7 +146,7 @@ class TeamResults(Mapping):
             out = out.infer_objects()
         else:
             kinds = sorted({type(v).__name__ for v in values.values()})
-            raise TypeError(f"frame() stacks DataFrames (or Series), not {', '.join(kinds)}; "
+            raise ArgumentTypeError(f"frame() stacks DataFrames (or Series), not {', '.join(kinds)}; "
                             f"pd.Series(results) or pd.DataFrame(results) may be what you want")
         out.attrs = {"teams": {n: dict(v.attrs) for n, v in values.items()}}
         return out
@@ -347,15 +347,16 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
     if isinstance(teams, Mapping):
         bad = {n: type(c).__name__ for n, c in teams.items() if not isinstance(c, Client)}
         if bad:
-            raise TypeError(f"each_team(teams=...): a mapping's values are invtools.Client "
+            raise ArgumentTypeError(f"each_team(teams=...): a mapping's values are invtools.Client "
                             f"objects, not {bad}")
         if connect_options:
-            raise TypeError(f"each_team got clients, so it connects nothing: "
+            raise ArgumentTypeError(f"each_team got clients, so it connects nothing: "
                             f"{sorted(connect_options)} would be ignored")
         return [(str(n), (lambda c=c: c), False) for n, c in teams.items()]
-    given = None if isinstance(teams, (str, bytes)) else list(teams)
+    given = None if isinstance(teams, (str, bytes)) or not isinstance(teams, Iterable) \
+        else list(teams)
     if given is None or not all(isinstance(n, str) for n in given):
-        raise TypeError(f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
+        raise ArgumentTypeError(f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
                         f"(or a mapping name -> Client), not {teams!r}")
     names = list(dict.fromkeys(given))  # each team once, in the order given
     return [(n, (lambda n=n: connect(n, **options)), True) for n in names]
