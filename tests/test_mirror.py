@@ -72,7 +72,9 @@ def copy_for(pristine, sb, path):
 
 @pytest.fixture
 def mirror(pristine, sb, client, tmp_path):
-    return TransactionMirror(copy_for(pristine, sb, tmp_path / "mirror.sqlite"), client)
+    m = TransactionMirror(copy_for(pristine, sb, tmp_path / "mirror.sqlite"), client)
+    m.info()  # in use: its first use asked for the team and checked the file against it
+    return m
 
 
 def routes(sb):
@@ -98,14 +100,17 @@ def assert_same_frame(a, b):
 # ------------------------------------------------------------------------------- first sync
 
 def test_first_sync_is_full_and_mirrors_rows_and_lines_exactly(sb, client, tmp_path):
-    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
     sb.clear_log()
+    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+    # A constructor sends nothing and makes no file: the first use asks for the team first.
+    assert sb.requests == [] and not (tmp_path / "m.sqlite").exists()
     report = mirror.sync()
     assert (report.kind, report.new, report.changed, report.removed) == ("full", SIZE, 0, 0)
     assert report.changes["change"].astype(str).tolist() == ["new"] * SIZE
-    # One list page + one detail per transaction, counted at the server and in the report.
+    # The team once, then one list page + one detail per transaction (what the report counts).
+    assert routes(sb)[0] == "/v1/teams/linked" and routes(sb).count("/v1/teams/linked") == 1
     assert routes(sb).count(DETAIL) == SIZE and routes(sb).count(LIST) == 1
-    assert report.requests == len(sb.requests) == SIZE + 1
+    assert report.requests == len(sb.requests) - 1 == SIZE + 1
     live = client.transactions_df(refresh=True)
     assert_same_frame(mirror.transactions_df(), live.drop(columns=[]))
     assert_same_frame(mirror.lines_df(), fresh_lines(sb))
@@ -270,6 +275,7 @@ def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
     # the count kept depends on arrival order: tests/test_client_concurrency.py).
     with make_client(sb, tmp_path, retries=0, concurrency=1) as client:
         mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+        mirror.info()  # first use: the team is asked for and the file made
         sb.faults = Faults(on_requests={25}, kinds=("500",))  # 1 list page, then 23 details
         with pytest.raises(ServerError):
             mirror.sync()
@@ -339,8 +345,9 @@ def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, 
 
 def test_refuses_to_sync_another_teams_client_into_the_file(sb, mirror, tmp_path):
     with make_client(sb, tmp_path, team="basic") as other:
+        opened = TransactionMirror(mirror.path, other)  # sends nothing, checks nothing yet
         with pytest.raises(ConfigError) as err:
-            TransactionMirror(mirror.path, other)
+            opened.sync()
     msg = str(err.value)
     assert sb.data("shop").team["name"] in msg and sb.data("basic").team["name"] in msg
     assert "another file" in msg
@@ -359,7 +366,7 @@ def test_a_mirror_in_new_folders_is_private_all_the_way_down(sb, client, tmp_pat
     outside = stat.S_IMODE(tmp_path.stat().st_mode)
     umask = os.umask(0o022)  # the common default, which mkdir(mode=0o700) alone does not beat
     try:
-        TransactionMirror(path, client)
+        TransactionMirror(path, client).info()  # its first use makes the file
     finally:
         os.umask(umask)
     for folder in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c"):
@@ -515,8 +522,9 @@ def test_a_basic_mode_team_is_told_why_before_any_file_is_written(sb, tmp_path, 
     with make_client(sb, tmp_path, team="basic") as basic:
         sb.clear_log()
         for where in (path, None):  # a given path and the default one
+            opened = TransactionMirror(where, basic)  # sends nothing yet
             with pytest.raises(TeamModeError, match="Location mode") as err:
-                TransactionMirror(where, basic)
+                opened.info()  # first use: told before anything is written
             assert sb.data("basic").team["name"] in str(err.value)
         assert not path.exists() and not (tmp_path / "data").exists()
         # An existing (offline-opened, unclaimed) file: sync refuses and writes nothing.
@@ -539,7 +547,7 @@ def test_refuses_a_client_of_another_service_with_the_same_team(pristine, sb, cl
     stored = TransactionMirror(path).info()
     assert stored["team_id"] == client.team().id and stored["base_url"] != sb.base_url
     with pytest.raises(ConfigError) as err:
-        TransactionMirror(path, client)
+        TransactionMirror(path, client).lines_df()  # refused at first use, before reading
     assert stored["base_url"] in str(err.value) and sb.base_url in str(err.value)
     assert sb.tokens["shop"] not in str(err.value)
     assert TransactionMirror(path).info()["base_url"] == stored["base_url"]  # not overwritten

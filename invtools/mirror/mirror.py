@@ -29,9 +29,10 @@ import pandas as pd
 from invtools import frames
 from invtools._files import private_file
 from invtools._provenance import Provenance
-from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_time
+from invtools._types import TXS_PATH, parse_duration
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.mirror import store
+from invtools.mirror.filters import asked, window_of, within
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -47,6 +48,9 @@ class TransactionMirror:
     ``path=None`` uses a file per team and service (base URL) in the user data directory
     (needs ``client``).
     ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
+    Making a mirror sends nothing: with a client, its first use (a sync, a read, ``path``)
+    asks for the team once and checks the file against it (another team's or service's file
+    is refused then, and a new file is made only for a team that can sync).
     The file is created readable by its owner only (0600, in folders it makes 0700) and never
     holds a token. Its repr reads the file without creating or changing any file, and says
     "file missing" rather than raising when the file is gone; the other methods raise a
@@ -63,43 +67,71 @@ class TransactionMirror:
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
         if client is not None and not callable(getattr(client, "team", None)):
-            raise ArgumentTypeError(f"TransactionMirror(path, client): client must be an "
-                            f"invtools.Client (or None to read offline), not "
-                            f"{type(client).__name__}; make one with invtools.Client(token)")
+            raise ArgumentTypeError(
+                f"TransactionMirror(path, client): client must be an invtools.Client (or None "
+                f"to read offline), not {type(client).__name__}; make one with "
+                "invtools.Client(token)")
+        if path is None and client is None:
+            raise ConfigError("TransactionMirror(None, client=None): give a path to read a "
+                              "mirror offline, or a client so the per-team default file can "
+                              "be found")
         self.client = client
-        team = client.team() if client is not None else None
-        if path is None:
-            if client is None or team is None or team.id is None:
-                raise ConfigError(
-                    "TransactionMirror(None, client=None): give a path to read a mirror "
-                    "offline, or a client so the per-team default file can be found"
-                )
-            path = store.default_path(team.id, client.base_url)
-        self.path = Path(path).expanduser()
-        if self.path.is_dir():
-            raise ConfigError(f"{self.path} is a folder; give the path of a file in it, e.g. "
-                              f"{self.path / 'transactions.sqlite'}")
+        self._path = None if path is None else Path(path).expanduser()
         #: The file may only be read (read-only file or folder): reading works, sync() not.
         self.read_only = False
-        if self.path.exists():
-            store.inspect(self.path)  # reading only: nothing is changed before it is accepted
-            self.read_only = not (os.access(self.path, os.W_OK)
-                                  and os.access(self.path.parent, os.W_OK | os.X_OK))
+        # Nothing is sent here: a mirror with a client asks for its team (once; the client
+        # keeps it) on first use -- the path of a default file, a sync, a read -- and checks
+        # the file against it then. Without a client it opens the file now.
+        self._ready = client is None
+        if client is None:
+            self._open(None, None)
+
+    @property
+    def path(self) -> Path:
+        """The mirror's file (a default one is named after the team: known on first use)."""
+        if not self._ready:
+            self._first_use()
+        assert self._path is not None
+        return self._path
+
+    def _first_use(self) -> None:
+        client = self.client
+        assert client is not None
+        team = client.team()
+        if self._path is None:
+            if team.id is None:
+                raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
+            self._path = store.default_path(team.id, client.base_url)
+        self._open(client, team)
+        self._ready = True
+
+    def _open(self, client: Any, team: Any) -> None:
+        """Accept an existing file (read only) or make a new one; with a client, check the
+        file against its ``team`` and claim it (a new file only for a team that can sync)."""
+        path = self._path
+        assert path is not None
+        if path.is_dir():
+            raise ConfigError(f"{path} is a folder; give the path of a file in it, e.g. "
+                              f"{path / 'transactions.sqlite'}")
+        if path.exists():
+            store.inspect(path)  # reading only: nothing is changed before it is accepted
+            self.read_only = not (os.access(path, os.W_OK)
+                                  and os.access(path.parent, os.W_OK | os.X_OK))
         elif client is not None:
             client.require_locations(TXS_PATH)  # a team that cannot sync gets no file
         if self.read_only:
             if team is not None:
-                with store.connect(self.path, readonly=True) as conn:
+                with store.connect(path, readonly=True) as conn:
                     self._check_team(conn, client, team, claim=False)
             return
         try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
-            private_file(self.path)
+            private_file(path)
         except OSError as exc:
             raise ConfigError(
-                f"cannot make the mirror file {self.path}: {exc.strerror or exc}; give a path "
+                f"cannot make the mirror file {path}: {exc.strerror or exc}; give a path "
                 "in a folder you may write to") from exc
-        with store.connect(self.path) as conn:
-            store.init_schema(conn, self.path)
+        with store.connect(path) as conn:
+            store.init_schema(conn, path)
             if team is not None:
                 self._check_team(conn, client, team)
 
@@ -113,14 +145,14 @@ class TransactionMirror:
         stored_name = store.get_meta(conn, "team_name")
         if stored_url is not None and stored_url != base_url:
             raise ConfigError(
-                f"{self.path} mirrors team {stored_name!r} of the API at "
+                f"{self._path} mirrors team {stored_name!r} of the API at "
                 f"{stored_url}, but this client talks to {base_url}. Use another file for that "
                 "service, e.g. TransactionMirror(None, client) for its default file."
             )
         stored = store.get_meta(conn, "team_id")
         if stored is not None and int(stored) != int(team.id):
             raise ConfigError(
-                f"{self.path} mirrors team {stored_name!r} (id {stored}), but "
+                f"{self._path} mirrors team {stored_name!r} (id {stored}), but "
                 f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
                 "another file for that team, e.g. TransactionMirror(None, client) for its "
                 "default file."
@@ -188,6 +220,7 @@ class TransactionMirror:
         win = None if span is None else pd.Timedelta(span)
         started = pd.Timestamp.now(tz="UTC")
         team = client.team()
+        self.path  # noqa: B018 - first use: the file checked against the team, as below
         client.require_locations(TXS_PATH)  # before the lock file or anything else is written
         if not self.path.exists():
             raise store.missing(self.path)
@@ -237,7 +270,7 @@ class TransactionMirror:
         >>> set(mirror.transactions_df(type=("in", "out"))["type"]) <= {"in", "out"}
         True
         """
-        window = _window(since, until, type)
+        window = window_of(since, until, type)
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
         with store.connect(self.path, readonly=self.read_only) as conn:
             fetched = conn.execute(
@@ -250,8 +283,8 @@ class TransactionMirror:
             df["removed_at"] = pd.to_datetime(
                 pd.Series([r for _, r in fetched], dtype="string"), utc=True
             ).astype("datetime64[ms, UTC]").to_numpy()
-        return _stamped(_within(df, *window), origin, include_removed=include_removed or None,
-                        **_asked(since, until, type))
+        return _stamped(within(df, *window), origin, include_removed=include_removed or None,
+                        **asked(since, until, type))
 
     def lines_df(self, *, since: Any = None, until: Any = None, type: Any = None,  # noqa: A002
                  include_removed: bool = False) -> pd.DataFrame:
@@ -271,10 +304,10 @@ class TransactionMirror:
         >>> len(lines) == mirror.info()["lines"]
         True
         """
-        window = _window(since, until, type)
+        window = window_of(since, until, type)
         lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return _stamped(_within(lines, *window), origin, include_removed=include_removed or None,
-                        **_asked(since, until, type))
+        return _stamped(within(lines, *window), origin, include_removed=include_removed or None,
+                        **asked(since, until, type))
 
     def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
@@ -355,9 +388,11 @@ class TransactionMirror:
     def _peek(self) -> tuple[dict | None, str | None]:
         """:meth:`info` for a display, read without creating or changing any file, never
         raising: (info, None), or (None, why not)."""
+        if self._path is None:  # a display never sends a request (the team names the file)
+            return None, "the team's default file, found on first use"
         try:
-            with store.peek(self.path) as conn:
-                return _info(self.path, conn), None
+            with store.peek(self._path) as conn:
+                return _info(self._path, conn), None
         except FileNotFoundError:
             return None, "file missing"
         except Exception as exc:  # noqa: BLE001 - a display must not raise
@@ -366,7 +401,7 @@ class TransactionMirror:
     def __repr__(self) -> str:
         i, problem = self._peek()
         if i is None:
-            return f"TransactionMirror({str(self.path)!r}, {problem})"
+            return f"TransactionMirror({str(self._path or '<default>')!r}, {problem})"
         last = ("never synced" if i["last_sync"] is None
                 else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})")
         return (f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
@@ -375,7 +410,8 @@ class TransactionMirror:
 
     def _repr_html_(self) -> str:
         i, problem = self._peek()
-        shown = i if i is not None else {"path": str(self.path), "problem": problem}
+        shown = i if i is not None else {"path": str(self._path or "<default>"),
+                                         "problem": problem}
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
@@ -413,32 +449,3 @@ def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFra
     None values left out) and the rows returned."""
     record = dataclasses.replace(origin, filters=filters, rows=len(df))
     return frames.with_provenance(df, record)
-
-
-def _window(since: Any, until: Any, kind: Any) -> tuple:
-    """The client's window and type filter, checked (before any file is read)."""
-    lo, hi = parse_time(since, name="since"), parse_time(until, end=True, name="until")
-    if lo and hi and lo > hi:
-        raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
-    kind = check_tx_type(kind)
-    return lo, hi, (kind,) if isinstance(kind, str) else kind
-
-
-def _within(df: pd.DataFrame, lo: Any, hi: Any, kinds: Any) -> pd.DataFrame:
-    """The rows of ``df`` in the window and of the types asked for (all: None)."""
-    keep = pd.Series(True, index=df.index)
-    times = df["transaction_time"]
-    if lo is not None:
-        keep &= (times >= pd.Timestamp(lo)).fillna(False)
-    if hi is not None:
-        keep &= (times <= pd.Timestamp(hi)).fillna(False)
-    if kinds is not None:
-        keep &= df["type"].isin(kinds).fillna(False)
-    return df if bool(keep.all()) else df[keep.to_numpy()].reset_index(drop=True)
-
-
-def _asked(since: Any, until: Any, kind: Any) -> dict:
-    """The filters a frame says it was made with (JSON values)."""
-    asked = {"since": since, "until": until,
-             "type": list(kind) if isinstance(kind, (tuple, list)) else kind}
-    return {k: (str(v) if k != "type" else v) for k, v in asked.items() if v is not None}

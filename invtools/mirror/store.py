@@ -337,8 +337,8 @@ def lock_path(path: Path) -> Path:
 @contextlib.contextmanager
 def sync_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
-    :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it. The OS drops the lock when
-    its holder dies, so a killed sync never leaves the file locked. The lock file is left in
+    :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it.
+    The OS drops the lock when its holder dies, so a killed sync never leaves the file locked. The lock file is left in
     place: removing it would let a waiting opener lock an unlinked file."""
     fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
     try:

@@ -254,7 +254,7 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
             [(finished, sync_id, row[0]) for row in unseen])
         backdated = backdated_flags(shown_rows)
         conn.executemany("INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [c + [b] for c, b in zip(changes, backdated)])
+                         [[*c, b] for c, b in zip(changes, backdated, strict=True)])
         n = {k: sum(c[2] in ks for c in changes) for k, ks in
              {"new": ("new", "backdated-new"), "changed": ("edited", "restored"),
               "removed": ("removed",)}.items()}
@@ -263,7 +263,7 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
             (n["new"], n["changed"], n["removed"], unchanged, sync_id))
         created = [c for c in map(_created_ms, shown_rows[:len(current)]) if c is not None]
         if created:
-            set_meta(conn, newest_created_ms=str(max(created + [prev_created or created[0]])))
+            set_meta(conn, newest_created_ms=str(max([*created, prev_created or created[0]])))
         conn.execute("DELETE FROM staging")
     return SyncReport(
         team_id=int(team.id), team_name=str(team.name), kind=kind, window=window,
