@@ -48,9 +48,8 @@ class TransactionMirror:
     ``path=None`` uses a file per team and service (base URL) in the user data directory
     (needs ``client``).
     ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
-    Making a mirror sends nothing: with a client, its first use (a sync, a read, ``path``)
-    asks for the team once and checks the file against it (another team's or service's file
-    is refused then, and a new file is made only for a team that can sync).
+    Making one sends nothing: its first use (a sync, a read, ``path``) asks for the team once
+    and checks the file against it (a new file is made only for a team that can sync).
     The file is created readable by its owner only (0600, in folders it makes 0700) and never
     holds a token. Its repr reads the file without creating or changing any file, and says
     "file missing" rather than raising when the file is gone; the other methods raise a
@@ -79,9 +78,7 @@ class TransactionMirror:
         self._path = None if path is None else Path(path).expanduser()
         #: The file may only be read (read-only file or folder): reading works, sync() not.
         self.read_only = False
-        # Nothing is sent here: a mirror with a client asks for its team (once; the client
-        # keeps it) on first use -- the path of a default file, a sync, a read -- and checks
-        # the file against it then. Without a client it opens the file now.
+        # Nothing is sent here (first use does it); without a client the file opens now.
         self._ready = client is None
         if client is None:
             self._open(None, None)
