@@ -58,7 +58,10 @@ def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Ti
         raise TypeError(f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
                         f"'2026-05-01', or a duration back from now such as '90D'), not "
                         f"{type(value).__name__}")
-    return pd.Timestamp(parse_time(value, end=end, name=f"{_prefix(who)}{name}"))
+    when = parse_time(value, end=end, name=f"{_prefix(who)}{name}")
+    if when is None:  # not reached: only None parses to None
+        raise TypeError(f"{_prefix(who)}{name} must be a time, not None")
+    return pd.Timestamp(when)
 
 
 def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
