@@ -66,7 +66,8 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
     (units delivered), value_at_cost (quantity x cost, with ``items``; items without a cost
     count nothing, NaN when no item's cost is known), median_days_between (the median of the
     days between consecutive deliveries; NaN with fewer than two), items (distinct items
-    delivered), first_delivery, last_delivery. Largest value first (without ``items``: largest quantity). Deleted items'
+    delivered), first_delivery, last_delivery. Largest value first (without ``items``: largest
+    quantity). Deleted items'
     lines are left out unless ``include_deleted`` (said: see :mod:`invtools.analysis`).
 
     >>> import warnings
@@ -163,7 +164,8 @@ def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
     net_quantity, value_at_cost (net_quantity x cost, negative for a loss; items without a
     cost count nothing, NaN when none has one), cumulative_share (of the whole loss, the rows
     so far: rows in loss only add to it), in_cut (the rows that together make up the first
-    ``cut`` -- 80 % -- of the loss, the row that crosses it included). Sorted by value_at_cost, the biggest loss
+    ``cut`` -- 80 % -- of the loss, the row that crosses it included). Sorted by value_at_cost, the
+    biggest loss
     first. Deleted items' adjustments are left out unless ``include_deleted`` (said: see
     :mod:`invtools.analysis`).
 

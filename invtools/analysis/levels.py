@@ -171,7 +171,8 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     :func:`stock_at` its last instant in ``tz`` (a zone name such as ``"Europe/Paris"``);
     the last month's is the stock at ``as_of`` (default the newest time in the history).
     Opening balances count, so a history of a window (``client.lines_df(since=...)``) gives
-    every item present in it the same figures as the full history would, from the window's first month on; months before the history's
+    every item present in it the same figures as the full history would, from the window's first
+    month on; months before the history's
     first are not listed (``periods=None``: every month since then). ``item_ids``: the items
     to keep (a list of ids, one id, or an items frame's ``id`` column); default all.
 

@@ -54,7 +54,8 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     - ``change`` is the step in ``stock`` from the item's previous point (at the same
       location). The first point of each item has no previous level in the data, so its change
       is the line's own signed effect: in ``+quantity``, out ``-quantity``, adjust the signed
-      quantity, move ``-quantity`` out of the source, ``+quantity`` into the destination and ``0`` for all locations.
+      quantity, move ``-quantity`` out of the source, ``+quantity`` into the destination and ``0``
+      for all locations.
     - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so
       transactions at the same instant are ordered by id, the API's tiebreaker), then original
       line order.
