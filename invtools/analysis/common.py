@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.typing import NaTType
 
 from invtools._types import parse_time
 from invtools.errors import ConfigError
@@ -65,7 +66,7 @@ def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Ti
 
 
 def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
-               name: str = "as_of") -> pd.Timestamp:
+               name: str = "as_of") -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
     now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
     if value is None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.typing import NaTType
 
 from invtools._types import check_ids
 from invtools.analysis.common import (
@@ -113,14 +114,16 @@ def stock_at(history: pd.DataFrame, as_of: Any = None, *,
     return carry_provenance(out, history)
 
 
-def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp, until: pd.Timestamp,
+def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
+                      until: pd.Timestamp | NaTType,
                       tz: str) -> tuple[pd.PeriodIndex, pd.DataFrame]:
     """(months, levels): every month from ``start``'s (the history's first time, in ``tz``)
     to ``until``'s, and each series' stock at each month's last instant (at ``until`` for
     the last month): one column per (item_id, location_id), its opening balance before its
     first line."""
     h = _ordered(history)
-    if not len(h) or pd.isna(start):
+    # (a history with a time has a newest one: ``until`` is NaT only when ``start`` is too)
+    if not len(h) or pd.isna(start) or isinstance(until, NaTType):
         empty = pd.PeriodIndex([], freq="M")
         return empty, pd.DataFrame(index=empty, columns=pd.MultiIndex.from_arrays([[], []]),
                                    dtype="float64")
@@ -150,7 +153,7 @@ def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp, until: pd.Time
     return span, levels.iloc[1:]
 
 
-def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp, tz: str):
+def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp | NaTType, tz: str):
     """Each month's last instant in ``tz`` (as UTC, ms), the last month's cut at ``until``."""
     next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
                                                         ambiguous="NaT")
