@@ -10,7 +10,7 @@ provenance on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -64,9 +64,10 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
 
     Columns: partner_id, partner_name, deliveries (distinct inbound transactions), quantity
     (units delivered), value_at_cost (quantity x cost, with ``items``; items without a cost
-    count nothing, NaN when no item's cost is known), median_days_between (the median of the days between consecutive
-    deliveries; NaN with fewer than two), items (distinct items delivered), first_delivery,
-    last_delivery. Largest value first (without ``items``: largest quantity). Deleted items'
+    count nothing, NaN when no item's cost is known), median_days_between (the median of the
+    days between consecutive deliveries; NaN with fewer than two), items (distinct items
+    delivered), first_delivery, last_delivery. Largest value first (without ``items``: largest
+    quantity). Deleted items'
     lines are left out unless ``include_deleted`` (said: see :mod:`invtools.analysis`).
 
     >>> import warnings
@@ -116,7 +117,9 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
     # one time per delivery (a transaction), in order: the gaps between consecutive ones
     visits = per_line.drop_duplicates("transaction_id").sort_values(["partner_id", "time"],
                                                                     kind="stable")
-    gaps = visits.groupby("partner_id", sort=True)["time"].diff() / DAY
+    # differences of times: durations
+    gaps = cast("pd.Series[pd.Timedelta]",
+                visits.groupby("partner_id", sort=True)["time"].diff()) / DAY
     out["median_days_between"] = gaps.groupby(visits["partner_id"]).median().astype("float64")
     out["items"] = g["item_id"].nunique()
     out["first_delivery"], out["last_delivery"] = g["time"].min(), g["time"].max()
@@ -130,8 +133,8 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
             filled["value_at_cost"] = 0.0
         out = out.fillna(filled)
     out.index = pd.Index(out.index, dtype="Int64", name="partner_id")
-    out.insert(0, "partner_name", pd.array(names.reindex(out.index).astype(object),
-                                           dtype="string"))
+    out.insert(0, "partner_name", names.reindex(out.index).astype(object)
+                                           .astype("string"))
     for col in ("deliveries", "items"):
         out[col] = out[col].astype("int64")
     ranked = "value_at_cost" if items is not None else "quantity"
@@ -159,9 +162,10 @@ def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
     Columns: the key's id and name (item_id/item_name, location_id/location_name or
     created_by_id/created_by_name), adjustments (distinct adjustment transactions),
     net_quantity, value_at_cost (net_quantity x cost, negative for a loss; items without a
-    cost count nothing, NaN when none has one), cumulative_share (of the whole loss, the rows so far: rows in
-    loss only add to it), in_cut (the rows that together make up the first ``cut`` -- 80 % --
-    of the loss, the row that crosses it included). Sorted by value_at_cost, the biggest loss
+    cost count nothing, NaN when none has one), cumulative_share (of the whole loss, the rows
+    so far: rows in loss only add to it), in_cut (the rows that together make up the first
+    ``cut`` -- 80 % -- of the loss, the row that crosses it included). Sorted by value_at_cost, the
+    biggest loss
     first. Deleted items' adjustments are left out unless ``include_deleted`` (said: see
     :mod:`invtools.analysis`).
 
@@ -201,7 +205,7 @@ def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
                         "value_at_cost": g["value_at_cost"].sum(min_count=1)})
     out.index = pd.Index(out.index, dtype="Int64", name=key)
     names = _newest_name(adjusted, key, name)
-    out.insert(0, name, pd.array(names.reindex(out.index).astype(object), dtype="string"))
+    out.insert(0, name, names.reindex(out.index).astype(object).astype("string"))
     out = out.reset_index().sort_values(["value_at_cost", "net_quantity", key],
                                         kind="stable", na_position="last", ignore_index=True)
     loss = (-out["value_at_cost"]).clip(lower=0).fillna(0.0)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.typing import NaTType
 
 from invtools._types import parse_time
 from invtools.errors import ConfigError
@@ -58,11 +59,14 @@ def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Ti
         raise TypeError(f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
                         f"'2026-05-01', or a duration back from now such as '90D'), not "
                         f"{type(value).__name__}")
-    return pd.Timestamp(parse_time(value, end=end, name=f"{_prefix(who)}{name}"))
+    when = parse_time(value, end=end, name=f"{_prefix(who)}{name}")
+    if when is None:  # not reached: only None parses to None
+        raise TypeError(f"{_prefix(who)}{name} must be a time, not None")
+    return pd.Timestamp(when)
 
 
 def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
-               name: str = "as_of") -> pd.Timestamp:
+               name: str = "as_of") -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
     now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
     if value is None:

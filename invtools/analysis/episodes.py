@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -62,8 +62,9 @@ def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
     result = opened.merge(closed, on=[*keys, "episode"], how="left").drop(columns="episode")
     result["location_id"] = result["location_id"].astype("Int64")
     end = result["restocked_at"].fillna(as_of)
-    result["days_out"] = ((end - result["out_at"]) / DAY).astype("float64")
-    result["still_out"] = pd.array(result["restocked_at"].isna(), dtype="boolean")
+    out_for = cast("pd.Series[pd.Timedelta]", end - result["out_at"])  # times minus times
+    result["days_out"] = (out_for / DAY).astype("float64")
+    result["still_out"] = result["restocked_at"].isna().astype("boolean").array
     return result[["item_id", "item_name", "location_id", "out_at", "restocked_at",
                    "days_out", "still_out"]]
 
@@ -83,8 +84,9 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
     >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
     []
     """
-    return leave_out_deleted(_summary(_episodes(history, as_of, "stockout_summary")), deleted_items(history),
-                             include=include_deleted, who="stockout_summary")
+    return leave_out_deleted(_summary(_episodes(history, as_of, "stockout_summary")),
+                             deleted_items(history), include=include_deleted,
+                             who="stockout_summary")
 
 
 def _summary(eps: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.typing import NaTType
 
 from invtools._types import check_ids
 from invtools.analysis.common import (
@@ -113,14 +114,16 @@ def stock_at(history: pd.DataFrame, as_of: Any = None, *,
     return carry_provenance(out, history)
 
 
-def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp, until: pd.Timestamp,
+def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
+                      until: pd.Timestamp | NaTType,
                       tz: str) -> tuple[pd.PeriodIndex, pd.DataFrame]:
     """(months, levels): every month from ``start``'s (the history's first time, in ``tz``)
     to ``until``'s, and each series' stock at each month's last instant (at ``until`` for
     the last month): one column per (item_id, location_id), its opening balance before its
     first line."""
     h = _ordered(history)
-    if not len(h) or pd.isna(start):
+    # (a history with a time has a newest one: ``until`` is NaT only when ``start`` is too)
+    if not len(h) or pd.isna(start) or isinstance(until, NaTType):
         empty = pd.PeriodIndex([], freq="M")
         return empty, pd.DataFrame(index=empty, columns=pd.MultiIndex.from_arrays([[], []]),
                                    dtype="float64")
@@ -150,12 +153,14 @@ def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp, until: pd.Time
     return span, levels.iloc[1:]
 
 
-def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp, tz: str):
+def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp | NaTType, tz: str):
     """Each month's last instant in ``tz`` (as UTC, ms), the last month's cut at ``until``."""
     next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
                                                         ambiguous="NaT")
     as_of = (next_start - pd.Timedelta(milliseconds=1)).tz_convert("UTC")
-    return pd.array(np.minimum(as_of.as_unit("ms"), until), dtype="datetime64[ms, UTC]")
+    # stubs: DatetimeIndex works with numpy ufuncs such as np.minimum (__array_ufunc__)
+    return pd.array(np.minimum(as_of.as_unit("ms"), until),  # type: ignore[call-overload]
+                    dtype="datetime64[ms, UTC]")
 
 
 def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
@@ -167,9 +172,10 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, one, or
     ``by_location=True``: an item's locations are added up). A month's figure is
     :func:`stock_at` its last instant in ``tz`` (a zone name such as ``"Europe/Paris"``);
-    the last month's is the stock at ``as_of`` (default the newest time in the history). Opening balances count, so a history of a
-    window (``client.lines_df(since=...)``) gives every item present in it the same figures
-    as the full history would, from the window's first month on; months before the history's
+    the last month's is the stock at ``as_of`` (default the newest time in the history).
+    Opening balances count, so a history of a window (``client.lines_df(since=...)``) gives
+    every item present in it the same figures as the full history would, from the window's first
+    month on; months before the history's
     first are not listed (``periods=None``: every month since then). ``item_ids``: the items
     to keep (a list of ids, one id, or an items frame's ``id`` column); default all.
 
@@ -207,14 +213,15 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     left_out = h.attrs.get(DELETED_NOTE, [])
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up
-    item_of = pd.array([k[0] for k in levels.columns], dtype="Int64")
+    # stubs type the labels str, but they are (item_id, location_id) tuples of ints
+    item_of = pd.array([k[0] for k in levels.columns], dtype="Int64")  # type: ignore[call-overload]
     per_item = levels.T.groupby(item_of, sort=True).sum(min_count=1).T
     ids = [int(i) for i in per_item.columns]
     names = (h.dropna(subset=["item_name"]).drop_duplicates("item_id", keep="last")
              .set_index("item_id")["item_name"].astype(object)).reindex(ids)
     if periods is not None:
         span, per_item = span[-periods:], per_item.iloc[-periods:]
-    months = pd.array(span.strftime("%Y-%m"), dtype="string")
+    months = span.strftime("%Y-%m").astype("string").array
     if wide:
         # plain text labels, the Index type pandas infers: the one read_parquet gives back
         out = pd.DataFrame(per_item.to_numpy(dtype="float64"),
@@ -252,7 +259,7 @@ def _labels(ids: list[int], names: pd.Series) -> list[str]:
     """An item's name, or ``"name (#id)"`` where the name is missing or not unique."""
     counts = names.value_counts(dropna=True)
     out = []
-    for item_id, name in zip(ids, names.tolist()):
+    for item_id, name in zip(ids, names.tolist(), strict=True):
         if name is None or pd.isna(name):
             out.append(f"#{item_id}")
         elif counts[name] > 1:
@@ -296,16 +303,16 @@ def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str 
     held = levels.clip(lower=0)
     item_of = [k[0] for k in held.columns]
     prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
-    held = held.to_numpy(dtype="float64")
-    held = np.where(np.isnan(held), 0.0, held)
-    units = held.sum(axis=1)
-    in_stock = pd.DataFrame(held > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
+    amounts = held.to_numpy(dtype="float64")
+    amounts = np.where(np.isnan(amounts), 0.0, amounts)
+    units = amounts.sum(axis=1)
+    in_stock = pd.DataFrame(amounts > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
     cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
     price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
     out = pd.DataFrame({
-        "month": pd.array(span.strftime("%Y-%m"), dtype="string"),
+        "month": span.strftime("%Y-%m").astype("string").array,
         "as_of": _month_ends(span, until, tz),
         "items": pd.array(in_stock.to_numpy(), dtype="int64"),
-        "units": units, "value_at_cost": held @ cost, "value_at_price": held @ price})
+        "units": units, "value_at_cost": amounts @ cost, "value_at_price": amounts @ price})
     out.attrs.update(h.attrs)
     return out

@@ -38,7 +38,7 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     ...     warnings.simplefilter("always")
     ...     slow = movement(mirror.lines_df(), items)          # or client.lines_df()
     >>> print(said[0].message)                     # doctest: +ELLIPSIS
-    movement: left out 4 deleted items (100054 'GreenThumb Seed Packet Marigold', ...); include_deleted=True keeps them
+    movement: left out 4 deleted items (100054 ...); include_deleted=True keeps them
     >>> len(slow) == len(items), slow["sold"].is_monotonic_increasing
     (True, True)
     >>> dead = slow[slow["dead"]]          # stock on hand, no sale for 90 days (or ever)
@@ -90,7 +90,7 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     on_hand = moved["quantity"] > 0 if "quantity" in moved else True
     idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"]
                                                   > dead_after_days)
-    moved["dead"] = pd.array(idle & on_hand, dtype="boolean")
+    moved["dead"] = (idle & on_hand).astype("boolean").array
     moved["item_name"] = moved["item_name"].astype("string")
     result = moved.reset_index().sort_values(["sold", "days_since_last_sale"],
                                              ascending=[True, False], ignore_index=True)

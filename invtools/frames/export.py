@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 
@@ -151,7 +152,7 @@ def _check_sheets(frames: Mapping) -> None:
 def _provenance_row(sheet: str, df: pd.DataFrame, tz: str) -> dict:
     row: dict = {"sheet": sheet, "frame_rows": len(df), "frame_columns": df.shape[1],
                  "times_in": tz}
-    record = Provenance.from_attrs(df.attrs)
+    record = Provenance.from_attrs(cast("dict[str, Any]", df.attrs))  # attrs: text keys
     for key, value in (record.as_attrs() if record else {}).items():
         row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value
     if "deleted_items_excluded" in df.attrs:

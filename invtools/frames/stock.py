@@ -52,11 +52,13 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
       deleted in the service (<NA> when the lines do not say); analyses and plots leave such
       items out unless asked (:mod:`invtools.frames.deleted`).
     - ``change`` is the step in ``stock`` from the item's previous point (at the same
-      location). The first point of each item has no previous level in the data, so its change is the line's own signed
-      effect: in ``+quantity``, out ``-quantity``, adjust the signed quantity, move ``-quantity``
-      out of the source, ``+quantity`` into the destination and ``0`` for all locations.
-    - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so transactions
-      at the same instant are ordered by id, the API's tiebreaker), then original line order.
+      location). The first point of each item has no previous level in the data, so its change
+      is the line's own signed effect: in ``+quantity``, out ``-quantity``, adjust the signed
+      quantity, move ``-quantity`` out of the source, ``+quantity`` into the destination and ``0``
+      for all locations.
+    - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so
+      transactions at the same instant are ordered by id, the API's tiebreaker), then original
+      line order.
     - The lines' provenance (``df.attrs``, see :func:`with_provenance`) is carried on.
 
     >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
@@ -78,8 +80,8 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
                           f"mirror.lines_df()), one row per transaction line; this frame has "
                           f"no {', '.join(missing)} column (a transactions frame?)")
     schema = SCHEMAS["stock_history"]
-    if item_ids is not None:
-        wanted = check_ids(item_ids, name="item_ids")
+    wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
+    if wanted is not None:
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
     qty, kind, inward = _line_effects(lines)
     if by_location and location_id is not None:
@@ -195,5 +197,6 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         mine = steps[steps["col"] == col]
         values = out[col].to_numpy(dtype="float64", na_value=np.nan, copy=True)
         values[mine["row"].to_numpy()] = mine["rebased"].to_numpy()
-        out[col] = pd.array(values, dtype=out[col].dtype)
+        # stubs: pd.array takes any dtype, here the column's own
+        out[col] = pd.array(values, dtype=out[col].dtype)  # type: ignore[arg-type]
     return out

@@ -19,7 +19,7 @@ import html
 import io
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as widgets
 import pandas as pd
@@ -225,7 +225,11 @@ class ActivityExplorer(widgets.VBox):
             self.redraw()
 
     def _base(self) -> pd.DataFrame:
-        return self._item_frame if self.by.value == "item" else self.data
+        if self.by.value != "item":
+            return self.data
+        if self._item_frame is None:  # not reached: "item" is offered only with lines
+            raise ConfigError("by='item' needs a lines frame")
+        return self._item_frame
 
     def _openings(self, df: pd.DataFrame) -> pd.Series:
         """The opening stock counts of ``df`` (:func:`~invtools.viz.opening_counts`); for the
@@ -306,7 +310,8 @@ class ActivityExplorer(widgets.VBox):
         })
         self.summary.index.name = table.columns.name
         per_period = table.sum(axis=1)
-        self.busiest = (per_period.idxmax(), per_period.max()) if grand else None
+        self.busiest = ((cast(pd.Timestamp, per_period.idxmax()), per_period.max()) if grand
+                        else None)  # the index holds the period starts
         unit = ("lines" if self.by.value == "item" else "transactions") \
             if metric == "count" else "units"
         said = f"{grand:,.0f} {unit}"
@@ -379,7 +384,8 @@ def activity_explorer(
     numbers are in ``explorer.table`` and ``explorer.summary``.
 
     >>> import pandas as pd
-    >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-02", "2026-03-18"], utc=True),
+    >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-02", "2026-03-18"],
+    ...                                                       utc=True),
     ...                    "type": ["in", "out"], "total_quantity": [5.0, 2.0]})
     >>> ex = activity_explorer(tx)
     >>> ex.freq.value = "M"

@@ -9,7 +9,7 @@ them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -102,7 +102,7 @@ def plot_activity(
         return ax
 
     # Plot naive wall-clock times so tick labels show the period starts of the chosen zone.
-    starts = table.index.tz_localize(None)
+    starts = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     periods = pd.PeriodIndex(starts, freq=pfreq)
     widths = (periods + 1).start_time - periods.start_time
     colors = category_colors(table.columns, by)
@@ -116,7 +116,8 @@ def plot_activity(
             ax.plot(starts.to_numpy(), table[col].to_numpy(dtype=float), marker="o",
                     markersize=3, label=col, color=colors[col])
         if len(starts) > 1:  # a line's last point is at the last period's start
-            ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())
+            # matplotlib takes datetime64 through its date converter; its stubs say float
+            ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())  # type: ignore[arg-type]
     if (table.to_numpy() < 0).any():  # signed: what was counted away stacks below zero
         ax.axhline(0, color=OTHER_COLOR, linewidth=0.8)
     else:

@@ -5,7 +5,7 @@ The daily numbers are :func:`~invtools.viz.tables.activity_table`'s (by day, one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -62,9 +62,10 @@ def plot_calendar(
                            end=f"{year}-12-31", tz=tz)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
-    ax.set_title(f"{'Transactions' if what == 'transactions' else what.capitalize()} per day, {year}")
+    label = "Transactions" if what == "transactions" else what.capitalize()
+    ax.set_title(f"{label} per day, {year}")
 
-    days = table.index.tz_localize(None)
+    days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
     # Days outside the span the frame covers are unknown, not quiet: leave them blank.
     local = times.dropna().dt.tz_convert(tz).dt.tz_localize(None).dt.normalize()

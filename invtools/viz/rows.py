@@ -122,7 +122,7 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
             present |= df[column].notna().to_numpy(dtype=bool)
     if "partner_type" in df.columns:
         given = df["partner_type"].astype("string").str.lower()
-        return given.where(present & given.isin(PARTNER_TYPES), pd.NA).astype("string")
+        return given.where(present & given.isin(PARTNER_TYPES)).astype("string")  # else <NA>
     if "type" not in df.columns:
         raise ConfigError(
             "without a 'partner_type' column a partner's type is taken from the transaction's "

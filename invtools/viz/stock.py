@@ -75,7 +75,8 @@ def plot_stock_history(
 
     >>> import pandas as pd
     >>> h = pd.DataFrame({
-    ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"], utc=True),
+    ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"],
+    ...                                        utc=True),
     ...     "item_id": [7, 7, 7], "item_name": ["bolt"] * 3, "stock": [10.0, 0.0, 6.0]})
     >>> ax = plot_stock_history(h, min_stock=4, until="2026-03-12T18:00")
     >>> ax.get_ylabel(), ax.get_lines()[0].get_ydata().tolist()
@@ -122,7 +123,8 @@ def plot_stock_history(
     n = 0
     for item_id in wanted:
         rows = h[h["item_id"] == item_id]
-        groups = rows.groupby("location_id", dropna=False, sort=True) if by_location else [(None, rows)]
+        groups = (rows.groupby("location_id", dropna=False, sort=True) if by_location
+                  else [(None, rows)])
         for loc, part in groups:
             part = part.sort_values("_t", kind="stable")
             if part.empty:  # every row of it after ``until``
@@ -136,8 +138,9 @@ def plot_stock_history(
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
             held = pd.notna(end) and len(x) and x[-1] < end  # the last level holds to the end
-            ax.plot(np.append(x, np.array([end]).astype(x.dtype)) if held else x, np.append(y, y[-1]) if held else y,
-                    drawstyle="steps-post", color=color, label=label)
+            ax.plot(np.append(x, np.array([end]).astype(x.dtype)) if held else x,
+                    np.append(y, y[-1]) if held else y, drawstyle="steps-post", color=color,
+                    label=label)
             out = y <= 0
             if out.any():
                 ax.plot(x[out], y[out], linestyle="none", marker="x", markersize=8,
@@ -225,7 +228,7 @@ def _min_levels(min_stock, wanted, label_of, names, ids):
     if min_stock is None:
         return []
     if isinstance(min_stock, Mapping):
-        out = []
+        out: list[tuple[Any, float]] = []
         for key, level in min_stock.items():
             item_id = _resolve_item(key, label_of, names, ids)
             if item_id in wanted and level is not None and not pd.isna(level):

@@ -15,7 +15,7 @@ with the plotting modules of :mod:`invtools.viz`; they are not part of its ``__a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -112,7 +112,8 @@ def activity_table(
 
     >>> import pandas as pd
     >>> lines = pd.DataFrame({
-    ...     "transaction_time": pd.to_datetime(["2026-01-05", "2026-01-20", "2026-03-01"], utc=True),
+    ...     "transaction_time": pd.to_datetime(["2026-01-05", "2026-01-20", "2026-03-01"],
+    ...                                        utc=True),
     ...     "type": ["in", "adjust", "out"], "item_name": ["bolt", "bolt", "nut"],
     ...     "quantity": [10.0, -3.0, 4.0]})
     >>> activity_table(lines, "M", by="item", metric="quantity")  # doctest: +NORMALIZE_WHITESPACE
@@ -148,9 +149,9 @@ def activity_table(
         keep &= times < hi_excl
     elif hi is not None:
         keep &= times <= hi
-    keep = keep.fillna(False).to_numpy(dtype=bool)
+    rows = keep.fillna(False).to_numpy(dtype=bool)
     # Wall-clock times in the chosen zone, naive: Period cannot hold a time zone.
-    local = times[keep].dt.tz_convert(tz).dt.tz_localize(None)
+    local = times[rows].dt.tz_convert(tz).dt.tz_localize(None)
     periods = local.dt.to_period(pfreq)
 
     seen = periods.dropna()  # a row without a time cannot be placed in any period
@@ -164,15 +165,17 @@ def activity_table(
         raise ConfigError(_before_start(end, start))
     full = pd.period_range(first, last, freq=pfreq)
 
-    frame = pd.DataFrame({"period": periods.array, "cat": categories[keep].to_numpy(),
-                          "value": values[keep].to_numpy()})
+    frame = pd.DataFrame({"period": periods.array, "cat": categories[rows].to_numpy(),
+                          "value": values[rows].to_numpy()})
     table = frame.pivot_table(index="period", columns="cat", values="value", aggfunc="sum",
                               fill_value=0, observed=True)
     table = table.reindex(full, fill_value=0)
     table = _top(table, top, by)
     table = table.astype("int64" if metric == "count" else "float64")
     # no freq on the index: a saved table (Parquet, Feather) comes back without one
-    table.index = pd.DatetimeIndex(_localize(full.start_time, tz), freq=None, name="period")
+    # (stubs: freq=None, which drops it, is allowed)
+    table.index = pd.DatetimeIndex(_localize(full.start_time, tz),
+                                   freq=None, name="period")  # type: ignore[arg-type]
     # Plain text labels, the Index type pandas infers for them: the one read_parquet and
     # read_feather give back, so a saved table is equal to the table.
     table.columns = pd.Index([str(c) for c in table.columns],
@@ -217,7 +220,8 @@ def check_tz(tz: str | None) -> str:
     try:
         pd.Timestamp("2026-01-01", tz=tz)
     except Exception as exc:  # pandas raises several types for a bad zone name
-        raise ConfigError(f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris').") from exc
+        raise ConfigError(
+            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris').") from exc
     return tz
 
 
@@ -276,13 +280,17 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
     elif by == "location":
         to = df["to_location_name"] if "to_location_name" in df.columns else None
         frm = df["from_location_name"] if "from_location_name" in df.columns else None
-        if to is None and frm is None:
-            raise ConfigError(
-                f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
-                f"this frame has {columns_text(df)}."
-            )
-        col = to if frm is None else frm if to is None else to.astype(object).where(
-            to.notna(), frm.astype(object))
+        if to is None:
+            if frm is None:
+                raise ConfigError(
+                    f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
+                    f"this frame has {columns_text(df)}."
+                )
+            col = frm
+        elif frm is None:
+            col = to
+        else:
+            col = to.astype(object).where(to.notna(), frm.astype(object))
     elif by in ("partner", *PARTNER_SIDES):
         col = _need(df, "partner_name", by)
     elif by == "member":
@@ -366,7 +374,7 @@ def _in_words(value: Any) -> str:
     if value is None:
         return "none given"
     if isinstance(value, date):  # datetime and pandas.Timestamp too
-        return value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
+        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
     return str(value)
 
 
