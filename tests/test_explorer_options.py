@@ -55,8 +55,8 @@ def test_units_are_said_and_can_be_signed():
     assert ex.ax.get_ylabel() == "quantity (units, absolute) per week"
 
     ex.units.value = "signed"
-    expected = activity_table(tx, "W", metric="quantity", signed=True, start=ex.start.value,
-                              end=ex.end.value)
+    expected = activity_table(tx, "W", metric="quantity", signed=True, since=ex.start.value,
+                              until=ex.end.value)
     assert_drawn(ex, expected)
     assert ex.table.to_numpy().sum() == pytest.approx(q.sum())
     assert ex.table["adjust"].sum() < 0  # the test frame's adjustments are all negative
@@ -89,10 +89,10 @@ def test_leaving_out_opening_counts_changes_what_is_plotted_and_says_so(demo):
         ex.freq.value = "M"
         ex.exclude_counts.value = True
     expected = activity_table(tx, "M", metric="quantity", exclude_opening_counts=True,
-                              start=ex.start.value, end=ex.end.value)
+                              since=ex.start.value, until=ex.end.value)
     assert_drawn(ex, expected)
     left = tx.loc[opening_counts(tx), "total_quantity"].sum()
-    whole = activity_table(tx, "M", metric="quantity", start=ex.start.value, end=ex.end.value)
+    whole = activity_table(tx, "M", metric="quantity", since=ex.start.value, until=ex.end.value)
     assert whole.to_numpy().sum() - ex.table.to_numpy().sum() == pytest.approx(left)
     assert f"Left out: 4 opening stock counts ({left:,.0f} units)" in ex.summary_html.value
     assert ex.ax.get_title().endswith("without opening stock counts")
@@ -119,8 +119,8 @@ def test_the_item_view_leaves_out_the_stocktakes_lines(demo):
     ids = tx.loc[opening_counts(tx), "id"]
     kept = lines[~lines["transaction_id"].isin(ids)]
     assert len(kept) < len(lines)
-    expected = activity_table(kept, "W", "item", "quantity", top=8, start=ex.start.value,
-                              end=ex.end.value)
+    expected = activity_table(kept, "W", "item", "quantity", top=8, since=ex.start.value,
+                              until=ex.end.value)
     assert_drawn(ex, expected)
     assert "Left out: 4 opening stock counts" in ex.summary_html.value
 

@@ -6,7 +6,7 @@ numbers and the artists drawn.
 - suppliers and customers apart (``by="supplier"`` / ``"customer"``, :func:`partner_types`);
 - opening stock counts recognised (:func:`opening_counts`) and left out
   (``exclude_opening_counts=``);
-- ``plot_stock_history`` draws every item to the end of the data (or ``until``).
+- ``plot_stock_history`` draws every item to the end of the data (or ``as_of``).
 """
 
 from __future__ import annotations
@@ -193,23 +193,23 @@ def test_each_item_is_drawn_to_the_end_of_the_data_or_until():
         ("2026-03-02T10:00Z", 8, "nut", 50),
         ("2026-03-20T10:00Z", 8, "nut", 30),
     ])
-    x, y = _line(plot_stock_history(h, items=["bolt"]), "bolt")
+    x, y = _line(plot_stock_history(h, item_ids=["bolt"]), "bolt")
     assert x[-1] == pd.Timestamp("2026-03-20T10:00") and y == [10.0, 4.0, 4.0]
     x, y = _line(plot_stock_history(h), "nut")  # the item that ends the data: as recorded
     assert x[-1] == pd.Timestamp("2026-03-20T10:00") and y == [50.0, 30.0]
 
     # until= later: every line goes on to it; a date means the end of that day
-    ax = plot_stock_history(h, until=pd.Timestamp("2026-03-31T18:00Z"))
+    ax = plot_stock_history(h, as_of=pd.Timestamp("2026-03-31T18:00Z"))
     for label, level in (("bolt", 4.0), ("nut", 30.0)):
         x, y = _line(ax, label)
         assert x[-1] == pd.Timestamp("2026-03-31T18:00") and y[-1] == level
-    x, _ = _line(plot_stock_history(h, until="2026-03-31", tz="Europe/Paris"), "nut")
+    x, _ = _line(plot_stock_history(h, as_of="2026-03-31", tz="Europe/Paris"), "nut")
     assert x[-1].floor("s") == pd.Timestamp("2026-03-31T23:59:59")  # Paris wall clock
 
     # until= earlier: rows after it are not drawn
-    x, y = _line(plot_stock_history(h, until="2026-03-03"), "bolt")
+    x, y = _line(plot_stock_history(h, as_of="2026-03-03"), "bolt")
     assert y == [10.0, 10.0] and x[-1].date() == pd.Timestamp("2026-03-03").date()
-    x, y = _line(plot_stock_history(h, until="2026-03-03"), "nut")
+    x, y = _line(plot_stock_history(h, as_of="2026-03-03"), "nut")
     assert y == [50.0, 50.0]
 
 
@@ -219,7 +219,7 @@ def test_an_item_out_of_stock_at_the_end_is_shaded_to_the_end():
         ("2026-03-05T10:00Z", 7, "bolt", 0),
         ("2026-03-15T10:00Z", 8, "nut", 9),
     ])
-    ax = plot_stock_history(h, items=["bolt"])
+    ax = plot_stock_history(h, item_ids=["bolt"])
     (span,) = ax.patches
     xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
     assert (xs.min(), xs.max()) == pytest.approx(
@@ -266,3 +266,16 @@ def test_the_table_and_the_plot_take_the_same_options_by_keyword():
         activity_table(tx, "W", "type", "count", 3)  # top only by its name, as in the plot
     assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2,
                                                                                 "other": 1}
+
+
+def test_plot_stock_history_old_names_still_work_with_a_deprecation_warning():
+    h = pd.DataFrame({
+        "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05"], utc=True),
+        "item_id": [7, 8], "item_name": ["bolt", "nut"], "stock": [10.0, 3.0]})
+    new = plot_stock_history(h, item_ids=[7], as_of="2026-03-10")
+    with pytest.warns(DeprecationWarning, match=r"plot_stock_history\((items|until)=\.\.\.\)"):
+        old = plot_stock_history(h, items=[7], until="2026-03-10")
+    assert [(line.get_label(), list(line.get_ydata())) for line in old.get_lines()] == [
+        (line.get_label(), list(line.get_ydata())) for line in new.get_lines()]
+    with pytest.raises(ConfigError, match="item_ids= only"):
+        plot_stock_history(h, items=[7], item_ids=[7])

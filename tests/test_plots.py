@@ -177,11 +177,11 @@ def test_monthly_and_daily_frequencies_and_pandas_spellings(tx):
 
 
 def test_start_and_end_reindex_the_whole_range_and_end_date_includes_its_day(tx):
-    table = activity_table(tx, "W", by=None, start="2026-02-16", end="2026-03-23")
+    table = activity_table(tx, "W", by=None, since="2026-02-16", until="2026-03-23")
     assert table.index[0] == pd.Timestamp("2026-02-16", tz="UTC")
     assert table.index[-1] == pd.Timestamp("2026-03-23", tz="UTC")
     assert table["all"].tolist() == [0, 0, 4, 0, 0, 1]  # only 03-23 of the last week counted
-    daily = activity_table(tx, "D", by=None, start="2026-03-03", end="2026-03-04")
+    daily = activity_table(tx, "D", by=None, since="2026-03-03", until="2026-03-04")
     assert daily["all"].tolist() == [1, 1]
 
 
@@ -199,22 +199,22 @@ def test_range_bounds_are_read_in_tz_whatever_their_type():
                    {"time": "2026-03-02T15:30Z", "type": "out"}])
     for day in ("2026-03-02", date(2026, 3, 2), pd.Timestamp("2026-03-02"),
                 datetime(2026, 3, 2), np.datetime64("2026-03-02")):
-        seoul = activity_table(df, "D", by=None, start=day, end=day, tz="Asia/Seoul")
+        seoul = activity_table(df, "D", by=None, since=day, until=day, tz="Asia/Seoul")
         assert seoul["all"].tolist() == [1], day  # the whole Seoul day, and only it
-    utc = activity_table(df, "D", by=None, start=date(2026, 3, 2), end=date(2026, 3, 2))
+    utc = activity_table(df, "D", by=None, since=date(2026, 3, 2), until=date(2026, 3, 2))
     assert utc["all"].tolist() == [1]
     aware = pd.Timestamp("2026-03-02T15:00", tz="UTC")  # a time with a zone keeps its zone
-    assert activity_table(df, "D", by=None, end=aware)["all"].sum() == 1
-    assert activity_table(df, "D", by=None, start=pd.NaT, end=None)["all"].sum() == 2
+    assert activity_table(df, "D", by=None, until=aware)["all"].sum() == 1
+    assert activity_table(df, "D", by=None, since=pd.NaT, until=None)["all"].sum() == 2
 
 
 def test_a_range_error_names_the_bounds_in_words(tx):
     with pytest.raises(ConfigError) as info:
-        activity_table(tx, start=date(2026, 3, 10), end=date(2026, 3, 1))
-    assert "end (2026-03-01) is before start (2026-03-10)" in str(info.value)
+        activity_table(tx, since=date(2026, 3, 10), until=date(2026, 3, 1))
+    assert "until (2026-03-01) is before since (2026-03-10)" in str(info.value)
     with pytest.raises(ConfigError) as info:
-        activity_table(tx, start=datetime(2026, 3, 10, 8, 30), end="2026-03-01")
-    assert "end (2026-03-01) is before start (2026-03-10 08:30:00)" in str(info.value)
+        activity_table(tx, since=datetime(2026, 3, 10, 8, 30), until="2026-03-01")
+    assert "until (2026-03-01) is before since (2026-03-10 08:30:00)" in str(info.value)
     assert "datetime." not in str(info.value)
 
 
@@ -289,7 +289,7 @@ def test_empty_frame_gives_an_empty_table_or_a_zero_range():
     empty = tx_frame([])
     table = activity_table(empty, "W")
     assert table.empty and table.columns.name == "type"
-    ranged = activity_table(empty, "W", start="2026-03-02", end="2026-03-15")
+    ranged = activity_table(empty, "W", since="2026-03-02", until="2026-03-15")
     assert len(ranged) == 2 and ranged.shape[1] == 0
 
 
@@ -431,7 +431,7 @@ def test_empty_input_says_so_instead_of_crashing(tx, case):
     if case == "empty frame":
         ax = plot_activity(tx_frame([]), "W")
     else:
-        ax = plot_activity(tx, "W", start="2030-01-01", end="2030-02-01")
+        ax = plot_activity(tx, "W", since="2030-01-01", until="2030-02-01")
     assert [t.get_text() for t in ax.texts] == ["no transactions in range"]
     assert ax.containers == [] and ax.get_ylabel() == "transactions per week"
 
@@ -459,8 +459,8 @@ def test_dark_style_takes_text_colours_from_the_style(tx):
         ({"freq": "fortnight"}, ["'fortnight'", "'W'", "'M'"]),
         ({"kind": "pie"}, ["'pie'", "'bar'", "'line'"]),
         ({"top": 0}, ["top=0", "positive"]),
-        ({"start": "2026-03-10", "end": "2026-03-01"}, ["before start"]),
-        ({"start": "not a date"}, ["start='not a date'"]),
+        ({"since": "2026-03-10", "until": "2026-03-01"}, ["before since", "plot_activity"]),
+        ({"since": "not a date"}, ["since='not a date'"]),
         ({"tz": "Mars/Base"}, ["Mars/Base", "time zone"]),
     ],
 )
@@ -525,7 +525,7 @@ def _x_extent(patch) -> tuple[float, float]:
 
 
 def test_out_of_stock_points_are_marked_and_spans_shaded(history):
-    ax = plot_stock_history(history, items=["bolt"])
+    ax = plot_stock_history(history, item_ids=["bolt"])
     (marks,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None"]
     assert marks.get_marker() == "x"
     bolt = history[history["item_id"] == 7]
@@ -556,7 +556,7 @@ def test_min_stock_line_number_and_per_item(history):
     ax = plot_stock_history(history, min_stock=4)
     (hline,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
     assert list(hline.get_ydata()) == [4, 4] and hline.get_label() == "minimum stock (4)"
-    ax = plot_stock_history(history, items=[8, "bolt"], min_stock={7: 3, "nut": 20, 99: 1})
+    ax = plot_stock_history(history, item_ids=[8, "bolt"], min_stock={7: 3, "nut": 20, 99: 1})
     hlines = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_linestyle() == "--"}
     assert set(hlines) == {"minimum bolt (3)", "minimum nut (20)"}  # 99 is not drawn: ignored
     colour = {ln.get_label(): ln.get_color() for ln in ax.get_lines()}
@@ -568,9 +568,9 @@ def test_stock_history_bad_arguments(history):
     many = history_frame([("2026-03-01T10:00Z", i, f"item {i}", 1) for i in range(10)])
     with pytest.raises(ConfigError, match=r"10 items are too many.*items=\["):
         plot_stock_history(many)
-    plot_stock_history(many, items=range(3))  # a few is fine
+    plot_stock_history(many, item_ids=range(3))  # a few is fine
     with pytest.raises(ConfigError, match=r"'washer' is not in this stock history.*'bolt'"):
-        plot_stock_history(history, items="washer")
+        plot_stock_history(history, item_ids="washer")
     with pytest.raises(ConfigError, match="stock_history"):
         plot_stock_history(history.drop(columns="stock"))
     with pytest.raises(ConfigError, match="min_stock"):
@@ -586,7 +586,7 @@ def test_deleted_items_are_left_out_unless_asked_for(history):
     assert _legend(ax) == ["bolt", "out of stock"] and ax.get_title() == "Stock of bolt"
     ax = plot_stock_history(h, include_deleted=True)
     assert _legend(ax) == ["bolt", "out of stock", "nut (deleted)"]
-    ax = plot_stock_history(h, items=["nut"])  # asked for by name: drawn, and labelled
+    ax = plot_stock_history(h, item_ids=["nut"])  # asked for by name: drawn, and labelled
     assert _legend(ax) == ["nut (deleted)"]
 
 
@@ -659,3 +659,22 @@ def test_import_picks_no_backend_and_needs_no_display():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**env, "PYTHONPATH": ":".join(sys.path)})
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_errors_name_the_function_the_user_called():
+    for call, name in ((lambda: plot_activity(42), "plot_activity"),
+                       (lambda: activity_table(42), "activity_table"),
+                       (lambda: plot_activity(tx_frame([]), metric="value"), "plot_activity")):
+        with pytest.raises(ConfigError, match=name):
+            call()
+
+
+def test_the_old_start_and_end_still_work_with_a_deprecation_warning(tx):
+    new = activity_table(tx, "W", since="2026-02-16", until="2026-03-23")
+    with pytest.warns(DeprecationWarning, match=r"activity_table\((start|end)=...\) is deprecated"):
+        old = activity_table(tx, "W", start="2026-02-16", end="2026-03-23")
+    pd.testing.assert_frame_equal(old, new)
+    with pytest.warns(DeprecationWarning, match="plot_activity"):
+        plot_activity(tx, "W", start="2026-02-16")
+    with pytest.raises(ConfigError, match="since= only"):
+        activity_table(tx, since="2026-02-16", start="2026-02-16")

@@ -574,8 +574,8 @@ def test_explorer_draws_what_activity_table_counts(tx):
     ex = activity_explorer(tx)
     assert (ex.start.value, ex.end.value) == (tx.transaction_time.min().date(),
                                               tx.transaction_time.max().date())
-    assert_drawn(ex, activity_table(tx, "W", "type", "count", top=8, start=ex.start.value,
-                                     end=ex.end.value))
+    assert_drawn(ex, activity_table(tx, "W", "type", "count", top=8, since=ex.start.value,
+                                     until=ex.end.value))
     assert ex.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     # The summary: totals per type, the grand total and the busiest week.
     assert ex.summary["count"].to_dict() == tx["type"].value_counts().to_dict()
@@ -589,12 +589,12 @@ def test_changing_frequency_metric_and_kind_redraws(tx):
     ex = activity_explorer(tx)
     first_png = ex.image.value
     ex.freq.value = "M"
-    expected = activity_table(tx, "M", start=ex.start.value, end=ex.end.value)
+    expected = activity_table(tx, "M", since=ex.start.value, until=ex.end.value)
     assert_drawn(ex, expected)
     assert len(ex.table) == 4 and ex.image.value != first_png
 
     ex.metric.value = "quantity"
-    expected = activity_table(tx, "M", metric="quantity", start=ex.start.value, end=ex.end.value)
+    expected = activity_table(tx, "M", metric="quantity", since=ex.start.value, until=ex.end.value)
     assert_drawn(ex, expected)
     assert ex.summary["quantity"].sum() == pytest.approx(tx["total_quantity"].abs().sum())
     assert "units" in ex.summary_html.value
@@ -608,12 +608,12 @@ def test_type_filter_and_date_range(tx):
     ex = activity_explorer(tx)
     ex.types.value = ("out", "adjust")
     kept = tx[tx["type"].isin(["out", "adjust"])]
-    assert_drawn(ex, activity_table(kept, "W", start=ex.start.value, end=ex.end.value))
+    assert_drawn(ex, activity_table(kept, "W", since=ex.start.value, until=ex.end.value))
     assert list(ex.table.columns) == ["out", "adjust"]
 
     ex.start.value, ex.end.value = pd.Timestamp("2026-02-02").date(), pd.Timestamp(
         "2026-02-15").date()
-    expected = activity_table(kept, "W", start="2026-02-02", end="2026-02-15")
+    expected = activity_table(kept, "W", since="2026-02-02", until="2026-02-15")
     assert_drawn(ex, expected)
     assert len(ex.table) == 2
     in_range = kept[(kept.transaction_time >= "2026-02-02") & (kept.transaction_time < "2026-02-16")]
@@ -629,7 +629,7 @@ def test_split_by_location_and_by_supplier_or_customer(tx):
     assert "item" not in ex.by.options
     assert ex.by.options == ("type", "location", "supplier", "customer")  # never mixed
     ex.by.value = "supplier"
-    assert_drawn(ex, activity_table(tx, "W", "supplier", start=ex.start.value, end=ex.end.value))
+    assert_drawn(ex, activity_table(tx, "W", "supplier", since=ex.start.value, until=ex.end.value))
     deliveries = tx[(tx["type"] == "in") & tx["partner_name"].notna()]
     assert set(ex.table.columns) == {"Acme", "Bolt Co"}
     assert ex.table.to_numpy().sum() == len(deliveries)
@@ -694,8 +694,8 @@ def test_explorer_from_a_client_with_lines(server):
         ex.metric.value = "quantity"
         ex.freq.value = "M"
     assert ex.redraws == before + 1  # one redraw for three changes
-    expected = activity_table(lines, "M", "item", "quantity", top=8, start=ex.start.value,
-                              end=ex.end.value)
+    expected = activity_table(lines, "M", "item", "quantity", top=8, since=ex.start.value,
+                              until=ex.end.value)
     assert_drawn(ex, expected)
     assert len(ex.table.columns) <= 9 and "lines" not in ex.summary_html.value
 

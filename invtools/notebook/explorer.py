@@ -159,7 +159,7 @@ class ActivityExplorer(widgets.VBox):
     def settings(self) -> dict[str, Any]:
         """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
         return {"freq": self.freq.value, "by": self.by.value, "metric": self.metric.value,
-                "top": self.top, "start": self.start.value, "end": self.end.value,
+                "top": self.top, "since": self.start.value, "until": self.end.value,
                 "tz": self.tz, "signed": self.signed}
 
     @property
@@ -187,14 +187,14 @@ class ActivityExplorer(widgets.VBox):
         self.figure.clear()
         ax = self.figure.add_subplot()
         try:
-            if s["start"] is not None and s["end"] is not None and s["start"] > s["end"]:
-                raise ConfigError(f"Start {_day(s['start'])} is after end {_day(s['end'])}: "
+            if s["since"] is not None and s["until"] is not None and s["since"] > s["until"]:
+                raise ConfigError(f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
                                   "choose a start on or before the end.")
             self.table = activity_table(df, s["freq"], s["by"], s["metric"], top=s["top"],
-                                        start=s["start"], end=s["end"], tz=s["tz"],
+                                        since=s["since"], until=s["until"], tz=s["tz"],
                                         signed=s["signed"])
             plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
-                          kind=self.kind.value, start=s["start"], end=s["end"], tz=s["tz"],
+                          kind=self.kind.value, since=s["since"], until=s["until"], tz=s["tz"],
                           signed=s["signed"], ax=ax)
             if self.exclude_counts.value:  # the picture says so too, not only the summary
                 ax.set_title(f"{ax.get_title()}, without opening stock counts")

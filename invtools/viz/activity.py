@@ -23,7 +23,7 @@ from invtools.viz.style import (
     new_axes,
     no_data,
 )
-from invtools.viz.tables import activity_table, choices_text, is_lines, period_freq
+from invtools.viz.tables import choices_text, is_lines, period_freq, renamed_window, table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -46,12 +46,14 @@ def plot_activity(
     *,
     top: int | None = 8,
     kind: str = "bar",
-    start: Any = None,
-    end: Any = None,
+    since: Any = None,
+    until: Any = None,
     tz: str | None = None,
     signed: bool = False,
     exclude_opening_counts: bool = False,
     ax: Axes | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> Axes:
     """Transaction activity over time: stacked bars (or lines) per period, split by category.
 
@@ -79,9 +81,10 @@ def plot_activity(
     ('quantity (units, absolute) per week', ['in', 'out'])
     """
     if kind not in _KINDS:
-        raise ConfigError(f"kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    table = activity_table(df, freq, by, metric, top=top, start=start, end=end, tz=tz,
-                           signed=signed, exclude_opening_counts=exclude_opening_counts)
+        raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
+    since, until = renamed_window("plot_activity", since, until, start, end)
+    table = table_of("plot_activity", df, freq, by, metric, top=top, since=since, until=until,
+                     tz=tz, signed=signed, exclude_opening_counts=exclude_opening_counts)
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))

@@ -12,7 +12,7 @@ import pandas as pd
 
 from invtools.errors import ConfigError
 from invtools.viz.style import new_axes
-from invtools.viz.tables import activity_table, check_tz, frame_times, is_lines
+from invtools.viz.tables import check_tz, frame_times, is_lines, table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -58,8 +58,8 @@ def plot_calendar(
     elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
     year = int(year)
-    table = activity_table(df, "D", None, metric, top=None, start=f"{year}-01-01",
-                           end=f"{year}-12-31", tz=tz)
+    table = table_of("plot_calendar", df, "D", None, metric, top=None, since=f"{year}-01-01",
+                     until=f"{year}-12-31", tz=tz, signed=False, exclude_opening_counts=False)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
     label = "Transactions" if what == "transactions" else what.capitalize()

@@ -9,6 +9,8 @@ the minimum-stock levels to draw.
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -41,12 +43,14 @@ MAX_STOCK_ITEMS = 8
 def plot_stock_history(
     history: pd.DataFrame,
     *,
-    items: Any = None,
+    item_ids: Any = None,
     min_stock: float | Mapping[Any, float] | None = None,
     tz: str | None = None,
-    until: Any = None,
+    as_of: Any = None,
     include_deleted: bool = False,
     ax: Axes | None = None,
+    items: Any = None,
+    until: Any = None,
 ) -> Axes:
     """Stock of one or a few items over time, as steps, with the moments it ran out.
 
@@ -54,37 +58,43 @@ def plot_stock_history(
     item_name, location_id, stock, change). Each item's stock is drawn as a step line
     (``drawstyle="steps-post"``: the level holds until the next transaction), from its first
     recorded transaction to **the end of the data**: the last time in ``history`` (of any
-    item), or ``until``. An item whose last transaction came weeks earlier still held that
+    item), or ``as_of``. An item whose last transaction came weeks earlier still held that
     level since, so its line goes on (its last point is that level at the end), and a line
     that stops means the data stops. Points where stock is at or below zero get a red ``x``
     and the span until stock came back (or the end) is shaded.
 
-    - ``items``: item ids and/or names to draw (one or a list); default every item in
+    - ``item_ids``: the items to draw, by id (or name), one or a list; default every item in
       ``history``. More than :data:`MAX_STOCK_ITEMS` raises :class:`ConfigError`: pick a few.
     - ``min_stock``: a dashed horizontal line at the minimum stock: one number for all items,
       or a mapping item id (or name) -> number, drawn in each item's colour (items not drawn
       are ignored, so a mapping for the whole catalogue is fine).
     - ``tz``: time zone of the x axis (default UTC).
-    - ``until``: where the lines end, e.g. the moment the data was fetched or
+    - ``as_of``: where the lines end, e.g. the moment the data was fetched or
       ``"2026-10-31"`` (a date means the end of that day, in ``tz``); rows after it are not
       drawn. Default: the last time in ``history``.
     - ``include_deleted``: items deleted in the service (``item_deleted`` in ``history``) are
-      not drawn when ``items`` is not given, with a
+      not drawn when ``item_ids`` is not given, with a
       :class:`~invtools.errors.DeletedItemsWarning` naming them; ``True`` draws them. Items
-      asked for in ``items`` are drawn either way. A deleted item's label says "(deleted)".
+      asked for in ``item_ids`` are drawn either way. A deleted item's label says "(deleted)".
+
+    (``items=`` and ``until=``, the old names of ``item_ids=`` and ``as_of=``, still work with
+    a ``DeprecationWarning`` until 0.3.)
 
     >>> import pandas as pd
     >>> h = pd.DataFrame({
     ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"],
     ...                                        utc=True),
     ...     "item_id": [7, 7, 7], "item_name": ["bolt"] * 3, "stock": [10.0, 0.0, 6.0]})
-    >>> ax = plot_stock_history(h, min_stock=4, until="2026-03-12T18:00")
+    >>> ax = plot_stock_history(h, min_stock=4, as_of="2026-03-12T18:00")
     >>> ax.get_ylabel(), ax.get_lines()[0].get_ydata().tolist()
     ('stock (units)', [10.0, 0.0, 6.0, 6.0])
     >>> str(pd.Timestamp(ax.get_lines()[0].get_xdata()[-1]))    # 6 held until the end
     '2026-03-12 18:00:00'
 
     """
+    item_ids = _renamed("items", "item_ids", items, item_ids)
+    until = _renamed("until", "as_of", until, as_of)
+    items = item_ids
     tz = check_tz(tz)
     times = frame_times(history, "plot_stock_history")
     for column in ("item_id", "stock"):
@@ -258,3 +268,14 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     if start is not None:
         runs.append((start, len(mask) - 1))
     return runs
+
+
+def _renamed(old: str, new: str, old_value: Any, value: Any) -> Any:
+    """``value``, or the value given under its old name with a ``DeprecationWarning``."""
+    if old_value is None:
+        return value
+    if value is not None:
+        raise ConfigError(f"plot_stock_history: give {new}= only ({old}= is its old name)")
+    warnings.warn(f"plot_stock_history({old}=...) is deprecated: it is {new}=",
+                  DeprecationWarning, stacklevel=3)
+    return old_value

@@ -1,7 +1,7 @@
 """The numbers behind the pictures: :func:`activity_table` and the pure helpers it needs.
 
 Reading a frame's times, its categories (``by=``) and values (``metric=``), the plot range
-(``start``/``end``), the frequencies plots understand, and the top-N lumping into ``"other"``.
+(``since``/``until``), the frequencies plots understand, and the top-N lumping into ``"other"``.
 No matplotlib here: everything is pandas in, pandas out.
 
 The helpers without a leading underscore (:func:`period_freq`, :func:`check_tz`,
@@ -13,6 +13,8 @@ with the plotting modules of :mod:`invtools.viz`; they are not part of its ``__a
 """
 
 from __future__ import annotations
+
+import warnings
 
 from collections.abc import Iterable
 from datetime import date, datetime
@@ -63,11 +65,13 @@ def activity_table(
     metric: str = "count",
     *,
     top: int | None = 8,
-    start: Any = None,
-    end: Any = None,
+    since: Any = None,
+    until: Any = None,
     tz: str | None = None,
     signed: bool = False,
     exclude_opening_counts: bool = False,
+    start: Any = None,
+    end: Any = None,
 ) -> pd.DataFrame:
     """Transaction activity per period and category: the numbers
     :func:`~invtools.viz.plot_activity` draws.
@@ -98,16 +102,18 @@ def activity_table(
       recognised), whose thousands of units dwarf everything else in a quantity view.
     - ``top``: keep the ``top`` categories with the largest totals over the range, sum the rest
       into ``"other"``; ``None`` keeps all.
-    - ``start``, ``end``: the range, both included (an ``end`` without a time of day includes
-      that whole day); by default the first and last transaction. Every period of the range is
-      a row, with zeros where nothing happened; the first and last periods count only what
-      falls inside the range (``start="2026-03-04"`` by week leaves out 2 and 3 March).
+    - ``since``, ``until``: the range, both included (an ``until`` without a time of day
+      includes that whole day), spelled as for the client's methods; by default the first and
+      last transaction. Every period of the range is a row, with zeros where nothing happened;
+      the first and last periods count only what falls inside the range
+      (``since="2026-03-04"`` by week leaves out 2 and 3 March). (``start``/``end``, the old
+      names, still work with a ``DeprecationWarning`` until 0.3.)
     - ``tz``: the time zone periods are cut in (default UTC, the service's time zone); a shop
       in Seoul wants ``tz="Asia/Seoul"`` so that its days start at its midnight.
 
     Returns a DataFrame: index ``period`` (period start timestamps, tz-aware), one column per
     category (types in the order in/out/move/adjust, others largest first, then ``"other"``),
-    int64 counts or float64 quantities. No rows in range and no ``start``/``end``: an empty
+    int64 counts or float64 quantities. No rows in range and no ``since``/``until``: an empty
     frame.
 
     >>> import pandas as pd
@@ -123,21 +129,43 @@ def activity_table(
     2026-02-01 00:00:00+00:00   0.0  0.0
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
+    since, until = renamed_window("activity_table", since, until, start, end)
+    return table_of("activity_table", df, freq, by, metric, top=top, since=since, until=until,
+                    tz=tz, signed=signed, exclude_opening_counts=exclude_opening_counts)
+
+
+def renamed_window(who: str, since: Any, until: Any, start: Any, end: Any) -> tuple[Any, Any]:
+    """``since``/``until``, or the old ``start``/``end`` with a ``DeprecationWarning``."""
+    for old, new, value, given in (("start", "since", start, since), ("end", "until", end, until)):
+        if value is None:
+            continue
+        if given is not None:
+            raise ConfigError(f"{who}: give {new}= only ({old}= is its old name)")
+        warnings.warn(f"{who}({old}=...) is deprecated: the window is since=/until=, as for "
+                      f"the client's methods", DeprecationWarning, stacklevel=3)
+    return (start if since is None else since), (end if until is None else until)
+
+
+def table_of(who: str, df: pd.DataFrame, freq: str, by: str | None, metric: str, *,
+             top: int | None, since: Any, until: Any, tz: str | None, signed: bool,
+             exclude_opening_counts: bool) -> pd.DataFrame:
+    """:func:`activity_table` for ``who`` (the function the user called, named by errors)."""
     pfreq, _noun = period_freq(freq)
     if metric not in METRICS:
-        raise ConfigError(f"metric={metric!r} is not one of {choices_text(METRICS)}.")
+        raise ConfigError(f"{who}: metric={metric!r} is not one of {choices_text(METRICS)}.")
     if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer))
                             or top < 1):
-        raise ConfigError(f"top={top!r} must be a positive whole number (or None for all).")
+        raise ConfigError(f"{who}: top={top!r} must be a positive whole number (or None for "
+                          "all).")
     for name, flag in (("signed", signed), ("exclude_opening_counts", exclude_opening_counts)):
         if not isinstance(flag, (bool, np.bool_)):
-            raise ConfigError(f"{name}={flag!r} must be True or False.")
+            raise ConfigError(f"{who}: {name}={flag!r} must be True or False.")
     tz = check_tz(tz)
-    times = frame_times(df, "activity_table")
+    times = frame_times(df, who)
     categories = _categories(df, by)
     values = _values(df, metric, signed)
 
-    lo, hi_excl, hi = _time_range(start, end, tz)
+    lo, hi_excl, hi = _time_range(since, until, tz, who)
     keep = pd.Series(True, index=df.index)
     if by in PARTNER_SIDES:  # only the transactions with a partner of that type
         keep &= (partner_types(df) == by).fillna(False)
@@ -162,7 +190,7 @@ def activity_table(
     if first is None or last is None:  # nothing in range and no explicit range
         return _empty_table(by, metric, tz)
     if last < first:
-        raise ConfigError(_before_start(end, start))
+        raise ConfigError(f"{who}: {_before_start(until, since)}")
     full = pd.period_range(first, last, freq=pfreq)
 
     frame = pd.DataFrame({"period": periods.array, "cat": categories[rows].to_numpy(),
@@ -342,20 +370,19 @@ def _values(df: pd.DataFrame, metric: str, signed: bool = False) -> pd.Series:
 # ------------------------------------------------------------------------------- range, periods
 
 
-def _time_range(start: Any, end: Any, tz: str):
-    """(start, exclusive end or None, inclusive end) as UTC timestamps; naive values in ``tz``.
-
-    An ``end`` at midnight (a date, or a time of 00:00) includes that whole day.
+def _time_range(since: Any, until: Any, tz: str, who: str):
+    """(since, exclusive until or None, inclusive until) as UTC timestamps; naive values in
+    ``tz``. An ``until`` at midnight (a date, or a time of 00:00) includes that whole day.
     """
     zone = pd.Timestamp(0, tz=tz).tzinfo  # the zone pandas cuts periods in, for the parser too
-    lo, hi = _bound(start, "start", zone), _bound(end, "end", zone)
+    lo, hi = _bound(since, f"{who}: since", zone), _bound(until, f"{who}: until", zone)
     hi_excl = None
     if hi is not None:
         local = hi.tz_convert(tz)
         if local == local.normalize():  # a date: include that whole day
             hi_excl = (local + pd.Timedelta(days=1)).tz_convert("UTC")
     if lo is not None and hi is not None and hi < lo:
-        raise ConfigError(_before_start(end, start))
+        raise ConfigError(f"{who}: {_before_start(until, since)}")
     return lo, hi_excl, hi
 
 
@@ -378,9 +405,9 @@ def _in_words(value: Any) -> str:
     return str(value)
 
 
-def _before_start(end: Any, start: Any) -> str:
-    return (f"end ({_in_words(end)}) is before start ({_in_words(start)}); give an end on or "
-            "after the start.")
+def _before_start(until: Any, since: Any) -> str:
+    return (f"until ({_in_words(until)}) is before since ({_in_words(since)}); give an until "
+            "on or after the since.")
 
 
 def _localize(index: pd.DatetimeIndex, tz: str) -> pd.DatetimeIndex:
