@@ -13,7 +13,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "invtools"
 
-FOUNDATION = {"errors", "_config", "_types", "_files", "_progress", "_provenance", "_clock"}
+FOUNDATION = {"errors", "_config", "_types", "_files", "_progress", "_provenance", "_clock",
+              "_deprecation"}
 #: part -> the parts it may import (itself always allowed).
 ALLOWED: dict[str, set[str]] = {
     "foundation": set(),

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
+from invtools._deprecation import renamed
 from invtools._types import check_ids
 from invtools.analysis.common import (
     HISTORY_HINT,
@@ -270,15 +271,16 @@ def _labels(ids: list[int], names: pd.Series) -> list[str]:
 
 
 def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str = "UTC",
-                         until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
+                         as_of: Any = None, include_deleted: bool = False,
+                         until: Any = None) -> pd.DataFrame:
     """Units in stock and their value at cost and at price at the end of every month, from
-    the history's first month to ``until`` (default the newest time in the history).
+    the history's first month to ``as_of`` (default the newest time in the history).
 
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or
     ``by_location=True``: the locations are added up); ``items`` an items frame, for ``cost``
     and ``price`` -- today's: the history does not say what an item cost in the past. A
     month's value is :func:`stock_at` its last instant (in ``tz``), counting positive stock
-    only, as :func:`stock_value` does; the last month's is the value at ``until``, so with
+    only, as :func:`stock_value` does; the last month's is the value at ``as_of``, so with
     the whole history it agrees with ``stock_value(client.stock_df(), items)`` today. Months
     without a line carry the stock over, and an item's opening balance counts before its
     first line (a history of a window values the stock its items held when it began).
@@ -291,12 +293,15 @@ def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str 
     ...     client.lines_df(since="2026-09-01")), client.items_df())
     >>> monthly["month"].tolist()
     ['2026-09', '2026-10']
+
+    (``until=``, the old name of ``as_of=``, works with a ``DeprecationWarning`` until 0.3.)
     """
     who = "stock_value_by_month"
+    as_of = renamed(who, "until", "as_of", until, as_of, stacklevel=3)
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
     need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().",
          who=who)
-    until = as_of_time(until, history["transaction_time"], who=who, name="until")
+    until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
     h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
                           include=include_deleted, who="stock_value_by_month")
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)

@@ -9,14 +9,13 @@ the minimum-stock levels to draw.
 
 from __future__ import annotations
 
-import warnings
-
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from invtools._deprecation import renamed
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
@@ -92,8 +91,8 @@ def plot_stock_history(
     '2026-03-12 18:00:00'
 
     """
-    item_ids = _renamed("items", "item_ids", items, item_ids)
-    until = _renamed("until", "as_of", until, as_of)
+    item_ids = renamed("plot_stock_history", "items", "item_ids", items, item_ids, stacklevel=3)
+    until = renamed("plot_stock_history", "until", "as_of", until, as_of, stacklevel=3)
     items = item_ids
     tz = check_tz(tz)
     times = frame_times(history, "plot_stock_history")
@@ -268,14 +267,3 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     if start is not None:
         runs.append((start, len(mask) - 1))
     return runs
-
-
-def _renamed(old: str, new: str, old_value: Any, value: Any) -> Any:
-    """``value``, or the value given under its old name with a ``DeprecationWarning``."""
-    if old_value is None:
-        return value
-    if value is not None:
-        raise ConfigError(f"plot_stock_history: give {new}= only ({old}= is its old name)")
-    warnings.warn(f"plot_stock_history({old}=...) is deprecated: it is {new}=",
-                  DeprecationWarning, stacklevel=3)
-    return old_value

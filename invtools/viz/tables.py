@@ -14,8 +14,6 @@ with the plotting modules of :mod:`invtools.viz`; they are not part of its ``__a
 
 from __future__ import annotations
 
-import warnings
-
 from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from invtools._deprecation import renamed
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
 from invtools.viz.rows import opening_counts, partner_types
@@ -136,14 +135,8 @@ def activity_table(
 
 def renamed_window(who: str, since: Any, until: Any, start: Any, end: Any) -> tuple[Any, Any]:
     """``since``/``until``, or the old ``start``/``end`` with a ``DeprecationWarning``."""
-    for old, new, value, given in (("start", "since", start, since), ("end", "until", end, until)):
-        if value is None:
-            continue
-        if given is not None:
-            raise ConfigError(f"{who}: give {new}= only ({old}= is its old name)")
-        warnings.warn(f"{who}({old}=...) is deprecated: the window is since=/until=, as for "
-                      f"the client's methods", DeprecationWarning, stacklevel=3)
-    return (start if since is None else since), (end if until is None else until)
+    return (renamed(who, "start", "since", start, since),
+            renamed(who, "end", "until", end, until))
 
 
 def table_of(who: str, df: pd.DataFrame, freq: str, by: str | None, metric: str, *,
