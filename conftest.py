@@ -28,9 +28,13 @@ import sys
 import pytest
 
 #: name -> the session fixture that makes it
-PROVIDED = {"client": "_doctest_client", "mirror": "_doctest_mirror",
-            "sandbox": "_doctest_sandbox", "invtools": "_doctest_invtools",
-            "pd": "_doctest_pandas"}
+PROVIDED = {
+    "client": "_doctest_client",
+    "mirror": "_doctest_mirror",
+    "sandbox": "_doctest_sandbox",
+    "invtools": "_doctest_invtools",
+    "pd": "_doctest_pandas",
+}
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +50,9 @@ def _doctest_client(_doctest_sandbox):
     from invtools import Client
 
     sb = _doctest_sandbox
-    with Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
-                progress=False) as client:
+    with Client(
+        sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0, progress=False
+    ) as client:
         yield client
 
 
@@ -55,8 +60,9 @@ def _doctest_client(_doctest_sandbox):
 def _doctest_mirror(_doctest_client, tmp_path_factory):
     from invtools import TransactionMirror
 
-    mirror = TransactionMirror(tmp_path_factory.mktemp("doctest-mirror") / "shop.sqlite",
-                               _doctest_client)
+    mirror = TransactionMirror(
+        tmp_path_factory.mktemp("doctest-mirror") / "shop.sqlite", _doctest_client
+    )
     mirror.sync()
     return mirror
 

@@ -44,18 +44,20 @@ RATE = 5.0
 MODELS = {
     "arrival, 5/s": dict(rate_limit=5),
     "after latency, 5/s, silent": dict(rate_limit=5, count_after_latency=True),
-    "after latency, 5/s, stated": dict(rate_limit=5, count_after_latency=True,
-                                      stated_budget=True),
+    "after latency, 5/s, stated": dict(rate_limit=5, count_after_latency=True, stated_budget=True),
     "300/min, stated": dict(rate_limit=300, rate_window=60, stated_budget=True),
 }
-GOALS = {"arrival, 5/s": (0.90, 0.02), "after latency, 5/s, silent": (0.75, 0.05),
-         "after latency, 5/s, stated": (0.75, 0.05), "300/min, stated": (1.5, 0.02),
-         "two processes": (0.80, 0.05)}
+GOALS = {
+    "arrival, 5/s": (0.90, 0.02),
+    "after latency, 5/s, silent": (0.75, 0.05),
+    "after latency, 5/s, stated": (0.75, 0.05),
+    "300/min, stated": (1.5, 0.02),
+    "two processes": (0.80, 0.05),
+}
 
 
 def server(model: dict, size: int, log=None):
-    return serve(latency=0.8, jitter=0.25, rate_limit_scope="token", size=size, log=log,
-                 **model)
+    return serve(latency=0.8, jitter=0.25, rate_limit_scope="token", size=size, log=log, **model)
 
 
 def figures(n: int, seconds: float, n429: int) -> tuple[float, float, float]:
@@ -66,8 +68,14 @@ def figures(n: int, seconds: float, n429: int) -> tuple[float, float, float]:
 
 
 def client_details(sb, pairs, cache: Path) -> tuple[int, float, int]:
-    c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=RATE,
-               rate_limit_scope="token", progress=False)
+    c = Client(
+        sb.tokens["shop"],
+        base_url=sb.base_url,
+        cache=cache,
+        rate_limit=RATE,
+        rate_limit_scope="token",
+        progress=False,
+    )
     c.team()
     sb.clear_log()
     t0 = time.perf_counter()
@@ -100,8 +108,9 @@ def fixed_pace_details(sb, pairs, *, threads: int) -> tuple[int, float, int]:
     def one(pair) -> None:
         while True:
             paced()
-            r = session.get(f"{sb.base_url}/v1/location-txs/{pair[0]}",
-                            params={"revision": pair[1]})
+            r = session.get(
+                f"{sb.base_url}/v1/location-txs/{pair[0]}", params={"revision": pair[1]}
+            )
             if r.status_code != 429:
                 return
             time.sleep(float(r.headers.get("X-Ratelimit-Reset", 1)))
@@ -116,8 +125,14 @@ def fixed_pace_details(sb, pairs, *, threads: int) -> tuple[int, float, int]:
 
 
 def first_walk(sb, cache: Path) -> tuple[int, float, int]:
-    c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=RATE,
-               rate_limit_scope="token", progress=False)
+    c = Client(
+        sb.tokens["shop"],
+        base_url=sb.base_url,
+        cache=cache,
+        rate_limit=RATE,
+        rate_limit_scope="token",
+        progress=False,
+    )
     c.team()
     sb.clear_log()
     t0 = time.perf_counter()
@@ -144,20 +159,30 @@ print(json.dumps({"n": n, "start": t0, "end": time.time(), "429": c.stats.rate_l
 def two_processes(details: int) -> tuple[int, float, int, list]:
     import json
 
-    with server(MODELS["arrival, 5/s"], size=2 * details + 100) as sb, \
-            tempfile.TemporaryDirectory() as tmp:
+    with (
+        server(MODELS["arrival, 5/s"], size=2 * details + 100) as sb,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         rows = sb.data().transactions
-        halves = [rows[:details], rows[details:2 * details]]
+        halves = [rows[:details], rows[details : 2 * details]]
         env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
-        env.update(T=sb.tokens["shop"], U=sb.base_url, C=str(Path(tmp) / "c.sqlite"),
-                   PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        env.update(
+            T=sb.tokens["shop"],
+            U=sb.base_url,
+            C=str(Path(tmp) / "c.sqlite"),
+            PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+        )
         sb.clear_log()
-        procs = [subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE,
-                                  text=True, env={**env, "P": json.dumps(
-                                      [[r["id"], r["revision"]] for r in half])})
-                 for half in halves]
-        outs = [json.loads(p.communicate(timeout=900)[0].strip().splitlines()[-1])
-                for p in procs]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _CHILD],
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**env, "P": json.dumps([[r["id"], r["revision"]] for r in half])},
+            )
+            for half in halves
+        ]
+        outs = [json.loads(p.communicate(timeout=900)[0].strip().splitlines()[-1]) for p in procs]
         statuses = [r.status for r in sb.requests if r.route == "/v1/location-txs/{id}"]
         seconds = max(o["end"] for o in outs) - min(o["start"] for o in outs)
         return len(statuses), seconds, statuses.count(429), outs
@@ -179,24 +204,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--walk", type=int, default=4000, help="transactions in the list walked")
     ap.add_argument("--only", nargs="*", default=None, help="model names (a word of each)")
     args = ap.parse_args(argv)
-    chosen = [m for m in [*MODELS, "two processes"]
-              if not args.only or any(w in m for w in args.only)]
+    chosen = [
+        m for m in [*MODELS, "two processes"] if not args.only or any(w in m for w in args.only)
+    ]
     ok = True
-    print(f"stand-in at 0.8 s +-25 % per answer, one budget per token; {args.details} details "
-          f"and a first walk of {args.walk} transactions from a fresh cache; rates as "
-          f"multiples of {RATE:g} requests/s")
+    print(
+        f"stand-in at 0.8 s +-25 % per answer, one budget per token; {args.details} details "
+        f"and a first walk of {args.walk} transactions from a fresh cache; rates as "
+        f"multiples of {RATE:g} requests/s"
+    )
     for name in chosen:
         goal_rate, goal_429 = GOALS[name]
         if name == "two processes":
             n, s, n429, outs = two_processes(args.details)
             rate, share, useful = figures(n, s, n429)
-            met = rate >= goal_rate and share <= goal_429 and all(
-                o["n"] == args.details for o in outs)
+            met = (
+                rate >= goal_rate
+                and share <= goal_429
+                and all(o["n"] == args.details for o in outs)
+            )
             ok &= met
-            print(f"{name}: both finished ({[o['n'] for o in outs]} details), together "
-                  f"{n} answers in {s:.1f} s = {rate:.2f}x, 429 {n429}/{n} = {share:.1%}, "
-                  f"details {useful:.2f}x "
-                  f"(goal >= {goal_rate}, <= {goal_429:.0%}) {'ok' if met else 'MISSED'}")
+            print(
+                f"{name}: both finished ({[o['n'] for o in outs]} details), together "
+                f"{n} answers in {s:.1f} s = {rate:.2f}x, 429 {n429}/{n} = {share:.1%}, "
+                f"details {useful:.2f}x "
+                f"(goal >= {goal_rate}, <= {goal_429:.0%}) {'ok' if met else 'MISSED'}"
+            )
             continue
         model = MODELS[name]
         with tempfile.TemporaryDirectory() as tmp:
@@ -210,21 +243,23 @@ def main(argv: list[str] | None = None) -> int:
 
                 sb.limiter.hit = counted
                 pairs = [(r["id"], r["revision"]) for r in sb.data().transactions]
-                n, s, n429 = client_details(sb, pairs[:args.details], Path(tmp) / "a.sqlite")
+                n, s, n429 = client_details(sb, pairs[: args.details], Path(tmp) / "a.sqlite")
                 rate, share, useful = figures(n, s, n429)
                 met = rate >= goal_rate and share <= goal_429
                 ok &= met
                 time.sleep(61 if "300" in name else 1.1)  # a fresh window for what follows
-                fn, fs, f429 = fixed_pace_details(sb, pairs[:args.details], threads=8)
+                fn, fs, f429 = fixed_pace_details(sb, pairs[: args.details], threads=8)
                 frate, fshare, fuseful = figures(fn, fs, f429)
                 time.sleep(61 if "300" in name else 1.1)
                 wn, ws, w429 = first_walk(sb, Path(tmp) / "w.sqlite")
                 wrate, wshare, _ = figures(wn, ws, w429)
-                print(f"{name}: {args.details} details in {s:.1f} s: {rate:.2f}x, 429 "
-                      f"{n429}/{n} = {share:.1%} (goal >= {goal_rate}, <= {goal_429:.0%}) "
-                      f"{'ok' if met else 'MISSED'}, details {useful:.2f}x; fixed pace "
-                      f"{frate:.2f}x, 429 {fshare:.1%}, details {fuseful:.2f}x; first walk "
-                      f"{wrate:.2f}x in {ws:.1f} s, 429 {wshare:.1%}")
+                print(
+                    f"{name}: {args.details} details in {s:.1f} s: {rate:.2f}x, 429 "
+                    f"{n429}/{n} = {share:.1%} (goal >= {goal_rate}, <= {goal_429:.0%}) "
+                    f"{'ok' if met else 'MISSED'}, details {useful:.2f}x; fixed pace "
+                    f"{frate:.2f}x, 429 {fshare:.1%}, details {fuseful:.2f}x; first walk "
+                    f"{wrate:.2f}x in {ws:.1f} s, 429 {wshare:.1%}"
+                )
                 if "300" in name:
                     time.sleep(61)
                     stamps.clear()
@@ -232,8 +267,10 @@ def main(argv: list[str] | None = None) -> int:
                     mn, ms, m429 = client_details(sb, many, Path(tmp) / "m.sqlite")
                     most = busiest_minute(stamps)
                     ok &= most <= 300
-                    print(f"  1,000 details: {ms:.1f} s, 429 {m429}/{mn}; the most requests "
-                          f"reaching the counter in any 60 s: {most} (goal <= 300)")
+                    print(
+                        f"  1,000 details: {ms:.1f} s, 429 {m429}/{mn}; the most requests "
+                        f"reaching the counter in any 60 s: {most} (goal <= 300)"
+                    )
     print("all goals met" if ok else "GOAL MISSED")
     return 0 if ok else 1
 

@@ -48,17 +48,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=int, default=5, help="server and client requests/s")
     args = ap.parse_args(argv)
 
-    goals = {"one chain": None, "first walk (type chains)": 0.35,
-             "re-walk (stored cursors)": 0.8}
+    goals = {"one chain": None, "first walk (type chains)": 0.35, "re-walk (stored cursors)": 0.8}
     ok = True
     with serve(rate_limit=args.rate, size=args.size, latency=args.latency) as sb:
-        client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False,
-                        rate_limit=args.rate, progress=False)
+        client = Client(
+            sb.tokens["shop"],
+            base_url=sb.base_url,
+            cache=False,
+            rate_limit=args.rate,
+            progress=False,
+        )
         client.team()  # bound once per client; not part of a walk
         forget_walks()
         reference = None
-        print(f"{args.size} transactions ({-(-args.size // 100)} pages), "
-              f"{args.latency:g} s per answer, {args.rate}/s per endpoint")
+        print(
+            f"{args.size} transactions ({-(-args.size // 100)} pages), "
+            f"{args.latency:g} s per answer, {args.rate}/s per endpoint"
+        )
         for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}], strict=True):
             if name.startswith("first"):
                 forget_walks()  # what a new process does
@@ -68,11 +74,13 @@ def main(argv: list[str] | None = None) -> int:
             same = rows == reference
             met = goal is None or rps / args.rate >= goal
             ok = ok and same and met and n429 == 0
-            print(f"{name}: {summary['chains']} chains ({summary['plan']}), {sent} requests "
-                  f"in {seconds:.1f} s = {rps:.2f} req/s = {rps / args.rate:.2f} of the limit"
-                  + (f" (goal >= {goal})" if goal else "")
-                  + f"; 429 answers: {n429}; rows as one chain: {same}"
-                  + (f"; fell back: {summary['fallback']}" if summary["fallback"] else ""))
+            print(
+                f"{name}: {summary['chains']} chains ({summary['plan']}), {sent} requests "
+                f"in {seconds:.1f} s = {rps:.2f} req/s = {rps / args.rate:.2f} of the limit"
+                + (f" (goal >= {goal})" if goal else "")
+                + f"; 429 answers: {n429}; rows as one chain: {same}"
+                + (f"; fell back: {summary['fallback']}" if summary["fallback"] else "")
+            )
         client.close()
     print("all goals met" if ok else "GOAL MISSED")
     return 0 if ok else 1

@@ -32,10 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     size = args.pages * 100 + 50  # a little over, so the walk is exactly --pages pages long
-    with tempfile.TemporaryDirectory() as tmp, \
-            serve(rate_limit=int(args.rate), size=size) as sb:
-        c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=Path(tmp) / "bench.sqlite",
-                   rate_limit=args.rate, progress=False)
+    with tempfile.TemporaryDirectory() as tmp, serve(rate_limit=int(args.rate), size=size) as sb:
+        c = Client(
+            sb.tokens["shop"],
+            base_url=sb.base_url,
+            cache=Path(tmp) / "bench.sqlite",
+            rate_limit=args.rate,
+            progress=False,
+        )
         c.team()  # bound once per client; not part of the walk
         sb.clear_log()
 
@@ -47,20 +51,22 @@ def main(argv: list[str] | None = None) -> int:
         n429 = statuses.count(429)
         # Requests per second over the walk: n requests span n-1 intervals.
         rps = (cold.sent - 1) / cold_s if cold.sent > 1 else float("nan")
-        print(f"cold walk: {cold.pages} pages, {rows} rows, {cold.sent} requests in "
-              f"{cold_s:.2f} s")
-        print(f"  achieved {rps:.3f} req/s = {rps / args.rate:.3f} of the {args.rate:g}/s limit "
-              f"(goal >= 0.95); 429 answers: {n429} (goal 0); retries: {cold.retries}")
+        print(f"cold walk: {cold.pages} pages, {rows} rows, {cold.sent} requests in {cold_s:.2f} s")
+        print(
+            f"  achieved {rps:.3f} req/s = {rps / args.rate:.3f} of the {args.rate:g}/s limit "
+            f"(goal >= 0.95); 429 answers: {n429} (goal 0); retries: {cold.retries}"
+        )
 
         sb.clear_log()
         with c.measure() as warm:
             t0 = time.perf_counter()
-            warm_rows = sum(len(p.rows) for p in c.pages("/v1/location-txs",
-                                                         max_pages=args.pages))
+            warm_rows = sum(len(p.rows) for p in c.pages("/v1/location-txs", max_pages=args.pages))
             warm_s = time.perf_counter() - t0
-        print(f"warm walk: {warm.pages} pages, {warm_rows} rows, {warm.sent} requests sent "
-              f"(goal 0), {len(sb.requests)} reached the server, {warm.from_cache} from cache, "
-              f"{warm_s:.3f} s")
+        print(
+            f"warm walk: {warm.pages} pages, {warm_rows} rows, {warm.sent} requests sent "
+            f"(goal 0), {len(sb.requests)} reached the server, {warm.from_cache} from cache, "
+            f"{warm_s:.3f} s"
+        )
         print(f"  speed-up {cold_s / warm_s:.0f}x (goal >= 50x)")
         c.close()
         ok = rps / args.rate >= 0.95 and n429 == 0 and warm.sent == 0 and cold_s / warm_s >= 50

@@ -41,8 +41,9 @@ def plain_details(sb, rows) -> tuple[int, float]:
     s.headers["Authorization"] = f"Bearer {sb.tokens['shop']}"
     t0 = time.perf_counter()
     for row in rows:
-        s.get(f"{sb.base_url}{TXS}/{row['id']}", params={"revision": row["revision"]},
-              timeout=30).raise_for_status()
+        s.get(
+            f"{sb.base_url}{TXS}/{row['id']}", params={"revision": row["revision"]}, timeout=30
+        ).raise_for_status()
     return len(rows), time.perf_counter() - t0
 
 
@@ -64,22 +65,38 @@ def rate_of(n: int, seconds: float) -> float:
     return (n - 1) / seconds if n > 1 and seconds > 0 else float("nan")
 
 
-def line(name: str, n: int, seconds: float, limit: float, n429: int = 0,
-         goal: float | None = None, plain: float | None = None) -> bool:
+def line(
+    name: str,
+    n: int,
+    seconds: float,
+    limit: float,
+    n429: int = 0,
+    goal: float | None = None,
+    plain: float | None = None,
+) -> bool:
     rps = rate_of(n, seconds)
     share = rps / limit
     met = goal is None or share >= goal
     extra = f" (goal >= {goal})" if goal is not None else ""
     vs = f"; {rps / plain:.1f}x the plain loop" if plain else ""
-    print(f"  {name}: {n} requests in {seconds:.1f} s = {rps:.2f}/s = {share:.2f} of the "
-          f"limit{extra}{' MISSED' if not met else ''}; 429: {n429} "
-          f"({100 * n429 / max(n, 1):.1f} %){vs}", flush=True)
+    print(
+        f"  {name}: {n} requests in {seconds:.1f} s = {rps:.2f}/s = {share:.2f} of the "
+        f"limit{extra}{' MISSED' if not met else ''}; 429: {n429} "
+        f"({100 * n429 / max(n, 1):.1f} %){vs}",
+        flush=True,
+    )
     return met and n429 <= 0.01 * n
 
 
 def client_for(sb, tmp: Path, name: str, rate: float, scope: str) -> Client:
-    c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=tmp / f"{name}.sqlite",
-               rate_limit=rate, rate_limit_scope=scope, progress=False)
+    c = Client(
+        sb.tokens["shop"],
+        base_url=sb.base_url,
+        cache=tmp / f"{name}.sqlite",
+        rate_limit=rate,
+        rate_limit_scope=scope,
+        progress=False,
+    )
     c.team()
     return c
 
@@ -87,10 +104,14 @@ def client_for(sb, tmp: Path, name: str, rate: float, scope: str) -> Client:
 def run(args, scope: str, tmp: Path) -> bool:
     ok = True
     goals = {"endpoint": (0.9, 0.35, 0.8), "token": (0.85, None, 0.75)}[scope]
-    print(f"-- one budget per {'token and endpoint' if scope == 'endpoint' else 'token'}, "
-          f"latency {args.latency:g} s, {args.rate:g} requests/s", flush=True)
-    with serve(rate_limit=int(args.rate), size=12_000, latency=args.latency,
-               rate_limit_scope=scope, seed=1) as sb:
+    print(
+        f"-- one budget per {'token and endpoint' if scope == 'endpoint' else 'token'}, "
+        f"latency {args.latency:g} s, {args.rate:g} requests/s",
+        flush=True,
+    )
+    with serve(
+        rate_limit=int(args.rate), size=12_000, latency=args.latency, rate_limit_scope=scope, seed=1
+    ) as sb:
         rows = sb.data().transactions[:200]
         n, secs = plain_details(sb, rows[:25])
         plain_rps = rate_of(n, secs)
@@ -101,8 +122,15 @@ def run(args, scope: str, tmp: Path) -> bool:
         got = list(c.transaction_details(rows))
         secs = time.perf_counter() - t0
         assert all(d is not None and d["id"] == r["id"] for r, d in got)
-        ok &= line("details of 200, invtools", len(sb.requests), secs, args.rate,
-                   sum(r.status == 429 for r in sb.requests), goals[0], plain_rps)
+        ok &= line(
+            "details of 200, invtools",
+            len(sb.requests),
+            secs,
+            args.rate,
+            sum(r.status == 429 for r in sb.requests),
+            goals[0],
+            plain_rps,
+        )
 
         if goals[1] is not None:
             n, secs = plain_walk(sb, max_pages=15)
@@ -114,9 +142,15 @@ def run(args, scope: str, tmp: Path) -> bool:
             df = c.transactions_df()
             secs = time.perf_counter() - t0
             assert len(df) == len(sb.data().transactions)
-            ok &= line(f"first whole walk, {len(df):,} rows, invtools", len(sb.requests), secs,
-                       args.rate, sum(r.status == 429 for r in sb.requests), goals[1],
-                       plain_rps)
+            ok &= line(
+                f"first whole walk, {len(df):,} rows, invtools",
+                len(sb.requests),
+                secs,
+                args.rate,
+                sum(r.status == 429 for r in sb.requests),
+                goals[1],
+                plain_rps,
+            )
 
         # The mirror's first sync (12,000 details) is not what is measured: done at local
         # speed, unpaced, it stores the rows and the list's cursors for the re-sync.
@@ -132,8 +166,14 @@ def run(args, scope: str, tmp: Path) -> bool:
         report = m.sync()
         secs = time.perf_counter() - t0
         assert report.changed == 1, report
-        ok &= line("full mirror re-sync (list re-walk), invtools", report.requests, secs,
-                   args.rate, sum(r.status == 429 for r in sb.requests), goals[2])
+        ok &= line(
+            "full mirror re-sync (list re-walk), invtools",
+            report.requests,
+            secs,
+            args.rate,
+            sum(r.status == 429 for r in sb.requests),
+            goals[2],
+        )
     return ok
 
 
@@ -148,10 +188,13 @@ def first_sync(args, tmp: Path) -> bool:
         secs = time.perf_counter() - t0
         bound = report.requests / args.rate
         ratio = secs / bound
-        print(f"  {report.requests:,} requests ({report.list_pages} list pages, "
-              f"{report.details_fetched:,} details) in {secs:.0f} s = {ratio:.2f}x of "
-              f"requests/{args.rate:g} ({bound:.0f} s; goal <= 1.2x); 429: "
-              f"{sum(r.status == 429 for r in sb.requests)}", flush=True)
+        print(
+            f"  {report.requests:,} requests ({report.list_pages} list pages, "
+            f"{report.details_fetched:,} details) in {secs:.0f} s = {ratio:.2f}x of "
+            f"requests/{args.rate:g} ({bound:.0f} s; goal <= 1.2x); 429: "
+            f"{sum(r.status == 429 for r in sb.requests)}",
+            flush=True,
+        )
         return ratio <= 1.2
 
 

@@ -48,6 +48,7 @@ TXS = "/v1/location-txs"
 
 # ------------------------------------------------------------------------------ the two approaches
 
+
 def make_invtools(base_url: str, token: str, cache: str):
     from invtools import Client
 
@@ -91,6 +92,7 @@ APPROACHES = {"invtools": make_invtools, "plain": make_plain}
 
 # ------------------------------------------------------------------------------ measuring
 
+
 def measure(name: str, base_url: str, token: str, cache: str, repeat: int) -> dict:
     import pyarrow as pa
 
@@ -117,9 +119,16 @@ def measure(name: str, base_url: str, token: str, cache: str, repeat: int) -> di
     tracemalloc.stop()
     sent += n
     arrow_peak = max(pool.max_memory() - arrow_before, 0)
-    return {"name": name, "shape": shape, "seconds": min(times), "all_seconds": times,
-            "sent": sent, "py_peak": py_peak, "arrow_peak": arrow_peak,
-            "peak": py_peak + arrow_peak}
+    return {
+        "name": name,
+        "shape": shape,
+        "seconds": min(times),
+        "all_seconds": times,
+        "sent": sent,
+        "py_peak": py_peak,
+        "arrow_peak": arrow_peak,
+        "peak": py_peak + arrow_peak,
+    }
 
 
 def mib(n: float) -> str:
@@ -130,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", nargs=4, metavar=("NAME", "BASE_URL", "TOKEN", "CACHE"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=4, metavar=("NAME", "BASE_URL", "TOKEN", "CACHE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.child:
         name, base_url, token, cache = args.child
@@ -143,33 +153,65 @@ def main(argv: list[str] | None = None) -> int:
 
     from invtools.sandbox import serve
 
-    print(f"pandas {pd.__version__}, pyarrow {pa.__version__}, {args.rows:,} transactions, "
-          "warm SQLite caches")
+    print(
+        f"pandas {pd.__version__}, pyarrow {pa.__version__}, {args.rows:,} transactions, "
+        "warm SQLite caches"
+    )
     results = {}
     with tempfile.TemporaryDirectory() as tmp, serve(size=args.rows, rate_limit=0) as sb:
         for name in APPROACHES:
             cache = str(Path(tmp) / f"{name}.sqlite")
             # Warm the cache first (untimed): the child's own first run then only refreshes.
-            subprocess.run([sys.executable, __file__, "--child", name, sb.base_url,
-                            sb.tokens["shop"], cache, "--repeat", "0"], check=True,
-                           capture_output=True, cwd=ROOT)
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    name,
+                    sb.base_url,
+                    sb.tokens["shop"],
+                    cache,
+                    "--repeat",
+                    "0",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+            )
             sb.clear_log()
-            out = subprocess.run([sys.executable, __file__, "--child", name, sb.base_url,
-                                  sb.tokens["shop"], cache, "--repeat", str(args.repeat)],
-                                 capture_output=True, text=True, check=True, cwd=ROOT)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    name,
+                    sb.base_url,
+                    sb.tokens["shop"],
+                    cache,
+                    "--repeat",
+                    str(args.repeat),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+            )
             results[name] = r = json.loads(out.stdout.strip().splitlines()[-1])
             r["server_hits_measured"] = r["sent"]
-            print(f"  {name:8s} {r['seconds']:7.3f} s (best of {args.repeat}: "
-                  f"{', '.join(f'{s:.3f}' for s in r['all_seconds'])})   peak {mib(r['peak'])} "
-                  f"(python/numpy {mib(r['py_peak'])}, arrow {mib(r['arrow_peak'])})   "
-                  f"frame {r['shape'][0]:,} x {r['shape'][1]}   requests sent in measured "
-                  f"runs: {r['sent']}")
+            print(
+                f"  {name:8s} {r['seconds']:7.3f} s (best of {args.repeat}: "
+                f"{', '.join(f'{s:.3f}' for s in r['all_seconds'])})   peak {mib(r['peak'])} "
+                f"(python/numpy {mib(r['py_peak'])}, arrow {mib(r['arrow_peak'])})   "
+                f"frame {r['shape'][0]:,} x {r['shape'][1]}   requests sent in measured "
+                f"runs: {r['sent']}"
+            )
     speedup = results["plain"]["seconds"] / results["invtools"]["seconds"]
     memory = results["invtools"]["peak"] / results["plain"]["peak"]
     ok = speedup >= SPEED_GOAL
     warm = all(r["sent"] == 0 for r in results.values())
-    print(f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  "
-          f"{'met' if ok else 'NOT met'}")
+    print(
+        f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  {'met' if ok else 'NOT met'}"
+    )
     print(f"  memory     {memory:6.2f}x   (invtools peak / plain peak; no goal)")
     print(f"  all measured runs answered from the cache: {'yes' if warm else 'NO'}")
     return 0

@@ -48,16 +48,24 @@ import pyarrow as pa  # noqa: E402
 
 from invtools.frames import transactions_df, transactions_df_from_pages  # noqa: E402
 
-SPEED_GOAL = 8.0    # plain time / frames time, at least
-MEMORY_GOAL = 0.5   # frames peak / plain peak, at most
+SPEED_GOAL = 8.0  # plain time / frames time, at least
+MEMORY_GOAL = 0.5  # frames peak / plain peak, at most
 PAGE = 100
 
 # ------------------------------------------------------------------------------ the input
 
 _TYPES = ["in", "out", "move", "adjust"]
 _TYPE_WEIGHTS = [30, 50, 12, 8]
-_MEMOS = ["Restock", "Weekly order", "Stock count", "Damaged in transit", "Market stall",
-          "Return to supplier", "Fill the shop", "Online order"]
+_MEMOS = [
+    "Restock",
+    "Weekly order",
+    "Stock count",
+    "Damaged in transit",
+    "Market stall",
+    "Return to supplier",
+    "Fill the shop",
+    "Online order",
+]
 
 
 def _iso(t: datetime) -> str:
@@ -68,10 +76,13 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
     """``n`` realistic transaction rows, newest first, exactly in the wire format."""
     rng = random.Random(seed)
     locations = [{"id": i, "name": f"Location {i}", "deleted": i == 8} for i in range(1, 9)]
-    suppliers = [{"id": 500 + i, "name": f"Supplier {i}", "deleted": rng.random() < 0.05}
-                 for i in range(40)]
-    customers = [{"id": 1000 + i, "name": f"Customer {i}", "deleted": rng.random() < 0.05}
-                 for i in range(200)]
+    suppliers = [
+        {"id": 500 + i, "name": f"Supplier {i}", "deleted": rng.random() < 0.05} for i in range(40)
+    ]
+    customers = [
+        {"id": 1000 + i, "name": f"Customer {i}", "deleted": rng.random() < 0.05}
+        for i in range(200)
+    ]
     members = [{"id": i, "name": f"Member {i}", "deleted": i > 10} for i in range(1, 13)]
     t = datetime(2026, 5, 2, 1, 10, tzinfo=UTC)
     rows = []
@@ -80,8 +91,11 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
         if rng.random() > 0.02:  # 2 % share the instant of the previous (newer) transaction
             t -= timedelta(milliseconds=rng.randint(1, 600_000))
         kind = rng.choices(_TYPES, _TYPE_WEIGHTS)[0]
-        lag = timedelta(days=rng.randint(1, 30)) if rng.random() < 0.03 else timedelta(
-            milliseconds=rng.randint(50, 20_000))
+        lag = (
+            timedelta(days=rng.randint(1, 30))
+            if rng.random() < 0.03
+            else timedelta(milliseconds=rng.randint(50, 20_000))
+        )
         count = rng.randint(1, 8)
         total = round(rng.uniform(1, 200), rng.choice([0, 0, 0, 2]))
         if kind == "adjust" and rng.random() < 0.6:
@@ -92,32 +106,46 @@ def generate_rows(n: int, seed: int = 0) -> list[dict]:
         elif kind == "out" and rng.random() < 0.9:
             partner = rng.choice(customers)
         to_loc = rng.choice(locations)
-        from_loc = (rng.choice([loc for loc in locations if loc is not to_loc])
-                    if kind == "move" else None)
-        rows.append({
-            "id": tx_id,
-            "type": kind,
-            "transaction_time": _iso(t),
-            "created_at": _iso(t + lag),
-            "created_by": dict(rng.choice(members)),
-            "count_of_items": count,
-            "total_quantity": total,
-            "url": f"https://web.boxhero-app.com/team/77/tx/{tx_id}",
-            "memo": None if rng.random() < 0.4 else f"{rng.choice(_MEMOS)} #{rng.randint(1, 999)}",
-            "revision": 0 if rng.random() < 0.9 else rng.randint(1, 3),
-            "partner": dict(partner) if partner else None,
-            "from_location": dict(from_loc) if from_loc else None,
-            "to_location": dict(to_loc),
-        })
+        from_loc = (
+            rng.choice([loc for loc in locations if loc is not to_loc]) if kind == "move" else None
+        )
+        rows.append(
+            {
+                "id": tx_id,
+                "type": kind,
+                "transaction_time": _iso(t),
+                "created_at": _iso(t + lag),
+                "created_by": dict(rng.choice(members)),
+                "count_of_items": count,
+                "total_quantity": total,
+                "url": f"https://web.boxhero-app.com/team/77/tx/{tx_id}",
+                "memo": None
+                if rng.random() < 0.4
+                else f"{rng.choice(_MEMOS)} #{rng.randint(1, 999)}",
+                "revision": 0 if rng.random() < 0.9 else rng.randint(1, 3),
+                "partner": dict(partner) if partner else None,
+                "from_location": dict(from_loc) if from_loc else None,
+                "to_location": dict(to_loc),
+            }
+        )
     return rows
 
 
 def wire_pages(n: int, seed: int = 0) -> list[bytes]:
     """The rows as the API sends them: JSON bodies of pages of ``PAGE`` rows."""
     rows = generate_rows(n, seed)
-    return [json.dumps({"items": rows[start:start + PAGE], "count": len(rows[start:start + PAGE]),
-                        "limit": PAGE, "cursor": None, "has_more": start + PAGE < n}).encode()
-            for start in range(0, n, PAGE)]
+    return [
+        json.dumps(
+            {
+                "items": rows[start : start + PAGE],
+                "count": len(rows[start : start + PAGE]),
+                "limit": PAGE,
+                "cursor": None,
+                "has_more": start + PAGE < n,
+            }
+        ).encode()
+        for start in range(0, n, PAGE)
+    ]
 
 
 def wire_rows(n: int, seed: int = 0) -> list[dict]:
@@ -156,12 +184,21 @@ def plain(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
-_FLOOR_TYPES = {"id": pa.int64(), "type": pa.string(), "transaction_time": pa.string(),
-                "created_at": pa.string(), "revision": pa.int64(), "count_of_items": pa.int64(),
-                "total_quantity": pa.float64(), "memo": pa.string(), "url": pa.string(),
-                **{ref: pa.struct([("id", pa.int64()), ("name", pa.string()),
-                                   ("deleted", pa.bool_())])
-                   for ref in ("partner", "from_location", "to_location", "created_by")}}
+_FLOOR_TYPES = {
+    "id": pa.int64(),
+    "type": pa.string(),
+    "transaction_time": pa.string(),
+    "created_at": pa.string(),
+    "revision": pa.int64(),
+    "count_of_items": pa.int64(),
+    "total_quantity": pa.float64(),
+    "memo": pa.string(),
+    "url": pa.string(),
+    **{
+        ref: pa.struct([("id", pa.int64()), ("name", pa.string()), ("deleted", pa.bool_())])
+        for ref in ("partner", "from_location", "to_location", "created_by")
+    },
+}
 
 
 def floor(rows: list[dict]) -> list[pa.Array]:
@@ -169,11 +206,12 @@ def floor(rows: list[dict]) -> list[pa.Array]:
     pyarrow (chunk by chunk, in C). No typing, no frame, no checks: a lower bound on time."""
     out = []
     for start in range(0, len(rows), 1024):
-        chunk = rows[start:start + 1024]
+        chunk = rows[start : start + 1024]
         layout = tuple(chunk[0])
         columns = zip(*map(itemgetter(*layout), chunk), strict=True)
-        out.extend(pa.array(values, _FLOOR_TYPES[key])
-                   for key, values in zip(layout, columns, strict=True))
+        out.extend(
+            pa.array(values, _FLOOR_TYPES[key]) for key, values in zip(layout, columns, strict=True)
+        )
     return out
 
 
@@ -181,9 +219,13 @@ def floor(rows: list[dict]) -> list[pa.Array]:
 #: the same decoded rows. "pages" and "loads" are context: what client.transactions_df() does
 #: with the page bodies of a whole walk (parse included), and the json.loads that "plain" needs
 #: before it can start. "floor" is the least any conversion of the rows has to do.
-APPROACHES = {"frames": (wire_rows, transactions_df), "plain": (wire_rows, plain),
-              "floor": (wire_rows, floor),
-              "pages": (wire_pages, transactions_df_from_pages), "loads": (wire_pages, rows_of)}
+APPROACHES = {
+    "frames": (wire_rows, transactions_df),
+    "plain": (wire_rows, plain),
+    "floor": (wire_rows, floor),
+    "pages": (wire_pages, transactions_df_from_pages),
+    "loads": (wire_pages, rows_of),
+}
 
 # ------------------------------------------------------------------------------ measuring
 
@@ -192,7 +234,7 @@ def measure(name: str, n: int, repeat: int) -> dict:
     """Run in a fresh process: peak memory of one conversion, then the best of ``repeat`` times."""
     make_input, convert = APPROACHES[name]
     rows = make_input(n)
-    convert(rows[:max(1, len(rows) // 200)])  # warm-up: imports and caches are not its cost
+    convert(rows[: max(1, len(rows) // 200)])  # warm-up: imports and caches are not its cost
     gc.collect()
     pool = pa.default_memory_pool()
     arrow_before = pool.bytes_allocated()
@@ -211,15 +253,26 @@ def measure(name: str, n: int, repeat: int) -> dict:
         times.append(time.perf_counter() - start)
         del df
         gc.collect()
-    return {"name": name, "rows": n, "shape": shape, "seconds": min(times),
-            "all_seconds": times, "py_peak": py_peak, "arrow_peak": max(arrow_peak, 0),
-            "peak": py_peak + max(arrow_peak, 0)}
+    return {
+        "name": name,
+        "rows": n,
+        "shape": shape,
+        "seconds": min(times),
+        "all_seconds": times,
+        "py_peak": py_peak,
+        "arrow_peak": max(arrow_peak, 0),
+        "peak": py_peak + max(arrow_peak, 0),
+    }
 
 
 def measure_in_subprocess(name: str, n: int, repeat: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", name, "--rows", str(n),
-                          "--repeat", str(repeat)], capture_output=True, text=True, check=True,
-                         cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, "--rows", str(n), "--repeat", str(repeat)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -259,27 +312,37 @@ def main(argv: list[str] | None = None) -> int:
     for r in results.values():
         if r["name"] in ("pages", "loads", "floor"):
             continue
-        print(f"  {r['name']:7s} {r['seconds']:7.3f} s (best of {args.repeat}: "
-              f"{', '.join(f'{s:.3f}' for s in r['all_seconds'])})   peak {mib(r['peak'])} "
-              f"(python/numpy {mib(r['py_peak']).strip()}, arrow {mib(r['arrow_peak']).strip()})"
-              f"   frame {r['shape'][0]:,} x {r['shape'][1]}")
+        print(
+            f"  {r['name']:7s} {r['seconds']:7.3f} s (best of {args.repeat}: "
+            f"{', '.join(f'{s:.3f}' for s in r['all_seconds'])})   peak {mib(r['peak'])} "
+            f"(python/numpy {mib(r['py_peak']).strip()}, arrow {mib(r['arrow_peak']).strip()})"
+            f"   frame {r['shape'][0]:,} x {r['shape'][1]}"
+        )
     speedup = results["plain"]["seconds"] / results["frames"]["seconds"]
     memory = results["frames"]["peak"] / results["plain"]["peak"]
     ok_speed, ok_memory = speedup >= SPEED_GOAL, memory <= MEMORY_GOAL
-    print(f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  "
-          f"{'met' if ok_speed else 'NOT met'}")
-    print(f"  memory     {memory:6.2f}x   (goal <= {MEMORY_GOAL})    "
-          f"{'met' if ok_memory else 'NOT met'}")
+    print(
+        f"  speed-up   {speedup:6.1f}x   (goal >= {SPEED_GOAL:.0f}x)  "
+        f"{'met' if ok_speed else 'NOT met'}"
+    )
+    print(
+        f"  memory     {memory:6.2f}x   (goal <= {MEMORY_GOAL})    "
+        f"{'met' if ok_memory else 'NOT met'}"
+    )
     shared = check_agreement(args.rows)
     print(f"  agreement  both frames have the same {len(shared)} columns with identical values")
     least = results["floor"]["seconds"]
-    print(f"  floor      reading every field into Arrow, nothing else: {least:.3f} s, "
-          f"{results['plain']['seconds'] / least:.1f}x the plain time; frames spends "
-          f"{results['frames']['seconds'] - least:.3f} s more on types, checks and the frame")
+    print(
+        f"  floor      reading every field into Arrow, nothing else: {least:.3f} s, "
+        f"{results['plain']['seconds'] / least:.1f}x the plain time; frames spends "
+        f"{results['frames']['seconds'] - least:.3f} s more on types, checks and the frame"
+    )
     pages, loads = results["pages"]["seconds"], results["loads"]["seconds"]
     ratio = (loads + results["plain"]["seconds"]) / pages
-    print(f"  context    from the page bytes, parse included: pages->frame {pages:.3f} s against "
-          f"json.loads {loads:.3f} s + plain = {ratio:.1f}x")
+    print(
+        f"  context    from the page bytes, parse included: pages->frame {pages:.3f} s against "
+        f"json.loads {loads:.3f} s + plain = {ratio:.1f}x"
+    )
     return 0 if ok_speed and ok_memory else 1
 
 

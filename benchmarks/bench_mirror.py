@@ -37,22 +37,28 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
-    with serve(rate_limit=0, size=args.size, seed=args.seed) as sb, \
-            tempfile.TemporaryDirectory() as tmp:
-        print(f"sandbox with {args.size:,} transactions built in "
-              f"{time.perf_counter() - t0:.1f} s")
-        client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
-                        progress=False)
+    with (
+        serve(rate_limit=0, size=args.size, seed=args.seed) as sb,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        print(f"sandbox with {args.size:,} transactions built in {time.perf_counter() - t0:.1f} s")
+        client = Client(
+            sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0, progress=False
+        )
         mirror = TransactionMirror(Path(tmp) / "mirror.sqlite", client)
 
         full = mirror.sync()
-        print(f"\n1. full sync (= full re-fetch): {full.requests:,} requests "
-              f"({full.list_pages:,} list pages + {full.details_fetched:,} details) "
-              f"in {full.seconds:.1f} s")
+        print(
+            f"\n1. full sync (= full re-fetch): {full.requests:,} requests "
+            f"({full.list_pages:,} list pages + {full.details_fetched:,} details) "
+            f"in {full.seconds:.1f} s"
+        )
         same = mirror.sync()
-        print(f"2. re-sync, nothing changed: {same.requests:,} requests "
-              f"({same.list_pages:,} list pages + {same.details_fetched} details) "
-              f"in {same.seconds:.1f} s")
+        print(
+            f"2. re-sync, nothing changed: {same.requests:,} requests "
+            f"({same.list_pages:,} list pages + {same.details_fetched} details) "
+            f"in {same.seconds:.1f} s"
+        )
 
         rows = sb.data("shop").transactions
         random.Random(args.seed).shuffle(rows)
@@ -67,21 +73,29 @@ def main(argv: list[str] | None = None) -> int:
                 edited += 1
             except Exception:  # noqa: BLE001 - an edit that would oversell is refused; skip it
                 pass
-        print(f"   ({edited:,} transactions edited via the sandbox in "
-              f"{time.perf_counter() - t:.1f} s)")
+        print(
+            f"   ({edited:,} transactions edited via the sandbox in "
+            f"{time.perf_counter() - t:.1f} s)"
+        )
         delta = mirror.sync()
-        print(f"3. re-sync after {edited:,} edits: {delta.requests:,} requests "
-              f"({delta.list_pages:,} list pages + {delta.details_fetched:,} details) "
-              f"in {delta.seconds:.1f} s; report: {delta.changed:,} changed, "
-              f"{delta.unchanged:,} unchanged")
+        print(
+            f"3. re-sync after {edited:,} edits: {delta.requests:,} requests "
+            f"({delta.list_pages:,} list pages + {delta.details_fetched:,} details) "
+            f"in {delta.seconds:.1f} s; report: {delta.changed:,} changed, "
+            f"{delta.unchanged:,} unchanged"
+        )
         ratio = full.requests / max(delta.requests, 1)
-        print(f"\n   requests: re-sync {delta.requests:,} vs full re-fetch {full.requests:,} "
-              f"({ratio:.0f}x fewer); at 5 req/s: {delta.requests / 5 / 60:.1f} min vs "
-              f"{full.requests / 5 / 60:.1f} min")
+        print(
+            f"\n   requests: re-sync {delta.requests:,} vs full re-fetch {full.requests:,} "
+            f"({ratio:.0f}x fewer); at 5 req/s: {delta.requests / 5 / 60:.1f} min vs "
+            f"{full.requests / 5 / 60:.1f} min"
+        )
         t = time.perf_counter()
         tx, lines = mirror.transactions_df(), mirror.lines_df()
-        print(f"   reading the mirror (no network): {len(tx):,} rows + {len(lines):,} lines "
-              f"in {time.perf_counter() - t:.1f} s")
+        print(
+            f"   reading the mirror (no network): {len(tx):,} rows + {len(lines):,} lines "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
         client.close()
     return 0
 

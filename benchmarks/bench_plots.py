@@ -25,11 +25,14 @@ from invtools.viz import activity_table, plot_activity
 
 def main(argv: list[str]) -> int:
     with serve(port=0, rate_limit=0) as sb:
-        with Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
-                    progress=False) as client:
+        with Client(
+            sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0, progress=False
+        ) as client:
             tx = client.transactions_df()
-    print(f"{len(tx):,} transactions, {tx['transaction_time'].min():%Y-%m-%d} .. "
-          f"{tx['transaction_time'].max():%Y-%m-%d}")
+    print(
+        f"{len(tx):,} transactions, {tx['transaction_time'].min():%Y-%m-%d} .. "
+        f"{tx['transaction_time'].max():%Y-%m-%d}"
+    )
     for freq in ("D", "W", "M"):
         periods = len(activity_table(tx, freq))
         best_draw = best_save = float("inf")
@@ -44,8 +47,10 @@ def main(argv: list[str]) -> int:
             if freq == "D" and len(argv) > 1:
                 ax.figure.savefig(argv[1])
             plt.close(ax.figure)
-        print(f"freq={freq}: {periods:4d} periods  draw {best_draw:.2f} s  "
-              f"save png {best_save:.2f} s  total {best_draw + best_save:.2f} s")
+        print(
+            f"freq={freq}: {periods:4d} periods  draw {best_draw:.2f} s  "
+            f"save png {best_save:.2f} s  total {best_draw + best_save:.2f} s"
+        )
     return 0
 
 

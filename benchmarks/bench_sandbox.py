@@ -60,17 +60,24 @@ print(json.dumps(out))
 
 def main(sizes: list[str]) -> None:
     for size in sizes:
-        proc = subprocess.run([sys.executable, "-c", CHILD, size], cwd=ROOT, capture_output=True,
-                              text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, size],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode:
             print(f"size {size}: failed\n{proc.stderr}")
             continue
         r = json.loads(proc.stdout)
-        print(f"size {r['size']:>9,}: build {r['build_s']:6.2f} s, "
-              f"data held {r['held_mib']:7.1f} MiB "
-              f"(process max RSS {r['max_rss_mib']:7.1f} MiB), "
-              f"serve() start {r['serve_start_s']:.2f} s, 100-row tx page "
-              f"{r['tx_page_100_ms_median']:.1f} ms, one edit (full replay) {r['edit_s']:.2f} s")
+        print(
+            f"size {r['size']:>9,}: build {r['build_s']:6.2f} s, "
+            f"data held {r['held_mib']:7.1f} MiB "
+            f"(process max RSS {r['max_rss_mib']:7.1f} MiB), "
+            f"serve() start {r['serve_start_s']:.2f} s, 100-row tx page "
+            f"{r['tx_page_100_ms_median']:.1f} ms, one edit (full replay) {r['edit_s']:.2f} s"
+        )
 
 
 if __name__ == "__main__":

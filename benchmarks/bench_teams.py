@@ -33,14 +33,30 @@ TEAMS = ["shop", "harrogate", "york"]
 
 
 def server(args):
-    return serve(latency=args.latency, jitter=args.jitter, rate_limit=int(args.rate),
-                 rate_limit_scope="token", shops=len(TEAMS), seed=0, size=args.size)
+    return serve(
+        latency=args.latency,
+        jitter=args.jitter,
+        rate_limit=int(args.rate),
+        rate_limit_scope="token",
+        shops=len(TEAMS),
+        seed=0,
+        size=args.size,
+    )
 
 
 def clients(sb, names, tmp: Path, args) -> dict[str, Client]:
     cache = Path(tempfile.mkdtemp(dir=tmp)) / "responses.sqlite"  # a fresh cache each time
-    return {n: Client(sb.tokens[n], base_url=sb.base_url, cache=cache, rate_limit=args.rate,
-                      rate_limit_scope="token", progress=False) for n in names}
+    return {
+        n: Client(
+            sb.tokens[n],
+            base_url=sb.base_url,
+            cache=cache,
+            rate_limit=args.rate,
+            rate_limit_scope="token",
+            progress=False,
+        )
+        for n in names
+    }
 
 
 def served(sb) -> tuple[int, int]:
@@ -59,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     def question(client: Client):
         return client.lines_df(since=args.since)
 
-    print(f"-- lines_df(since={args.since!r}) for {', '.join(TEAMS)}; latency "
-          f"{args.latency:g} s +-{args.jitter:.0%}, {args.rate:g} requests/s per token",
-          flush=True)
+    print(
+        f"-- lines_df(since={args.since!r}) for {', '.join(TEAMS)}; latency "
+        f"{args.latency:g} s +-{args.jitter:.0%}, {args.rate:g} requests/s per token",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         # 1. one team alone
         with server(args) as sb:
@@ -70,12 +88,20 @@ def main(argv: list[str] | None = None) -> int:
             alone = question(c)
             t_alone = time.perf_counter() - t0
             n_alone, r429 = served(sb)
-            details = {n: sum(r["transaction_time"] >= args.since
-                              for r in sb.data(n).transactions) for n in TEAMS}
-        print(f"  transactions in the window (one detail each): "
-              f"{', '.join(f'{n} {k}' for n, k in details.items())}", flush=True)
-        print(f"  one team alone (shop):        {t_alone:6.1f} s, {n_alone} requests, "
-              f"{r429} answers 429", flush=True)
+            details = {
+                n: sum(r["transaction_time"] >= args.since for r in sb.data(n).transactions)
+                for n in TEAMS
+            }
+        print(
+            f"  transactions in the window (one detail each): "
+            f"{', '.join(f'{n} {k}' for n, k in details.items())}",
+            flush=True,
+        )
+        print(
+            f"  one team alone (shop):        {t_alone:6.1f} s, {n_alone} requests, "
+            f"{r429} answers 429",
+            flush=True,
+        )
 
         # 2. one after another
         with server(args) as sb:
@@ -84,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             looped = {n: question(cs[n]) for n in TEAMS}
             t_loop = time.perf_counter() - t0
             n_loop, r429 = served(sb)
-        print(f"  one after another (3 teams):  {t_loop:6.1f} s, {n_loop} requests, "
-              f"{r429} answers 429; {t_loop / t_alone:.2f}x one alone", flush=True)
+        print(
+            f"  one after another (3 teams):  {t_loop:6.1f} s, {n_loop} requests, "
+            f"{r429} answers 429; {t_loop / t_alone:.2f}x one alone",
+            flush=True,
+        )
 
         # 3. at once
         with server(args) as sb:
@@ -101,10 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         per_team = ", ".join(f"{n} {answers.outcome(n).seconds:.1f} s" for n in TEAMS)
         ratio = t_each / t_alone
         met = ratio <= 1.3
-        print(f"  each_team (3 teams at once):  {t_each:6.1f} s, {n_each} requests, "
-              f"{r429} answers 429 ({per_team}); {ratio:.2f}x one alone (goal <= 1.3x"
-              f"{'' if met else ', MISSED'}), {t_loop / t_each:.2f}x faster than one after "
-              f"another", flush=True)
+        print(
+            f"  each_team (3 teams at once):  {t_each:6.1f} s, {n_each} requests, "
+            f"{r429} answers 429 ({per_team}); {ratio:.2f}x one alone (goal <= 1.3x"
+            f"{'' if met else ', MISSED'}), {t_loop / t_each:.2f}x faster than one after "
+            f"another",
+            flush=True,
+        )
     print("goal met" if met else "GOAL MISSED")
     return 0 if met else 1
 

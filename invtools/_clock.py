@@ -51,7 +51,8 @@ class SystemClock:
 SYSTEM_CLOCK = SystemClock()
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "invtools_cancel", default=None)
+    "invtools_cancel", default=None
+)
 
 
 def current_cancel() -> threading.Event | None:

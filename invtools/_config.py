@@ -18,8 +18,16 @@ from urllib.parse import urlsplit
 from invtools.errors import ArgumentTypeError, ConfigError
 
 __all__ = [
-    "TOKEN_ENV", "TEAM_TOKEN_PREFIX", "BASE_URL_ENV", "CACHE_DIR_ENV", "DEFAULT_BASE_URL",
-    "TOKEN_HELP", "clean_token", "normalise_base_url", "redact_url", "is_loopback",
+    "TOKEN_ENV",
+    "TEAM_TOKEN_PREFIX",
+    "BASE_URL_ENV",
+    "CACHE_DIR_ENV",
+    "DEFAULT_BASE_URL",
+    "TOKEN_HELP",
+    "clean_token",
+    "normalise_base_url",
+    "redact_url",
+    "is_loopback",
     "check_timeout",
 ]
 
@@ -41,8 +49,15 @@ TOKEN_HELP = (
 
 
 #: Opening quote -> the closing quotes it may pair with (typographic ones included).
-_QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d\u201c", "\u2018": "\u2019\u2018",
-                "\u201e": "\u201c\u201d", "\u00ab": "\u00bb", "\u201d": "\u201d"}
+_QUOTE_PAIRS = {
+    '"': '"',
+    "'": "'",
+    "\u201c": "\u201d\u201c",
+    "\u2018": "\u2019\u2018",
+    "\u201e": "\u201c\u201d",
+    "\u00ab": "\u00bb",
+    "\u201d": "\u201d",
+}
 
 
 class Secret(str):
@@ -78,7 +93,9 @@ def clean_token(token: Any) -> str:
     if token is None:
         raise ConfigError(f"No API token given. {TOKEN_HELP}")
     if not isinstance(token, str):
-        raise ArgumentTypeError(f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}")
+        raise ArgumentTypeError(
+            f"The token must be a string, not {type(token).__name__}. {TOKEN_HELP}"
+        )
     # Every step's result is wrapped again: no local of this frame holds the token in clear.
     value = Secret(token.strip())
     if len(value) >= 2 and value[-1] in _QUOTE_PAIRS.get(value[0], ""):
@@ -88,14 +105,18 @@ def clean_token(token: Any) -> str:
     if not value:
         raise ConfigError(f"The API token is empty. {TOKEN_HELP}")
     if any(ch.isspace() or not ch.isprintable() for ch in value):
-        raise ConfigError("The API token contains spaces, line breaks or control characters; "
-                          "copy it again from Settings > Integrations.")
+        raise ConfigError(
+            "The API token contains spaces, line breaks or control characters; "
+            "copy it again from Settings > Integrations."
+        )
     if not value.isascii():
         # An HTTP header is Latin-1 at most; requests would fail with a UnicodeEncodeError
         # holding "Bearer <token>" (which error reporters capture).
-        raise ConfigError("The API token contains characters that are not plain ASCII "
-                          "(typographic quotes or dashes, say, added by a word processor or "
-                          "chat app); copy it again from Settings > Integrations.")
+        raise ConfigError(
+            "The API token contains characters that are not plain ASCII "
+            "(typographic quotes or dashes, say, added by a word processor or "
+            "chat app); copy it again from Settings > Integrations."
+        )
     return value
 
 
@@ -122,7 +143,7 @@ def redact_url(text: str) -> str:
     text = re.split(r"[?#]", text, maxsplit=1)[0]
     head = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
     head_text = head.group(0) if head else ""
-    rest = text[len(head_text):]
+    rest = text[len(head_text) :]
     if "@" in rest:  # user-info, even where urlsplit would not see it (no scheme, '/' in it)
         rest = "***@" + rest.rsplit("@", 1)[1]
     return head_text + rest
@@ -141,28 +162,36 @@ def normalise_base_url(url: Any) -> str:
     text = url.strip()
     parts = urlsplit(text)
     if parts.username or parts.password or "@" in parts.netloc:
-        raise ConfigError("base_url must not contain a user name or password; the token is "
-                          "passed separately.")
+        raise ConfigError(
+            "base_url must not contain a user name or password; the token is passed separately."
+        )
     shown = redact_url(text)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"base_url must start with https:// and name a host, e.g. "
-                          f"{DEFAULT_BASE_URL!r}; got {shown!r}")
+        raise ConfigError(
+            f"base_url must start with https:// and name a host, e.g. "
+            f"{DEFAULT_BASE_URL!r}; got {shown!r}"
+        )
     try:
         port = parts.port
     except ValueError:
         port = 0
     if port == 0:
-        raise ConfigError(f"base_url has no valid port (a number from 1 to 65535 after the "
-                          f"host, or none at all): {shown!r}")
+        raise ConfigError(
+            f"base_url has no valid port (a number from 1 to 65535 after the "
+            f"host, or none at all): {shown!r}"
+        )
     if parts.query or parts.fragment:
-        raise ConfigError(f"base_url must not have a query or fragment (after {shown!r}); "
-                          "filters are arguments of the methods, the token is token=")
+        raise ConfigError(
+            f"base_url must not have a query or fragment (after {shown!r}); "
+            "filters are arguments of the methods, the token is token="
+        )
     if scheme == "http" and not is_loopback(parts.hostname):
         raise ConfigError(
             f"Refusing plain http:// to {parts.hostname}: the token would cross the network "
             "unencrypted. Use https:// (http:// is allowed only for this machine: "
-            "localhost, 127.0.0.0/8, ::1).")
+            "localhost, 127.0.0.0/8, ::1)."
+        )
     path = parts.path.rstrip("/")
     if path.lower().endswith("/v1"):
         path = path[:-3].rstrip("/")
@@ -179,8 +208,10 @@ def check_timeout(timeout: Any) -> tuple[float, float]:
     try:
         connect, read = (float(x) for x in pair)
     except (TypeError, ValueError):
-        raise ConfigError(f"timeout must be seconds or (connect, read) seconds, not {timeout!r}; "
-                          "waiting forever is not an option") from None
+        raise ConfigError(
+            f"timeout must be seconds or (connect, read) seconds, not {timeout!r}; "
+            "waiting forever is not an option"
+        ) from None
     if not (0 < connect < float("inf") and 0 < read < float("inf")):
         raise ConfigError(f"timeout must be finite and positive, not {timeout!r}")
     return connect, read

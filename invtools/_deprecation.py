@@ -25,8 +25,9 @@ __all__ = ["renamed", "REMOVED_IN"]
 REMOVED_IN = "0.3"
 
 
-def renamed(who: str, old: str, new: str, old_value: Any, value: Any, *,
-            stacklevel: int = 4) -> Any:
+def renamed(
+    who: str, old: str, new: str, old_value: Any, value: Any, *, stacklevel: int = 4
+) -> Any:
     """``value``; or, given under its ``old`` name, that value with a ``DeprecationWarning``
     (both given: a :class:`~invtools.errors.ConfigError`). ``stacklevel`` points the warning
     at the user's call (the default: two calls below it)."""
@@ -34,6 +35,9 @@ def renamed(who: str, old: str, new: str, old_value: Any, value: Any, *,
         return value
     if value is not None:
         raise ConfigError(f"{who}: give {new}= only ({old}= is its old name)")
-    warnings.warn(f"{who}({old}=...) is deprecated: it is {new}= (the old name works until "
-                  f"{REMOVED_IN})", DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{who}({old}=...) is deprecated: it is {new}= (the old name works until {REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
     return old_value

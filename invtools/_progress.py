@@ -31,8 +31,14 @@ from typing import Any
 __all__ = ["progress_bar", "walk_progress", "final_text"]
 
 
-def progress_bar(*, total: int | None = None, desc: str | None = None, unit: str = " req",
-                 enabled: bool = True, initial: int = 0) -> Any:
+def progress_bar(
+    *,
+    total: int | None = None,
+    desc: str | None = None,
+    unit: str = " req",
+    enabled: bool = True,
+    initial: int = 0,
+) -> Any:
     """A ``tqdm.auto`` bar (a silent one when not ``enabled`` or there is nothing to do).
 
     >>> with progress_bar(total=3, enabled=False) as bar:
@@ -44,12 +50,27 @@ def progress_bar(*, total: int | None = None, desc: str | None = None, unit: str
     widgets = sys.modules.get("tqdm.notebook")  # imported by tqdm.auto only in a kernel
     if widgets is not None and issubclass(tqdm, widgets.tqdm_notebook):
         bar = _notebook_bar(tqdm)
-    return bar(total=total, desc=desc or None, unit=unit, initial=initial, leave=False,
-                dynamic_ncols=True, disable=not enabled or total == 0)
+    return bar(
+        total=total,
+        desc=desc or None,
+        unit=unit,
+        initial=initial,
+        leave=False,
+        dynamic_ncols=True,
+        disable=not enabled or total == 0,
+    )
 
 
-def final_text(*, n: int, total: int | None = None, elapsed: float, desc: str = "",
-               unit: str = "", initial: int = 0, postfix: str | None = None) -> str:
+def final_text(
+    *,
+    n: int,
+    total: int | None = None,
+    elapsed: float,
+    desc: str = "",
+    unit: str = "",
+    initial: int = 0,
+    postfix: str | None = None,
+) -> str:
     """What a closed bar says: the count, the time taken and the average rate over it (not the
     last moments' rate, nor a time left); a bar closed short of its total says "stopped at".
 
@@ -87,9 +108,15 @@ def _notebook_bar(widget_bar: type) -> type:
             if handle is None or self.disable:
                 return super().close()
             d = self.format_dict  # read before closing: the elapsed time stops here
-            text = final_text(n=d["n"], total=d["total"], elapsed=d["elapsed"],
-                              desc=d["prefix"] or "", unit=d["unit"], initial=d["initial"],
-                              postfix=d["postfix"])
+            text = final_text(
+                n=d["n"],
+                total=d["total"],
+                elapsed=d["elapsed"],
+                desc=d["prefix"] or "",
+                unit=d["unit"],
+                initial=d["initial"],
+                postfix=d["postfix"],
+            )
             # Often called while an error or Ctrl-C is on its way (a `with`, a `finally`): a
             # display that fails must not replace it. The widget then stays as tqdm leaves it.
             with contextlib.suppress(Exception):
@@ -113,8 +140,9 @@ class _Text:
         printer.text(self.text)
 
 
-def walk_progress(pages: Iterable[Any], *, enabled: bool = True, desc: str = "",
-                  after: int = 3) -> Iterator[Any]:
+def walk_progress(
+    pages: Iterable[Any], *, enabled: bool = True, desc: str = "", after: int = 3
+) -> Iterator[Any]:
     """Pass ``pages`` through, with a bar once the walk goes past ``after`` pages. A page with
     ``rows`` (decoded) counts its rows and shows the page number; any other page counts one.
     """
@@ -130,8 +158,9 @@ def walk_progress(pages: Iterable[Any], *, enabled: bool = True, desc: str = "",
             size = len(rows) if rows is not None else 1
             done += size
             if bar is None and number > after:
-                bar = progress_bar(desc=desc, unit=" rows" if rows is not None else " pages",
-                                   initial=done - size)
+                bar = progress_bar(
+                    desc=desc, unit=" rows" if rows is not None else " pages", initial=done - size
+                )
             if bar is not None:
                 bar.update(size)
                 if rows is not None:

@@ -93,8 +93,11 @@ class Provenance:
     retries: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "filters", json_safe(
-            {k: v for k, v in dict(self.filters or {}).items() if v is not None}))
+        object.__setattr__(
+            self,
+            "filters",
+            json_safe({k: v for k, v in dict(self.filters or {}).items() if v is not None}),
+        )
         for name in ("fetched_at", "data_as_of"):
             if isinstance(getattr(self, name), datetime):
                 object.__setattr__(self, name, utc_stamp(getattr(self, name)))

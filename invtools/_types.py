@@ -27,9 +27,22 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from invtools.errors import ArgumentTypeError, ConfigError
 
 __all__ = [
-    "TX_TYPES", "MODE_NAMES", "LOCATION_MODE", "TEAM_PATH", "TXS_PATH", "ITEMS_PATH",
-    "LOCATIONS_PATH", "PARTNERS_PATH", "MEMBERS_PATH", "ATTRS_PATH", "check_tx_type",
-    "route_of", "resource_of", "parse_time", "to_ms", "parse_duration",
+    "TX_TYPES",
+    "MODE_NAMES",
+    "LOCATION_MODE",
+    "TEAM_PATH",
+    "TXS_PATH",
+    "ITEMS_PATH",
+    "LOCATIONS_PATH",
+    "PARTNERS_PATH",
+    "MEMBERS_PATH",
+    "ATTRS_PATH",
+    "check_tx_type",
+    "route_of",
+    "resource_of",
+    "parse_time",
+    "to_ms",
+    "parse_duration",
 ]
 
 # ------------------------------------------------------------------------------- the API's names
@@ -66,12 +79,20 @@ def route_of(path: str) -> str:
 
 
 _RESOURCES = {
-    "/v1/location-txs": "transactions", "/v1/transactions": "transactions",
-    "/v1/location-txs/{id}": "a transaction's detail", "/v1/transactions/{id}":
-    "a transaction's detail", "/v1/items": "items", "/v1/items/{id}": "an item",
-    "/v1/locations": "locations", "/v1/locations/{id}": "a location", "/v1/partners": "partners",
-    "/v1/members": "members", "/v1/members/{id}": "a member", "/v1/item-attrs":
-    "item attributes", "/v1/item-attrs/{id}": "an item attribute", "/v1/teams/linked": "the team",
+    "/v1/location-txs": "transactions",
+    "/v1/transactions": "transactions",
+    "/v1/location-txs/{id}": "a transaction's detail",
+    "/v1/transactions/{id}": "a transaction's detail",
+    "/v1/items": "items",
+    "/v1/items/{id}": "an item",
+    "/v1/locations": "locations",
+    "/v1/locations/{id}": "a location",
+    "/v1/partners": "partners",
+    "/v1/members": "members",
+    "/v1/members/{id}": "a member",
+    "/v1/item-attrs": "item attributes",
+    "/v1/item-attrs/{id}": "an item attribute",
+    "/v1/teams/linked": "the team",
 }
 
 
@@ -98,12 +119,17 @@ def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | 
     """
     if value is None or (isinstance(value, str) and value in TX_TYPES):
         return value
-    if isinstance(value, (tuple, list, set, frozenset)) and value and all(
-            isinstance(v, str) and v in TX_TYPES for v in value):
+    if (
+        isinstance(value, (tuple, list, set, frozenset))
+        and value
+        and all(isinstance(v, str) and v in TX_TYPES for v in value)
+    ):
         chosen = tuple(t for t in TX_TYPES if t in value)
         return chosen[0] if len(chosen) == 1 else chosen
-    raise ConfigError(f"{name} must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
-                      f"or list, e.g. ('in', 'out')) or None for all; not {value!r}")
+    raise ConfigError(
+        f"{name} must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
+        f"or list, e.g. ('in', 'out')) or None for all; not {value!r}"
+    )
 
 
 # ------------------------------------------------------------------------------- times
@@ -113,20 +139,25 @@ _YEAR = re.compile(r"^(\d{4})$")
 _HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
 #: A number and a unit of time, as pandas spells them ("90D", "12W", "36h", "1 day").
 _DURATION = re.compile(r"^\d+(\.\d+)?\s*[A-Za-z]+$")
-_EXAMPLES = ("e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, or '90D' "
-             "for the last 90 days")
+_EXAMPLES = (
+    "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, or '90D' "
+    "for the last 90 days"
+)
 
 
 @overload
 def parse_time(value: None, *, end: bool = ..., name: str = ..., tz: Any = ...) -> None: ...
 @overload
-def parse_time(value: str | date | timedelta, *, end: bool = ..., name: str = ...,
-               tz: Any = ...) -> datetime: ...
+def parse_time(
+    value: str | date | timedelta, *, end: bool = ..., name: str = ..., tz: Any = ...
+) -> datetime: ...
 @overload
-def parse_time(value: Any, *, end: bool = ..., name: str = ...,
-               tz: Any = ...) -> datetime | None: ...
-def parse_time(value: Any, *, end: bool = False, name: str = "time",
-               tz: Any = None) -> datetime | None:
+def parse_time(
+    value: Any, *, end: bool = ..., name: str = ..., tz: Any = ...
+) -> datetime | None: ...
+def parse_time(
+    value: Any, *, end: bool = False, name: str = "time", tz: Any = None
+) -> datetime | None:
     """A point in time as an aware UTC ``datetime`` (None stays None).
 
     Accepts a ``datetime`` or ``pandas.Timestamp``, a ``date``, a
@@ -156,8 +187,7 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
         if hasattr(value, "to_pydatetime"):
             value = value.to_pydatetime()
-        return (value.replace(tzinfo=zone) if value.tzinfo is None else value) \
-            .astimezone(UTC)
+        return (value.replace(tzinfo=zone) if value.tzinfo is None else value).astimezone(UTC)
     if isinstance(value, date):
         return _span(value.year, value.month, value.day, end=end, unit="day", zone=zone)
     if type(value).__name__ == "datetime64":  # numpy, without importing it
@@ -165,8 +195,9 @@ def parse_time(value: Any, *, end: bool = False, name: str = "time",
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
         return parse_time(value.astype("datetime64[us]").item(), end=end, name=name, tz=tz)
     if not isinstance(value, str):
-        raise ArgumentTypeError(f"{name} must be a date or time ({_EXAMPLES}), "
-                                f"not {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be a date or time ({_EXAMPLES}), not {type(value).__name__} {value!r}"
+        )
     return _parse_text(value.strip(), value, end, name, zone)
 
 
@@ -178,8 +209,9 @@ def _zone(tz: Any):
     try:
         return ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"tz={tz!r} is not a time zone name (e.g. 'UTC', "
-                          "'Europe/Paris')") from None
+        raise ConfigError(
+            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')"
+        ) from None
 
 
 def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetime:
@@ -199,8 +231,9 @@ def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetim
     else:
         try:
             if len(text) == 10:
-                return _span(*date.fromisoformat(text).timetuple()[:3], end=end, unit="day",
-                             zone=zone)
+                return _span(
+                    *date.fromisoformat(text).timetuple()[:3], end=end, unit="day", zone=zone
+                )
             return parse_time(datetime.fromisoformat(text), name=name, tz=zone)
         except ValueError:
             pass
@@ -247,8 +280,7 @@ def parse_duration(value: None, *, name: str = ..., zero: bool = ...) -> None: .
 def parse_duration(value: str | timedelta, *, name: str = ..., zero: bool = ...) -> timedelta: ...
 @overload
 def parse_duration(value: Any, *, name: str = ..., zero: bool = ...) -> timedelta | None: ...
-def parse_duration(value: Any, *, name: str = "duration",
-                   zero: bool = False) -> timedelta | None:
+def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) -> timedelta | None:
     """A positive length of time as a ``timedelta`` (None stays None; ``zero=True`` also
     accepts a length of zero, ``"0s"``).
 
@@ -268,8 +300,10 @@ def parse_duration(value: Any, *, name: str = "duration",
     if isinstance(value, bool):
         raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not {value!r}")
     if isinstance(value, (int, float)):
-        raise ConfigError(f"{name}={value!r} has no unit: write '{value:g}D' for days or "
-                          f"'{value:g}s' for seconds ({_DURATION_EXAMPLES})")
+        raise ConfigError(
+            f"{name}={value!r} has no unit: write '{value:g}D' for days or "
+            f"'{value:g}s' for seconds ({_DURATION_EXAMPLES})"
+        )
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -277,25 +311,35 @@ def parse_duration(value: Any, *, name: str = "duration",
         except ValueError:
             pass
         else:
-            raise ConfigError(f"{name}={value!r} has no unit: write '{text}D' for days or "
-                              f"'{text}s' for seconds ({_DURATION_EXAMPLES})")
+            raise ConfigError(
+                f"{name}={value!r} has no unit: write '{text}D' for days or "
+                f"'{text}s' for seconds ({_DURATION_EXAMPLES})"
+            )
         import pandas as pd  # only here: pandas reads every unit spelling analysts use
 
         try:
             value = pd.Timedelta(text)
         except (ValueError, TypeError):
-            raise ConfigError(f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})") \
-                from None
+            raise ConfigError(
+                f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
+            ) from None
     if not isinstance(value, timedelta):
-        raise ArgumentTypeError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
-                                f"{type(value).__name__} {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
+            f"{type(value).__name__} {value!r}"
+        )
     if value != value:  # NaT: a timedelta, but no length
-        raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
-                          f"{type(value).__name__} {value!r}")
+        raise ConfigError(
+            f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
+            f"{type(value).__name__} {value!r}"
+        )
     if hasattr(value, "to_pytimedelta"):
         value = value.to_pytimedelta()
-    if value < timedelta(0) or (value == timedelta(0) and not zero) \
-            or not math.isfinite(value.total_seconds()):
+    if (
+        value < timedelta(0)
+        or (value == timedelta(0) and not zero)
+        or not math.isfinite(value.total_seconds())
+    ):
         raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
     return value
 
@@ -337,13 +381,15 @@ def check_ids(values: Any, *, name: str = "ids") -> list[int] | None:
     try:
         items = list(values)
     except TypeError:
-        raise ConfigError(f"{name} must be whole numbers, like [100001, 100002]; "
-                          f"got {values!r}") from None
+        raise ConfigError(
+            f"{name} must be whole numbers, like [100001, 100002]; got {values!r}"
+        ) from None
     out = []
     for v in items:
         try:
             out.append(check_id(v))
         except ConfigError:
-            raise ConfigError(f"{name} must be whole numbers, like [100001, 100002]; got {v!r} "
-                              "among them") from None
+            raise ConfigError(
+                f"{name} must be whole numbers, like [100001, 100002]; got {v!r} among them"
+            ) from None
     return out

@@ -16,30 +16,59 @@ Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argpar
 
 
 def _sandbox_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=int, default=8765,
-                   help="port on 127.0.0.1 (default 8765; 0 picks a free one)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="port on 127.0.0.1 (default 8765; 0 picks a free one)",
+    )
     p.add_argument("--seed", type=int, default=0, help="demo data seed (default 0)")
-    p.add_argument("--size", type=int, default=None,
-                   help="number of the shop's transactions (default 4000)")
-    p.add_argument("--rate-limit", type=int, default=5,
-                   help="requests per window (a second unless --rate-window says) per token and "
-                        "endpoint; 0 turns it off (default 5)")
-    p.add_argument("--rate-window", type=float, default=1.0,
-                   help="seconds the budget counts over (default 1; --rate-limit 300 "
-                        "--rate-window 60 is a minute's budget of 300)")
-    p.add_argument("--stated-budget", action="store_true",
-                   help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer")
-    p.add_argument("--count-after-latency", action="store_true",
-                   help="count a request after its latency (arrivals jitter), not on arrival")
-    p.add_argument("--latency", type=float, default=0.0,
-                   help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the "
-                        "real service)")
-    p.add_argument("--rate-limit-scope", choices=("endpoint", "token"), default="endpoint",
-                   help="one budget per token and endpoint (default, as documented) or one per "
-                        "token for all endpoints")
-    p.add_argument("--shops", type=int, default=1,
-                   help="location-mode teams to serve: the shop and its branches (default 1, "
-                        "at most 5)")
+    p.add_argument(
+        "--size", type=int, default=None, help="number of the shop's transactions (default 4000)"
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=int,
+        default=5,
+        help="requests per window (a second unless --rate-window says) per token and "
+        "endpoint; 0 turns it off (default 5)",
+    )
+    p.add_argument(
+        "--rate-window",
+        type=float,
+        default=1.0,
+        help="seconds the budget counts over (default 1; --rate-limit 300 "
+        "--rate-window 60 is a minute's budget of 300)",
+    )
+    p.add_argument(
+        "--stated-budget",
+        action="store_true",
+        help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer",
+    )
+    p.add_argument(
+        "--count-after-latency",
+        action="store_true",
+        help="count a request after its latency (arrivals jitter), not on arrival",
+    )
+    p.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
+    )
+    p.add_argument(
+        "--rate-limit-scope",
+        choices=("endpoint", "token"),
+        default="endpoint",
+        help="one budget per token and endpoint (default, as documented) or one per "
+        "token for all endpoints",
+    )
+    p.add_argument(
+        "--shops",
+        type=int,
+        default=1,
+        help="location-mode teams to serve: the shop and its branches (default 1, at most 5)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not print one line per request")
 
 
@@ -49,18 +78,28 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
 
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        with serve(port=args.port, seed=args.seed, size=args.size, rate_limit=args.rate_limit,
-                   log=log, latency=args.latency,
-                   rate_limit_scope=args.rate_limit_scope, shops=args.shops,
-                   rate_window=args.rate_window, stated_budget=args.stated_budget,
-                   count_after_latency=args.count_after_latency) as sb:
+        with serve(
+            port=args.port,
+            seed=args.seed,
+            size=args.size,
+            rate_limit=args.rate_limit,
+            log=log,
+            latency=args.latency,
+            rate_limit_scope=args.rate_limit_scope,
+            shops=args.shops,
+            rate_window=args.rate_window,
+            stated_budget=args.stated_budget,
+            count_after_latency=args.count_after_latency,
+        ) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():
                 mode = sb.data(team).team["mode"]
                 print(f"  {team:<9} (mode {mode}): {token}")
-            print(f"e.g.  curl -H 'Authorization: Bearer {sb.tokens['shop']}' "
-                  f"{sb.base_url}/v1/teams/linked")
+            print(
+                f"e.g.  curl -H 'Authorization: Bearer {sb.tokens['shop']}' "
+                f"{sb.base_url}/v1/teams/linked"
+            )
             print("Ctrl-C stops it.", flush=True)
             (stop or threading.Event()).wait()
     except KeyboardInterrupt:
@@ -69,19 +108,28 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
         print(f"invtools sandbox: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"invtools sandbox: cannot listen on 127.0.0.1:{args.port} ({err.strerror}); "
-              "try another --port, or --port 0 for a free one", file=sys.stderr)
+        print(
+            f"invtools sandbox: cannot listen on 127.0.0.1:{args.port} ({err.strerror}); "
+            "try another --port, or --port 0 for a free one",
+            file=sys.stderr,
+        )
         return 1
     print("stopped")
     return 0
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("notebooks", nargs="*",
-                   help="notebooks to run (default: every notebooks/*.ipynb here, in order, "
-                        "else the example notebooks that ship with invtools)")
-    p.add_argument("--out", default="build/demo",
-                   help="where the HTML copies and figures go (default build/demo)")
+    p.add_argument(
+        "notebooks",
+        nargs="*",
+        help="notebooks to run (default: every notebooks/*.ipynb here, in order, "
+        "else the example notebooks that ship with invtools)",
+    )
+    p.add_argument(
+        "--out",
+        default="build/demo",
+        help="where the HTML copies and figures go (default build/demo)",
+    )
 
 
 def _notebook_paths(names: list[str]) -> list:
@@ -89,8 +137,11 @@ def _notebook_paths(names: list[str]) -> list:
 
     from invtools.notebook.demo import example_notebooks
 
-    return ([Path(n) for n in names] or sorted(Path("notebooks").glob("[0-9]*.ipynb"))
-            or example_notebooks())
+    return (
+        [Path(n) for n in names]
+        or sorted(Path("notebooks").glob("[0-9]*.ipynb"))
+        or example_notebooks()
+    )
 
 
 def _demo_run(args: argparse.Namespace) -> int:
@@ -99,17 +150,25 @@ def _demo_run(args: argparse.Namespace) -> int:
 
     missing = missing_demo_packages()
     if missing:
-        print(f"invtools demo needs {', '.join(missing)} to run the notebooks: "
-              "pip install 'invtools[demo]'", file=sys.stderr)
+        print(
+            f"invtools demo needs {', '.join(missing)} to run the notebooks: "
+            "pip install 'invtools[demo]'",
+            file=sys.stderr,
+        )
         return 1
     paths = _notebook_paths(args.notebooks)
     if not paths:
-        print("invtools demo: no notebooks found (name some, or reinstall invtools: its "
-              "example notebooks are missing)", file=sys.stderr)
+        print(
+            "invtools demo: no notebooks found (name some, or reinstall invtools: its "
+            "example notebooks are missing)",
+            file=sys.stderr,
+        )
         return 1
-    print(f"Running {len(paths)} example notebooks on the built-in demo data "
-          "(each starts the stand-in server in its own kernel; no account needed).",
-          flush=True)
+    print(
+        f"Running {len(paths)} example notebooks on the built-in demo data "
+        "(each starts the stand-in server in its own kernel; no account needed).",
+        flush=True,
+    )
     runs = run_notebooks(paths, args.out)
     print(report(runs, args.out))
     return 0 if all(r.ok for r in runs) else 1
@@ -129,13 +188,23 @@ def _lab_run(args: argparse.Namespace) -> int:
     from invtools.notebook.demo import kernel_env
 
     if not os.path.isdir("notebooks"):
-        print("invtools lab: no notebooks/ folder here (run it from the repository's top folder)",
-              file=sys.stderr)
+        print(
+            "invtools lab: no notebooks/ folder here (run it from the repository's top folder)",
+            file=sys.stderr,
+        )
         return 1
-    print("Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
-          flush=True)
-    cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir=notebooks", "--ip=127.0.0.1",
-           f"--port={args.port}"]
+    print(
+        "Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
+        flush=True,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--notebook-dir=notebooks",
+        "--ip=127.0.0.1",
+        f"--port={args.port}",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
@@ -146,18 +215,28 @@ def _lab_run(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Command] = {
-    "sandbox": ("run the stand-in server with demo data in the foreground",
-                _sandbox_args, _sandbox_run),
-    "demo": ("run the example notebooks on the demo data: HTML copies, figures, a summary",
-             _demo_args, _demo_run),
-    "lab": ("open JupyterLab on the example notebooks (needs the 'lab' extra)",
-            _lab_args, _lab_run),
+    "sandbox": (
+        "run the stand-in server with demo data in the foreground",
+        _sandbox_args,
+        _sandbox_run,
+    ),
+    "demo": (
+        "run the example notebooks on the demo data: HTML copies, figures, a summary",
+        _demo_args,
+        _demo_run,
+    ),
+    "lab": (
+        "open JupyterLab on the example notebooks (needs the 'lab' extra)",
+        _lab_args,
+        _lab_run,
+    ),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="invtools", description="Investigate inventory data from BoxHero's REST API.")
+        prog="invtools", description="Investigate inventory data from BoxHero's REST API."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_args, _run) in COMMANDS.items():
         add_args(sub.add_parser(name, help=help_text, description=help_text))

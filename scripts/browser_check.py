@@ -42,8 +42,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 NOTEBOOK = "widgets-check.ipynb"
 
 CELLS = [
@@ -87,11 +93,18 @@ def free_port() -> int:
 
 def write_notebook(path: Path) -> None:
     cells = [{"cell_type": "markdown", "metadata": {}, "source": CELLS[0]}]
-    cells += [{"cell_type": "code", "metadata": {}, "source": src, "outputs": [],
-               "execution_count": None} for src in CELLS[1:]]
-    nb = {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                      "language": "python"}}}
+    cells += [
+        {"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None}
+        for src in CELLS[1:]
+    ]
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    }
     for i, cell in enumerate(nb["cells"]):
         cell["id"] = f"cell-{i}"
     path.write_text(json.dumps(nb, indent=1))
@@ -114,8 +127,9 @@ def lab_environment(scratch: Path, sb) -> dict[str, str]:
     # The announcements plugin pops a "news?" toast over the notebook: off for this check.
     labconfig = scratch / "config" / "labconfig"
     labconfig.mkdir(parents=True, exist_ok=True)
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     # Widget state is saved with the notebook only when this setting is on (off by default).
     plugin = scratch / "settings" / "@jupyter-widgets" / "jupyterlab-manager"
     plugin.mkdir(parents=True, exist_ok=True)
@@ -123,20 +137,31 @@ def lab_environment(scratch: Path, sb) -> dict[str, str]:
     return env
 
 
-def start_lab(scratch: Path, notebooks: Path, env: dict[str, str]) -> tuple[subprocess.Popen,
-                                                                             str, str]:
+def start_lab(
+    scratch: Path, notebooks: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen, str, str]:
     port, token = free_port(), secrets.token_hex(16)
     log = open(scratch / "jupyterlab.log", "w")  # noqa: SIM115 - closed with the process
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={notebooks}",
-           f"--LabApp.user_settings_dir={scratch / 'settings'}",
-           f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
-           "--LabApp.news_url=", "--ServerApp.open_browser=False"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={notebooks}",
+        f"--LabApp.user_settings_dir={scratch / 'settings'}",
+        f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
+        "--LabApp.news_url=",
+        "--ServerApp.open_browser=False",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--allow-root")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=notebooks)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=notebooks
+    )
     proc._log = log  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
@@ -155,8 +180,9 @@ def start_lab(scratch: Path, notebooks: Path, env: dict[str, str]) -> tuple[subp
 def stop_lab(proc: subprocess.Popen, url: str, token: str) -> None:
     """Shut the server down through its API (which stops its kernels), then make sure."""
     try:
-        req = urllib.request.Request(f"{url}/api/shutdown", method="POST",
-                                     headers={"Authorization": f"token {token}"})
+        req = urllib.request.Request(
+            f"{url}/api/shutdown", method="POST", headers={"Authorization": f"token {token}"}
+        )
         urllib.request.urlopen(req, timeout=5).close()
     except OSError:
         pass
@@ -207,18 +233,23 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             password.fill(basic_token)
             page.locator("button", has_text="Connect").first.click()
             expect(page.locator(".widget-html", has_text="Corner").first).to_contain_text(
-                "does not manage stock by location")
+                "does not manage stock by location"
+            )
             expect(password).to_have_value("")  # emptied by the kernel, synced back
             timer.step("pasted the basic token, Connect, field emptied")
             page.screenshot(path=str(out / "3-pasted-basic.png"), full_page=True)
 
-            before = image.locator("img").get_attribute("src") if image.locator("img").count() \
+            before = (
+                image.locator("img").get_attribute("src")
+                if image.locator("img").count()
                 else image.get_attribute("src")
+            )
             page.locator(".widget-toggle-buttons button", has_text="month").first.click()
             page.wait_for_function(
                 "([before]) => { const i = document.querySelector('img.widget-image') ||"
                 " document.querySelector('.widget-image img'); return i && i.src !== before; }",
-                arg=[before])
+                arg=[before],
+            )
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             timer.step("explorer switched to months, picture redrawn")
             image.scroll_into_view_if_needed()
@@ -232,8 +263,9 @@ def drive(url: str, token: str, sb, out: Path, chromium: str, timer: Timer) -> N
             expect(summary).to_contain_text("units (absolute")
             expect(summary).to_contain_text("Includes 4 opening stock counts")
             before = image_src(page)
-            explorer.locator(".widget-checkbox", has_text="Leave out opening stock counts") \
-                .locator("input").click()
+            explorer.locator(".widget-checkbox", has_text="Leave out opening stock counts").locator(
+                "input"
+            ).click()
             wait_redrawn(page, before)
             expect(summary).to_contain_text("Left out: 4 opening stock counts")
             timer.step("explorer: quantities, opening stock counts left out")
@@ -266,8 +298,10 @@ def save(page, url: str, token: str) -> None:
             page.keyboard.press("Control+s")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            req = urllib.request.Request(f"{url}/api/contents/{NOTEBOOK}?content=1",
-                                         headers={"Authorization": f"token {token}"})
+            req = urllib.request.Request(
+                f"{url}/api/contents/{NOTEBOOK}?content=1",
+                headers={"Authorization": f"token {token}"},
+            )
             with urllib.request.urlopen(req, timeout=5) as r:
                 model = json.load(r)
             if model["content"]["metadata"].get("widgets"):
@@ -278,15 +312,18 @@ def save(page, url: str, token: str) -> None:
 
 def image_src(page) -> str | None:
     """The explorer picture's current ``src`` (a data URL that changes with every redraw)."""
-    return page.evaluate("() => { const i = document.querySelector('img.widget-image') ||"
-                         " document.querySelector('.widget-image img'); return i && i.src; }")
+    return page.evaluate(
+        "() => { const i = document.querySelector('img.widget-image') ||"
+        " document.querySelector('.widget-image img'); return i && i.src; }"
+    )
 
 
 def wait_redrawn(page, before: str | None) -> None:
     page.wait_for_function(
         "([before]) => { const i = document.querySelector('img.widget-image') ||"
         " document.querySelector('.widget-image img'); return i && i.src !== before; }",
-        arg=[before])
+        arg=[before],
+    )
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
 
 
@@ -295,19 +332,26 @@ def check_types_shown(explorer) -> None:
     inside its own row: nothing clipped (the old four-row list cut its first row)."""
     outer = explorer.bounding_box()
     for kind in ("in", "out", "move", "adjust"):
-        box = explorer.locator(".widget-checkbox").filter(
-            has=explorer.page.get_by_text(kind, exact=True)).first
+        box = (
+            explorer.locator(".widget-checkbox")
+            .filter(has=explorer.page.get_by_text(kind, exact=True))
+            .first
+        )
         for part in (box.locator("input"), box.get_by_text(kind, exact=True)):
             b = part.bounding_box()
             assert b and b["width"] > 0 and b["height"] > 0, f"Types {kind!r} is not shown"
-            assert (outer["x"] <= b["x"] and b["x"] + b["width"] <= outer["x"] + outer["width"]
-                    and outer["y"] <= b["y"]
-                    and b["y"] + b["height"] <= outer["y"] + outer["height"]), \
-                f"Types {kind!r} is cut off: {b} outside {outer}"
+            assert (
+                outer["x"] <= b["x"]
+                and b["x"] + b["width"] <= outer["x"] + outer["width"]
+                and outer["y"] <= b["y"]
+                and b["y"] + b["height"] <= outer["y"] + outer["height"]
+            ), f"Types {kind!r} is cut off: {b} outside {outer}"
         row = box.bounding_box()
         text = box.get_by_text(kind, exact=True).bounding_box()
-        assert row["y"] - 0.5 <= text["y"] and text["y"] + text["height"] <= \
-            row["y"] + row["height"] + 0.5, f"Types {kind!r}: its name overflows its row"
+        assert (
+            row["y"] - 0.5 <= text["y"]
+            and text["y"] + text["height"] <= row["y"] + row["height"] + 0.5
+        ), f"Types {kind!r}: its name overflows its row"
 
 
 def accept_kernel_dialog(page, wait_ms: int) -> None:
@@ -336,14 +380,23 @@ def check_saved(path: Path, sb) -> dict:
     nb = json.loads(text)
     state = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json")
     assert state and state.get("state"), "the notebook was saved without widget state"
-    html_values = [m["state"].get("value", "") for m in state["state"].values()
-                   if m.get("model_name") == "HTMLModel"]
+    html_values = [
+        m["state"].get("value", "")
+        for m in state["state"].values()
+        if m.get("model_name") == "HTMLModel"
+    ]
     assert any("Corner" in v for v in html_values), "the picker's status is not in the state"
-    passwords = [m["state"].get("value") for m in state["state"].values()
-                 if m.get("model_name") == "PasswordModel"]
+    passwords = [
+        m["state"].get("value")
+        for m in state["state"].values()
+        if m.get("model_name") == "PasswordModel"
+    ]
     assert passwords and all(v in ("", None) for v in passwords), passwords
-    return {"bytes": len(text), "widgets": len(state["state"]),
-            "images": sum(m.get("model_name") == "ImageModel" for m in state["state"].values())}
+    return {
+        "bytes": len(text),
+        "widgets": len(state["state"]),
+        "images": sum(m.get("model_name") == "ImageModel" for m in state["state"].values()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -381,8 +434,10 @@ def main(argv: list[str] | None = None) -> int:
             saved = out / "saved-notebook.ipynb"
             shutil.copy(notebooks / NOTEBOOK, saved)
             figures = check_saved(saved, sb)
-            print(f"saved notebook {saved}: {figures['bytes']:,} bytes, {figures['widgets']} "
-                  f"widget models ({figures['images']} image), no token in it")
+            print(
+                f"saved notebook {saved}: {figures['bytes']:,} bytes, {figures['widgets']} "
+                f"widget models ({figures['images']} image), no token in it"
+            )
     finally:
         if args.keep:
             print(f"scratch folder kept: {scratch}")

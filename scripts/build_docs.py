@@ -31,8 +31,10 @@ def main() -> int:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     missing = [p.name for p in notebooks if f"notebooks/{p.name}" not in nav]
     if missing:
-        print(f"build_docs: example notebooks missing from mkdocs.yml's nav: {missing}",
-              file=sys.stderr)
+        print(
+            f"build_docs: example notebooks missing from mkdocs.yml's nav: {missing}",
+            file=sys.stderr,
+        )
         return 1
     out = DOCS / "notebooks"
     out.mkdir(exist_ok=True)
@@ -48,11 +50,26 @@ def main() -> int:
             return 1
         nbformat.write(nb, out / path.name)
     # docs/_ext holds the site's own Markdown extension (doctest examples as Python sessions)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(DOCS / "_ext"), os.environ.get("PYTHONPATH")) if p),
-        "NO_MKDOCS_2_WARNING": "1"}
-    return subprocess.call([sys.executable, "-m", "mkdocs", "build", "--strict",
-                            "--config-file", str(ROOT / "mkdocs.yml")], cwd=ROOT, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(DOCS / "_ext"), os.environ.get("PYTHONPATH")) if p
+        ),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    return subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+        ],
+        cwd=ROOT,
+        env=env,
+    )
 
 
 if __name__ == "__main__":

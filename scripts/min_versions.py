@@ -64,8 +64,12 @@ def lowest(req: Requirement, available: list[str]) -> str | None:
 
 
 def available_versions(python: str, name: str) -> list[str]:
-    proc = subprocess.run([python, "-m", "pip", "index", "versions", name],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [python, "-m", "pip", "index", "versions", name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     m = re.search(r"Available versions: (.+)", proc.stdout)
     return [v.strip() for v in m.group(1).split(",")] if m else []
 
@@ -92,14 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     constraints.write_text("\n".join(pins) + "\n")
     print("min-versions: " + ", ".join(pins), flush=True)
 
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "-c", str(constraints),
-                              "-e", f"{ROOT}[dev]"], check=False)
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "-c", str(constraints), "-e", f"{ROOT}[dev]"],
+        check=False,
+    )
     if install.returncode:
-        print("min-versions: the lowest declared versions do not install together; raise the "
-              "lower bound that pip names above", file=sys.stderr)
+        print(
+            "min-versions: the lowest declared versions do not install together; raise the "
+            "lower bound that pip names above",
+            file=sys.stderr,
+        )
         return 2
-    tests = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider",
-                            *(args.pytest_args or [])], cwd=ROOT, check=False)
+    tests = subprocess.run(
+        [python, "-m", "pytest", "-p", "no:cacheprovider", *(args.pytest_args or [])],
+        cwd=ROOT,
+        check=False,
+    )
     return tests.returncode
 
 

@@ -35,22 +35,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: module -> (the files mutated, the tests run against them). The files' doctests run too.
 MODULES: dict[str, tuple[list[str], list[str]]] = {
-    "walk engine": (["invtools/api/plan.py", "invtools/api/walker.py",
-                     "invtools/api/walkrecord.py"],
-                    ["tests/test_client_chains.py", "tests/test_walk_replay.py",
-                     "tests/test_windows.py"]),
-    "retries": (["invtools/http/retries.py"],
-                ["tests/test_retries.py", "tests/test_client_resilience.py",
-                 "tests/test_client_errors.py", "tests/test_client_faults.py"]),
-    "pacing": (["invtools/http/pacing.py"],
-               ["tests/test_pacing.py", "tests/test_http.py", "tests/test_budgets.py",
-                "tests/test_client_resilience.py"]),
-    "pagination": (["invtools/api/pagination.py"],
-                   ["tests/test_pagination.py", "tests/test_fast_paths.py"]),
-    "columns": (["invtools/frames/columns.py"],
-                ["tests/test_columns.py", "tests/test_frames.py", "tests/test_fast_paths.py"]),
-    "sync": (["invtools/mirror/sync.py"],
-             ["tests/test_mirror.py", "tests/test_windows.py"]),
+    "walk engine": (
+        ["invtools/api/plan.py", "invtools/api/walker.py", "invtools/api/walkrecord.py"],
+        ["tests/test_client_chains.py", "tests/test_walk_replay.py", "tests/test_windows.py"],
+    ),
+    "retries": (
+        ["invtools/http/retries.py"],
+        [
+            "tests/test_retries.py",
+            "tests/test_client_resilience.py",
+            "tests/test_client_errors.py",
+            "tests/test_client_faults.py",
+        ],
+    ),
+    "pacing": (
+        ["invtools/http/pacing.py"],
+        [
+            "tests/test_pacing.py",
+            "tests/test_http.py",
+            "tests/test_budgets.py",
+            "tests/test_client_resilience.py",
+        ],
+    ),
+    "pagination": (
+        ["invtools/api/pagination.py"],
+        ["tests/test_pagination.py", "tests/test_fast_paths.py"],
+    ),
+    "columns": (
+        ["invtools/frames/columns.py"],
+        ["tests/test_columns.py", "tests/test_frames.py", "tests/test_fast_paths.py"],
+    ),
+    "sync": (["invtools/mirror/sync.py"], ["tests/test_mirror.py", "tests/test_windows.py"]),
 }
 
 KILLED = {"killed", "timeout", "caught by type check"}
@@ -87,8 +102,11 @@ def results(name: str) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)} "
-                        "('walk' for the walk engine); all when none")
+    parser.add_argument(
+        "modules",
+        nargs="*",
+        help=f"some of: {', '.join(MODULES)} ('walk' for the walk engine); all when none",
+    )
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -96,15 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         run_one(args.one, args.max_children)
         return 0
-    chosen = [m for m in MODULES if not args.modules
-              or any(m.startswith(a) for a in args.modules)]
+    chosen = [m for m in MODULES if not args.modules or any(m.startswith(a) for a in args.modules)]
     if not chosen:
         parser.error(f"no such module; choose among: {', '.join(MODULES)}")
     rows, failed = [], False
     for name in chosen:
         print(f"== {name}: {', '.join(MODULES[name][0])}", flush=True)
-        done = subprocess.run([sys.executable, __file__, "--one", name,
-                               "--max-children", str(args.max_children)], cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", name, "--max-children", str(args.max_children)],
+            cwd=ROOT,
+        )
         try:
             status = results(name)
         except (OSError, KeyError, ValueError):
@@ -126,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<12} {total:>8} {killed:>7} {survived:>9} {100 * killed / total:>8.1f}%")
     if len(rows) > 1:
         total, killed = sum(r[1] for r in rows), sum(r[2] for r in rows)
-        print(f"{'all':<12} {total:>8} {killed:>7} {total - killed:>9} {100 * killed / total:>8.1f}%")
+        print(
+            f"{'all':<12} {total:>8} {killed:>7} {total - killed:>9} {100 * killed / total:>8.1f}%"
+        )
     return 1 if failed else 0
 
 

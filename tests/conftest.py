@@ -48,8 +48,14 @@ def make_client(tmp_path):
     made = []
 
     def make(server, team: str = "shop", **overrides):
-        settings = dict(base_url=server.base_url, cache=tmp_path / "cache.sqlite",
-                        rate_limit=0, progress=False, backoff=0.01, timeout=(2.0, 5.0))
+        settings = dict(
+            base_url=server.base_url,
+            cache=tmp_path / "cache.sqlite",
+            rate_limit=0,
+            progress=False,
+            backoff=0.01,
+            timeout=(2.0, 5.0),
+        )
         settings.update(overrides)
         client = Client(server.tokens[team], **settings)
         made.append(client)
@@ -81,15 +87,17 @@ def loopback_only(monkeypatch) -> list[str]:
     def getaddrinfo(host, *args, **kwargs):
         if not here(host):
             refused.append(str(host))
-            raise socket.gaierror(socket.EAI_NONAME, f"this test reaches no host but this "
-                                                     f"machine; refused {host}")
+            raise socket.gaierror(
+                socket.EAI_NONAME, f"this test reaches no host but this machine; refused {host}"
+            )
         return real_getaddrinfo(host, *args, **kwargs)
 
     def connect(sock, address):
         if sock.family in (socket.AF_INET, socket.AF_INET6) and not here(address[0]):
             refused.append(str(address[0]))
-            raise ConnectionRefusedError(f"this test reaches no host but this machine; "
-                                         f"refused {address[0]}")
+            raise ConnectionRefusedError(
+                f"this test reaches no host but this machine; refused {address[0]}"
+            )
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)

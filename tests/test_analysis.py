@@ -26,22 +26,40 @@ def _t(*days: str) -> pd.arrays.DatetimeArray:
 def history() -> pd.DataFrame:
     # Mug runs out on Jan 5, back on Jan 8, out again on Jan 20 (still out);
     # Cup at location 1 runs out on Jan 3 and is back on Jan 13; Pen never runs out.
-    return pd.DataFrame({
-        "transaction_time": _t("2026-01-01", "2026-01-05", "2026-01-08", "2026-01-20",
-                               "2026-01-02", "2026-01-03", "2026-01-13", "2026-01-02"),
-        "transaction_id": pd.array([1, 2, 3, 4, 5, 6, 7, 8], dtype="Int64"),
-        "item_id": pd.array([9, 9, 9, 9, 8, 8, 8, 7], dtype="Int64"),
-        "item_name": pd.array(["Mug"] * 4 + ["Cup"] * 3 + ["Pen"], dtype="string"),
-        "location_id": pd.array([pd.NA] * 4 + [1, 1, 1, pd.NA], dtype="Int64"),
-        "stock": [3.0, 0.0, 5.0, 0.0, 2.0, 0.0, 4.0, 10.0],
-        "change": [3.0, -3.0, 5.0, -5.0, 2.0, -2.0, 4.0, 10.0],
-    })
+    return pd.DataFrame(
+        {
+            "transaction_time": _t(
+                "2026-01-01",
+                "2026-01-05",
+                "2026-01-08",
+                "2026-01-20",
+                "2026-01-02",
+                "2026-01-03",
+                "2026-01-13",
+                "2026-01-02",
+            ),
+            "transaction_id": pd.array([1, 2, 3, 4, 5, 6, 7, 8], dtype="Int64"),
+            "item_id": pd.array([9, 9, 9, 9, 8, 8, 8, 7], dtype="Int64"),
+            "item_name": pd.array(["Mug"] * 4 + ["Cup"] * 3 + ["Pen"], dtype="string"),
+            "location_id": pd.array([pd.NA] * 4 + [1, 1, 1, pd.NA], dtype="Int64"),
+            "stock": [3.0, 0.0, 5.0, 0.0, 2.0, 0.0, 4.0, 10.0],
+            "change": [3.0, -3.0, 5.0, -5.0, 2.0, -2.0, 4.0, 10.0],
+        }
+    )
 
 
 def test_stockouts_finds_each_episode_and_its_restock(history):
     eps = stockouts(history, as_of="2026-01-30")
-    got = {(int(r.item_id), r.out_at.day, None if pd.isna(r.restocked_at) else r.restocked_at.day,
-            r.days_out, bool(r.still_out)) for r in eps.itertuples()}
+    got = {
+        (
+            int(r.item_id),
+            r.out_at.day,
+            None if pd.isna(r.restocked_at) else r.restocked_at.day,
+            r.days_out,
+            bool(r.still_out),
+        )
+        for r in eps.itertuples()
+    }
     assert got == {(9, 5, 8, 3.0, False), (9, 20, None, 10.0, True), (8, 3, 13, 10.0, False)}
     assert str(eps["out_at"].dtype) == "datetime64[ms, UTC]"
     assert eps["location_id"].dtype == "Int64"
@@ -58,36 +76,54 @@ def test_stockout_summary_is_worst_first(history):
     assert s["item_name"].tolist() == ["Mug", "Cup"]
     mug = s.iloc[0]
     assert (mug["stockouts"], mug["days_out"], mug["median_days_to_restock"], mug["still_out"]) == (
-        2, 13.0, 3.0, True)
+        2,
+        13.0,
+        3.0,
+        True,
+    )
     assert s.iloc[1]["median_days_to_restock"] == 10.0
 
 
 def test_stockout_summary_of_history_without_stockouts_is_empty_but_typed(history):
     s = stockout_summary(history[history["item_name"] == "Pen"])
-    assert s.empty and list(s.columns) == ["item_id", "item_name", "stockouts", "days_out",
-                                           "median_days_to_restock", "still_out"]
+    assert s.empty and list(s.columns) == [
+        "item_id",
+        "item_name",
+        "stockouts",
+        "days_out",
+        "median_days_to_restock",
+        "still_out",
+    ]
 
 
 @pytest.fixture
 def lines() -> pd.DataFrame:
-    return pd.DataFrame({
-        "transaction_time": _t("2026-01-01", "2026-01-02", "2026-03-01", "2026-03-02",
-                               "2026-03-03", "2026-06-01"),
-        "type": pd.Categorical(["in", "out", "out", "adjust", "move", "out"],
-                               categories=["in", "out", "move", "adjust"]),
-        "item_id": pd.array([1, 1, 1, 2, 1, 3], dtype="Int64"),
-        "item_name": pd.array(["Mug", "Mug", "Mug", "Cup", "Mug", "Pen"], dtype="string"),
-        "quantity": [10.0, 2.0, 3.0, -1.0, 4.0, 1.0],
-    })
+    return pd.DataFrame(
+        {
+            "transaction_time": _t(
+                "2026-01-01", "2026-01-02", "2026-03-01", "2026-03-02", "2026-03-03", "2026-06-01"
+            ),
+            "type": pd.Categorical(
+                ["in", "out", "out", "adjust", "move", "out"],
+                categories=["in", "out", "move", "adjust"],
+            ),
+            "item_id": pd.array([1, 1, 1, 2, 1, 3], dtype="Int64"),
+            "item_name": pd.array(["Mug", "Mug", "Mug", "Cup", "Mug", "Pen"], dtype="string"),
+            "quantity": [10.0, 2.0, 3.0, -1.0, 4.0, 1.0],
+        }
+    )
 
 
 @pytest.fixture
 def items() -> pd.DataFrame:
-    return pd.DataFrame({
-        "id": pd.array([1, 2, 3, 4], dtype="Int64"),
-        "name": pd.array(["Mug", "Cup", "Pen", "Vase"], dtype="string"),
-        "quantity": [5.0, 7.0, 0.0, 2.0], "cost": [2.0, 1.5, 0.5, 10.0],
-    })
+    return pd.DataFrame(
+        {
+            "id": pd.array([1, 2, 3, 4], dtype="Int64"),
+            "name": pd.array(["Mug", "Cup", "Pen", "Vase"], dtype="string"),
+            "quantity": [5.0, 7.0, 0.0, 2.0],
+            "cost": [2.0, 1.5, 0.5, 10.0],
+        }
+    )
 
 
 def test_movement_counts_in_out_adjust_and_not_moves(lines):
@@ -114,12 +150,17 @@ def test_movement_since_limits_the_window_but_not_the_last_sale(lines):
 
 
 def test_stock_value_per_location():
-    stock = pd.DataFrame({"item_id": pd.array([1, 1, 2], dtype="Int64"),
-                          "location_id": pd.array([10, 11, 10], dtype="Int64"),
-                          "location_name": pd.array(["Shop", "Store", "Shop"], dtype="string"),
-                          "quantity": [2.0, 3.0, 0.0]})
-    items = pd.DataFrame({"id": pd.array([1, 2], dtype="Int64"), "cost": [1.0, 5.0],
-                          "price": [2.0, 9.0]})
+    stock = pd.DataFrame(
+        {
+            "item_id": pd.array([1, 1, 2], dtype="Int64"),
+            "location_id": pd.array([10, 11, 10], dtype="Int64"),
+            "location_name": pd.array(["Shop", "Store", "Shop"], dtype="string"),
+            "quantity": [2.0, 3.0, 0.0],
+        }
+    )
+    items = pd.DataFrame(
+        {"id": pd.array([1, 2], dtype="Int64"), "cost": [1.0, 5.0], "price": [2.0, 9.0]}
+    )
     v = stock_value(stock, items).set_index("location_name")
     assert v.loc["Store", "value_at_cost"] == 3.0 and v.loc["Shop", "value_at_price"] == 4.0
     assert v.loc["Shop", "items"] == 1  # the item with zero on hand is not counted
@@ -138,13 +179,17 @@ def history_with_deleted(history) -> pd.DataFrame:
     # Vase (id 6) ran out on Jan 2 and was then deleted in the service: it is gone from
     # items_df(), only its old lines remain (flagged item_deleted). Never restocked, it would
     # otherwise rank as the worst item of all.
-    vase = pd.DataFrame({
-        "transaction_time": _t("2026-01-01", "2026-01-02"),
-        "transaction_id": pd.array([20, 21], dtype="Int64"),
-        "item_id": pd.array([6, 6], dtype="Int64"),
-        "item_name": pd.array(["Vase", "Vase"], dtype="string"),
-        "location_id": pd.array([pd.NA, pd.NA], dtype="Int64"),
-        "stock": [1.0, 0.0], "change": [1.0, -1.0]})
+    vase = pd.DataFrame(
+        {
+            "transaction_time": _t("2026-01-01", "2026-01-02"),
+            "transaction_id": pd.array([20, 21], dtype="Int64"),
+            "item_id": pd.array([6, 6], dtype="Int64"),
+            "item_name": pd.array(["Vase", "Vase"], dtype="string"),
+            "location_id": pd.array([pd.NA, pd.NA], dtype="Int64"),
+            "stock": [1.0, 0.0],
+            "change": [1.0, -1.0],
+        }
+    )
     out = pd.concat([history, vase], ignore_index=True)
     out["item_deleted"] = pd.array([False] * len(history) + [True, True], dtype="boolean")
     return out
@@ -186,11 +231,15 @@ def test_stockout_summary_keeps_an_item_without_a_name(history):
 
 
 def test_movement_leaves_out_deleted_items_unless_asked(lines, items):
-    gone = pd.DataFrame({
-        "transaction_time": _t("2026-02-01"), "type": pd.Categorical(
-            ["out"], categories=["in", "out", "move", "adjust"]),
-        "item_id": pd.array([5], dtype="Int64"), "item_name": pd.array(["Gone"], dtype="string"),
-        "quantity": [1.0]})
+    gone = pd.DataFrame(
+        {
+            "transaction_time": _t("2026-02-01"),
+            "type": pd.Categorical(["out"], categories=["in", "out", "move", "adjust"]),
+            "item_id": pd.array([5], dtype="Int64"),
+            "item_name": pd.array(["Gone"], dtype="string"),
+            "quantity": [1.0],
+        }
+    )
     both = pd.concat([lines, gone], ignore_index=True)
     both["item_deleted"] = pd.array([False] * len(lines) + [True], dtype="boolean")
     for with_items in (None, items):
@@ -230,29 +279,36 @@ def test_the_demo_shops_worst_item_is_not_a_deleted_one(make_client):
 def vase_history() -> pd.DataFrame:
     # Vase: +10 on Jan 5, -4 on Feb 10, +6 on Apr 1 (nothing in March); Bowl: +3 on Feb 2 at
     # location 1, -5 on Mar 3 (negative stock has no value).
-    return pd.DataFrame({
-        "transaction_time": _t("2026-01-05", "2026-02-10", "2026-04-01", "2026-02-02",
-                               "2026-03-03"),
-        "transaction_id": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
-        "item_id": pd.array([6, 6, 6, 7, 7], dtype="Int64"),
-        "item_name": pd.array(["Vase"] * 3 + ["Bowl"] * 2, dtype="string"),
-        "location_id": pd.array([pd.NA] * 3 + [1, 1], dtype="Int64"),
-        "stock": [10.0, 6.0, 12.0, 3.0, -2.0], "change": [10.0, -4.0, 6.0, 3.0, -5.0],
-    })
+    return pd.DataFrame(
+        {
+            "transaction_time": _t(
+                "2026-01-05", "2026-02-10", "2026-04-01", "2026-02-02", "2026-03-03"
+            ),
+            "transaction_id": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
+            "item_id": pd.array([6, 6, 6, 7, 7], dtype="Int64"),
+            "item_name": pd.array(["Vase"] * 3 + ["Bowl"] * 2, dtype="string"),
+            "location_id": pd.array([pd.NA] * 3 + [1, 1], dtype="Int64"),
+            "stock": [10.0, 6.0, 12.0, 3.0, -2.0],
+            "change": [10.0, -4.0, 6.0, 3.0, -5.0],
+        }
+    )
 
 
 def test_stock_at_is_the_level_after_the_last_line_at_or_before_then(vase_history):
     at = stock_at(vase_history, "2026-02-15")
     assert at[["item_id", "location_id", "stock"]].astype(object).values.tolist() == [
-        [6, pd.NA, 6.0], [7, 1, 3.0]]
+        [6, pd.NA, 6.0],
+        [7, 1, 3.0],
+    ]
     assert at.loc[0, "last_change"] == pd.Timestamp("2026-02-10", tz="UTC")
     assert stock_at(vase_history, "2026-01-01").empty  # nothing recorded yet
     assert stock_at(vase_history)["stock"].tolist() == [12.0, -2.0]  # now: the newest time
 
 
 def test_stock_value_by_month_carries_levels_over_quiet_months(vase_history):
-    items = pd.DataFrame({"id": pd.array([6, 7], dtype="Int64"), "cost": [2.0, 1.0],
-                          "price": [5.0, 3.0]})
+    items = pd.DataFrame(
+        {"id": pd.array([6, 7], dtype="Int64"), "cost": [2.0, 1.0], "price": [5.0, 3.0]}
+    )
     v = stock_value_by_month(vase_history, items)
     assert v["month"].tolist() == ["2026-01", "2026-02", "2026-03", "2026-04"]
     assert v["units"].tolist() == [10.0, 9.0, 6.0, 12.0]
@@ -329,25 +385,36 @@ def test_month_end_stock_wide_and_long(vase_history):
 def _analysis_lines() -> pd.DataFrame:
     """Two suppliers' deliveries, a sale, and adjustments at two locations by two members."""
     rows = [  # tx, day, type, partner, item, qty, location, member
-        (1, "2026-01-01", "in", 50, 1, 10.0, 1, 70), (1, "2026-01-01", "in", 50, 2, 5.0, 1, 70),
-        (2, "2026-01-11", "in", 50, 1, 4.0, 1, 70), (3, "2026-01-31", "in", 50, 3, 2.0, 1, 71),
-        (4, "2026-01-05", "in", 51, 2, 8.0, 2, 71), (5, "2026-01-06", "out", 60, 1, 3.0, 2, 70),
+        (1, "2026-01-01", "in", 50, 1, 10.0, 1, 70),
+        (1, "2026-01-01", "in", 50, 2, 5.0, 1, 70),
+        (2, "2026-01-11", "in", 50, 1, 4.0, 1, 70),
+        (3, "2026-01-31", "in", 50, 3, 2.0, 1, 71),
+        (4, "2026-01-05", "in", 51, 2, 8.0, 2, 71),
+        (5, "2026-01-06", "out", 60, 1, 3.0, 2, 70),
         (6, "2026-02-01", "adjust", None, 1, -4.0, 1, 70),
         (7, "2026-02-02", "adjust", None, 2, 1.0, 2, 71),
-        (8, "2026-02-03", "adjust", None, 3, -1.0, 2, 71)]
+        (8, "2026-02-03", "adjust", None, 3, -1.0, 2, 71),
+    ]
     tx, day, kind, partner, item, qty, loc, member = map(list, zip(*rows, strict=True))
-    return pd.DataFrame({
-        "transaction_id": pd.array(tx, dtype="Int64"), "transaction_time": _t(*day),
-        "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),
-        "partner_id": pd.array(partner, dtype="Int64"),
-        "partner_name": pd.array([None if p is None else f"P{p}" for p in partner], dtype="string"),
-        "location_id": pd.array(loc, dtype="Int64"),
-        "location_name": pd.array([f"L{x}" for x in loc], dtype="string"),
-        "created_by_id": pd.array(member, dtype="Int64"),
-        "created_by_name": pd.array([f"M{m}" for m in member], dtype="string"),
-        "item_id": pd.array(item, dtype="Int64"),
-        "item_name": pd.array([f"I{i}" for i in item], dtype="string"),
-        "quantity": qty, "item_deleted": pd.array([False] * len(rows), dtype="boolean")})
+    return pd.DataFrame(
+        {
+            "transaction_id": pd.array(tx, dtype="Int64"),
+            "transaction_time": _t(*day),
+            "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),
+            "partner_id": pd.array(partner, dtype="Int64"),
+            "partner_name": pd.array(
+                [None if p is None else f"P{p}" for p in partner], dtype="string"
+            ),
+            "location_id": pd.array(loc, dtype="Int64"),
+            "location_name": pd.array([f"L{x}" for x in loc], dtype="string"),
+            "created_by_id": pd.array(member, dtype="Int64"),
+            "created_by_name": pd.array([f"M{m}" for m in member], dtype="string"),
+            "item_id": pd.array(item, dtype="Int64"),
+            "item_name": pd.array([f"I{i}" for i in item], dtype="string"),
+            "quantity": qty,
+            "item_deleted": pd.array([False] * len(rows), dtype="boolean"),
+        }
+    )
 
 
 def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
@@ -357,19 +424,30 @@ def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
     s = supplier_summary(_analysis_lines(), items=items).set_index("partner_id")
     assert s.index.tolist() == [50, 51]  # by value: 50 delivered 10*2+5+4*2+2*10 = 53
     assert s.loc[50, ["deliveries", "quantity", "value_at_cost", "items"]].tolist() == [
-        3, 21.0, 53.0, 3]
+        3,
+        21.0,
+        53.0,
+        3,
+    ]
     assert s.loc[50, "median_days_between"] == 15.0  # 10 and 20 days
     assert pd.isna(s.loc[51, "median_days_between"])  # one delivery
     assert s.loc[51, "partner_name"] == "P51" and 60 not in s.index  # a customer: not a supplier
     assert "value_at_cost" not in supplier_summary(_analysis_lines()).columns
-    partners = pd.DataFrame({"id": pd.array([50, 51, 52, 60], dtype="Int64"),
-                             "name": pd.array(["P50", "P51", "Idle", "C"], dtype="string"),
-                             "type": pd.Categorical(["supplier", "customer", "supplier",
-                                                     "customer"])})
+    partners = pd.DataFrame(
+        {
+            "id": pd.array([50, 51, 52, 60], dtype="Int64"),
+            "name": pd.array(["P50", "P51", "Idle", "C"], dtype="string"),
+            "type": pd.Categorical(["supplier", "customer", "supplier", "customer"]),
+        }
+    )
     s = supplier_summary(_analysis_lines(), items=items, partners=partners).set_index("partner_id")
     assert s.index.tolist() == [50, 52]  # 51 is a customer (a return); 52 delivered nothing
     assert s.loc[52, ["partner_name", "deliveries", "quantity", "value_at_cost"]].tolist() == [
-        "Idle", 0, 0.0, 0.0]
+        "Idle",
+        0,
+        0.0,
+        0.0,
+    ]
     s = supplier_summary(_analysis_lines(), since="2026-01-10", until="2026-01-31")
     assert s.set_index("partner_id").loc[50, "deliveries"] == 2
 
@@ -386,7 +464,9 @@ def test_shrinkage_nets_adjustments_by_item_location_and_member():
     assert by_item["in_cut"].tolist() == [True, True, False]  # the second crosses 80 %
     by_location = shrinkage(lines, items, by="location")
     assert by_location[["location_name", "net_quantity", "value_at_cost"]].values.tolist() == [
-        ["L2", 0.0, -9.0], ["L1", -4.0, -8.0]]
+        ["L2", 0.0, -9.0],
+        ["L1", -4.0, -8.0],
+    ]
     by_member = shrinkage(lines, items, by="member")
     assert by_member[["created_by_name", "adjustments"]].values.tolist() == [["M71", 2], ["M70", 1]]
     assert shrinkage(lines, items, since="2026-02-02")["item_id"].tolist() == [3, 2]
@@ -445,15 +525,20 @@ def test_windows_back_from_now_equal_the_explicit_date(vase_history):
     now = pd.Timestamp.now(tz="UTC")
     back = now - pd.Timestamp("2026-01-10", tz="UTC")  # a window that starts on Jan 10
     days = f"{back.total_seconds() / 86400:.6f}D"
-    for helper in (lambda **kw: supplier_summary(lines, items=items, **kw),
-                   lambda **kw: shrinkage(lines, items, **kw)):
+    for helper in (
+        lambda **kw: supplier_summary(lines, items=items, **kw),
+        lambda **kw: shrinkage(lines, items, **kw),
+    ):
         pd.testing.assert_frame_equal(helper(since=days), helper(since="2026-01-10"))
         pd.testing.assert_frame_equal(helper(since=back), helper(since="2026-01-10"))
     march = now - pd.Timestamp("2026-03-10", tz="UTC")
-    pd.testing.assert_frame_equal(stock_at(vase_history, march),
-                                  stock_at(vase_history, "2026-03-10"))
-    pd.testing.assert_frame_equal(month_end_stock(vase_history, as_of=march),
-                                  month_end_stock(vase_history, as_of="2026-03-10"))
+    pd.testing.assert_frame_equal(
+        stock_at(vase_history, march), stock_at(vase_history, "2026-03-10")
+    )
+    pd.testing.assert_frame_equal(
+        month_end_stock(vase_history, as_of=march),
+        month_end_stock(vase_history, as_of="2026-03-10"),
+    )
 
 
 def test_the_audits_leave_out_deleted_items_and_carry_provenance():
@@ -482,11 +567,20 @@ def _raw_lines(view) -> pd.DataFrame:
         d = view.transaction(row["id"])
         where = d["to_location"] or d["from_location"]
         for line in d["items"]:
-            rows.append({"tx": d["id"], "time": pd.Timestamp(d["transaction_time"]),
-                         "type": d["type"], "partner": (d["partner"] or {}).get("id"),
-                         "location": where["id"], "member": d["created_by"]["id"],
-                         "item": line["id"], "qty": float(line["quantity"]),
-                         "deleted": line["deleted"], "level": line["new_stock_level"]})
+            rows.append(
+                {
+                    "tx": d["id"],
+                    "time": pd.Timestamp(d["transaction_time"]),
+                    "type": d["type"],
+                    "partner": (d["partner"] or {}).get("id"),
+                    "location": where["id"],
+                    "member": d["created_by"]["id"],
+                    "item": line["id"],
+                    "qty": float(line["quantity"]),
+                    "deleted": line["deleted"],
+                    "level": line["new_stock_level"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -498,8 +592,9 @@ def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_clien
     view = sb.data("shop")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeletedItemsWarning)
-        got = supplier_summary(client.lines_df(), items=client.items_df(),
-                               partners=client.partners_df()).set_index("partner_id")
+        got = supplier_summary(
+            client.lines_df(), items=client.items_df(), partners=client.partners_df()
+        ).set_index("partner_id")
     raw = _raw_lines(view)
     cost = {it["id"]: float(it["cost"]) for it in view.items}  # decimal strings on the wire
     suppliers = {p["id"] for p in view.partners if p["type"] == 0}
@@ -507,10 +602,16 @@ def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_clien
     inbound = inbound.assign(value=inbound["qty"] * inbound["item"].map(cost))
     for partner, rows in inbound.groupby("partner"):
         times = rows.drop_duplicates("tx")["time"].sort_values()
-        want = [rows["tx"].nunique(), rows["qty"].sum(), rows["value"].sum(),
-                rows["item"].nunique(), times.diff().dt.total_seconds().median() / 86400]
-        mine = got.loc[partner, ["deliveries", "quantity", "value_at_cost", "items",
-                                 "median_days_between"]].tolist()
+        want = [
+            rows["tx"].nunique(),
+            rows["qty"].sum(),
+            rows["value"].sum(),
+            rows["item"].nunique(),
+            times.diff().dt.total_seconds().median() / 86400,
+        ]
+        mine = got.loc[
+            partner, ["deliveries", "quantity", "value_at_cost", "items", "median_days_between"]
+        ].tolist()
         assert mine == pytest.approx(want, nan_ok=True), partner
     assert set(got.index) == suppliers  # the ones that delivered nothing too, with zeros
     assert got["value_at_cost"].is_monotonic_decreasing
@@ -531,15 +632,25 @@ def test_shrinkage_by_each_key_equals_plain_pandas_on_the_servers_json(sb, make_
     since = pd.Timestamp("2025-06-01", tz="UTC")  # after the opening stocktake
     adjusted = raw[(raw["type"] == "adjust") & ~raw["deleted"] & (raw["time"] >= since)]
     adjusted = adjusted.assign(value=adjusted["qty"] * adjusted["item"].map(cost))
-    for by, key, column in [("item", "item", "item_id"), ("location", "location", "location_id"),
-                            ("member", "member", "created_by_id")]:
+    for by, key, column in [
+        ("item", "item", "item_id"),
+        ("location", "location", "location_id"),
+        ("member", "member", "created_by_id"),
+    ]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeletedItemsWarning)
             got = shrinkage(lines, items, since="2025-06-01", by=by)
-        want = adjusted.groupby(key).agg(adjustments=("tx", "nunique"),
-                                         net_quantity=("qty", "sum"), value_at_cost=("value", "sum"))
-        want = want.rename_axis("key").reset_index().sort_values(
-            ["value_at_cost", "net_quantity", "key"], kind="stable").set_index("key")
+        want = adjusted.groupby(key).agg(
+            adjustments=("tx", "nunique"),
+            net_quantity=("qty", "sum"),
+            value_at_cost=("value", "sum"),
+        )
+        want = (
+            want.rename_axis("key")
+            .reset_index()
+            .sort_values(["value_at_cost", "net_quantity", "key"], kind="stable")
+            .set_index("key")
+        )
         loss = (-want["value_at_cost"]).clip(lower=0)
         want["cumulative_share"] = loss.cumsum() / loss.sum()
         # the 80 % cut: the losses, biggest first, until their running total reaches 80 %
@@ -552,7 +663,10 @@ def test_shrinkage_by_each_key_equals_plain_pandas_on_the_servers_json(sb, make_
         mine = got.set_index(column)
         assert sorted(mine.index) == sorted(want.index), by
         for col in ("adjustments", "net_quantity", "value_at_cost", "cumulative_share"):
-            assert mine.loc[want.index, col].tolist() == pytest.approx(want[col].tolist()), (by, col)
+            assert mine.loc[want.index, col].tolist() == pytest.approx(want[col].tolist()), (
+                by,
+                col,
+            )
         assert mine.loc[want.index, "in_cut"].tolist() == want["in_cut"].tolist(), by
         assert 0 < sum(cut) < len(cut), by  # a cut that leaves some rows out
         assert got["value_at_cost"].is_monotonic_increasing  # the biggest loss first
@@ -579,11 +693,13 @@ def test_month_end_stock_of_a_window_equals_the_full_history_for_its_items(sb, m
         assert result.attrs["filters"] == {"since": "2026-03-01"}, result.attrs["filters"]
     assert wide.index.tolist() == [f"2026-{m:02d}" for m in range(5, 11)]
     assert set(got["item_id"]) == set(window["item_id"]) - set(
-        window.loc[window["item_deleted"].fillna(False).to_numpy(dtype=bool), "item_id"])
+        window.loc[window["item_deleted"].fillna(False).to_numpy(dtype=bool), "item_id"]
+    )
     # the full history's figures, for every item present in the window
     key = ["month", "item_id"]
-    pd.testing.assert_frame_equal(got.set_index(key), whole.set_index(key).loc[
-        got.set_index(key).index])
+    pd.testing.assert_frame_equal(
+        got.set_index(key), whole.set_index(key).loc[got.set_index(key).index]
+    )
     # and plain pandas on the server's JSON: each item's level after its last line by then
     raw = _raw_lines(view).sort_values(["time", "tx"], kind="stable")
     for month_end, rows in got.groupby("as_of"):

@@ -57,55 +57,73 @@ def test_a_server_that_says_nothing_gets_the_configured_pace_evenly(make_client,
 
 def test_a_stated_minutes_budget_is_spent_at_once_and_never_more(make_client, fake_clock):
     """300 a minute, stated on every answer: 60 details need not wait for 5 a second."""
-    with serve(size=100, rate_limit=300, rate_window=60, stated_budget=True,
-               rate_limit_scope="token", clock=fake_clock) as sb:
-        c = make_client(sb, rate_limit=5, rate_limit_scope="token", clock=fake_clock,
-                        cache=False, concurrency=1)
+    with serve(
+        size=100,
+        rate_limit=300,
+        rate_window=60,
+        stated_budget=True,
+        rate_limit_scope="token",
+        clock=fake_clock,
+    ) as sb:
+        c = make_client(
+            sb, rate_limit=5, rate_limit_scope="token", clock=fake_clock, cache=False, concurrency=1
+        )
         c.team()
         start = fake_clock.now
         fetch(c, details(sb, 60))
-        assert fake_clock.now - start < 1.0           # at 5/s it would take 12 s
+        assert fake_clock.now - start < 1.0  # at 5/s it would take 12 s
         assert 429 not in statuses(sb)
         room = c.budget.buckets["all-endpoints"]["stated_room"]
         assert room == 300 - 61 and "stated 239 of 300 left" in repr(c)
 
 
 def test_with_no_stated_room_left_it_waits_for_the_stated_reset(make_client, fake_clock):
-    with serve(size=100, rate_limit=20, rate_window=60, stated_budget=True,
-               rate_limit_scope="token", clock=fake_clock) as sb:
-        c = make_client(sb, rate_limit=5, rate_limit_scope="token", clock=fake_clock,
-                        cache=False, concurrency=1)
+    with serve(
+        size=100,
+        rate_limit=20,
+        rate_window=60,
+        stated_budget=True,
+        rate_limit_scope="token",
+        clock=fake_clock,
+    ) as sb:
+        c = make_client(
+            sb, rate_limit=5, rate_limit_scope="token", clock=fake_clock, cache=False, concurrency=1
+        )
         c.team()
         start = fake_clock.now
         fetch(c, details(sb, 30))
-        assert 429 not in statuses(sb)                # never more than it states
-        assert 60.0 <= fake_clock.now - start <= 62.0   # 19 at once, the rest after the reset
+        assert 429 not in statuses(sb)  # never more than it states
+        assert 60.0 <= fake_clock.now - start <= 62.0  # 19 at once, the rest after the reset
 
 
 def test_a_server_refusing_the_configured_pace_slows_it_and_says_so(make_client, fake_clock):
     """The service allows 2 a second though the client was told 5: a few 429s, then the client
     keeps to a pace that holds, and shows what it learned."""
     with serve(size=100, rate_limit=2, clock=fake_clock) as sb:
-        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=False, retries=8,
-                        concurrency=1)
+        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=False, retries=8, concurrency=1)
         c.team()
         fetch(c, details(sb, 60))
         refused = statuses(sb).count(429)
-        assert 0 < refused <= 15                      # not one in four, as at a fixed pace
+        assert 0 < refused <= 15  # not one in four, as at a fixed pace
         bucket = c.budget.buckets["/v1/location-txs/{id}"]
         assert bucket["rate_limited"] == refused and bucket["pace"] < 4.0
         assert f"{refused} x 429" in repr(c) and sb.tokens["shop"] not in repr(c)
 
 
 def test_the_cost_line_uses_a_stated_room(make_client, fake_clock, capfd):
-    with serve(size=400, rate_limit=300, rate_window=60, stated_budget=True,
-               rate_limit_scope="token", clock=fake_clock) as sb:
-        c = make_client(sb, rate_limit=1, rate_limit_scope="token", clock=fake_clock,
-                        cache=False)
-        c.team()                                      # the answer states 299 left
+    with serve(
+        size=400,
+        rate_limit=300,
+        rate_window=60,
+        stated_budget=True,
+        rate_limit_scope="token",
+        clock=fake_clock,
+    ) as sb:
+        c = make_client(sb, rate_limit=1, rate_limit_scope="token", clock=fake_clock, cache=False)
+        c.team()  # the answer states 299 left
         capfd.readouterr()
         with closing(c.transaction_details(details(sb, 290))) as batch:
-            next(batch)                               # it says so before the first is sent
+            next(batch)  # it says so before the first is sent
         err = capfd.readouterr().err
     # At the configured 1/s it would say "about 5 min"; a stated room goes 8 at a time, at the
     # service's 0.8 s an answer: 290 in about 29 s, under the 30 s worth a line.
@@ -131,12 +149,19 @@ def test_two_processes_of_one_token_keep_one_budget(tmp_path):
     with serve(size=200, rate_limit=50, rate_limit_scope="token") as sb:
         rows = details(sb, 160)
         env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
-        env.update(T=sb.tokens["shop"], U=sb.base_url, C=str(tmp_path / "c.sqlite"),
-                   PYTHONPATH=str(ROOT))
-        procs = [subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True,
-                                  env={**env, "P": json.dumps(half)})
-                 for half in (rows[:80], rows[80:])]
+        env.update(
+            T=sb.tokens["shop"], U=sb.base_url, C=str(tmp_path / "c.sqlite"), PYTHONPATH=str(ROOT)
+        )
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _CHILD],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**env, "P": json.dumps(half)},
+            )
+            for half in (rows[:80], rows[80:])
+        ]
         outs = []
         for p in procs:
             out, err = p.communicate(timeout=120)

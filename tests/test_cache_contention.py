@@ -35,7 +35,8 @@ def _hammer(path, stop: threading.Event, errors: list) -> None:
 
 @pytest.mark.timeout(120)
 def test_details_fetched_while_another_writer_uses_the_file_are_right_and_raise_nothing(
-        sb, make_client, tmp_path):
+    sb, make_client, tmp_path
+):
     before = {tx["id"]: tx["revision"] for tx in sb.data("shop").transactions[:60]}
     edited = list(before)
     for tx_id in edited:
@@ -61,8 +62,7 @@ def test_details_fetched_while_another_writer_uses_the_file_are_right_and_raise_
     assert set(revisions.index) == {tx["id"] for tx in truth.transactions}
 
 
-def test_forget_on_a_file_another_connection_holds_raises_the_package_error(
-        sb, make_client):
+def test_forget_on_a_file_another_connection_holds_raises_the_package_error(sb, make_client):
     from invtools.errors import CacheError, InvtoolsError
 
     client = make_client(sb)

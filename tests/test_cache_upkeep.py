@@ -54,6 +54,7 @@ def _rows(path: Path) -> int:
 
 # -- the demo's cache is its own ---------------------------------------------------------------
 
+
 def test_demo_clients_cache_in_a_folder_of_their_own_removed_with_the_server(fresh_demo):
     shop = invtools.connect(quiet=True, progress=False)
     cafe = invtools.connect("basic", quiet=True, progress=False)
@@ -62,7 +63,7 @@ def test_demo_clients_cache_in_a_folder_of_their_own_removed_with_the_server(fre
     folder = shop.cache_path.parent
     assert shop.cache_path == cafe.cache_path == notebook.demo_cache_path()
     assert folder != _user_cache().parent and shop.cache_path.exists()
-    assert not _user_cache().exists()                 # nothing of the demo in the user's cache
+    assert not _user_cache().exists()  # nothing of the demo in the user's cache
     again = invtools.connect(quiet=True, progress=False)
     with again.measure() as m:
         again.lines_df(since="2026-10-25")
@@ -70,7 +71,7 @@ def test_demo_clients_cache_in_a_folder_of_their_own_removed_with_the_server(fre
     # reads its head page again; only whole walks are replayed from the cache).
     assert m.sent <= 1 and m.from_cache > 30
     notebook.stop_demo_server()
-    assert not folder.exists()                          # and gone with it
+    assert not folder.exists()  # and gone with it
 
 
 def test_the_picker_on_the_demo_server_uses_the_demo_cache(fresh_demo):
@@ -93,21 +94,26 @@ def test_an_explicit_cache_still_wins_for_a_demo_client(fresh_demo, tmp_path):
 def test_demo_runs_leave_nothing_behind(tmp_path):
     # Three processes use the demo as a notebook would; the user's cache stays empty and no
     # temporary folder is left. (Before: about 9.7 MB more in the user's cache per run.)
-    script = ("import invtools\n"
-              "c = invtools.connect(quiet=True, progress=False)\n"
-              "c.items_df(); c.transactions_df(); c.lines_df(since='2026-10-01')\n")
+    script = (
+        "import invtools\n"
+        "c = invtools.connect(quiet=True, progress=False)\n"
+        "c.items_df(); c.transactions_df(); c.lines_df(since='2026-10-01')\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
-    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), TMPDIR=str(tmp_path / "tmp"),
-               PYTHONPATH=str(ROOT))
+    env.update(
+        XDG_CACHE_HOME=str(tmp_path / "xdg"), TMPDIR=str(tmp_path / "tmp"), PYTHONPATH=str(ROOT)
+    )
     (tmp_path / "tmp").mkdir()
     for _ in range(3):
-        subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, check=True, timeout=120, capture_output=True
+        )
     assert not (tmp_path / "xdg" / "invtools" / "responses.sqlite").exists()
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
 # -- pruning -------------------------------------------------------------------------------------
+
 
 def _detail(tx_id: int, revision: int) -> tuple[str, dict]:
     return f"/v1/location-txs/{tx_id}", {"revision": revision}
@@ -127,8 +133,7 @@ def _expire_everything(path: Path) -> None:
 def _write_foreign(path: Path, sb) -> None:
     """Another program's answer in the same file, under requests-cache's own keys."""
     other = requests_cache.CachedSession(str(path), backend="sqlite")
-    other.get(f"{sb.base_url}/v1/members",
-              headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+    other.get(f"{sb.base_url}/v1/members", headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
     other.close()
 
 
@@ -142,30 +147,30 @@ def _foreign_held(path: Path, sb) -> bool:
 
 
 def test_a_superseded_detail_leaves_the_cache_as_soon_as_the_newer_revision_is_fetched(
-        sb, make_client, tmp_path):
+    sb, make_client, tmp_path
+):
     c = make_client(sb, cache=tmp_path / "c.sqlite")
     tx = next(c.transactions())
     tid, rev = tx["id"], tx["revision"]
-    c.transaction(tid, revision=rev)                    # cached for good
+    c.transaction(tid, revision=rev)  # cached for good
     assert c.in_cache([_detail(tid, rev)]) == [True]
     sb.edit_transaction(tid)
-    c.transaction(tid, revision=rev + 1)                # fresh from the server
+    c.transaction(tid, revision=rev + 1)  # fresh from the server
     assert c.in_cache([_detail(tid, rev), _detail(tid, rev + 1)]) == [False, True]
     # the same through the batch path the mirror and lines_df() use (worker threads)
     sb.edit_transaction(tid)
     [(_row, detail)] = list(c.transaction_details([(tid, rev + 2)]))
     assert detail["revision"] == rev + 2
     assert c.in_cache([_detail(tid, rev + 1), _detail(tid, rev + 2)]) == [False, True]
-    with c.measure() as m:                              # still answered from the cache
+    with c.measure() as m:  # still answered from the cache
         c.transaction(tid, revision=rev + 2)
     assert (m.sent, m.from_cache) == (0, 1)
 
 
-def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, make_client,
-                                                                         tmp_path):
+def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
     c = make_client(sb, cache=path)
-    c.items_df()                                        # fresh for 10 minutes
+    c.items_df()  # fresh for 10 minutes
     tx = next(c.transactions())
     sb.edit_transaction(tx["id"])
     c.transaction(tx["id"], revision=tx["revision"] + 1)  # cached for good
@@ -174,10 +179,10 @@ def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, mak
     c.transaction(tx["id"], revision=tx["revision"])
     c.close()
     before = _rows(path)
-    report = invtools.prune_cache(path)                 # now: nothing expired yet
+    report = invtools.prune_cache(path)  # now: nothing expired yet
     assert (report["superseded"], report["expired"], report["removed"]) == (1, 0, 1)
     assert _rows(path) == before - 1
-    later = invtools.prune_cache(path, now=_later(2))   # two days on
+    later = invtools.prune_cache(path, now=_later(2))  # two days on
     assert later["expired"] > 0
     # what was left: the detail at its current revision (a local server's entries older than
     # a day are orphans too: its port and data change at every start)
@@ -188,15 +193,15 @@ def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, mak
 def test_another_programs_entries_survive_pruning(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
     _write_foreign(path, sb)
-    _expire_everything(path)                            # even expired, it is not ours
-    c = make_client(sb, cache=path)                     # client creation prunes (first time)
+    _expire_everything(path)  # even expired, it is not ours
+    c = make_client(sb, cache=path)  # client creation prunes (first time)
     assert _foreign_held(path, sb)
     c.members()
     c.close()
     assert invtools.prune_cache(path, older_than="1h")["older"] == 0
     report = invtools.prune_cache(path, older_than=timedelta(0))  # all of ours
     assert (report["older"], report["left_alone"]) == (1, 1)
-    later = invtools.prune_cache(path, now=_later(2))   # expired, and a local server's
+    later = invtools.prune_cache(path, now=_later(2))  # expired, and a local server's
     assert later["removed"] == 0 and later["left_alone"] == 1
     assert _foreign_held(path, sb)
     info = invtools.cache_info(path)
@@ -208,13 +213,19 @@ def test_an_entry_that_cannot_be_read_survives_pruning(sb, make_client, tmp_path
     # nothing tells it from another program's entry, so it stays.
     path = tmp_path / "c.sqlite"
     ours = "0123456789abcdef:" + "0" * 32
-    writer = requests_cache.CachedSession(str(path), backend="sqlite", serializer="json",
-                                          key_fn=lambda request, **_: ours, expire_after=1)
-    writer.get(f"{sb.base_url}/v1/members",
-               headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+    writer = requests_cache.CachedSession(
+        str(path),
+        backend="sqlite",
+        serializer="json",
+        key_fn=lambda request, **_: ours,
+        expire_after=1,
+    )
+    writer.get(
+        f"{sb.base_url}/v1/members", headers={"Authorization": f"Bearer {sb.tokens['shop']}"}
+    )
     writer.close()
-    time.sleep(1.1)                                     # expired, too
-    make_client(sb, cache=path).members()               # creation prunes
+    time.sleep(1.1)  # expired, too
+    make_client(sb, cache=path).members()  # creation prunes
     report = invtools.prune_cache(path, older_than=timedelta(0))
     assert report["left_alone"] == 1 and report["older"] == 1
     assert invtools.prune_cache(path, now=_later(2))["left_alone"] == 1
@@ -229,7 +240,7 @@ def test_client_creation_prunes_at_most_once_a_day(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
     make_client(sb, cache=path).members()
     _expire_everything(path)
-    make_client(sb, cache=path)                         # pruned less than a day ago: kept
+    make_client(sb, cache=path)  # pruned less than a day ago: kept
     assert _rows(path) == 1
     marker = path.with_name(path.name + ".pruned")
     day_ago = time.time() - 86_400 - 60
@@ -251,14 +262,14 @@ def test_client_creation_prunes_without_compacting_the_file(sb, make_client, tmp
     c.transactions_df(), c.items_df()
     c.close()
     _expire_everything(path)
-    path.with_name(path.name + ".pruned").unlink()      # the daily prune is due
+    path.with_name(path.name + ".pruned").unlink()  # the daily prune is due
     stored = _rows(path)
     make_client(sb, cache=path)
-    assert _rows(path) == 0 < stored                    # pruned...
-    assert _free_pages(path) > 0                        # ...and the space left free in the file
+    assert _rows(path) == 0 < stored  # pruned...
+    assert _free_pages(path) > 0  # ...and the space left free in the file
     make_client(sb, cache=path).members()
     invtools.prune_cache(path, older_than=timedelta(0))
-    assert _free_pages(path) == 0                       # compacted when asked
+    assert _free_pages(path) == 0  # compacted when asked
 
 
 def test_client_prune_cache_prunes_its_own_file(sb, make_client, tmp_path):
@@ -269,6 +280,7 @@ def test_client_prune_cache_prunes_its_own_file(sb, make_client, tmp_path):
 
 
 # -- what is in it ---------------------------------------------------------------------------
+
 
 def test_cache_info_per_team_with_names_and_no_token(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
@@ -290,7 +302,15 @@ def test_cache_info_per_team_with_names_and_no_token(sb, make_client, tmp_path):
 def test_cache_info_of_no_cache_is_empty_with_its_columns(tmp_path):
     info = invtools.cache_info(tmp_path / "none.sqlite")
     assert info.empty and info.columns.tolist() == [
-        "team", "service", "prefix", "entries", "expired", "bytes", "oldest", "newest"]
+        "team",
+        "service",
+        "prefix",
+        "entries",
+        "expired",
+        "bytes",
+        "oldest",
+        "newest",
+    ]
     assert not (tmp_path / "none.sqlite").exists()  # looking does not make one
 
 
@@ -302,11 +322,12 @@ def test_walk_records_go_with_their_team_and_with_age(sb, make_client, tmp_path)
     shop.transactions_df()
     record = store_of(shop, "/v1/location-txs", {"type": None})
     assert record.load("whole") is not None
-    invtools.prune_cache(path)                          # a record younger than a day stays
+    invtools.prune_cache(path)  # a record younger than a day stays
     assert record.load("whole") is not None
-    other.clear_cache()                                 # the same token: its records go too
+    other.clear_cache()  # the same token: its records go too
     assert record.load("whole") is None
     shop.items_df()
     invtools.prune_cache(path, older_than=timedelta(0))
-    assert store_of(shop, "/v1/items", {"item_ids": None, "location_ids": None}).load(
-        "whole") is None
+    assert (
+        store_of(shop, "/v1/items", {"item_ids": None, "location_ids": None}).load("whole") is None
+    )

@@ -17,8 +17,15 @@ def _run(args, cwd, tmp_path, timeout=300):
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
-    return subprocess.run([sys.executable, "-m", "invtools", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "invtools", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.mark.notebook
@@ -59,8 +66,9 @@ def test_demo_outside_the_repository_runs_the_notebooks_that_ship_with_invtools(
     from invtools.notebook.demo import example_notebooks
 
     shipped = example_notebooks()
-    assert [p.name for p in shipped] == sorted(p.name for p in (ROOT / "notebooks").glob(
-        "[0-9]*.ipynb")) and len(shipped) == 6
+    assert [p.name for p in shipped] == sorted(
+        p.name for p in (ROOT / "notebooks").glob("[0-9]*.ipynb")
+    ) and len(shipped) == 6
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
@@ -71,14 +79,23 @@ def test_demo_outside_the_repository_runs_the_notebooks_that_ship_with_invtools(
 
 def test_demo_without_the_demo_extra_says_what_to_install(tmp_path):
     # nbclient and friends come with the 'demo' extra, not the base install
-    code = ("import sys; sys.modules['nbclient'] = None\n"
-            "import importlib.util as u; real = u.find_spec\n"
-            "u.find_spec = lambda n, *a: None if n == 'nbclient' else real(n, *a)\n"
-            "from invtools.cli import main; raise SystemExit(main(['demo']))")
+    code = (
+        "import sys; sys.modules['nbclient'] = None\n"
+        "import importlib.util as u; real = u.find_spec\n"
+        "u.find_spec = lambda n, *a: None if n == 'nbclient' else real(n, *a)\n"
+        "from invtools.cli import main; raise SystemExit(main(['demo']))"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1
     assert "needs nbclient" in proc.stderr and "pip install 'invtools[demo]'" in proc.stderr
 
@@ -89,8 +106,11 @@ def test_a_failing_notebook_fails_the_demo_and_says_why(tmp_path):
     bad = tmp_path / "99-broken.ipynb"
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('the shelf is empty')"))
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, bad)
     proc = _run(["demo", str(bad), "--out", str(tmp_path / "o")], ROOT, tmp_path)
     assert proc.returncode == 1

@@ -121,8 +121,7 @@ def test_a_revision_is_cached_for_good_and_the_list_briefly(sb, make_client):
     for resp in SQLiteCache(c.cache_path).responses.values():  # the file, read on its own
         by_url[resp.url] = resp.expires
     rev = [exp for url, exp in by_url.items() if "revision=" in url]
-    latest = [exp for url, exp in by_url.items()
-              if url.endswith(f"/v1/location-txs/{tx['id']}")]
+    latest = [exp for url, exp in by_url.items() if url.endswith(f"/v1/location-txs/{tx['id']}")]
     listing = [exp for url, exp in by_url.items() if "/v1/location-txs?" in url]
     assert rev == [None]  # never expires
     assert latest[0] is not None and listing[0] is not None
@@ -140,6 +139,8 @@ def test_default_cache_lives_in_the_user_cache_dir(sb, make_client):
 
     c = make_client(sb, cache=True)
     c.members()
-    assert c.cache_path.parent == __import__("pathlib").Path(platformdirs.user_cache_dir("invtools"))
+    assert c.cache_path.parent == __import__("pathlib").Path(
+        platformdirs.user_cache_dir("invtools")
+    )
     assert c.cache_path.exists()
     assert stat.S_IMODE(os.stat(c.cache_path.parent).st_mode) == 0o700

@@ -58,6 +58,7 @@ def quick(make_client):
 
 # ------------------------------------------------------------------------------ helpers
 
+
 def ids(rows):
     return [r["id"] for r in rows]
 
@@ -119,6 +120,7 @@ def assert_walk_invariants(got, before, after, changed):
 
 # ------------------------------------------------------------------------------ type chains
 
+
 def test_type_chains_overlap_and_give_exactly_the_plain_walks_rows(sb, client):
     expected = plain(client)
     forget_walks()
@@ -160,6 +162,7 @@ def test_a_list_of_one_page_costs_one_request(make_client):
 
 # ------------------------------------------------------------------------------ re-walks
 
+
 def test_a_rewalk_runs_chains_from_the_stored_cursors(sb, client):
     expected = plain(client)
     forget_walks()
@@ -179,15 +182,15 @@ def test_a_rewalk_runs_chains_from_the_stored_cursors(sb, client):
 def test_a_rewalk_frame_equals_the_plain_frame_and_a_warm_one_sends_nothing(sb, make_client):
     c = make_client(sb)  # with a cache
     expected = make_client(sb, cache=False).transactions_df(chains=1)
-    c.transactions_df()                                   # types, fills the cache
+    c.transactions_df()  # types, fills the cache
     sb.clear_log()
-    warm = c.transactions_df()                            # that walk, from the cache
+    warm = c.transactions_df()  # that walk, from the cache
     assert warm.attrs["requests"] == 0 and warm.attrs["walk"]["plan"] == "types"
     assert warm.attrs["walk"]["replayed"]
-    rows = list(c.transactions(refresh=True))             # refreshed: the stored cursors
+    rows = list(c.transactions(refresh=True))  # refreshed: the stored cursors
     assert ids(rows) == expected["id"].tolist()
     assert any("cursor" in r.params and "type" not in r.params for r in list_requests(sb))
-    got = c.transactions_df()                             # warm again: the seams just walked
+    got = c.transactions_df()  # warm again: the seams just walked
     assert got.attrs["walk"]["plan"] == "seams" and got.attrs["requests"] == 0
     pd.testing.assert_frame_equal(got, expected)
     pd.testing.assert_frame_equal(warm, expected)
@@ -237,6 +240,7 @@ def test_a_rewalk_after_changes_equals_a_fresh_plain_walk(sb, client, mutation):
 
 # ------------------------------------------------------------------------------ during a walk
 
+
 def _cursor_param(target, value):
     return f"cursor={value}&" in target + "&" and "type=" not in target
 
@@ -261,9 +265,9 @@ def test_the_seam_rows_deleted_during_the_walk_fall_back_to_one_chain(sb, client
     assert got == plain(client)  # chain 0 walked on to the end, after the deletion
 
 
-
-@pytest.mark.parametrize("what", ["redate-to-head", "redate-deeper", "redate-seen-row",
-                                  "add-and-delete"])
+@pytest.mark.parametrize(
+    "what", ["redate-to-head", "redate-deeper", "redate-seen-row", "add-and-delete"]
+)
 @pytest.mark.parametrize("plan", ["types", "seams"])
 def test_changes_during_a_walk_never_repeat_or_lose_an_unchanged_row(sb, client, plan, what):
     if plan == "seams":
@@ -296,6 +300,7 @@ def test_changes_during_a_walk_never_repeat_or_lose_an_unchanged_row(sb, client,
 
 # ------------------------------------------------------------------------------ fallback
 
+
 def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog):
     expected = plain(client)
     forget_walks()
@@ -325,7 +330,7 @@ def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, cli
     original = sb.handle
 
     def refusing(method, target, headers, fault=None):  # a service that takes no cursor
-        if "type=out" in target:                         # from another filter for type=out
+        if "type=out" in target:  # from another filter for type=out
             target = target.replace(f"cursor={head}", "cursor=17")
         return original(method, target, headers, fault=fault)
 
@@ -342,6 +347,7 @@ def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, cli
 
 
 # ------------------------------------------------------------------------------ since / until
+
 
 @pytest.mark.parametrize("plan", ["types", "seams"])
 @pytest.mark.parametrize("window", [(150, None), (1100, 300), (None, 900), (5, 2)])
@@ -366,14 +372,13 @@ def test_since_and_until_with_chains_equal_the_plain_walk(sb, client, plan, wind
                 assert times[int(r.params["cursor"][0])] >= lo
     frame = client.transactions_df(since=since, until=until)
     assert (frame.attrs["walk"]["plan"] == "one") == (plan == "one")
-    pd.testing.assert_frame_equal(frame, client.transactions_df(since=since, until=until,
-                                                                chains=1))
+    pd.testing.assert_frame_equal(frame, client.transactions_df(since=since, until=until, chains=1))
 
 
 # ------------------------------------------------------------------------------ the mirror
 
-def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(
-        quick, tmp_path):
+
+def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(quick, tmp_path):
     sb, client = quick
     chained = TransactionMirror(tmp_path / "chains.sqlite", client)
     first = chained.sync()
@@ -398,7 +403,8 @@ def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(
 
 
 def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes(
-        quick, tmp_path, monkeypatch):
+    quick, tmp_path, monkeypatch
+):
     import invtools.mirror.sync as sync
 
     _sb, client = quick
@@ -424,6 +430,7 @@ def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes
 # ------------------------------------------------------------------------------ threads
 
 # A chain that was not stopped would still be running below: the list is 12 pages of 50 ms.
+
 
 @pytest.fixture
 def slow(make_client):

@@ -32,8 +32,9 @@ LATENCY = 0.05
 
 
 def detail_requests(sb, status=None):
-    return [r for r in list(sb.requests)
-            if r.route == DETAIL and (status is None or r.status == status)]
+    return [
+        r for r in list(sb.requests) if r.route == DETAIL and (status is None or r.status == status)
+    ]
 
 
 def join_workers(deadline: float = 5.0) -> list[threading.Thread]:
@@ -47,8 +48,9 @@ def join_workers(deadline: float = 5.0) -> list[threading.Thread]:
 
 
 def same_frame(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
-                                  check_flags=False)
+    pd.testing.assert_frame_equal(
+        a.reset_index(drop=True), b.reset_index(drop=True), check_flags=False
+    )
 
 
 class InterruptAfter:
@@ -71,6 +73,7 @@ class InterruptAfter:
 
 # ------------------------------------------------------------------------------ settings
 
+
 @pytest.mark.parametrize("bad", [0, -1, True, 2.0, "8", None])
 def test_concurrency_must_be_a_whole_number_of_at_least_one(bad):
     with pytest.raises(ConfigError, match="concurrency"):
@@ -87,6 +90,7 @@ def test_many_in_flight_get_a_connection_each_none_thrown_away(make_client, capl
 
 
 # ------------------------------------------------------------------------------ overlap
+
 
 def test_details_overlap_and_finish_much_sooner_than_one_at_a_time(make_client, tmp_path):
     with serve(latency=LATENCY, rate_limit=0, size=50) as sb:
@@ -110,7 +114,8 @@ def test_details_overlap_and_finish_much_sooner_than_one_at_a_time(make_client, 
 
 
 def test_rows_and_lines_are_those_of_one_at_a_time_in_the_same_order_404_included(
-        make_client, tmp_path):
+    make_client, tmp_path
+):
     with serve(latency=0.01, rate_limit=0, size=80) as sb:
         one = make_client(sb, cache=tmp_path / "one.sqlite", concurrency=1)
         eight = make_client(sb, cache=tmp_path / "eight.sqlite", concurrency=8)
@@ -150,6 +155,7 @@ def test_details_of_a_walk_start_while_the_list_is_still_being_walked(make_clien
 
 # ------------------------------------------------------------------------------ the rate
 
+
 def test_the_rate_limit_holds_with_many_in_flight(make_client):
     with serve(latency=LATENCY, rate_limit=5, size=50) as sb:
         client = make_client(sb, rate_limit=5, concurrency=8)
@@ -177,6 +183,7 @@ def test_one_budget_for_every_endpoint_holds_while_a_list_walk_runs(make_client)
 
 # ------------------------------------------------------------------------------ stopping
 
+
 def test_ctrl_c_stops_lines_df_at_once_and_a_rerun_fetches_only_the_rest(make_client):
     interrupt = InterruptAfter(20)
     # Requests 1-3 are the team and two list pages; two details answer 503, and their
@@ -202,9 +209,17 @@ def test_ctrl_c_stops_lines_df_at_once_and_a_rerun_fetches_only_the_rest(make_cl
 
 def test_ctrl_c_stops_a_mirror_sync_and_keeps_the_details_committed(tmp_path):
     interrupt = InterruptAfter(30)
-    with serve(latency=LATENCY, rate_limit=0, size=120, log=interrupt) as sb, \
-            Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0,
-                   progress=False, concurrency=8) as client:
+    with (
+        serve(latency=LATENCY, rate_limit=0, size=120, log=interrupt) as sb,
+        Client(
+            sb.tokens["shop"],
+            base_url=sb.base_url,
+            cache=False,
+            rate_limit=0,
+            progress=False,
+            concurrency=8,
+        ) as client,
+    ):
         mirror = TransactionMirror(tmp_path / "m.sqlite", client)
         with pytest.raises(KeyboardInterrupt):
             mirror.sync()
@@ -247,8 +262,10 @@ def test_a_request_of_a_stopped_batch_is_not_sent_nor_retried(sb, make_client, f
 
 # ------------------------------------------------------------------------------ the cost line
 
+
 def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
-        make_client, tmp_path, capfd):
+    make_client, tmp_path, capfd
+):
     with serve(rate_limit=0, size=60) as sb:
         rows = list(make_client(sb, cache=False).transactions())
         # 60 s at 1/s. Two in flight: one sends, the other waits on the budget.
@@ -260,8 +277,10 @@ def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
             err = capfd.readouterr().err
             sent = len(detail_requests(sb))
         assert not join_workers(), "workers waiting on the budget were not stopped"
-        assert err == ("60 transaction details to fetch, about 61 s at 0.98 requests/s; "
-                       "Ctrl-C keeps what has been fetched\n")
+        assert err == (
+            "60 transaction details to fetch, about 61 s at 0.98 requests/s; "
+            "Ctrl-C keeps what has been fetched\n"
+        )
         # The batch stopped: at most the one request already past the budget went out after.
         assert sent <= len(detail_requests(sb)) <= sent + 1 < 60
 
@@ -277,13 +296,15 @@ def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
 
 def test_short_or_unpaced_fetches_say_nothing(make_client, capfd):
     with serve(rate_limit=0, size=60) as sb:
-        make_client(sb, cache=False, rate_limit=0).lines_df()      # not paced: no estimate
-        make_client(sb, cache=False, rate_limit=5).lines_df(since=sb.data("shop")
-                                                             .transactions[9]["transaction_time"])
+        make_client(sb, cache=False, rate_limit=0).lines_df()  # not paced: no estimate
+        make_client(sb, cache=False, rate_limit=5).lines_df(
+            since=sb.data("shop").transactions[9]["transaction_time"]
+        )
     assert capfd.readouterr().err == ""
 
 
 # ------------------------------------------------------------------------------ measurement, cache
+
 
 def test_each_frame_counts_the_requests_of_its_own_workers(make_client):
     with serve(latency=0.01, rate_limit=0, size=60) as sb:
@@ -301,8 +322,9 @@ def test_each_frame_counts_the_requests_of_its_own_workers(make_client):
 
 def test_two_threads_filling_one_cache_file_at_once(make_client, tmp_path):
     with serve(latency=0.01, rate_limit=0, size=150) as sb:
-        clients = [make_client(sb, cache=tmp_path / "shared.sqlite", concurrency=8)
-                   for _ in range(2)]
+        clients = [
+            make_client(sb, cache=tmp_path / "shared.sqlite", concurrency=8) for _ in range(2)
+        ]
         frames, errors = [None, None], []
 
         def run(i):

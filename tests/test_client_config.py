@@ -36,16 +36,27 @@ def test_token_from_environment_is_cleaned_and_sent(monkeypatch, sb):
     c.close()
 
 
-@pytest.mark.parametrize("pasted", [f"  {TOKEN}  ", f"Bearer {TOKEN}", f"bearer   {TOKEN}\n",
-                                    f"'{TOKEN}'", f'"Bearer {TOKEN}"',
-                                    f"\u201c{TOKEN}\u201d", f"\u2018Bearer {TOKEN}\u2019",
-                                    f"\u201e{TOKEN}\u201c", f"\u00ab{TOKEN}\u00bb"])
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        f"  {TOKEN}  ",
+        f"Bearer {TOKEN}",
+        f"bearer   {TOKEN}\n",
+        f"'{TOKEN}'",
+        f'"Bearer {TOKEN}"',
+        f"\u201c{TOKEN}\u201d",
+        f"\u2018Bearer {TOKEN}\u2019",
+        f"\u201e{TOKEN}\u201c",
+        f"\u00ab{TOKEN}\u00bb",
+    ],
+)
 def test_pasted_token_is_cleaned(pasted):
     assert clean_token(pasted) == TOKEN
 
 
-@pytest.mark.parametrize("bad", [f"\u201c{TOKEN}", f"{TOKEN}\u2019", TOKEN[:5] + "\u2013" + TOKEN[6:],
-                                 TOKEN + "\u00e9"])
+@pytest.mark.parametrize(
+    "bad", [f"\u201c{TOKEN}", f"{TOKEN}\u2019", TOKEN[:5] + "\u2013" + TOKEN[6:], TOKEN + "\u00e9"]
+)
 def test_a_token_with_typographic_or_other_non_ascii_characters_is_refused_in_words(sb, bad):
     """Issue 11, item 5: it got past clean_token and ended in a raw UnicodeEncodeError whose
     .object held "Bearer <token>"."""
@@ -63,50 +74,59 @@ def test_unusable_token_is_refused_without_echoing_it(bad):
         assert bad.strip() not in str(info.value)
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("https://rest.boxhero-app.com", "https://rest.boxhero-app.com"),
-    ("https://rest.boxhero-app.com/", "https://rest.boxhero-app.com"),
-    ("https://rest.boxhero-app.com/v1", "https://rest.boxhero-app.com"),
-    ("https://rest.boxhero-app.com/v1/", "https://rest.boxhero-app.com"),
-    (" HTTPS://REST.boxhero-app.com ", "https://rest.boxhero-app.com"),
-    ("https://proxy.example.com/boxhero/v1", "https://proxy.example.com/boxhero"),
-    ("http://127.0.0.1:8765", "http://127.0.0.1:8765"),
-    ("http://127.1.2.3:80/", "http://127.1.2.3:80"),
-    ("http://localhost:8765/v1", "http://localhost:8765"),
-    ("http://[::1]:8765", "http://[::1]:8765"),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("https://rest.boxhero-app.com", "https://rest.boxhero-app.com"),
+        ("https://rest.boxhero-app.com/", "https://rest.boxhero-app.com"),
+        ("https://rest.boxhero-app.com/v1", "https://rest.boxhero-app.com"),
+        ("https://rest.boxhero-app.com/v1/", "https://rest.boxhero-app.com"),
+        (" HTTPS://REST.boxhero-app.com ", "https://rest.boxhero-app.com"),
+        ("https://proxy.example.com/boxhero/v1", "https://proxy.example.com/boxhero"),
+        ("http://127.0.0.1:8765", "http://127.0.0.1:8765"),
+        ("http://127.1.2.3:80/", "http://127.1.2.3:80"),
+        ("http://localhost:8765/v1", "http://localhost:8765"),
+        ("http://[::1]:8765", "http://[::1]:8765"),
+    ],
+)
 def test_base_url_is_normalised(url, expected):
     assert normalise_base_url(url) == expected
 
 
-@pytest.mark.parametrize("url, match", [
-    ("http://rest.boxhero-app.com", "Refusing plain http://"),
-    ("http://10.0.0.5:8765", "Refusing plain http://"),
-    ("http://localhost.evil.com", "Refusing plain http://"),
-    ("ftp://example.com", "https://"),
-    ("rest.boxhero-app.com", "https://"),
-    ("https://user:pw@example.com", "user name or password"),
-    ("https://example.com/?x=1", "query"),
-    ("", "base_url"),
-    ("http://127.0.0.1:99999", "port"),
-    ("http://127.0.0.1:0", "port"),
-    ("https://example.com:https", "port"),
-])
+@pytest.mark.parametrize(
+    "url, match",
+    [
+        ("http://rest.boxhero-app.com", "Refusing plain http://"),
+        ("http://10.0.0.5:8765", "Refusing plain http://"),
+        ("http://localhost.evil.com", "Refusing plain http://"),
+        ("ftp://example.com", "https://"),
+        ("rest.boxhero-app.com", "https://"),
+        ("https://user:pw@example.com", "user name or password"),
+        ("https://example.com/?x=1", "query"),
+        ("", "base_url"),
+        ("http://127.0.0.1:99999", "port"),
+        ("http://127.0.0.1:0", "port"),
+        ("https://example.com:https", "port"),
+    ],
+)
 def test_unsafe_or_broken_base_url_is_refused(url, match):
     with pytest.raises(ConfigError, match=match):
         make(base_url=url)
 
 
-@pytest.mark.parametrize("url", [
-    "ftp://me:hunter2secret@example.com",       # bad scheme: was echoed before the check
-    "me:hunter2secret@example.com",             # no scheme at all
-    "https://me:hunter2secret@example.com",
-    "https://me:hunter2/secret@example.com",    # a '/' hides the user-info from urlsplit
-    "https://example.com/?token=hunter2secret",
-    "https://example.com/#hunter2secret",
-    "http://example.com/?token=hunter2secret",  # http refused: the query is not shown
-    "http://127.0.0.1:99999/?token=hunter2secret",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://me:hunter2secret@example.com",  # bad scheme: was echoed before the check
+        "me:hunter2secret@example.com",  # no scheme at all
+        "https://me:hunter2secret@example.com",
+        "https://me:hunter2/secret@example.com",  # a '/' hides the user-info from urlsplit
+        "https://example.com/?token=hunter2secret",
+        "https://example.com/#hunter2secret",
+        "http://example.com/?token=hunter2secret",  # http refused: the query is not shown
+        "http://127.0.0.1:99999/?token=hunter2secret",
+    ],
+)
 def test_base_url_errors_never_repeat_credentials_or_query(url):
     with pytest.raises(ConfigError) as info:
         make(base_url=url)
@@ -126,9 +146,17 @@ def test_defaults_are_finite_and_keyword_only():
         Client(TOKEN, "https://rest.boxhero-app.com")  # base_url is keyword-only
 
 
-@pytest.mark.parametrize("kw", [{"retries": -1}, {"retries": 1.5}, {"rate_limit": -2},
-                                {"rate_limit_scope": "host"}, {"backoff": -1},
-                                {"cache": 3.5}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"retries": -1},
+        {"retries": 1.5},
+        {"rate_limit": -2},
+        {"rate_limit_scope": "host"},
+        {"backoff": -1},
+        {"cache": 3.5},
+    ],
+)
 def test_bad_settings_raise_config_error(kw):
     with pytest.raises(ConfigError):
         make(**kw)
@@ -206,11 +234,14 @@ def test_team_html_and_repr_show_name_id_mode():
     assert pickle.loads(pickle.dumps(t)) == t
 
 
-@pytest.mark.parametrize("value, iso", [
-    ("2026-05-02", "2026-05-02T00:00:00+00:00"),
-    ("2026-05-02T01:10:00.000Z", "2026-05-02T01:10:00+00:00"),
-    ("2026-05-02T03:10:00+02:00", "2026-05-02T01:10:00+00:00"),
-])
+@pytest.mark.parametrize(
+    "value, iso",
+    [
+        ("2026-05-02", "2026-05-02T00:00:00+00:00"),
+        ("2026-05-02T01:10:00.000Z", "2026-05-02T01:10:00+00:00"),
+        ("2026-05-02T03:10:00+02:00", "2026-05-02T01:10:00+00:00"),
+    ],
+)
 def test_parse_time_is_utc(value, iso):
     assert parse_time(value).isoformat() == iso
 
@@ -218,8 +249,7 @@ def test_parse_time_is_utc(value, iso):
 def test_parse_time_end_of_day_and_naive():
     from datetime import date, datetime
 
-    assert parse_time(date(2026, 5, 2), end=True).isoformat().startswith(
-        "2026-05-02T23:59:59")
+    assert parse_time(date(2026, 5, 2), end=True).isoformat().startswith("2026-05-02T23:59:59")
     assert parse_time(datetime(2026, 5, 2, 1)).tzinfo is not None
     with pytest.raises(ConfigError, match="not a date or time"):
         parse_time("last tuesday")
@@ -252,8 +282,12 @@ def _locals_outside_this_file(exc: BaseException) -> str:
     te = traceback.TracebackException.from_exception(exc, capture_locals=True)
     text = []
     while te is not None:
-        text += [f"{name} = {value}" for frame in te.stack if frame.filename != __file__
-                 for name, value in (frame.locals or {}).items()]
+        text += [
+            f"{name} = {value}"
+            for frame in te.stack
+            if frame.filename != __file__
+            for name, value in (frame.locals or {}).items()
+        ]
         te = te.__cause__ or te.__context__
     return "\n".join(text)
 
@@ -296,12 +330,19 @@ def test_an_empty_cache_path_is_refused_and_nothing_is_written(tmp_path, monkeyp
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.item(100001.9), lambda c: c.item(True), lambda c: c.transaction(5.5),
-    lambda c: c.transaction(5, revision=1.5), lambda c: list(c.items(item_ids=[1.7])),
-    lambda c: list(c.items(item_ids="abc")), lambda c: list(c.items(item_ids=100001.9)),
-    lambda c: c.items_df(location_ids=[None]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.item(100001.9),
+        lambda c: c.item(True),
+        lambda c: c.transaction(5.5),
+        lambda c: c.transaction(5, revision=1.5),
+        lambda c: list(c.items(item_ids=[1.7])),
+        lambda c: list(c.items(item_ids="abc")),
+        lambda c: list(c.items(item_ids=100001.9)),
+        lambda c: c.items_df(location_ids=[None]),
+    ],
+)
 def test_an_id_that_is_not_a_whole_number_is_refused_before_anything_is_sent(sb, call):
     c = Client(sb.tokens["shop"], base_url=sb.base_url, cache=False, rate_limit=0)
     c.team()

@@ -42,11 +42,15 @@ def client(**kw) -> Client:
 def requester(session=None, **kw) -> Requester:
     from invtools.http import make_session
 
-    settings = dict(base_url="http://127.0.0.1:9", timeout=(1.0, 1.0), retries=0, backoff=0.01,
-                    counters=Counters())
+    settings = dict(
+        base_url="http://127.0.0.1:9",
+        timeout=(1.0, 1.0),
+        retries=0,
+        backoff=0.01,
+        counters=Counters(),
+    )
     settings.update(kw)
-    return Requester(session if session is not None else make_session(cache_path=None),
-                     **settings)
+    return Requester(session if session is not None else make_session(cache_path=None), **settings)
 
 
 class RaisingSession:
@@ -63,8 +67,14 @@ class RaisingSession:
         raise self.exc
 
 
-def response(status: int, body=None, *, text: str | None = None, reason: str = "Reason",
-             content_type: str = "application/json") -> requests.Response:
+def response(
+    status: int,
+    body=None,
+    *,
+    text: str | None = None,
+    reason: str = "Reason",
+    content_type: str = "application/json",
+) -> requests.Response:
     r = requests.Response()
     r.status_code = status
     r.reason = reason
@@ -75,23 +85,31 @@ def response(status: int, body=None, *, text: str | None = None, reason: str = "
 
 
 def envelope(type_: str, title: str = "Title", **extra) -> dict:
-    return {"id": "ex_" + "a" * 24, "type": type_, "title": title,
-            "correlation_id": "rq_" + "b" * 24, **extra}
+    return {
+        "id": "ex_" + "a" * 24,
+        "type": type_,
+        "title": title,
+        "correlation_id": "rq_" + "b" * 24,
+        **extra,
+    }
 
 
-@pytest.mark.parametrize("status, type_, cls", [
-    (401, "/errors/tokens/required", AuthenticationError),
-    (401, "/errors/tokens/invalid", AuthenticationError),
-    (400, "/errors/invalid-team-mode", TeamModeError),
-    (400, "/errors/invalid-request", InvalidRequestError),
-    (404, "/errors/not-found", NotFoundError),
-    (409, "/errors/conflict", InvalidRequestError),
-    (429, "/errors/too-many-requests", RateLimitError),
-    (500, "/errors/internal", ServerError),
-    (502, None, ServerError),
-    (503, None, ServerError),
-    (504, None, ServerError),
-])
+@pytest.mark.parametrize(
+    "status, type_, cls",
+    [
+        (401, "/errors/tokens/required", AuthenticationError),
+        (401, "/errors/tokens/invalid", AuthenticationError),
+        (400, "/errors/invalid-team-mode", TeamModeError),
+        (400, "/errors/invalid-request", InvalidRequestError),
+        (404, "/errors/not-found", NotFoundError),
+        (409, "/errors/conflict", InvalidRequestError),
+        (429, "/errors/too-many-requests", RateLimitError),
+        (500, "/errors/internal", ServerError),
+        (502, None, ServerError),
+        (503, None, ServerError),
+        (504, None, ServerError),
+    ],
+)
 def test_every_status_maps_to_its_error(status, type_, cls):
     body = envelope(type_) if type_ else None
     with pytest.raises(cls) as info:
@@ -111,8 +129,9 @@ def test_success_returns_the_decoded_json():
 
 def test_non_json_error_body_uses_the_reason_phrase():
     with pytest.raises(ServerError) as info:
-        requester().to_data(response(502, text="<html>Bad Gateway</html>", reason="Bad Gateway"),
-                          "/v1/items", 6)
+        requester().to_data(
+            response(502, text="<html>Bad Gateway</html>", reason="Bad Gateway"), "/v1/items", 6
+        )
     assert info.value.title == "Bad Gateway" and info.value.type is None
     assert "502" in str(info.value) and "6 attempt" in str(info.value)
 
@@ -173,14 +192,17 @@ def test_refused_connection_is_a_transport_error_naming_the_url(caplog):
     assert TOKEN not in caplog.text
 
 
-@pytest.mark.parametrize("exc, words", [
-    (requests.exceptions.InvalidURL("Failed to parse: port out of range"), "InvalidURL"),
-    (requests.exceptions.InvalidSchema("No connection adapters"), "InvalidSchema"),
-    (requests.exceptions.MissingSchema("No scheme supplied"), "MissingSchema"),
-    (requests.exceptions.TooManyRedirects("Exceeded 30 redirects."), "kept redirecting"),
-    (requests.exceptions.ContentDecodingError("bad gzip"), "ContentDecodingError"),
-    (requests.exceptions.RequestException("something new"), "RequestException"),
-])
+@pytest.mark.parametrize(
+    "exc, words",
+    [
+        (requests.exceptions.InvalidURL("Failed to parse: port out of range"), "InvalidURL"),
+        (requests.exceptions.InvalidSchema("No connection adapters"), "InvalidSchema"),
+        (requests.exceptions.MissingSchema("No scheme supplied"), "MissingSchema"),
+        (requests.exceptions.TooManyRedirects("Exceeded 30 redirects."), "kept redirecting"),
+        (requests.exceptions.ContentDecodingError("bad gzip"), "ContentDecodingError"),
+        (requests.exceptions.RequestException("something new"), "RequestException"),
+    ],
+)
 def test_failures_a_retry_cannot_cure_fail_at_once(exc, words):
     session = RaisingSession(exc)
     r = requester(session, retries=5, backoff=5.0)  # a retry would sleep for seconds
@@ -195,7 +217,8 @@ def test_failures_a_retry_cannot_cure_fail_at_once(exc, words):
 
 def test_connection_errors_are_still_retried():
     session = RaisingSession(
-        requests.exceptions.ConnectionError("Connection aborted. RemoteDisconnected"))
+        requests.exceptions.ConnectionError("Connection aborted. RemoteDisconnected")
+    )
     r = requester(session, retries=2)
     with pytest.raises(TransportError, match="closed the connection"):
         r.send("/v1/members", None)
@@ -224,8 +247,10 @@ def _listener(behaviour: str):
             if behaviour == "hangup":
                 conn.close()
             elif behaviour == "truncate":
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: 100\r\n\r\n{\"items\": [")
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b'Content-Length: 100\r\n\r\n{"items": ['
+                )
                 conn.close()
             else:
                 conns.append(conn)  # never answer
@@ -238,11 +263,14 @@ def _listener(behaviour: str):
     return f"http://127.0.0.1:{srv.getsockname()[1]}", lambda: (stop.set(), t.join())
 
 
-@pytest.mark.parametrize("behaviour, words", [
-    ("hangup", "closed the connection"),
-    ("truncate", "dropped in the middle"),
-    ("silent", "read timeout"),
-])
+@pytest.mark.parametrize(
+    "behaviour, words",
+    [
+        ("hangup", "closed the connection"),
+        ("truncate", "dropped in the middle"),
+        ("silent", "read timeout"),
+    ],
+)
 def test_dropped_and_slow_connections_are_transport_errors_after_retries(behaviour, words):
     base, stop = _listener(behaviour)
     try:

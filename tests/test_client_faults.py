@@ -39,7 +39,8 @@ def test_one_bad_answer_is_retried_and_never_cached(sb, make_client, fake_clock,
 
 
 def test_bad_answers_that_never_stop_are_the_servers_fault_and_leave_nothing_behind(
-        sb, make_client, fake_clock):
+    sb, make_client, fake_clock
+):
     c = make_client(sb, clock=fake_clock, retries=3)
     row = next(c.transactions())
     sb.faults = Faults(rate=1.0, kinds=("truncated",))
@@ -56,7 +57,8 @@ def test_bad_answers_that_never_stop_are_the_servers_fault_and_leave_nothing_beh
 
 @pytest.mark.parametrize("kind", BODY_FAULTS)
 def test_the_whole_list_fast_path_gives_the_right_frame_or_the_packages_error(
-        sb, make_client, fake_clock, kind):
+    sb, make_client, fake_clock, kind
+):
     c = make_client(sb, clock=fake_clock)
     expected = make_client(sb, cache=False).transactions_df()["id"].tolist()
     sb.faults = Faults(on_requests={2}, kinds=(kind,))  # page 2 of the walk
@@ -102,8 +104,10 @@ def test_walks_under_bad_answers_and_edits_give_every_row_once(sb, make_client, 
         for got in (whole, rows):
             lost += len(truth - set(got))
             doubled += len(got) - len(set(got))
-    print(f"faults injected {injected}, walks {walks}, errors {errors}, rows lost {lost}, "
-          f"rows doubled {doubled}")
+    print(
+        f"faults injected {injected}, walks {walks}, errors {errors}, rows lost {lost}, "
+        f"rows doubled {doubled}"
+    )
     assert injected > 20 and walks >= 20
     assert (lost, doubled) == (0, 0)
     assert errors <= 2  # six retries: a walk almost always gets through

@@ -24,22 +24,30 @@ def sb():
 
 @pytest.fixture
 def client(sb, tmp_path):
-    with Client(sb.tokens["shop"], base_url=sb.base_url, cache=tmp_path / "c.sqlite",
-                rate_limit=0, progress=False) as c:
+    with Client(
+        sb.tokens["shop"],
+        base_url=sb.base_url,
+        cache=tmp_path / "c.sqlite",
+        rate_limit=0,
+        progress=False,
+    ) as c:
         yield c
 
 
 def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
     team = sb.data("shop").team
     built = {
-        "items": client.items_df(), "transactions": client.transactions_df(),
-        "locations": client.locations_df(), "partners": client.partners_df(),
-        "members": client.members_df(), "attributes": client.attributes_df(),
+        "items": client.items_df(),
+        "transactions": client.transactions_df(),
+        "locations": client.locations_df(),
+        "partners": client.partners_df(),
+        "members": client.members_df(),
+        "attributes": client.attributes_df(),
         "stock": client.stock_df(),
     }
     for name, df in built.items():
         schema = list(frames.SCHEMAS[name])
-        assert list(df.columns[:len(schema)]) == schema, name
+        assert list(df.columns[: len(schema)]) == schema, name
         assert df.attrs["team_id"] == team["id"] and df.attrs["team_name"] == team["name"]
         assert df.attrs["requests"] + df.attrs["from_cache"] >= 1
         assert pd.Timestamp(df.attrs["fetched_at"]).tzinfo is not None
@@ -82,8 +90,9 @@ def test_lines_fetch_one_detail_per_transaction_in_the_window_once_for_life(sb, 
     joined = client.transactions_df(since=since, with_lines=True, refresh=True)
     assert [r.route for r in sb.requests] == ["/v1/location-txs"]  # details came from cache
     assert len(joined) == len(lines)
-    assert list(joined.columns[:len(frames.SCHEMAS["transactions"])]) == list(
-        frames.SCHEMAS["transactions"])
+    assert list(joined.columns[: len(frames.SCHEMAS["transactions"])]) == list(
+        frames.SCHEMAS["transactions"]
+    )
     assert {"item_id", "quantity", "new_stock_level"} <= set(joined.columns)
     assert joined["id"].tolist() == lines["transaction_id"].tolist()
 
@@ -94,7 +103,7 @@ def test_lines_df_levels_stay_true_after_an_earlier_edit(sb, make_client, tmp_pa
     client = make_client(sb, "shop")
     before = client.lines_df()
     rows = sorted(sb.data("shop").transactions, key=lambda t: t["transaction_time"])
-    middle = next(t for t in rows[len(rows) // 2:] if t["type"] in ("in", "out"))
+    middle = next(t for t in rows[len(rows) // 2 :] if t["type"] in ("in", "out"))
     sb.edit_transaction(middle["id"])
     after = client.lines_df(refresh=True)  # a fresh list; the details come from the cache
     assert after.attrs["from_cache"] > 0
@@ -103,8 +112,9 @@ def test_lines_df_levels_stay_true_after_an_earlier_edit(sb, make_client, tmp_pa
     got = after.sort_values(key, ignore_index=True)
     want = fresh.sort_values(key, ignore_index=True)
     assert len(got) == len(want) == len(before)
-    changed = (before.sort_values(key, ignore_index=True)["new_stock_level"]
-               != want["new_stock_level"]).sum()
+    changed = (
+        before.sort_values(key, ignore_index=True)["new_stock_level"] != want["new_stock_level"]
+    ).sum()
     assert changed > 0  # the edit really moved later levels
     for col in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level"):
         pd.testing.assert_series_equal(got[col], want[col])
@@ -147,8 +157,9 @@ def test_until_with_keep_and_since_with_stop_at_both_apply(sb, make_client):
     until = rows[n // 4]["transaction_time"]
     since = rows[n // 2]["transaction_time"]
     outs = [r["id"] for r in c.transactions(until=until, keep=lambda r: r["type"] == "out")]
-    assert outs and outs == [r["id"] for r in rows if r["type"] == "out"
-                             and r["transaction_time"] <= until]
+    assert outs and outs == [
+        r["id"] for r in rows if r["type"] == "out" and r["transaction_time"] <= until
+    ]
     stop = rows[10]["id"]
     early = [r["id"] for r in c.transactions(since=since, stop_at=lambda r: r["id"] == stop)]
     assert early == [r["id"] for r in rows[:10]]
@@ -156,12 +167,26 @@ def test_until_with_keep_and_since_with_stop_at_both_apply(sb, make_client):
     assert late == [r["id"] for r in rows if r["transaction_time"] >= since]
 
 
-@pytest.mark.parametrize("method", ["items_df", "stock_df", "transactions_df", "lines_df",
-                                    "partners_df", "items", "transactions", "partners"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "items_df",
+        "stock_df",
+        "transactions_df",
+        "lines_df",
+        "partners_df",
+        "items",
+        "transactions",
+        "partners",
+    ],
+)
 def test_an_unknown_keyword_names_the_method_called(sb, make_client, method):
     c = make_client(sb)
-    with pytest.raises(TypeError, match=rf"^{method}\(\) got an unexpected keyword argument "
-                                        r"'bogus'; it takes .*max_age"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^{method}\(\) got an unexpected keyword argument "
+        r"'bogus'; it takes .*max_age",
+    ):
         result = getattr(c, method)(bogus=1)
         list(result)
 
@@ -181,7 +206,8 @@ def test_an_empty_items_frame_has_the_same_columns_and_dtypes_as_a_full_one(sb, 
     # one attr_<name> column per attribute the team defines, in rank order
     specs = sorted(sb.data("shop").attrs, key=lambda a: (a["rank"], a["id"]))
     assert [c for c in full.columns if c.startswith("attr_")] == [
-        f"attr_{a['attr_name']}" for a in specs]
+        f"attr_{a['attr_name']}" for a in specs
+    ]
 
 
 def test_items_df_asks_for_the_attribute_list_once_then_the_cache_answers(sb, client):
@@ -203,21 +229,38 @@ def test_who_and_where_equal_the_raw_details_on_every_path(sb, client, tmp_path)
     def expected(tx_id: int) -> tuple:
         d = raw[tx_id]
         where = d["to_location"] or d["from_location"]
-        return (d["created_by"]["id"], d["created_by"]["name"], where["id"], where["name"],
-                (d["from_location"] or {}).get("id"), d["to_location"]["id"])
+        return (
+            d["created_by"]["id"],
+            d["created_by"]["name"],
+            where["id"],
+            where["name"],
+            (d["from_location"] or {}).get("id"),
+            d["to_location"]["id"],
+        )
 
     def got(df, id_column):
-        return [(int(getattr(r, id_column)), r.created_by_id, r.created_by_name, r.location_id,
-                 r.location_name, None if pd.isna(r.from_location_id) else r.from_location_id,
-                 r.to_location_id) for r in df.itertuples()]
+        return [
+            (
+                int(getattr(r, id_column)),
+                r.created_by_id,
+                r.created_by_name,
+                r.location_id,
+                r.location_name,
+                None if pd.isna(r.from_location_id) else r.from_location_id,
+                r.to_location_id,
+            )
+            for r in df.itertuples()
+        ]
 
     mirror = TransactionMirror(tmp_path / "m.sqlite", client)
     mirror.sync()
-    frames_ = {"lines": (client.lines_df(), "transaction_id"),
-               "whole walk": (client.transactions_df(), "id"),
-               "type=move": (client.transactions_df(type="move"), "id"),
-               "mirror lines": (mirror.lines_df(), "transaction_id"),
-               "mirror transactions": (mirror.transactions_df(), "id")}
+    frames_ = {
+        "lines": (client.lines_df(), "transaction_id"),
+        "whole walk": (client.transactions_df(), "id"),
+        "type=move": (client.transactions_df(type="move"), "id"),
+        "mirror lines": (mirror.lines_df(), "transaction_id"),
+        "mirror transactions": (mirror.transactions_df(), "id"),
+    }
     for name, (df, id_column) in frames_.items():
         assert len(df) > 0, name
         for row in got(df, id_column):

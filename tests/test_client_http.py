@@ -106,7 +106,8 @@ def test_last_cursor_not_null_quirk_does_not_loop(sb, make_client):
     pages = list(c.pages("/v1/items", limit=40))
     assert pages[-1].has_more is False and pages[-1].cursor is not None
     assert [r["id"] for p in pages for r in p.rows] == sorted(
-        i["id"] for i in sb.data("shop").items)
+        i["id"] for i in sb.data("shop").items
+    )
     assert len(_requests_to(sb, "/v1/items")) == len(pages)
 
 
@@ -127,15 +128,17 @@ def test_plain_lists(sb, make_client):
     assert {x["id"] for x in c.attributes()} == {x["id"] for x in sb.data("shop").attrs}
 
 
-@pytest.mark.parametrize("call, path", [
-    (lambda c: list(c.items()), "/v1/items"),
-    (lambda c: c.item(1), "/v1/items/{id}"),
-    (lambda c: list(c.transactions()), "/v1/location-txs"),
-    (lambda c: c.transaction(1), "/v1/location-txs/{id}"),
-    (lambda c: c.locations(), "/v1/locations"),
-])
-def test_location_only_endpoints_refused_client_side_without_a_request(sb, make_client,
-                                                                       call, path):
+@pytest.mark.parametrize(
+    "call, path",
+    [
+        (lambda c: list(c.items()), "/v1/items"),
+        (lambda c: c.item(1), "/v1/items/{id}"),
+        (lambda c: list(c.transactions()), "/v1/location-txs"),
+        (lambda c: c.transaction(1), "/v1/location-txs/{id}"),
+        (lambda c: c.locations(), "/v1/locations"),
+    ],
+)
+def test_location_only_endpoints_refused_client_side_without_a_request(sb, make_client, call, path):
     c = make_client(sb, "basic")
     team = c.team()
     sb.clear_log()
@@ -231,8 +234,9 @@ def test_list_methods_are_lazy(sb, make_client):
         next(walk)
 
 
-def test_a_netrc_entry_for_the_host_does_not_replace_the_token(sb, make_client, tmp_path,
-                                                               monkeypatch):
+def test_a_netrc_entry_for_the_host_does_not_replace_the_token(
+    sb, make_client, tmp_path, monkeypatch
+):
     # requests fills in credentials from ~/.netrc when a session has no auth of its own;
     # that must never override the team's Bearer token.
     netrc = tmp_path / ".netrc"

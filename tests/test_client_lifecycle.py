@@ -13,8 +13,9 @@ from invtools.api import Client
 def test_a_client_never_closed_leaves_no_thread_and_no_open_file(sb, tmp_path, open_files):
     cache = tmp_path / "responses.sqlite"
     before = set(threading.enumerate())
-    client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=50,
-                    progress=False)  # paced: the old limiter ran a thread per client
+    client = Client(
+        sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=50, progress=False
+    )  # paced: the old limiter ran a thread per client
     client.team()
     client.items_df()
     started = set(threading.enumerate()) - before
@@ -35,8 +36,9 @@ def test_a_client_never_closed_leaves_no_thread_and_no_open_file(sb, tmp_path, o
 
 def test_close_is_idempotent_and_a_closed_client_collects_cleanly(sb, tmp_path, open_files):
     cache = tmp_path / "responses.sqlite"
-    client = Client(sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=0,
-                    progress=False)
+    client = Client(
+        sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=0, progress=False
+    )
     client.team()
     client.close()
     client.close()
@@ -50,12 +52,14 @@ def test_clients_of_one_cache_file_share_one_connection_to_it(sb, tmp_path, open
     """Two connections of one process writing one file wait on each other's write lock: two
     clients filling one cache took 20-60 s for 150 details each (0.7 s with one connection)."""
     cache = tmp_path / "responses.sqlite"
-    first = Client(sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=0,
-                   progress=False)
+    first = Client(
+        sb.tokens["shop"], base_url=sb.base_url, cache=cache, rate_limit=0, progress=False
+    )
     first.items_df()
     one = open_files(cache)
-    second = Client(sb.tokens["basic"], base_url=sb.base_url, cache=cache, rate_limit=0,
-                    progress=False)
+    second = Client(
+        sb.tokens["basic"], base_url=sb.base_url, cache=cache, rate_limit=0, progress=False
+    )
     second.members_df()
     assert one > 0 and open_files(cache) == one
     first.close()

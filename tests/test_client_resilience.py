@@ -61,15 +61,23 @@ def test_endpoint_scope_gives_each_endpoint_its_own_budget(sb, make_client, fake
     assert fake_clock.now - 1000.0 == pytest.approx(3 * SPACING)
 
 
-@pytest.mark.parametrize("headers", ["ratelimit_headers:reset", "ratelimit_headers:retry_after",
-                                     "ratelimit_headers:none", None])
+@pytest.mark.parametrize(
+    "headers",
+    ["ratelimit_headers:reset", "ratelimit_headers:retry_after", "ratelimit_headers:none", None],
+)
 def test_429_with_each_header_variant_is_waited_out(sb, make_client, headers, caplog, fake_clock):
     caplog.set_level(logging.INFO, logger="invtools")
     sb.rate_limit, sb.clock = 5, fake_clock
     if headers:
         sb.quirks = {headers}
-    c = make_client(sb, rate_limit=0, cache=False, backoff=0.2, retries=8,  # unpaced: hits 429
-                    clock=fake_clock)
+    c = make_client(
+        sb,
+        rate_limit=0,
+        cache=False,
+        backoff=0.2,
+        retries=8,  # unpaced: hits 429
+        clock=fake_clock,
+    )
     rows = list(c.items(limit=5, max_pages=8))
     assert _ids(rows) == _expected_item_ids(sb)[: len(rows)] and len(rows) == 40
     hits = [r.status for r in sb.requests].count(429)

@@ -70,8 +70,9 @@ def test_an_older_walk_than_max_age_is_fetched_again_whole(sb, make_client):
     fresh = c.transactions_df(since="2000-01-01", max_age="0s")
     pages = sum(r.route == "/v1/location-txs" for r in sb.requests)
     assert fresh["id"].iloc[0] == new["id"] and pages == -(-len(fresh) // 100)
-    assert pd.Timestamp(fresh.attrs["data_as_of"]) >= pd.Timestamp(fresh.attrs["fetched_at"]) \
-        - pd.Timedelta(minutes=1)
+    assert pd.Timestamp(fresh.attrs["data_as_of"]) >= pd.Timestamp(
+        fresh.attrs["fetched_at"]
+    ) - pd.Timedelta(minutes=1)
     # A whole walk (the raw fast path, several chains) follows the same rule: its chains
     # are replayed from the cache only as the one walk that stored them.
     assert c.transactions_df(max_age="1h")["id"].tolist() == fresh["id"].tolist()

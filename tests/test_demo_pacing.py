@@ -65,7 +65,11 @@ def test_an_explicit_option_wins_and_other_addresses_are_left_alone(fresh_demo, 
     # a server that is not the demo's: the options as given, the client's own defaults
     assert notebook.demo_client_options(sb.base_url, {"timeout": 3}) == {"timeout": 3}
     notebook.stop_demo_server()  # (sb has the same seed, so the same tokens, as the demo's)
-    picker = invtools.token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_X": sb.tokens[
-        "shop"]}, cache=False, progress=False)
+    picker = invtools.token_picker(
+        base_url=sb.base_url,
+        environ={"INVTOOLS_TOKEN_X": sb.tokens["shop"]},
+        cache=False,
+        progress=False,
+    )
     picker.dropdown.value = "x"
     assert not invtools.is_demo(picker.client) and picker.client.rate_limit == 5.0

@@ -27,11 +27,11 @@ def pages() -> list[Path]:
 
 
 def test_the_navigation_lists_every_page_and_every_example_notebook():
-    written = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")
-               if "_ext" not in p.parts}
+    written = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "_ext" not in p.parts}
     assert written == {p for p in NAV if p.endswith(".md")}
     assert [p for p in NAV if p.endswith(".ipynb")] == [
-        f"notebooks/{p.name}" for p in example_notebooks()]
+        f"notebooks/{p.name}" for p in example_notebooks()
+    ]
 
 
 def test_every_internal_link_resolves():
@@ -64,10 +64,16 @@ def _resolve(dotted: str):
 def test_the_reference_has_an_entry_for_every_public_name():
     import invtools
 
-    documented = {id(_resolve(path)) for page in (DOCS / "reference").glob("*.md")
-                  for path in re.findall(r"^::: (\S+)", page.read_text(), flags=re.M)}
-    surface = [(invtools, n) for n in invtools.__all__
-               if n != "__version__" and n not in ("frames", "analysis", "sandbox")]
+    documented = {
+        id(_resolve(path))
+        for page in (DOCS / "reference").glob("*.md")
+        for path in re.findall(r"^::: (\S+)", page.read_text(), flags=re.M)
+    }
+    surface = [
+        (invtools, n)
+        for n in invtools.__all__
+        if n != "__version__" and n not in ("frames", "analysis", "sandbox")
+    ]
     for module in ("frames", "analysis", "sandbox"):
         mod = getattr(invtools, module)
         surface += [(mod, n) for n in mod.__all__]
@@ -85,8 +91,9 @@ def test_python_blocks_run_in_order(demo_process, capsys):  # noqa: F811
     for page in pages():
         for i, block in enumerate(blocks(page.read_text(), "python"), 1):
             try:
-                exec(compile(block, f"{page.relative_to(DOCS)} python block {i}", "exec"),
-                     namespace)
+                exec(
+                    compile(block, f"{page.relative_to(DOCS)} python block {i}", "exec"), namespace
+                )
             finally:
                 plt.close("all")
             ran += 1

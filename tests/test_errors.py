@@ -25,19 +25,36 @@ from invtools.errors import from_response
     ],
 )
 def test_status_and_type_choose_the_class(status, type_, cls):
-    err = from_response(status, {"type": type_, "title": "t", "correlation_id": "rq_x"},
-                        method="GET", path="/v1/items")
+    err = from_response(
+        status,
+        {"type": type_, "title": "t", "correlation_id": "rq_x"},
+        method="GET",
+        path="/v1/items",
+    )
     assert type(err) is cls
     assert isinstance(err, invtools.APIError) and isinstance(err, invtools.InvtoolsError)
     assert (err.status, err.type, err.correlation_id, err.method, err.path) == (
-        status, type_, "rq_x", "GET", "/v1/items")
+        status,
+        type_,
+        "rq_x",
+        "GET",
+        "/v1/items",
+    )
     assert "/v1/items" in str(err) and str(status) in str(err)
 
 
 def test_401_body_given_field_is_never_kept():
     token = "tok_secret_123"
-    err = from_response(401, {"type": "/errors/tokens/invalid", "title": "Invalid token",
-                              "given": token, "correlation_id": "rq_1", "id": "ex_1"})
+    err = from_response(
+        401,
+        {
+            "type": "/errors/tokens/invalid",
+            "title": "Invalid token",
+            "given": token,
+            "correlation_id": "rq_1",
+            "id": "ex_1",
+        },
+    )
     assert token not in str(err) and token not in repr(err)
     assert token not in repr(err.__dict__)
     assert token not in repr(pickle.loads(pickle.dumps(err)).__dict__)
@@ -51,8 +68,9 @@ def test_non_json_body_uses_the_reason_phrase():
 
 
 def test_invalid_request_keeps_its_per_parameter_errors():
-    err = from_response(400, {"type": "/errors/invalid-request", "title": "Bad",
-                              "errors": [{"param": "limit"}]})
+    err = from_response(
+        400, {"type": "/errors/invalid-request", "title": "Bad", "errors": [{"param": "limit"}]}
+    )
     assert err.details == {"errors": [{"param": "limit"}]}
 
 
@@ -62,24 +80,38 @@ def test_config_error_is_a_value_error():
 
 # ---------------------------------------------------------------- one rule for wrong types
 
+
 def _offline_client():
     from invtools import Client
 
     return Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: __import__("invtools").Client(token=42, base_url="http://127.0.0.1:9", cache=False),
-    lambda: __import__("invtools").connect(42),
-    lambda: __import__("invtools").Client(token="t", base_url="http://127.0.0.1:9", cache=42),
-    lambda: _offline_client().transactions_df(since=[2026]),
-    lambda: _offline_client().transactions_df(max_age=[1]),
-    lambda: __import__("invtools").frames.items_df(42),
-    lambda: __import__("invtools").frames.with_provenance(__import__("pandas").DataFrame(), 42),
-    lambda: __import__("invtools").TransactionMirror("m.sqlite", "not a client"),
-    lambda: __import__("invtools").each_team(lambda c: 1, 42),
-], ids=["token", "connect-team", "cache", "since", "max_age", "frame-rows", "provenance",
-        "mirror-client", "each_team-teams"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: __import__("invtools").Client(token=42, base_url="http://127.0.0.1:9", cache=False),
+        lambda: __import__("invtools").connect(42),
+        lambda: __import__("invtools").Client(token="t", base_url="http://127.0.0.1:9", cache=42),
+        lambda: _offline_client().transactions_df(since=[2026]),
+        lambda: _offline_client().transactions_df(max_age=[1]),
+        lambda: __import__("invtools").frames.items_df(42),
+        lambda: __import__("invtools").frames.with_provenance(__import__("pandas").DataFrame(), 42),
+        lambda: __import__("invtools").TransactionMirror("m.sqlite", "not a client"),
+        lambda: __import__("invtools").each_team(lambda c: 1, 42),
+    ],
+    ids=[
+        "token",
+        "connect-team",
+        "cache",
+        "since",
+        "max_age",
+        "frame-rows",
+        "provenance",
+        "mirror-client",
+        "each_team-teams",
+    ],
+)
 def test_a_wrong_kind_of_object_is_a_type_error_inside_the_tree(call, tmp_path, monkeypatch):
     from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
 
@@ -91,13 +123,18 @@ def test_a_wrong_kind_of_object_is_a_type_error_inside_the_tree(call, tmp_path, 
     assert isinstance(err, ConfigError) and isinstance(err, InvtoolsError)  # as before: caught
 
 
-@pytest.mark.parametrize("call", [
-    lambda: __import__("invtools").Client(token="t", base_url="http://127.0.0.1:9",
-                                          cache=False, concurrency=0),
-    lambda: _offline_client().transactions_df(since="not a date"),
-    lambda: _offline_client().transactions_df(type="sideways"),
-    lambda: _offline_client().transactions_df(max_age="90"),
-], ids=["concurrency", "since", "type", "max_age-unitless"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: __import__("invtools").Client(
+            token="t", base_url="http://127.0.0.1:9", cache=False, concurrency=0
+        ),
+        lambda: _offline_client().transactions_df(since="not a date"),
+        lambda: _offline_client().transactions_df(type="sideways"),
+        lambda: _offline_client().transactions_df(max_age="90"),
+    ],
+    ids=["concurrency", "since", "type", "max_age-unitless"],
+)
 def test_a_bad_value_of_the_right_kind_is_a_config_error_not_a_type_error(call):
     from invtools.errors import ConfigError
 

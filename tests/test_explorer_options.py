@@ -55,8 +55,9 @@ def test_units_are_said_and_can_be_signed():
     assert ex.ax.get_ylabel() == "quantity (units, absolute) per week"
 
     ex.units.value = "signed"
-    expected = activity_table(tx, "W", metric="quantity", signed=True, since=ex.start.value,
-                              until=ex.end.value)
+    expected = activity_table(
+        tx, "W", metric="quantity", signed=True, since=ex.start.value, until=ex.end.value
+    )
     assert_drawn(ex, expected)
     assert ex.table.to_numpy().sum() == pytest.approx(q.sum())
     assert ex.table["adjust"].sum() < 0  # the test frame's adjustments are all negative
@@ -74,8 +75,10 @@ def test_the_demo_shop_says_both_totals_and_how_much_the_stocktake_is(demo):
     assert openings["memo"].tolist() == ["Opening stocktake"] * 4
     assert f"Total:</b> {q.abs().sum():,.0f} units (absolute" in ex.summary_html.value
     share = openings["total_quantity"].sum() / q.abs().sum()
-    assert (f"Includes 4 opening stock counts: {openings['total_quantity'].sum():,.0f} units, "
-            f"{share:.0%} of the total") in ex.summary_html.value
+    assert (
+        f"Includes 4 opening stock counts: {openings['total_quantity'].sum():,.0f} units, "
+        f"{share:.0%} of the total"
+    ) in ex.summary_html.value
     ex.units.value = "signed"
     assert f"Total:</b> {q.sum():,.0f} units (signed" in ex.summary_html.value
     assert q.abs().sum() != q.sum()  # the two totals the issue saw differ
@@ -88,8 +91,14 @@ def test_leaving_out_opening_counts_changes_what_is_plotted_and_says_so(demo):
         ex.metric.value = "quantity"
         ex.freq.value = "M"
         ex.exclude_counts.value = True
-    expected = activity_table(tx, "M", metric="quantity", exclude_opening_counts=True,
-                              since=ex.start.value, until=ex.end.value)
+    expected = activity_table(
+        tx,
+        "M",
+        metric="quantity",
+        exclude_opening_counts=True,
+        since=ex.start.value,
+        until=ex.end.value,
+    )
     assert_drawn(ex, expected)
     left = tx.loc[opening_counts(tx), "total_quantity"].sum()
     whole = activity_table(tx, "M", metric="quantity", since=ex.start.value, until=ex.end.value)
@@ -119,8 +128,9 @@ def test_the_item_view_leaves_out_the_stocktakes_lines(demo):
     ids = tx.loc[opening_counts(tx), "id"]
     kept = lines[~lines["transaction_id"].isin(ids)]
     assert len(kept) < len(lines)
-    expected = activity_table(kept, "W", "item", "quantity", top=8, since=ex.start.value,
-                              until=ex.end.value)
+    expected = activity_table(
+        kept, "W", "item", "quantity", top=8, since=ex.start.value, until=ex.end.value
+    )
     assert_drawn(ex, expected)
     assert "Left out: 4 opening stock counts" in ex.summary_html.value
 

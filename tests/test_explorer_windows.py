@@ -80,8 +80,9 @@ def test_a_month_window_from_a_client_and_from_a_frame(sb, make_client):
     view = sb.data("shop")
     details = [view.transaction(int(i)) for i in rows["id"].iloc[: len(rows) // 2 + 40]]
     lines = lines_df(details)
-    ex = activity_explorer(transactions_df(view.transactions), since=month, until=month,
-                           lines=lines)
+    ex = activity_explorer(
+        transactions_df(view.transactions), since=month, until=month, lines=lines
+    )
     assert ids(ex.data) == sorted(int(i) for i in inside["id"])
     line_times = pd.to_datetime(ex.lines["transaction_time"], utc=True)
     assert len(ex.lines) and set(ex.lines["transaction_id"]) <= set(inside["id"])
@@ -98,26 +99,37 @@ def test_dates_of_the_explorers_zone(sb, make_client):
     def window(month: str, zone: str) -> list[int]:
         start = pd.Timestamp(f"{month}-01", tz=zone)
         end = start + pd.offsets.MonthBegin()
-        return sorted(int(i) for i in rows.loc[(rows["time"] >= start) & (rows["time"] < end),
-                                               "id"])
+        return sorted(
+            int(i) for i in rows.loc[(rows["time"] >= start) & (rows["time"] < end), "id"]
+        )
 
     # A month whose Tokyo window holds other rows than its UTC window (shop hours end 18:00).
-    month = next(m for m in sorted(set(rows["time"].dt.strftime("%Y-%m")))
-                 if window(m, "Asia/Tokyo") != window(m, "UTC"))
+    month = next(
+        m
+        for m in sorted(set(rows["time"].dt.strftime("%Y-%m")))
+        if window(m, "Asia/Tokyo") != window(m, "UTC")
+    )
     expected = window(month, "Asia/Tokyo")
     ex = activity_explorer(client, since=month, until=month, tz="Asia/Tokyo")
     assert ids(ex.data) == expected
-    frame = activity_explorer(transactions_df(sb.data("shop").transactions), since=month,
-                              until=month, tz="Asia/Tokyo")
+    frame = activity_explorer(
+        transactions_df(sb.data("shop").transactions), since=month, until=month, tz="Asia/Tokyo"
+    )
     assert ids(frame.data) == expected
     assert ids(activity_explorer(client, since=month, until=month).data) == window(month, "UTC")
 
 
 def make_frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "id": [1, 2, 3],
-        "transaction_time": pd.to_datetime(["2026-03-02", "2026-03-18", "2026-04-02"], utc=True),
-        "type": ["in", "out", "out"], "total_quantity": [5.0, 2.0, 1.0]})
+    return pd.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "transaction_time": pd.to_datetime(
+                ["2026-03-02", "2026-03-18", "2026-04-02"], utc=True
+            ),
+            "type": ["in", "out", "out"],
+            "total_quantity": [5.0, 2.0, 1.0],
+        }
+    )
 
 
 def test_a_window_that_is_wrong_says_so_naming_the_explorer():

@@ -34,33 +34,41 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
     """name -> a frame as the package returns it (built once for the module)."""
     folder = tmp_path_factory.mktemp("export")
     with serve(rate_limit=0, size=200) as sb:
-        with invtools.Client(sb.tokens["shop"], base_url=sb.base_url, cache=folder / "c.sqlite",
-                             rate_limit=0, progress=False) as c:
+        with invtools.Client(
+            sb.tokens["shop"],
+            base_url=sb.base_url,
+            cache=folder / "c.sqlite",
+            rate_limit=0,
+            progress=False,
+        ) as c:
             mirror = invtools.TransactionMirror(folder / "m.sqlite", c)
             mirror.sync()
             sb.delete_transaction(sb.data("shop").transactions[3]["id"])
             mirror.sync()
             future = "2030-01-01"
             out = {
-                "items": c.items_df(), "stock": c.stock_df(),
-                "transactions": c.transactions_df(),          # page bytes -> pyarrow
+                "items": c.items_df(),
+                "stock": c.stock_df(),
+                "transactions": c.transactions_df(),  # page bytes -> pyarrow
                 "transactions_out": c.transactions_df(type="out"),  # rows -> dicts
-                "transactions_with_lines": c.transactions_df(since="2026-10-01",
-                                                             with_lines=True),
-                "lines": c.lines_df(), "locations": c.locations_df(),
-                "partners": c.partners_df(), "members": c.members_df(),
+                "transactions_with_lines": c.transactions_df(since="2026-10-01", with_lines=True),
+                "lines": c.lines_df(),
+                "locations": c.locations_df(),
+                "partners": c.partners_df(),
+                "members": c.members_df(),
                 "attributes": c.attributes_df(),
                 "items_empty": c.items_df(item_ids=[999999]),
                 "stock_empty": c.stock_df(item_ids=[999999]),
                 "transactions_empty": c.transactions_df(since=future),
-                "transactions_with_lines_empty": c.transactions_df(since=future,
-                                                                   with_lines=True),
+                "transactions_with_lines_empty": c.transactions_df(since=future, with_lines=True),
                 "lines_empty": c.lines_df(since=future),
                 "partners_empty": frames.with_provenance(frames.partners_df([]), source="api"),
                 "members_empty": frames.with_provenance(frames.members_df([]), source="api"),
                 "mirror_transactions": mirror.transactions_df(include_removed=True),
-                "mirror_lines": mirror.lines_df(), "mirror_changes": mirror.changes_df(),
-                "mirror_syncs": mirror.syncs_df(), "mirror_history": mirror.stock_history(),
+                "mirror_lines": mirror.lines_df(),
+                "mirror_changes": mirror.changes_df(),
+                "mirror_syncs": mirror.syncs_df(),
+                "mirror_history": mirror.stock_history(),
             }
     lines, items = out["lines"], out["items"]
     location = int(out["locations"]["id"].iloc[0])
@@ -73,13 +81,15 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
         out["stockout_summary"] = analysis.stockout_summary(out["history"])
         out["stockout_summary_empty"] = analysis.stockout_summary(out["history_empty"])
         out["movement"] = analysis.movement(lines, items)
-        out["stock_at"] = analysis.stock_at(frames.stock_history(lines, by_location=True),
-                                            "2026-10-15")
+        out["stock_at"] = analysis.stock_at(
+            frames.stock_history(lines, by_location=True), "2026-10-15"
+        )
         out["stock_value_by_month"] = analysis.stock_value_by_month(out["history"], items)
         out["month_end_stock"] = analysis.month_end_stock(out["history"], wide=False)
         out["month_end_stock_wide"] = analysis.month_end_stock(out["history"])
-        out["supplier_summary"] = analysis.supplier_summary(lines, items=items,
-                                                            partners=out["partners"])
+        out["supplier_summary"] = analysis.supplier_summary(
+            lines, items=items, partners=out["partners"]
+        )
         out["shrinkage"] = analysis.shrinkage(lines, items, by="location")
     out["stock_value"] = analysis.stock_value(out["stock"], items)
     out["activity"] = invtools.activity_table(out["transactions"], "W")
@@ -87,30 +97,66 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
     return out
 
 
-NAMES = ["items", "stock", "transactions", "transactions_out", "transactions_with_lines",
-         "lines", "locations", "partners", "members", "attributes", "items_empty",
-         "stock_empty", "transactions_empty", "transactions_with_lines_empty", "lines_empty",
-         "partners_empty", "members_empty", "mirror_transactions", "mirror_lines", "mirror_changes",
-         "mirror_syncs", "mirror_history", "history", "history_one_location", "history_empty",
-         "stockouts", "stockout_summary", "stockout_summary_empty", "movement", "stock_value",
-         "stock_at", "stock_value_by_month", "month_end_stock", "month_end_stock_wide",
-         "supplier_summary", "shrinkage",
-         "activity", "activity_by_item"]
+NAMES = [
+    "items",
+    "stock",
+    "transactions",
+    "transactions_out",
+    "transactions_with_lines",
+    "lines",
+    "locations",
+    "partners",
+    "members",
+    "attributes",
+    "items_empty",
+    "stock_empty",
+    "transactions_empty",
+    "transactions_with_lines_empty",
+    "lines_empty",
+    "partners_empty",
+    "members_empty",
+    "mirror_transactions",
+    "mirror_lines",
+    "mirror_changes",
+    "mirror_syncs",
+    "mirror_history",
+    "history",
+    "history_one_location",
+    "history_empty",
+    "stockouts",
+    "stockout_summary",
+    "stockout_summary_empty",
+    "movement",
+    "stock_value",
+    "stock_at",
+    "stock_value_by_month",
+    "month_end_stock",
+    "month_end_stock_wide",
+    "supplier_summary",
+    "shrinkage",
+    "activity",
+    "activity_by_item",
+]
 
 #: Frames whose index is part of the answer (a period, a month): Feather and CSV need it as
 #: a column.
 INDEXED = ("activity", "activity_by_item", "month_end_stock_wide")
 
 #: The frames' own schemas, to put back what an empty file cannot hold (see the README).
-SCHEMA_OF = {"transactions_empty": "transactions", "transactions_with_lines_empty":
-             "transactions", "lines_empty": "lines", "partners_empty": "partners",
-             "members_empty": "members"}
+SCHEMA_OF = {
+    "transactions_empty": "transactions",
+    "transactions_with_lines_empty": "transactions",
+    "lines_empty": "lines",
+    "partners_empty": "partners",
+    "members_empty": "members",
+}
 
 
 def test_every_frame_is_listed_and_carries_plain_json_attrs(made):
     assert sorted(made) == sorted(NAMES)
-    api = [n for n in NAMES if not n.startswith(("history", "stock", "movement", "activity",
-                                                 "month"))]
+    api = [
+        n for n in NAMES if not n.startswith(("history", "stock", "movement", "activity", "month"))
+    ]
     for name in api:
         assert made[name].attrs.get("source") in ("api", "mirror"), name
     assert made["items_empty"].columns.tolist() == made["items"].columns.tolist()
@@ -173,8 +219,9 @@ def _from_csv(path, like: pd.DataFrame, index: bool) -> pd.DataFrame:
             values = pd.to_numeric(values)
         back[str(col)] = values.astype(dtype)
     if index and isinstance(like.index, pd.DatetimeIndex):
-        back.index = pd.to_datetime(back.index, utc=True).as_unit(like.index.unit).tz_convert(
-            like.index.tz)
+        back.index = (
+            pd.to_datetime(back.index, utc=True).as_unit(like.index.unit).tz_convert(like.index.tz)
+        )
     if index:
         back.index = back.index.astype(like.index.dtype)
         back.index.name = like.index.name
@@ -193,6 +240,7 @@ def test_csv_values_read_back(made, name, tmp_path):
 
 # -- Excel ----------------------------------------------------------------------------------
 
+
 def test_excel_ready_gives_local_wall_clock_times_and_text_for_nested_values(made):
     tx = made["transactions"]
     ready = excel_ready(tx, tz="Asia/Seoul")
@@ -207,8 +255,19 @@ def test_excel_ready_gives_local_wall_clock_times_and_text_for_nested_values(mad
     assert table.index.tz is None and table.index.name == "period"
 
 
-@pytest.mark.parametrize("name", ["items", "transactions", "lines", "activity", "movement",
-                                  "stockout_summary", "mirror_changes", "transactions_empty"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "items",
+        "transactions",
+        "lines",
+        "activity",
+        "movement",
+        "stockout_summary",
+        "mirror_changes",
+        "transactions_empty",
+    ],
+)
 def test_excel_ready_frames_are_written_by_openpyxl(made, name, tmp_path):
     pytest.importorskip("openpyxl")
     df = made[name]
@@ -222,16 +281,27 @@ def test_excel_ready_frames_are_written_by_openpyxl(made, name, tmp_path):
     assert back.shape == ready.shape
     for col in ready.columns:
         if pd.api.types.is_datetime64_any_dtype(ready[col]):
-            pd.testing.assert_series_equal(back[str(col)].astype(ready[col].dtype), ready[col],
-                                           check_names=False)
+            pd.testing.assert_series_equal(
+                back[str(col)].astype(ready[col].dtype), ready[col], check_names=False
+            )
 
 
 def test_to_excel_writes_every_frame_and_a_sheet_of_their_provenance(made, tmp_path):
     pytest.importorskip("openpyxl")
-    chosen = {name: made[name] for name in ("items", "transactions", "lines", "activity",
-                                            "month_end_stock_wide", "supplier_summary",
-                                            "shrinkage", "history_empty")}
-    chosen["plain"] = pd.DataFrame({"x": [1, 2]})           # a frame without provenance
+    chosen = {
+        name: made[name]
+        for name in (
+            "items",
+            "transactions",
+            "lines",
+            "activity",
+            "month_end_stock_wide",
+            "supplier_summary",
+            "shrinkage",
+            "history_empty",
+        )
+    }
+    chosen["plain"] = pd.DataFrame({"x": [1, 2]})  # a frame without provenance
     path = frames.to_excel(tmp_path / "audit.xlsx", chosen, tz="Europe/Paris")
     book = pd.read_excel(path, sheet_name=None)
     assert list(book) == [*chosen, "provenance"]
@@ -248,34 +318,42 @@ def test_to_excel_writes_every_frame_and_a_sheet_of_their_provenance(made, tmp_p
     assert said.loc["supplier_summary", "team_name"] == made["lines"].attrs["team_name"]
     assert said.loc["items", "frame_rows"] == len(chosen["items"])
     assert set(said["times_in"]) == {"Europe/Paris"}
-    assert said.loc["history_empty", "source"] == "api"   # stock_history carries it on
+    assert said.loc["history_empty", "source"] == "api"  # stock_history carries it on
     assert pd.isna(said.loc["plain", "source"])
     assert said.loc["shrinkage", "deleted_items_excluded"] == json.dumps(
-        chosen["shrinkage"].attrs["deleted_items_excluded"])
+        chosen["shrinkage"].attrs["deleted_items_excluded"]
+    )
 
 
-@pytest.mark.parametrize("sheets, words", [
-    ({"provenance": pd.DataFrame()}, "provenance sheet"),
-    ({"a" * 32: pd.DataFrame()}, "31 characters"),
-    ({"Q3/Q4": pd.DataFrame()}, "may not hold"),
-    ({"Items": pd.DataFrame(), "items": pd.DataFrame()}, "twice"),
-    ({}, "empty"),
-])
+@pytest.mark.parametrize(
+    "sheets, words",
+    [
+        ({"provenance": pd.DataFrame()}, "provenance sheet"),
+        ({"a" * 32: pd.DataFrame()}, "31 characters"),
+        ({"Q3/Q4": pd.DataFrame()}, "may not hold"),
+        ({"Items": pd.DataFrame(), "items": pd.DataFrame()}, "twice"),
+        ({}, "empty"),
+    ],
+)
 def test_to_excel_refuses_a_sheet_name_excel_would_refuse(sheets, words, tmp_path):
     with pytest.raises(invtools.ConfigError, match=f"to_excel: .*{words}"):
         frames.to_excel(tmp_path / "x.xlsx", sheets)
     assert not (tmp_path / "x.xlsx").exists()
 
 
-@pytest.mark.parametrize("sheets, tz, error, words", [
-    ({"x": [1, 2]}, "UTC", TypeError, "not a DataFrame"),
-    ({3: pd.DataFrame()}, "UTC", TypeError, "must be text"),
-    ([pd.DataFrame()], "UTC", TypeError, "must be a mapping"),
-    ({"x": pd.DataFrame()}, 1, TypeError, "tz must be"),
-    ({"x": pd.DataFrame()}, "Mars/Olympus", invtools.ConfigError, "tz='Mars/Olympus'"),
-])
-def test_to_excel_a_wrong_kind_is_a_type_error_a_bad_value_a_config_error(sheets, tz, error,
-                                                                          words, tmp_path):
+@pytest.mark.parametrize(
+    "sheets, tz, error, words",
+    [
+        ({"x": [1, 2]}, "UTC", TypeError, "not a DataFrame"),
+        ({3: pd.DataFrame()}, "UTC", TypeError, "must be text"),
+        ([pd.DataFrame()], "UTC", TypeError, "must be a mapping"),
+        ({"x": pd.DataFrame()}, 1, TypeError, "tz must be"),
+        ({"x": pd.DataFrame()}, "Mars/Olympus", invtools.ConfigError, "tz='Mars/Olympus'"),
+    ],
+)
+def test_to_excel_a_wrong_kind_is_a_type_error_a_bad_value_a_config_error(
+    sheets, tz, error, words, tmp_path
+):
     with pytest.raises(error, match=f"to_excel: .*{words}"):
         frames.to_excel(tmp_path / "x.xlsx", sheets, tz=tz)
     assert not (tmp_path / "x.xlsx").exists()

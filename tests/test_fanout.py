@@ -71,8 +71,7 @@ def test_each_call_runs_in_a_copy_of_the_callers_context_with_the_cancel_event()
     var = contextvars.ContextVar("var", default="unset")
     var.set("caller's")
     stop = threading.Event()
-    seen = list(fanout(lambda n: (var.get(), current_cancel()), range(3), workers=2,
-                       cancel=stop))
+    seen = list(fanout(lambda n: (var.get(), current_cancel()), range(3), workers=2, cancel=stop))
     assert seen == [("caller's", stop)] * 3
     assert current_cancel() is None and not stop.is_set()  # the caller's own context untouched
 

@@ -34,14 +34,24 @@ def rows_of(bodies) -> list[dict]:
 
 
 def pages(rows: list[dict], size: int = 2) -> list[bytes]:
-    return [json.dumps({"items": rows[i:i + size], "count": len(rows[i:i + size]),
-                        "limit": size, "cursor": i + size, "has_more": True}).encode()
-            for i in range(0, len(rows), size)]
+    return [
+        json.dumps(
+            {
+                "items": rows[i : i + size],
+                "count": len(rows[i : i + size]),
+                "limit": size,
+                "cursor": i + size,
+                "has_more": True,
+            }
+        ).encode()
+        for i in range(0, len(rows), size)
+    ]
 
 
 def test_recorded_page_gives_the_dict_paths_frame(page_body):
-    pd.testing.assert_frame_equal(transactions_df_from_pages([page_body]),
-                                  transactions_df(rows_of([page_body])))
+    pd.testing.assert_frame_equal(
+        transactions_df_from_pages([page_body]), transactions_df(rows_of([page_body]))
+    )
 
 
 def test_no_pages_give_the_empty_schema():
@@ -51,11 +61,11 @@ def test_no_pages_give_the_empty_schema():
 def test_bad_values_and_unknown_fields_in_some_blocks_match_the_dict_path(page_body):
     rows = rows_of([page_body])
     odd = copy.deepcopy(rows)
-    odd[0]["id"] = "not an id"          # pyarrow refuses the block: dict path
-    odd[1]["partner"] = 501             # not an object
-    odd[2]["total_quantity"] = "4.5"    # numeric string -> 4.5 on the dict path
-    odd[3]["unit"] = "box"              # unknown field: kept as-is, None elsewhere
-    mixed = rows + odd + rows           # good block, odd blocks, good block
+    odd[0]["id"] = "not an id"  # pyarrow refuses the block: dict path
+    odd[1]["partner"] = 501  # not an object
+    odd[2]["total_quantity"] = "4.5"  # numeric string -> 4.5 on the dict path
+    odd[3]["unit"] = "box"  # unknown field: kept as-is, None elsewhere
+    mixed = rows + odd + rows  # good block, odd blocks, good block
     bodies = pages(mixed)
     got = transactions_df_from_pages(bodies, block_bytes=1)  # one page per block
     pd.testing.assert_frame_equal(got, transactions_df(rows_of(bodies)))
@@ -70,17 +80,24 @@ def test_a_body_that_is_not_a_page_says_what_to_pass():
 
 def test_raw_envelope_reads_the_two_fields_by_the_envelope_rules():
     assert raw_envelope(b'{"items":[],"count":0,"cursor":null,"has_more":false}') == (
-        None, False, 0)
-    assert raw_envelope(b'{"has_more" : true, "cursor" : "abc", "count": 2, "items": [1,2]}') \
-        == ("abc", True, 2)
+        None,
+        False,
+        0,
+    )
+    assert raw_envelope(b'{"has_more" : true, "cursor" : "abc", "count": 2, "items": [1,2]}') == (
+        "abc",
+        True,
+        2,
+    )
     # A row with a field of the same name: the body is decoded, the top level wins.
     body = b'{"items":[{"id":1,"cursor":9,"count":4}],"count":1,"cursor":5,"has_more":true}'
     assert raw_envelope(body) == (5, True, 1)
     # No count in the envelope: the rows are counted.
     assert raw_envelope(b'{"items":[1,2,3],"cursor":null,"has_more":false}') == (None, False, 3)
     # A quoted "cursor" inside a string value is escaped, so it is not a key.
-    assert raw_envelope(b'{"items":[{"memo":"\\"cursor\\":7"}],"count":1,"cursor":3,'
-                        b'"has_more":true}') == (3, True, 1)
+    assert raw_envelope(
+        b'{"items":[{"memo":"\\"cursor\\":7"}],"count":1,"cursor":3,"has_more":true}'
+    ) == (3, True, 1)
     with pytest.raises(PaginationError, match="no cursor"):
         raw_envelope(b'{"items":[],"cursor":null,"has_more":true}')
     with pytest.raises(PaginationError, match="not JSON"):
@@ -88,9 +105,11 @@ def test_raw_envelope_reads_the_two_fields_by_the_envelope_rules():
 
 
 def test_raw_walk_follows_cursors_and_refuses_a_repeated_one():
-    bodies = {None: b'{"items":[1],"cursor":2,"has_more":true}',
-              2: b'{"items":[2],"cursor":3,"has_more":true}',
-              3: b'{"items":[3],"cursor":null,"has_more":false}'}
+    bodies = {
+        None: b'{"items":[1],"cursor":2,"has_more":true}',
+        2: b'{"items":[2],"cursor":3,"has_more":true}',
+        3: b'{"items":[3],"cursor":null,"has_more":false}',
+    }
     calls = []
 
     def fetch(params):
@@ -98,10 +117,15 @@ def test_raw_walk_follows_cursors_and_refuses_a_repeated_one():
         return bodies[params.get("cursor")]
 
     assert [p.cursor for p in iter_raw_pages(fetch, {"type": "in"}, limit=1)] == [2, 3, None]
-    assert calls == [{"type": "in", "limit": 1}, {"type": "in", "limit": 1, "cursor": 2},
-                     {"type": "in", "limit": 1, "cursor": 3}]
-    loop = {None: b'{"items":[],"cursor":2,"has_more":true}',
-            2: b'{"items":[],"cursor":2,"has_more":true}'}
+    assert calls == [
+        {"type": "in", "limit": 1},
+        {"type": "in", "limit": 1, "cursor": 2},
+        {"type": "in", "limit": 1, "cursor": 3},
+    ]
+    loop = {
+        None: b'{"items":[],"cursor":2,"has_more":true}',
+        2: b'{"items":[],"cursor":2,"has_more":true}',
+    }
     with pytest.raises(PaginationError, match="twice"):
         list(iter_raw_pages(lambda p: loop[p.get("cursor")]))
 

@@ -91,16 +91,32 @@ def test_declared_dtypes_are_the_contract():
     assert list(PARTNER_TYPE_DTYPE.categories) == ["supplier", "customer"]
     assert list(ROLE_DTYPE.categories) == ["admin", "member", "viewer"]
     assert SCHEMAS["transactions"]["memo"] == "string"
-    assert list(SCHEMAS["stock_history"]) == ["transaction_time", "transaction_id", "item_id",
-                                              "item_name", "location_id", "stock", "change",
-                                              "item_deleted"]
+    assert list(SCHEMAS["stock_history"]) == [
+        "transaction_time",
+        "transaction_id",
+        "item_id",
+        "item_name",
+        "location_id",
+        "stock",
+        "change",
+        "item_deleted",
+    ]
 
 
-@pytest.mark.parametrize("build, resource", [
-    (transactions_df, "transactions"), (lines_df, "lines"), (items_df, "items"),
-    (stock_df, "stock"), (locations_df, "locations"), (partners_df, "partners"),
-    (members_df, "members"), (attributes_df, "attributes"), (stock_history, "stock_history"),
-])
+@pytest.mark.parametrize(
+    "build, resource",
+    [
+        (transactions_df, "transactions"),
+        (lines_df, "lines"),
+        (items_df, "items"),
+        (stock_df, "stock"),
+        (locations_df, "locations"),
+        (partners_df, "partners"),
+        (members_df, "members"),
+        (attributes_df, "attributes"),
+        (stock_history, "stock_history"),
+    ],
+)
 def test_empty_input_gives_the_full_schema(build, resource):
     df = build([])
     assert len(df) == 0
@@ -126,19 +142,28 @@ def test_transactions_column_by_column(tx_rows):
     assert values(df["count_of_items"]) == [2, 1, 1, 2, 2]
     assert values(df["total_quantity"]) == [11.0, -3.0, 2.0, 15.0, 70.0]
     assert values(df["partner_id"]) == [501, None, 502, None, 501]
-    assert values(df["partner_name"]) == ["Acme Ceramics", None, "Cafe Rosa", None,
-                                          "Acme Ceramics"]
+    assert values(df["partner_name"]) == ["Acme Ceramics", None, "Cafe Rosa", None, "Acme Ceramics"]
     assert values(df["partner_deleted"]) == [False, None, True, None, False]
     assert values(df["from_location_id"]) == [None, None, None, 1, None]
     assert values(df["from_location_name"]) == [None, None, None, "Main Warehouse", None]
     assert values(df["to_location_id"]) == [1, 1, 2, 2, 1]
     assert values(df["to_location_deleted"]) == [False] * 5
     assert values(df["created_by_id"]) == [1, 9, 2, 1, 1]
-    assert values(df["created_by_name"]) == ["Ana Souza", "Former Staff", "Ben Okafor",
-                                             "Ana Souza", "Ana Souza"]
+    assert values(df["created_by_name"]) == [
+        "Ana Souza",
+        "Former Staff",
+        "Ben Okafor",
+        "Ana Souza",
+        "Ana Souza",
+    ]
     assert values(df["created_by_deleted"]) == [False, True, False, False, False]
-    assert values(df["memo"]) == ["Restock", "Stock count: 3 broken", None, "Fill the shop",
-                                  "Opening stock"]
+    assert values(df["memo"]) == [
+        "Restock",
+        "Stock count: 3 broken",
+        None,
+        "Fill the shop",
+        "Opening stock",
+    ]
     assert df.loc[0, "url"] == "https://web.boxhero-app.com/team/77/tx/1005"
 
 
@@ -146,17 +171,27 @@ def test_backdated_is_more_than_one_day_between_business_time_and_recording(tx_r
     assert BACKDATE_THRESHOLD == pd.Timedelta(days=1)
     df = transactions_df(tx_rows).set_index("id")
     # 1005: exactly one day later (not backdated); 1004: four days; 1002: one day and 1 ms.
-    assert df["backdated"].to_dict() == {1005: False, 1004: True, 1003: False, 1002: True,
-                                         1001: False}
+    assert df["backdated"].to_dict() == {
+        1005: False,
+        1004: True,
+        1003: False,
+        1002: True,
+        1001: False,
+    }
 
 
 def test_backdated_is_missing_when_a_time_is_missing_or_bad():
-    df = transactions_df([
-        {"id": 1, "transaction_time": "2026-05-01T00:00:00.000Z"},
-        {"id": 2, "transaction_time": "yesterday", "created_at": "2026-05-01T00:00:00.000Z"},
-        {"id": 3, "transaction_time": "2026-05-05T00:00:00.000Z",
-         "created_at": "2026-05-01T00:00:00.000Z"},  # dated in the future: not backdated
-    ])
+    df = transactions_df(
+        [
+            {"id": 1, "transaction_time": "2026-05-01T00:00:00.000Z"},
+            {"id": 2, "transaction_time": "yesterday", "created_at": "2026-05-01T00:00:00.000Z"},
+            {
+                "id": 3,
+                "transaction_time": "2026-05-05T00:00:00.000Z",
+                "created_at": "2026-05-01T00:00:00.000Z",
+            },  # dated in the future: not backdated
+        ]
+    )
     assert values(df["backdated"]) == [None, None, False]
     assert values(df["transaction_time"])[1] is None
 
@@ -185,8 +220,10 @@ def test_unknown_fields_are_kept_after_the_schema_and_missing_ones_are_na():
 
 def test_a_type_the_service_added_is_one_more_category_on_both_paths():
     """Issue 17: a fifth type must not vanish into a missing value."""
-    rows = [{"id": 2, "type": "teleport", "transaction_time": "2026-05-02T00:00:00.000Z"},
-            {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z"}]
+    rows = [
+        {"id": 2, "type": "teleport", "transaction_time": "2026-05-02T00:00:00.000Z"},
+        {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z"},
+    ]
     body = json.dumps({"items": rows, "cursor": None, "has_more": False}).encode()
     for df in (transactions_df(rows), transactions_df_from_pages([body])):
         assert values(df["type"]) == ["teleport", "in"]
@@ -194,12 +231,35 @@ def test_a_type_the_service_added_is_one_more_category_on_both_paths():
 
 
 def test_odd_values_become_missing_not_errors():
-    df = transactions_df([{"id": "x", "revision": 1.5, "created_at": 1714000000,
-                           "partner": 501, "to_location": {"id": 2, "deleted": "no"},
-                           "total_quantity": "lots", "memo": 42}])
+    df = transactions_df(
+        [
+            {
+                "id": "x",
+                "revision": 1.5,
+                "created_at": 1714000000,
+                "partner": 501,
+                "to_location": {"id": 2, "deleted": "no"},
+                "total_quantity": "lots",
+                "memo": 42,
+            }
+        ]
+    )
     assert_schema(df, "transactions")
-    assert values(df[["id", "revision", "created_at", "partner_id", "total_quantity",
-                      "to_location_deleted"]].iloc[0]) == [None] * 6
+    assert (
+        values(
+            df[
+                [
+                    "id",
+                    "revision",
+                    "created_at",
+                    "partner_id",
+                    "total_quantity",
+                    "to_location_deleted",
+                ]
+            ].iloc[0]
+        )
+        == [None] * 6
+    )
     assert df.loc[0, "to_location_id"] == 2
     assert df.loc[0, "memo"] == "42"
 
@@ -236,8 +296,14 @@ def test_lines_one_row_per_line_with_the_transaction_alongside(details):
     assert values(df["type"]) == ["in", "in", "adjust", "out", "move", "move", "in", "in"]
     assert values(df["revision"]) == [0, 0, 0, 2, 1, 1, 0, 0]
     assert df.loc[0, "transaction_time"] == ts("2026-04-07T09:00:00.000Z")
-    assert values(df["partner_name"]) == ["Acme Ceramics"] * 2 + [None, "Cafe Rosa", None, None,
-                                                                  "Acme Ceramics", "Acme Ceramics"]
+    assert values(df["partner_name"]) == ["Acme Ceramics"] * 2 + [
+        None,
+        "Cafe Rosa",
+        None,
+        None,
+        "Acme Ceramics",
+        "Acme Ceramics",
+    ]
     move = df[df["transaction_id"] == 1002]
     assert values(move["from_location_id"]) == [1, 1]
     assert values(move["from_location_name"]) == ["Main Warehouse"] * 2
@@ -258,8 +324,10 @@ def test_who_and_where_on_every_line_and_every_transaction(details, tx_rows):
     (a move's destination; a transaction without a to_location: its from_location)."""
     lines = lines_df(details)
     assert values(lines["created_by_id"]) == [1, 1, 9, 2, 1, 1, 1, 1]
-    assert values(lines["created_by_name"]) == ["Ana Souza"] * 2 + ["Former Staff", "Ben Okafor"] \
-        + ["Ana Souza"] * 4
+    assert (
+        values(lines["created_by_name"])
+        == ["Ana Souza"] * 2 + ["Former Staff", "Ben Okafor"] + ["Ana Souza"] * 4
+    )
     assert values(lines["location_id"]) == [1, 1, 1, 2, 2, 2, 1, 1]
     assert values(lines["location_name"])[4:6] == ["Shop Floor"] * 2  # the move's destination
     tx = transactions_df(tx_rows)
@@ -269,9 +337,16 @@ def test_who_and_where_on_every_line_and_every_transaction(details, tx_rows):
         assert df["location_id"].dtype == "Int64" and df["location_name"].dtype == "string"
         assert df["created_by_id"].dtype == "Int64" and df["created_by_name"].dtype == "string"
     # no to_location: the from_location; neither: missing
-    odd = [{"id": 1, "type": "move", "from_location": {"id": 4, "name": "Yard", "deleted": False},
-            "to_location": None, "items": [{"id": 9, "quantity": 1}]},
-           {"id": 2, "type": "in", "items": [{"id": 9, "quantity": 1}]}]
+    odd = [
+        {
+            "id": 1,
+            "type": "move",
+            "from_location": {"id": 4, "name": "Yard", "deleted": False},
+            "to_location": None,
+            "items": [{"id": 9, "quantity": 1}],
+        },
+        {"id": 2, "type": "in", "items": [{"id": 9, "quantity": 1}]},
+    ]
     rows = [{k: v for k, v in d.items() if k != "items"} for d in odd]  # pyarrow reads these
     body = json.dumps({"items": rows, "cursor": None, "has_more": False}).encode()
     for df in (lines_df(odd), transactions_df(odd), transactions_df_from_pages([body])):
@@ -296,8 +371,8 @@ def test_items_columns_and_money(item_rows):
     assert values(df["id"]) == [101, 102, 103]
     assert values(df["barcode"]) == ["8801234567890", None, "GC25"]
     assert values(df["photo_url"]) == ["https://img.example/mug.jpg", None, None]
-    assert values(df["cost"]) == [4.2, 1.5, None]       # "n/a" -> NaN
-    assert values(df["price"]) == [9.9, None, 25.0]     # "" -> NaN
+    assert values(df["cost"]) == [4.2, 1.5, None]  # "n/a" -> NaN
+    assert values(df["price"]) == [9.9, None, 25.0]  # "" -> NaN
     assert values(df["quantity"]) == [45.0, 30.0, 0.5]
     assert values(df["unit"]) == [None, None, "pcs"]
 
@@ -317,8 +392,14 @@ def test_item_attributes_typed_by_their_type(item_rows):
 def test_item_attribute_specs_give_every_column_in_rank_order(item_rows):
     specs = load("item_attrs.json")["items"]
     df = items_df(item_rows, attributes=specs)
-    assert list(df.columns[8:]) == ["attr_Color", "attr_Weight (kg)", "attr_Expiry",
-                                    "attr_Supplier code", "attr_Notes", "unit"]
+    assert list(df.columns[8:]) == [
+        "attr_Color",
+        "attr_Weight (kg)",
+        "attr_Expiry",
+        "attr_Supplier code",
+        "attr_Notes",
+        "unit",
+    ]
     assert df["attr_Notes"].dtype == "string" and df["attr_Notes"].isna().all()
     # The same from an attributes_df frame, and for no items at all.
     empty = items_df([], attributes=attributes_df(specs))
@@ -328,12 +409,24 @@ def test_item_attribute_specs_give_every_column_in_rank_order(item_rows):
 
 
 def test_attribute_values_that_do_not_parse_are_missing():
-    df = items_df([
-        {"id": 1, "attrs": [{"type": "number", "name": "W", "value": "heavy"},
-                            {"type": "date", "name": "D", "value": "someday"}]},
-        {"id": 2, "attrs": [{"type": "number", "name": "W", "value": "2.5"},
-                            {"type": "date", "name": "D", "value": "2026-06-01"}]},
-    ])
+    df = items_df(
+        [
+            {
+                "id": 1,
+                "attrs": [
+                    {"type": "number", "name": "W", "value": "heavy"},
+                    {"type": "date", "name": "D", "value": "someday"},
+                ],
+            },
+            {
+                "id": 2,
+                "attrs": [
+                    {"type": "number", "name": "W", "value": "2.5"},
+                    {"type": "date", "name": "D", "value": "2026-06-01"},
+                ],
+            },
+        ]
+    )
     assert values(df["attr_W"]) == [None, 2.5]
     assert values(df["attr_D"]) == [None, ts("2026-06-01T00:00:00Z")]
 
@@ -356,8 +449,10 @@ def test_stock_without_locations_and_with_unknown_location(item_rows):
     assert_schema(df, "stock")
     assert df["location_name"].isna().all()
     assert values(df["location_id"]) == [1, 2, 1, 2]
-    one = stock_df([{"id": 5, "quantities": [{"location_id": 9, "quantity": 1}]}],
-                   [{"id": 1, "name": "Main Warehouse"}])
+    one = stock_df(
+        [{"id": 5, "quantities": [{"location_id": 9, "quantity": 1}]}],
+        [{"id": 1, "name": "Main Warehouse"}],
+    )
     assert values(one["location_name"]) == [None]
 
 
@@ -400,16 +495,21 @@ def test_locations_partners_members_attributes():
 
 def test_partner_type_outside_zero_and_one_is_missing():
     assert values(partners_df([{"id": 1, "type": 7}, {"id": 2, "type": None}])["type"]) == [
-        None, None]
+        None,
+        None,
+    ]
 
 
 # ------------------------------------------------------------------------------ stock history
 
 
 def history_tuples(df: pd.DataFrame) -> list[tuple]:
-    return [(int(t), int(i), float(s), float(c))
-            for t, i, s, c in df[["transaction_id", "item_id", "stock", "change"]].itertuples(
-                index=False)]
+    return [
+        (int(t), int(i), float(s), float(c))
+        for t, i, s, c in df[["transaction_id", "item_id", "stock", "change"]].itertuples(
+            index=False
+        )
+    ]
 
 
 def test_stock_history_all_locations(details):
@@ -418,9 +518,13 @@ def test_stock_history_all_locations(details):
     assert df["location_id"].isna().all()
     # Hand-computed from the recorded levels; 1003 and 1004 share an instant: id order.
     assert history_tuples(df) == [
-        (1001, 101, 40.0, 40.0), (1002, 101, 40.0, 0.0), (1003, 101, 38.0, -2.0),
-        (1004, 101, 35.0, -3.0), (1005, 101, 45.0, 10.0),
-        (1001, 102, 30.0, 30.0), (1002, 102, 30.0, 0.0),
+        (1001, 101, 40.0, 40.0),
+        (1002, 101, 40.0, 0.0),
+        (1003, 101, 38.0, -2.0),
+        (1004, 101, 35.0, -3.0),
+        (1005, 101, 45.0, 10.0),
+        (1001, 102, 30.0, 30.0),
+        (1002, 102, 30.0, 0.0),
         (1005, 104, 1.0, 1.0),
     ]
     assert values(df["item_name"])[-1] == "Old Mug"
@@ -433,8 +537,12 @@ def test_stock_history_says_which_items_are_deleted(details):
     flags = df.groupby("item_id")["item_deleted"].agg(lambda s: s.tolist()).to_dict()
     assert flags == {101: [False] * 5, 102: [False] * 2, 104: [True]}
     # a detail fetched before the deletion still says False: the item's newest word counts
-    older = {**details[-1], "id": 999, "transaction_time": "2026-04-06T09:00:00.000Z",
-             "items": [{**details[0]["items"][1], "deleted": False}]}
+    older = {
+        **details[-1],
+        "id": 999,
+        "transaction_time": "2026-04-06T09:00:00.000Z",
+        "items": [{**details[0]["items"][1], "deleted": False}],
+    }
     assert details[0]["items"][1]["id"] == 104
     again = stock_history(lines_df([*details, older]))
     assert again.loc[again["item_id"] == 104, "item_deleted"].tolist() == [True, True]
@@ -446,14 +554,18 @@ def test_stock_history_one_location_sees_both_sides_of_a_move(details):
     assert_schema(warehouse, "stock_history")
     assert values(warehouse["location_id"]) == [1] * len(warehouse)
     assert history_tuples(warehouse) == [
-        (1001, 101, 40.0, 40.0), (1002, 101, 28.0, -12.0), (1004, 101, 25.0, -3.0),
+        (1001, 101, 40.0, 40.0),
+        (1002, 101, 28.0, -12.0),
+        (1004, 101, 25.0, -3.0),
         (1005, 101, 35.0, 10.0),
-        (1001, 102, 30.0, 30.0), (1002, 102, 27.0, -3.0),
+        (1001, 102, 30.0, 30.0),
+        (1002, 102, 27.0, -3.0),
         (1005, 104, 1.0, 1.0),
     ]
     shop = stock_history(lines, location_id=2)
     assert history_tuples(shop) == [
-        (1002, 101, 12.0, 12.0), (1003, 101, 10.0, -2.0),
+        (1002, 101, 12.0, 12.0),
+        (1003, 101, 10.0, -2.0),
         (1002, 102, 3.0, 3.0),
     ]
     # The last level per item and location is today's stock.
@@ -484,11 +596,17 @@ def test_stock_history_first_point_change_is_the_lines_own_effect(details):
     assert history_tuples(out_and_adjust) == [(1003, 101, 38.0, -2.0), (1004, 101, 35.0, -3.0)]
     only_move = lines_df([by_id[1002]])
     assert history_tuples(stock_history(only_move, location_id=1)) == [
-        (1002, 101, 28.0, -12.0), (1002, 102, 27.0, -3.0)]
+        (1002, 101, 28.0, -12.0),
+        (1002, 102, 27.0, -3.0),
+    ]
     assert history_tuples(stock_history(only_move, location_id=2)) == [
-        (1002, 101, 12.0, 12.0), (1002, 102, 3.0, 3.0)]
+        (1002, 101, 12.0, 12.0),
+        (1002, 102, 3.0, 3.0),
+    ]
     assert history_tuples(stock_history(only_move)) == [
-        (1002, 101, 40.0, 0.0), (1002, 102, 30.0, 0.0)]
+        (1002, 101, 40.0, 0.0),
+        (1002, 102, 30.0, 0.0),
+    ]
 
 
 def test_stock_history_filters_items_and_skips_lines_without_levels(details):
@@ -497,7 +615,11 @@ def test_stock_history_filters_items_and_skips_lines_without_levels(details):
     changed = copy.deepcopy(details)
     changed[0]["items"][0]["new_stock_level"] = None  # 1005's mug line
     assert values(stock_history(lines_df(changed), item_ids=[101])["transaction_id"]) == [
-        1001, 1002, 1003, 1004]
+        1001,
+        1002,
+        1003,
+        1004,
+    ]
 
 
 def test_stock_history_change_adds_up_to_stock(details):
@@ -513,19 +635,45 @@ def test_provenance_attrs_hold_one_json_record():
     fetched = pd.Timestamp("2026-05-02T01:10:00Z")
     df = transactions_df([])
     # The call the client makes: keyword fields, fetched_at a Timestamp, source not given.
-    out = with_provenance(df, team_id=77, team_name="Shop", endpoint="/v1/location-txs",
-                          filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1,
-                          from_cache=False)
+    out = with_provenance(
+        df,
+        team_id=77,
+        team_name="Shop",
+        endpoint="/v1/location-txs",
+        filters={"type": "in"},
+        fetched_at=fetched,
+        pages=3,
+        requests=1,
+        from_cache=False,
+    )
     assert out is df
-    assert df.attrs == {"source": "api", "team_id": 77, "team_name": "Shop", "base_url": None,
-                        "endpoint": "/v1/location-txs", "filters": {"type": "in"},
-                        "fetched_at": "2026-05-02T01:10:00.000Z", "data_as_of": None,
-                        "pages": 3, "rows": 0,
-                        "requests": 1, "from_cache": False, "retries": 0}
+    assert df.attrs == {
+        "source": "api",
+        "team_id": 77,
+        "team_name": "Shop",
+        "base_url": None,
+        "endpoint": "/v1/location-txs",
+        "filters": {"type": "in"},
+        "fetched_at": "2026-05-02T01:10:00.000Z",
+        "data_as_of": None,
+        "pages": 3,
+        "rows": 0,
+        "requests": 1,
+        "from_cache": False,
+        "retries": 0,
+    }
     assert json.loads(json.dumps(df.attrs)) == df.attrs  # JSON values only
     assert Provenance.from_attrs(df.attrs) == Provenance(
-        source="api", team_id=77, team_name="Shop", endpoint="/v1/location-txs",
-        filters={"type": "in"}, fetched_at=fetched, pages=3, requests=1, from_cache=False)
+        source="api",
+        team_id=77,
+        team_name="Shop",
+        endpoint="/v1/location-txs",
+        filters={"type": "in"},
+        fetched_at=fetched,
+        pages=3,
+        requests=1,
+        from_cache=False,
+    )
     assert list(PROVENANCE_KEYS) == [f.name for f in dataclasses.fields(Provenance)]
     assert all(isinstance(meaning, str) and meaning for meaning in PROVENANCE_KEYS.values())
     assert set(df.attrs) == set(PROVENANCE_KEYS)
@@ -534,9 +682,13 @@ def test_provenance_attrs_hold_one_json_record():
 
 
 def test_provenance_from_a_record_a_mapping_or_keywords():
-    record = Provenance(source="mirror", team_id=5, endpoint="/v1/location-txs", rows=12,
-                        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "ids": (3, 1),
-                                 "type": None})
+    record = Provenance(
+        source="mirror",
+        team_id=5,
+        endpoint="/v1/location-txs",
+        rows=12,
+        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "ids": (3, 1), "type": None},
+    )
     df = members_df([])
     df.attrs["note"] = "kept"  # attrs that are not provenance stay
     with_provenance(df, record)
@@ -547,8 +699,9 @@ def test_provenance_from_a_record_a_mapping_or_keywords():
     with_provenance(df, record, rows=13, retries=2)
     assert (df.attrs["rows"], df.attrs["retries"], df.attrs["team_id"]) == (13, 2, 5)
     with_provenance(df, {"team_id": 6, "endpoint": "/v1/members"}, pages=1)
-    assert Provenance.from_attrs(df.attrs) == Provenance(source="api", team_id=6,
-                                                         endpoint="/v1/members", pages=1)
+    assert Provenance.from_attrs(df.attrs) == Provenance(
+        source="api", team_id=6, endpoint="/v1/members", pages=1
+    )
     with pytest.raises(TypeError, match=r"\['teem_id'\].*known keys: source, team_id"):
         with_provenance(df, {"teem_id": 6})
     with pytest.raises(TypeError, match="Provenance or a mapping"):
@@ -557,11 +710,22 @@ def test_provenance_from_a_record_a_mapping_or_keywords():
 
 def test_a_frame_keeps_its_provenance_through_parquet_and_pickle(tx_rows, tmp_path):
     df = with_provenance(
-        transactions_df(tx_rows), team_id=77, team_name="Shop", base_url="https://h.example",
-        endpoint="/v1/location-txs", fetched_at=pd.Timestamp("2026-05-02T01:10:00.123Z"),
-        filters={"since": pd.Timestamp("2026-05-01", tz="UTC"), "location_ids": (1, 2),
-                 "type": "in"},
-        pages=1, rows=len(tx_rows), requests=1, from_cache=0)
+        transactions_df(tx_rows),
+        team_id=77,
+        team_name="Shop",
+        base_url="https://h.example",
+        endpoint="/v1/location-txs",
+        fetched_at=pd.Timestamp("2026-05-02T01:10:00.123Z"),
+        filters={
+            "since": pd.Timestamp("2026-05-01", tz="UTC"),
+            "location_ids": (1, 2),
+            "type": "in",
+        },
+        pages=1,
+        rows=len(tx_rows),
+        requests=1,
+        from_cache=0,
+    )
     df.to_parquet(tmp_path / "tx.parquet")
     back = pd.read_parquet(tmp_path / "tx.parquet")
     assert back.attrs == df.attrs and back.attrs["filters"]["location_ids"] == [1, 2]
@@ -578,8 +742,13 @@ def test_docstring_examples_run():
     import pkgutil
 
     attempted = 0
-    for module in [frames, *(importlib.import_module(f"{frames.__name__}.{info.name}")
-                             for info in pkgutil.iter_modules(frames.__path__))]:
+    for module in [
+        frames,
+        *(
+            importlib.import_module(f"{frames.__name__}.{info.name}")
+            for info in pkgutil.iter_modules(frames.__path__)
+        ),
+    ]:
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
         attempted += result.attempted
@@ -590,11 +759,17 @@ def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     from types import MappingProxyType
 
     n = frames.CHUNK_ROWS * 2 + 5
-    rows = ({"id": i, "type": "out", "total_quantity": i / 2,
-             "partner": None if i % 3 else {"id": i, "name": f"P{i}", "deleted": False}}
-            for i in range(n))
+    rows = (
+        {
+            "id": i,
+            "type": "out",
+            "total_quantity": i / 2,
+            "partner": None if i % 3 else {"id": i, "name": f"P{i}", "deleted": False},
+        }
+        for i in range(n)
+    )
     rows = [dict(r) for r in rows]
-    rows[-1]["late"] = "x"                                  # unknown field in the last chunk
+    rows[-1]["late"] = "x"  # unknown field in the last chunk
     # a mapping, not a dict
     rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])
     df = transactions_df(iter(rows))
@@ -603,7 +778,8 @@ def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     assert df["total_quantity"].tolist() == [i / 2 for i in range(n)]
     assert values(df["partner_id"]) == [None if i % 3 else i for i in range(n)]
     assert values(df["partner_name"])[frames.CHUNK_ROWS + 1] == (
-        None if (frames.CHUNK_ROWS + 1) % 3 else f"P{frames.CHUNK_ROWS + 1}")
+        None if (frames.CHUNK_ROWS + 1) % 3 else f"P{frames.CHUNK_ROWS + 1}"
+    )
     assert df["late"].iloc[-1] == "x" and df["late"].iloc[:-1].isna().all()
 
 
@@ -616,21 +792,21 @@ def test_the_three_ways_of_reading_a_chunk_give_the_same_frame(tx_rows):
 
     size = frames.CHUNK_ROWS
     base = [{**copy.deepcopy(tx_rows[i % len(tx_rows)]), "id": i} for i in range(size)]
-    reordered = [dict(reversed(list(r.items()))) for r in base]     # same keys, other order
+    reordered = [dict(reversed(list(r.items()))) for r in base]  # same keys, other order
     with_unit = [{**r, "unit": f"box{i}"} for i, r in enumerate(base)]  # unknown, every row
     no_memo = [{k: v for k, v in r.items() if k != "memo"} for r in base]  # known, no row
-    swapped = copy.deepcopy(base)                                   # same width, other key
+    swapped = copy.deepcopy(base)  # same width, other key
     swapped[1]["colour"] = swapped[1].pop("url")
     ragged = copy.deepcopy(base)
-    ragged[2]["late"] = 1                                           # one row wider
+    ragged[2]["late"] = 1  # one row wider
     rows = base + reordered + with_unit + no_memo + swapped + ragged
     reference = transactions_df([MappingProxyType(r) for r in rows])  # forces row by row
     got = transactions_df(rows)
     pd.testing.assert_frame_equal(got, reference)
     assert list(got.columns[-3:]) == ["unit", "colour", "late"]
-    assert got["unit"].tolist()[2 * size:3 * size] == [f"box{i}" for i in range(size)]
-    assert got["unit"].iloc[:2 * size].isna().all() and got["unit"].iloc[3 * size:].isna().all()
-    assert got["memo"].iloc[3 * size:4 * size].isna().all()
+    assert got["unit"].tolist()[2 * size : 3 * size] == [f"box{i}" for i in range(size)]
+    assert got["unit"].iloc[: 2 * size].isna().all() and got["unit"].iloc[3 * size :].isna().all()
+    assert got["memo"].iloc[3 * size : 4 * size].isna().all()
     assert values(got["memo"].iloc[:size]) == [r["memo"] for r in base]
     assert got["url"].iloc[4 * size + 1] is pd.NA
     assert got["colour"].iloc[4 * size + 1] == base[1]["url"]
@@ -666,13 +842,21 @@ def test_a_generator_is_read_a_chunk_at_a_time_and_its_rows_freed():
 def test_stock_history_refuses_what_it_cannot_use_in_words():
     """Issue 13, item 7: item_ids="100001" was silently empty; a transactions frame gave
     KeyError: 'quantity'."""
-    lines = frames.lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00Z",
-                              "items": [{"id": 100001, "name": "Mug", "quantity": 5,
-                                         "new_stock_level": 5}]}])
+    lines = frames.lines_df(
+        [
+            {
+                "id": 1,
+                "type": "in",
+                "transaction_time": "2026-05-01T00:00:00Z",
+                "items": [{"id": 100001, "name": "Mug", "quantity": 5, "new_stock_level": 5}],
+            }
+        ]
+    )
     assert len(frames.stock_history(lines, item_ids="100001")) == 1
     with pytest.raises(ConfigError, match="whole numbers"):
         frames.stock_history(lines, item_ids=[1.5])
-    tx = frames.transactions_df([{"id": 1, "type": "in",
-                                  "transaction_time": "2026-05-01T00:00:00Z"}])
+    tx = frames.transactions_df(
+        [{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00Z"}]
+    )
     with pytest.raises(ConfigError, match="needs a lines frame"):
         frames.stock_history(tx)

@@ -23,25 +23,32 @@ from invtools.http.pacing import PACING_MARGIN, bucket_of
 SPACING = (1 + PACING_MARGIN) / 5
 
 
-@pytest.mark.parametrize("path, route", [
-    ("/v1/location-txs/123", "/v1/location-txs/{id}"),
-    ("/v1/location-txs/9?revision=2", "/v1/location-txs/{id}"),
-    ("/v1/location-txs", "/v1/location-txs"),
-    ("/v1/items/7/", "/v1/items/{id}"),
-    ("/v1/teams/linked", "/v1/teams/linked"),
-])
+@pytest.mark.parametrize(
+    "path, route",
+    [
+        ("/v1/location-txs/123", "/v1/location-txs/{id}"),
+        ("/v1/location-txs/9?revision=2", "/v1/location-txs/{id}"),
+        ("/v1/location-txs", "/v1/location-txs"),
+        ("/v1/items/7/", "/v1/items/{id}"),
+        ("/v1/teams/linked", "/v1/teams/linked"),
+    ],
+)
 def test_route_of_makes_one_template_per_endpoint(path, route):
     assert route_of(path) == route
 
 
 def test_a_request_spends_from_its_endpoint_or_from_the_one_token_bucket():
-    assert bucket_of("http://h/v1/location-txs/1?revision=3", "endpoint") == \
-        bucket_of("http://h/v1/location-txs/2", "endpoint") == "/v1/location-txs/{id}"
+    assert (
+        bucket_of("http://h/v1/location-txs/1?revision=3", "endpoint")
+        == bucket_of("http://h/v1/location-txs/2", "endpoint")
+        == "/v1/location-txs/{id}"
+    )
     assert bucket_of("http://h/v1/items", "endpoint") == "/v1/items"
     assert bucket_of("http://h/v1/items", "token") == bucket_of("http://h/v1/members", "token")
 
 
 # ------------------------------------------------------------------ budgets on a fake clock
+
 
 def test_a_budget_spaces_requests_evenly_and_never_lets_more_than_the_rate_through(fake_clock):
     budget = Budget(5, clock=fake_clock)
@@ -66,12 +73,12 @@ def test_each_endpoint_has_its_own_budget_unless_the_scope_is_the_token(fake_clo
 def test_a_429_holds_its_bucket_from_when_the_refused_request_was_sent(fake_clock):
     budget = Budget(100, clock=fake_clock)
     sent = budget.admit("/v1/items")
-    fake_clock.sleep(0.8)                         # the 429 arrives a round trip later
+    fake_clock.sleep(0.8)  # the 429 arrives a round trip later
     budget.observe("/v1/items", sent, status=429, headers={}, hold=3.0)
     start = fake_clock.monotonic()
-    budget.acquire("/v1/items")                   # 3 s after it was sent: 2.2 s from now
+    budget.acquire("/v1/items")  # 3 s after it was sent: 2.2 s from now
     assert fake_clock.monotonic() - start == pytest.approx(2.2)
-    assert budget.acquire("/v1/members") == 0.0   # another endpoint's budget is not held
+    assert budget.acquire("/v1/members") == 0.0  # another endpoint's budget is not held
     assert budget.state("/v1/items").rate_limited == 1
 
 
@@ -92,22 +99,30 @@ def test_a_429_slows_the_pace_and_answers_bring_it_back(fake_clock):
 
 
 def test_a_stated_budget_is_spent_as_fast_as_asked_and_never_more(fake_clock):
-    budget = Budget(5, clock=fake_clock)          # configured: 5/s for a server saying nothing
+    budget = Budget(5, clock=fake_clock)  # configured: 5/s for a server saying nothing
     sent = budget.admit("all")
     first = fake_clock.monotonic()
-    budget.observe("all", sent, status=200, headers={
-        "X-Ratelimit-Limit": "300", "X-Ratelimit-Remaining": "299", "X-Ratelimit-Reset": "60"})
-    for _ in range(299):                          # a minute's room: no wait at all
+    budget.observe(
+        "all",
+        sent,
+        status=200,
+        headers={
+            "X-Ratelimit-Limit": "300",
+            "X-Ratelimit-Remaining": "299",
+            "X-Ratelimit-Reset": "60",
+        },
+    )
+    for _ in range(299):  # a minute's room: no wait at all
         assert budget.acquire("all") == 0.0
-    budget.acquire("all")                         # the 301st waits for the stated reset
-    waited = fake_clock.monotonic() - first       # (and the window it learned, a little more)
+    budget.acquire("all")  # the 301st waits for the stated reset
+    waited = fake_clock.monotonic() - first  # (and the window it learned, a little more)
     assert 60.0 <= waited <= 60.0 * (1 + PACING_MARGIN) + 0.5 + 1e-6
     summary = budget.summary()["all"]
     assert summary["rate_limited"] == 0 and summary["stated_limit"] in (300, None)
 
 
 def test_an_older_statement_never_overrides_a_newer_one(fake_clock):
-    budget = Budget(5, clock=fake_clock, margin=-0.99)   # no spacing to speak of
+    budget = Budget(5, clock=fake_clock, margin=-0.99)  # no spacing to speak of
 
     def say(remaining):
         return {"X-Ratelimit-Remaining": str(remaining), "X-Ratelimit-Reset": "60"}
@@ -166,11 +181,12 @@ def test_budgets_of_one_file_are_one_budget(tmp_path, fake_clock):
     other = Budget(5, clock=fake_clock, path=path, owner="another-token")
     assert one.shared and one.acquire("b") == 0.0
     assert two.acquire("b") == pytest.approx(SPACING)  # spaced after the other's request
-    assert other.acquire("b") == 0.0                    # another token's budget: its own
+    assert other.acquire("b") == 0.0  # another token's budget: its own
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
 # ------------------------------------------------------------------ the cache's files
+
 
 def test_bad_scope_is_refused():
     with pytest.raises(ConfigError, match="rate_limit_scope"):
@@ -212,9 +228,11 @@ def test_an_unusable_cache_path_is_a_config_error_naming_it(tmp_path, where):
     afile = tmp_path / "afile.sqlite"
     afile.write_text("not a folder, not a database " * 20)
     (tmp_path / "folder.sqlite").mkdir()
-    path = {"under_a_file": afile / "x" / "c.sqlite",
-            "a_folder_as_the_file": tmp_path / "folder.sqlite",
-            "not_sqlite": afile}[where]
+    path = {
+        "under_a_file": afile / "x" / "c.sqlite",
+        "a_folder_as_the_file": tmp_path / "folder.sqlite",
+        "not_sqlite": afile,
+    }[where]
     with pytest.raises(ConfigError) as info:
         make_session(cache_path=path)
     msg = str(info.value)
@@ -259,15 +277,18 @@ def test_resolve_cache_path(tmp_path, monkeypatch):
     assert resolve_cache_path(str(tmp_path / "x.db")) == tmp_path / "x.db"
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("http://h/v1/location-txs/5?revision=2", -1),
-    ("http://h/v1/location-txs?limit=100", 86400),  # kept a day; a walk judges its age
-    ("http://h/v1/location-txs/5", 60),
-    ("http://h/v1/teams/linked", 6 * 3600),
-    ("http://h/v1/item-attrs", 6 * 3600),
-    ("http://h/v1/items?limit=100&cursor=3", 600),
-    ("http://h/v1/members", 600),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("http://h/v1/location-txs/5?revision=2", -1),
+        ("http://h/v1/location-txs?limit=100", 86400),  # kept a day; a walk judges its age
+        ("http://h/v1/location-txs/5", 60),
+        ("http://h/v1/teams/linked", 6 * 3600),
+        ("http://h/v1/item-attrs", 6 * 3600),
+        ("http://h/v1/items?limit=100&cursor=3", 600),
+        ("http://h/v1/members", 600),
+    ],
+)
 def test_expiry_per_endpoint(url, expected):
     from requests_cache.policy.expiration import get_expiration_seconds, get_url_expiration
 

@@ -13,8 +13,16 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "invtools"
 
-FOUNDATION = {"errors", "_config", "_types", "_files", "_progress", "_provenance", "_clock",
-              "_deprecation"}
+FOUNDATION = {
+    "errors",
+    "_config",
+    "_types",
+    "_files",
+    "_progress",
+    "_provenance",
+    "_clock",
+    "_deprecation",
+}
 #: part -> the parts it may import (itself always allowed).
 ALLOWED: dict[str, set[str]] = {
     "foundation": set(),
@@ -66,8 +74,10 @@ def _imports(module: str, path: Path) -> list[tuple[str, list[str], bool]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
-                                + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1]
+                    + ([base] if base else [])
+                )
             if base.split(".")[0] != "invtools":
                 continue
             names = [a.name for a in node.names]
@@ -112,16 +122,22 @@ def test_no_module_uses_another_modules_private_names(module):
                 if f"{node.module}.{a.name}" in MODULES:
                     aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases and node.attr.startswith("_")
-                and not node.attr.startswith("__")):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             bad.append(f"{aliases[node.value.id]}.{node.attr}")
     assert not bad, f"{module} reaches into private names: {bad}"
 
 
 def test_no_import_cycles_between_modules():
-    graph = {m: {t for t, _n, top in _imports(m, p) if top and t in MODULES and t != m}
-             for m, p in MODULES.items()}
+    graph = {
+        m: {t for t, _n, top in _imports(m, p) if top and t in MODULES and t != m}
+        for m, p in MODULES.items()
+    }
     # A package's __init__ importing its own submodules is how it exports them: not a cycle
     # as long as the submodules do not need the __init__ back, which the edges below catch.
     state: dict[str, int] = {}
@@ -131,7 +147,7 @@ def test_no_import_cycles_between_modules():
         state[node] = 1
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt):], nxt])
+                cycles.append([*stack[stack.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt, [*stack, nxt])
         state[node] = 2

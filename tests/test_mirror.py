@@ -93,11 +93,13 @@ def fresh_lines(sb):
 
 
 def assert_same_frame(a, b):
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
-                                  check_like=False, check_flags=False)
+    pd.testing.assert_frame_equal(
+        a.reset_index(drop=True), b.reset_index(drop=True), check_like=False, check_flags=False
+    )
 
 
 # ------------------------------------------------------------------------------- first sync
+
 
 def test_first_sync_is_full_and_mirrors_rows_and_lines_exactly(sb, client, tmp_path):
     sb.clear_log()
@@ -130,6 +132,7 @@ def test_second_sync_without_changes_sends_only_the_list_pages(sb, mirror):
 
 # ------------------------------------------------------------------ changes between syncs
 
+
 def test_edits_deletes_new_and_backdated_are_reported_exactly(sb, mirror, client):
     rows = rows_by_time(sb)
     before = {r["id"]: r for r in rows}
@@ -148,30 +151,63 @@ def test_edits_deletes_new_and_backdated_are_reported_exactly(sb, mirror, client
     assert report.backdated_new == 1
     # Requests: the list pages, plus exactly the details of the 2 new and 2 edited rows.
     details = sorted(int(r.path.rsplit("/", 1)[1]) for r in sb.requests if r.route == DETAIL)
-    assert details == sorted(edited + [new["id"], backdated["id"]])
+    assert details == sorted([*edited, new["id"], backdated["id"]])
     assert report.requests == len(sb.requests) == report.list_pages + 4
 
     t = lambda s: pd.Timestamp(s)  # noqa: E731
     expected = {
-        new["id"]: ("new", None, 0, None, after[new["id"]]["total_quantity"], None,
-                    t(new["transaction_time"])),
-        backdated["id"]: ("backdated-new", None, 0, None,
-                          after[backdated["id"]]["total_quantity"], None,
-                          t(backdated["transaction_time"])),
-        deleted: ("removed", before[deleted]["revision"], None,
-                  before[deleted]["total_quantity"], None,
-                  t(before[deleted]["transaction_time"]), None),
+        new["id"]: (
+            "new",
+            None,
+            0,
+            None,
+            after[new["id"]]["total_quantity"],
+            None,
+            t(new["transaction_time"]),
+        ),
+        backdated["id"]: (
+            "backdated-new",
+            None,
+            0,
+            None,
+            after[backdated["id"]]["total_quantity"],
+            None,
+            t(backdated["transaction_time"]),
+        ),
+        deleted: (
+            "removed",
+            before[deleted]["revision"],
+            None,
+            before[deleted]["total_quantity"],
+            None,
+            t(before[deleted]["transaction_time"]),
+            None,
+        ),
     }
     for tx in edited:
-        expected[tx] = ("edited", before[tx]["revision"], before[tx]["revision"] + 1,
-                        before[tx]["total_quantity"], after[tx]["total_quantity"],
-                        t(before[tx]["transaction_time"]), t(after[tx]["transaction_time"]))
+        expected[tx] = (
+            "edited",
+            before[tx]["revision"],
+            before[tx]["revision"] + 1,
+            before[tx]["total_quantity"],
+            after[tx]["total_quantity"],
+            t(before[tx]["transaction_time"]),
+            t(after[tx]["transaction_time"]),
+        )
     got = {}
     for row in report.changes.itertuples():
         got[row.transaction_id] = tuple(
-            None if pd.isna(v) else v for v in (
-                row.change, row.old_revision, row.new_revision, row.old_total_quantity,
-                row.new_total_quantity, row.old_transaction_time, row.new_transaction_time))
+            None if pd.isna(v) else v
+            for v in (
+                row.change,
+                row.old_revision,
+                row.new_revision,
+                row.old_total_quantity,
+                row.new_total_quantity,
+                row.old_transaction_time,
+                row.new_transaction_time,
+            )
+        )
     assert got == expected
     assert report.changes.set_index("transaction_id").loc[backdated["id"], "backdated"]
 
@@ -199,11 +235,16 @@ def test_stock_history_ends_at_the_servers_current_stock(sb, mirror):
     touched = [it for it in items if it["id"] in last.index]
     assert len(touched) > 10
     assert {it["id"]: last[it["id"]] for it in touched} == {
-        it["id"]: float(it["quantity"]) for it in touched}
+        it["id"]: float(it["quantity"]) for it in touched
+    }
     for loc in sb.data("shop").locations:
         here = mirror.stock_history(location_id=loc["id"]).groupby("item_id")["stock"].last()
-        want = {it["id"]: float(q["quantity"]) for it in items for q in it["quantities"]
-                if q["location_id"] == loc["id"] and it["id"] in here.index}
+        want = {
+            it["id"]: float(q["quantity"])
+            for it in items
+            for q in it["quantities"]
+            if q["location_id"] == loc["id"] and it["id"] in here.index
+        }
         assert want and {i: here[i] for i in want} == want
     one = mirror.stock_history(touched[0]["id"])
     assert set(one["item_id"]) == {touched[0]["id"]}
@@ -211,10 +252,13 @@ def test_stock_history_ends_at_the_servers_current_stock(sb, mirror):
 
 # -------------------------------------------------------------------------- window syncs
 
+
 def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     rows = rows_by_time(sb)
     newest = pd.Timestamp(rows[0]["transaction_time"])
-    recent = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")]
+    recent = [
+        r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")
+    ]
     assert 4 <= len(recent) < SIZE - 10
     old = rows[-5]["id"]
     sb.edit_transaction(recent[1]["id"])
@@ -228,7 +272,9 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     assert report.kind == "window" and report.window == pd.Timedelta("90D")
     assert report.anchor == newest and report.cutoff == newest - pd.Timedelta("90D")
     assert (report.new, report.changed, report.removed) == (0, 2, 1)
-    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    changes = dict(
+        zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)
+    )
     assert changes == {recent[1]["id"]: "edited", recent[2]["id"]: "removed", moved: "edited"}
     assert report.list_pages == 1 and report.requests < 10
     text = str(report)
@@ -254,8 +300,7 @@ def test_bad_window_is_a_config_error(mirror, bad):
 
 
 @pytest.mark.parametrize("bare", [90, "90", 90.0])
-def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(
-        sb, mirror, bare):
+def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(sb, mirror, bare):
     # pandas reads a bare 90 as 90 nanoseconds: a "window sync" that would compare nothing.
     sb.edit_transaction(rows_by_time(sb)[0]["id"])  # something a sync would write
     before = dump(mirror.path)
@@ -269,8 +314,8 @@ def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(
 
 # ------------------------------------------------------------------------- interruptions
 
-def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
-        sb, tmp_path, pristine):
+
+def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(sb, tmp_path, pristine):
     # One detail in flight, so "the 25th request" is the 24th detail (with several in flight
     # the count kept depends on arrival order: tests/test_client_concurrency.py).
     with make_client(sb, tmp_path, retries=0, concurrency=1) as client:
@@ -281,7 +326,10 @@ def test_failure_mid_sync_keeps_the_file_consistent_and_next_sync_completes(
             mirror.sync()
         info = mirror.info()
         assert (info["transactions"], info["syncs"], info["interrupted_sync_pending"]) == (
-            0, 0, True)
+            0,
+            0,
+            True,
+        )
         with sqlite3.connect(tmp_path / "m.sqlite") as conn:
             assert conn.execute("SELECT count(*) FROM details").fetchone()[0] == 23
         sb.faults = None
@@ -307,8 +355,13 @@ print("finished")
 def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, pristine):
     path = tmp_path / "killed.sqlite"
     env = {**os.environ, "SBX_TOKEN": sb.tokens["shop"], "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, sb.base_url, str(path)], cwd=ROOT,
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, sb.base_url, str(path)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     stored = 0
     try:
         deadline = time.monotonic() + 60
@@ -342,6 +395,7 @@ def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, 
 
 
 # ------------------------------------------------------------------ the file and its team
+
 
 def test_refuses_to_sync_another_teams_client_into_the_file(sb, mirror, tmp_path):
     with make_client(sb, tmp_path, team="basic") as other:
@@ -387,8 +441,10 @@ def test_a_default_mirror_folder_is_private(client, tmp_path, monkeypatch):
 
 
 def folder_state(folder: Path) -> dict:
-    return {p.name: (stat.S_IMODE(p.stat().st_mode), p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted(folder.iterdir())}
+    return {
+        p.name: (stat.S_IMODE(p.stat().st_mode), p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.iterdir())
+    }
 
 
 def test_repr_reads_the_file_and_changes_nothing(mirror):
@@ -447,7 +503,10 @@ def test_frames_say_they_come_from_the_mirror_of_which_team_and_service(sb, clie
         attrs = json.loads(text)
         assert attrs["source"] == "mirror", name
         assert (attrs["team_id"], attrs["team_name"], attrs["base_url"]) == (
-            team.id, team.name, sb.base_url), name
+            team.id,
+            team.name,
+            sb.base_url,
+        ), name
         assert attrs["endpoint"] == LIST and attrs["rows"] == len(df) > 0, name
         assert pd.Timestamp(attrs["fetched_at"]) == last_sync, name  # how fresh the rows are
     assert got["transactions"].attrs["filters"] == got["lines"].attrs["filters"] == {}
@@ -501,14 +560,17 @@ def test_docstring_examples_run(client, tmp_path):
     # `pytest --doctest-modules`: a client of the demo shop and a mirror of it, synced once.
     mirror = TransactionMirror(tmp_path / "doctest.sqlite", client)
     mirror.sync()
-    names = [package.__name__] + [f"{package.__name__}.{m.name}"
-                                  for m in pkgutil.iter_modules(package.__path__)]
+    names = [package.__name__] + [
+        f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)
+    ]
     assert len(names) >= 5  # the package and its modules
     attempted = 0
     for name in names:
-        result = doctest.testmod(importlib.import_module(name),
-                                 extraglobs={"client": client, "mirror": mirror},
-                                 optionflags=doctest.NORMALIZE_WHITESPACE)
+        result = doctest.testmod(
+            importlib.import_module(name),
+            extraglobs={"client": client, "mirror": mirror},
+            optionflags=doctest.NORMALIZE_WHITESPACE,
+        )
         assert result.failed == 0, name
         attempted += result.attempted
     assert attempted >= 10
@@ -540,6 +602,7 @@ def test_a_basic_mode_team_is_told_why_before_any_file_is_written(sb, tmp_path, 
 
 # --------------------------------------------------------------- one service per file
 
+
 def test_refuses_a_client_of_another_service_with_the_same_team(pristine, sb, client, tmp_path):
     """The pristine file came from another server with the same seed: same team id and name,
     another base URL -- exactly a demo team and a real one that happen to share an id."""
@@ -565,6 +628,7 @@ def test_default_path_differs_per_service(sb, client, tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------- one sync at a time
+
 
 def dump(path):
     with sqlite3.connect(path) as conn:
@@ -638,14 +702,14 @@ def test_concurrent_syncs_cannot_corrupt_each_other(sb, mirror, tmp_path):
     assert (again.new, again.changed, again.removed, again.unchanged) == (0, 0, 0, SIZE + 1)
 
 
-def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb, client,
-                                                                            tmp_path):
+def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb, client, tmp_path):
     """Issue 13, item 4: 966 of 1,000 rows were logged as backdated-new."""
     m = TransactionMirror(tmp_path / "w.sqlite", client)
     first = m.sync(window="30D")
     assert first.kind == "window" and 0 < first.new < SIZE
-    backdated = sb.add_transaction(type="in",
-                                   transaction_time=rows_by_time(sb)[-5]["transaction_time"])
+    backdated = sb.add_transaction(
+        type="in", transaction_time=rows_by_time(sb)[-5]["transaction_time"]
+    )
     report = m.sync()
     assert report.kind == "full" and report.new == SIZE - first.new + 1
     assert report.backdated_new == 1  # only the one recorded since, with an old date
@@ -654,26 +718,32 @@ def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb,
     # The change log agrees with the frames' own backdated flag on every row it calls new.
     plain_new = log[log["change"] == "new"]
     assert len(plain_new) == SIZE - first.new
-    assert not plain_new["backdated"].fillna(False).any() or \
-        plain_new["backdated"].sum() == m.transactions_df().set_index("id").loc[
-            plain_new.index, "backdated"].sum()
+    assert (
+        not plain_new["backdated"].fillna(False).any()
+        or plain_new["backdated"].sum()
+        == m.transactions_df().set_index("id").loc[plain_new.index, "backdated"].sum()
+    )
 
 
 def test_a_token_where_the_client_belongs_is_refused_in_words(tmp_path):
-    with pytest.raises(TypeError, match="client must be an invtools.Client"):
+    with pytest.raises(TypeError, match=r"client must be an invtools\.Client"):
         TransactionMirror(tmp_path / "m.sqlite", "a-token")
     assert not (tmp_path / "m.sqlite").exists()
 
 
 # -- issue 13, item 5: mirror files that are read-only, newer, damaged or in the wrong place --
 def _snapshot_of(folder):
-    return {p.name: (p.stat().st_mode, p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.name: (p.stat().st_mode, p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.iterdir())
+        if p.is_file()
+    }
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes read-only files anyway")
-def test_a_read_only_mirror_reads_offline_and_refuses_to_sync_in_words(pristine, tmp_path, sb,
-                                                                      client):
+def test_a_read_only_mirror_reads_offline_and_refuses_to_sync_in_words(
+    pristine, tmp_path, sb, client
+):
     folder = tmp_path / "ro"
     folder.mkdir()
     path = folder / "m.sqlite"
@@ -694,8 +764,7 @@ def test_a_read_only_mirror_reads_offline_and_refuses_to_sync_in_words(pristine,
         path.chmod(0o600)
 
 
-def test_a_read_only_file_is_read_without_writing_even_for_root(pristine, tmp_path,
-                                                                monkeypatch):
+def test_a_read_only_file_is_read_without_writing_even_for_root(pristine, tmp_path, monkeypatch):
     """The same path as above, for a machine where the tests run as root: the mirror is told
     the file may only be read (as os.access says for a user), and writes nothing."""
     path = tmp_path / "m.sqlite"
@@ -746,6 +815,7 @@ def test_a_path_under_a_file_or_a_folder_is_a_config_error_naming_it(tmp_path):
 # ------------------------------------------------- what a sync meets between list and detail
 # (issue 20: paths of invtools.mirror.sync that no test took, found by mutation testing)
 
+
 def test_a_window_sync_reads_the_list_fresh_even_when_the_cache_holds_it(sb, mirror, client):
     """The client caches the list for a while; a sync must not take it from there, or it
     reports "nothing changed" for edits made a moment ago."""
@@ -765,12 +835,14 @@ def test_a_window_sync_checks_every_unseen_row_not_only_the_first(sb, mirror):
     ones are removed, the ones edited to a time before the window stay, as edits."""
     rows = rows_by_time(sb)
     newest = pd.Timestamp(rows[0]["transaction_time"])
-    recent = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")]
+    recent = [
+        r for r in rows if pd.Timestamp(r["transaction_time"]) >= newest - pd.Timedelta("90D")
+    ]
     assert len(recent) >= 7
     before = {r["id"]: r for r in rows}
     deleted = [recent[1]["id"], recent[3]["id"], recent[5]["id"]]
     moved = [recent[2]["id"], recent[4]["id"], recent[6]["id"]]  # between the deleted ones,
-    for tx in deleted:                                           # whichever order they're read
+    for tx in deleted:  # whichever order they're read
         sb.delete_transaction(tx)
     for tx in moved:
         sb.edit_transaction(tx, transaction_time=rows[-2]["transaction_time"])
@@ -778,7 +850,9 @@ def test_a_window_sync_checks_every_unseen_row_not_only_the_first(sb, mirror):
     sb.clear_log()
     report = mirror.sync(window="90D")
     assert (report.kind, report.new, report.changed, report.removed) == ("window", 0, 3, 3)
-    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    changes = dict(
+        zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)
+    )
     assert changes == {**{tx: "removed" for tx in deleted}, **{tx: "edited" for tx in moved}}
     asked = {int(r.path.rsplit("/", 1)[1]) for r in sb.requests if r.route == DETAIL}
     assert set(deleted) | set(moved) <= asked
@@ -808,19 +882,28 @@ class DeletesBeforeDetails(Client):
 
 @pytest.mark.parametrize("window", [None, "3650D"])
 def test_a_transaction_deleted_between_the_list_and_its_detail_is_not_mirrored(
-        sb, pristine, tmp_path, window):
+    sb, pristine, tmp_path, window
+):
     rows = rows_by_time(sb)
-    added = sb.add_transaction(type="in")            # new to the mirror
-    edited = sb.edit_transaction(rows[10]["id"])     # a new revision of a mirrored row
-    kept = sb.edit_transaction(rows[20]["id"])       # a new revision nobody deletes
+    added = sb.add_transaction(type="in")  # new to the mirror
+    edited = sb.edit_transaction(rows[10]["id"])  # a new revision of a mirrored row
+    kept = sb.edit_transaction(rows[20]["id"])  # a new revision nobody deletes
     path = copy_for(pristine, sb, tmp_path / "m.sqlite")
-    with DeletesBeforeDetails(sb.tokens["shop"], base_url=sb.base_url, cache=tmp_path / "c.sqlite",
-                              rate_limit=0, progress=False, server=sb,
-                              doomed=[added["id"], edited["id"]]) as client:
+    with DeletesBeforeDetails(
+        sb.tokens["shop"],
+        base_url=sb.base_url,
+        cache=tmp_path / "c.sqlite",
+        rate_limit=0,
+        progress=False,
+        server=sb,
+        doomed=[added["id"], edited["id"]],
+    ) as client:
         mirror = TransactionMirror(path, client)
         report = mirror.sync(window=window)
     assert (report.new, report.changed, report.removed) == (0, 1, 1)
-    changes = dict(zip(report.changes["transaction_id"], report.changes["change"].astype(str)))
+    changes = dict(
+        zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)
+    )
     assert changes == {kept["id"]: "edited", edited["id"]: "removed"}
     truth = {r["id"]: r["revision"] for r in rows_by_time(sb)}
     assert mirror.transactions_df().set_index("id")["revision"].to_dict() == truth

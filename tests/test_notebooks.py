@@ -48,8 +48,9 @@ def test_committed_notebooks_carry_no_outputs_or_widget_state(path):
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_on_the_demo_server_without_leaking_a_token(path, demo_tokens, tmp_path):
-    env = kernel_env({"INVTOOLS_CACHE_DIR": str(tmp_path / "cache"),
-                      "XDG_DATA_HOME": str(tmp_path / "data")})
+    env = kernel_env(
+        {"INVTOOLS_CACHE_DIR": str(tmp_path / "cache"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    )
     nb, summary = execute_notebook(path, env=env)  # raises on any cell error
     outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
     everything = json.dumps(nb)  # outputs and the widget state nbclient saves in metadata

@@ -15,20 +15,35 @@ import threading
 import pytest
 
 from invtools.http import Budget, shared_budget
-from invtools.http.pacing import PACING_MARGIN, Admission, BucketState, BudgetView, Stated, \
-    learn_window, wait_for
+from invtools.http.pacing import (
+    PACING_MARGIN,
+    Admission,
+    BucketState,
+    BudgetView,
+    Stated,
+    learn_window,
+    wait_for,
+)
 
 STATED = {"X-Ratelimit-Limit": "20", "X-Ratelimit-Remaining": "10", "X-Ratelimit-Reset": "30"}
 
 
 # ---------------------------------------------------------------- what client.budget shows
 
+
 def test_the_summary_of_a_silent_server_is_the_configured_pace(fake_clock):
     budget = Budget(5, clock=fake_clock)
     budget.acquire("b")
-    assert budget.summary() == {"b": {"pace": round(5 / (1 + PACING_MARGIN), 3),
-                                      "stated_room": None, "stated_limit": None,
-                                      "reset_in": None, "held_for": 0.0, "rate_limited": 0}}
+    assert budget.summary() == {
+        "b": {
+            "pace": round(5 / (1 + PACING_MARGIN), 3),
+            "stated_room": None,
+            "stated_limit": None,
+            "reset_in": None,
+            "held_for": 0.0,
+            "rate_limited": 0,
+        }
+    }
 
 
 def test_the_summary_counts_a_statements_room_down_and_its_reset_to_the_millisecond(fake_clock):
@@ -36,11 +51,17 @@ def test_the_summary_counts_a_statements_room_down_and_its_reset_to_the_millisec
     stated = budget.admit("b")
     budget.observe("b", stated, status=200, headers={**STATED, "X-Ratelimit-Reset": "30.1234"})
     budget.acquire("b")
-    budget.acquire("b")                      # two sent since the statement
+    budget.acquire("b")  # two sent since the statement
     fake_clock.sleep(5.0)
-    assert budget.summary()["b"] == {"pace": 5.0, "stated_room": 8, "stated_limit": 20,
-                                     "reset_in": 25.123, "held_for": 0.0, "rate_limited": 0}
-    fake_clock.sleep(25.1234)                # the reset: the statement no longer holds
+    assert budget.summary()["b"] == {
+        "pace": 5.0,
+        "stated_room": 8,
+        "stated_limit": 20,
+        "reset_in": 25.123,
+        "held_for": 0.0,
+        "rate_limited": 0,
+    }
+    fake_clock.sleep(25.1234)  # the reset: the statement no longer holds
     assert budget.summary()["b"]["stated_room"] is None
     assert budget.summary()["b"]["reset_in"] is None
 
@@ -58,7 +79,8 @@ def test_the_summary_shows_a_429s_hold_and_the_slower_pace(fake_clock):
 
 
 def test_the_view_says_the_rate_the_scope_and_whether_other_processes_share_it(
-        fake_clock, tmp_path):
+    fake_clock, tmp_path
+):
     budget = Budget(4, clock=fake_clock)
     budget.acquire("all-endpoints")
     view = budget.view("token")
@@ -70,6 +92,7 @@ def test_the_view_says_the_rate_the_scope_and_whether_other_processes_share_it(
 
 
 # ----------------------------------------------------------- the estimate of a long fetch
+
 
 def test_the_estimate_of_a_silent_server_is_its_pace(fake_clock):
     budget = Budget(5, clock=fake_clock, margin=0.0)
@@ -83,23 +106,25 @@ def test_the_estimate_of_a_silent_server_is_its_pace(fake_clock):
 def test_the_estimate_spends_a_stated_room_at_the_speed_of_the_requests_in_flight(fake_clock):
     budget = Budget(5, clock=fake_clock, margin=0.0)
     stated = budget.admit("b")
-    budget.observe("b", stated, status=200, headers=STATED)   # 10 left
-    budget.acquire("b")                                       # 9 left
+    budget.observe("b", stated, status=200, headers=STATED)  # 10 left
+    budget.acquire("b")  # 9 left
     assert budget.expected_seconds("b", 15, in_flight=3.0) == pytest.approx(9 / 3 + 6 / 3)
     assert budget.expected_seconds("b", 4, in_flight=8.0) == pytest.approx(4 / 8)
-    fake_clock.sleep(30.0)                                    # the statement ran out
+    fake_clock.sleep(30.0)  # the statement ran out
     assert budget.expected_seconds("b", 10, in_flight=100.0) == pytest.approx(2.0)
 
 
 # ------------------------------------------------------------------------ the rules' edges
+
 
 def test_a_statements_room_is_spent_at_once_however_recent_the_last_send():
     state = BucketState(stated=Stated(remaining=5, reset_at=60.0, seq=1))
     assert wait_for(state, [(1, 1.0), (2, 1.0)], now=1.0, interval=0.2) == 0.0
 
 
-@pytest.mark.parametrize("window, expected", [(2.0, 2.0 * (1 + PACING_MARGIN) + 0.5 - 0.5),
-                                              (1.9, 0.0)])
+@pytest.mark.parametrize(
+    "window, expected", [(2.0, 2.0 * (1 + PACING_MARGIN) + 0.5 - 0.5), (1.9, 0.0)]
+)
 def test_a_window_of_two_seconds_or_more_is_kept_by_counting_sends(window, expected):
     """Three a window, three sent at 0: the fourth waits for the window (with margin and
     slack) to pass the first -- a window under 2 s is paced by spacing instead."""
@@ -122,13 +147,19 @@ def test_a_window_is_learned_from_a_successs_statement():
     assert (state.window, state.window_limit) == (60.0, 300)
 
 
-@pytest.mark.parametrize("remaining, limit", [(290, 300),   # its oldest send is not ours
-                                              (300, 300),   # nothing counted yet
-                                              (5, None)])   # no limit stated
+@pytest.mark.parametrize(
+    "remaining, limit",
+    [
+        (290, 300),  # its oldest send is not ours
+        (300, 300),  # nothing counted yet
+        (5, None),
+    ],
+)  # no limit stated
 def test_no_window_is_learned_when_the_statement_cannot_tell(remaining, limit):
     state = BucketState()
-    learn_window(state, [(1, 0.0), (2, 1.0)], Admission(2, 1.0), remaining=remaining,
-                 reset=50.0, limit=limit)
+    learn_window(
+        state, [(1, 0.0), (2, 1.0)], Admission(2, 1.0), remaining=remaining, reset=50.0, limit=limit
+    )
     assert (state.window, state.window_limit) == (None, None)
 
 
@@ -140,19 +171,27 @@ def test_a_budget_learns_a_minutes_window_from_successes_but_not_from_a_429(fake
         sent.append(budget.admit("b"))
     refused = {"X-Ratelimit-Limit": "3", "X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "7"}
     budget.observe("b", sent[2], status=429, headers=refused, hold=7.0)
-    assert budget.state("b").window is None       # a 429's count may include others'
-    sent.append(budget.admit("b"))                # after the hold: 12 s after the first
-    budget.observe("b", sent[3], status=200, headers={
-        "X-Ratelimit-Limit": "300", "X-Ratelimit-Remaining": "296", "X-Ratelimit-Reset": "55"})
+    assert budget.state("b").window is None  # a 429's count may include others'
+    sent.append(budget.admit("b"))  # after the hold: 12 s after the first
+    budget.observe(
+        "b",
+        sent[3],
+        status=200,
+        headers={
+            "X-Ratelimit-Limit": "300",
+            "X-Ratelimit-Remaining": "296",
+            "X-Ratelimit-Reset": "55",
+        },
+    )
     learned = budget.state("b")
     assert (learned.window, learned.window_limit) == (pytest.approx(67.0), 300)
 
 
 def test_the_seconds_waited_add_up_over_a_hold_and_then_the_spacing(fake_clock):
-    budget = Budget(1, clock=fake_clock)          # one a second: spacing 1.02 s
+    budget = Budget(1, clock=fake_clock)  # one a second: spacing 1.02 s
     refused = budget.admit("b")
     budget.observe("b", refused, status=429, headers={}, hold=0.1)
-    waited = budget.acquire("b")                  # 0.1 s held, then the rest of the spacing
+    waited = budget.acquire("b")  # 0.1 s held, then the rest of the spacing
     assert waited == pytest.approx((1 + PACING_MARGIN) / 0.9)
     assert waited == pytest.approx(fake_clock.monotonic() - refused.at)
 
@@ -169,11 +208,12 @@ def test_send_numbers_keep_counting_after_an_idle_hour(fake_clock):
     budget = Budget(5, clock=fake_clock)
     assert budget.try_send("b", now=0.0) == (0.0, 1)
     assert budget.try_send("b", now=1.0) == (0.0, 2)
-    assert budget.try_send("b", now=3600.0) == (0.0, 3)   # its earlier sends forgotten
+    assert budget.try_send("b", now=3600.0) == (0.0, 3)  # its earlier sends forgotten
     assert budget.try_send("b", now=3601.0) == (0.0, 4)
 
 
 # ------------------------------------------------------------------- one budget per token
+
 
 def test_a_shared_budget_is_one_per_token_clock_and_file(fake_clock, tmp_path):
     a = shared_budget("tok", 5, clock=fake_clock, path=tmp_path / "b.sqlite")
@@ -182,8 +222,9 @@ def test_a_shared_budget_is_one_per_token_clock_and_file(fake_clock, tmp_path):
     assert shared_budget("tok", 5, clock=fake_clock) is not a
     assert not shared_budget("tok", 5, clock=fake_clock).shared
     another_clock = type(fake_clock)()
-    assert shared_budget("tok", 5, clock=another_clock) is not shared_budget("tok", 5,
-                                                                             clock=fake_clock)
+    assert shared_budget("tok", 5, clock=another_clock) is not shared_budget(
+        "tok", 5, clock=fake_clock
+    )
     # Two tokens on one file: neither waits for the other's request.
     other = shared_budget("another", 5, clock=fake_clock, path=tmp_path / "b.sqlite")
     assert a.acquire("b") == 0.0 and other.acquire("b") == 0.0
@@ -191,7 +232,8 @@ def test_a_shared_budget_is_one_per_token_clock_and_file(fake_clock, tmp_path):
 
 
 def test_a_budget_whose_file_cannot_be_used_is_this_processs_own_and_says_why(
-        fake_clock, tmp_path, caplog):
+    fake_clock, tmp_path, caplog
+):
     with caplog.at_level(logging.INFO, logger="invtools"):
         budget = Budget(5, clock=fake_clock, path=tmp_path, owner="tok")  # a folder
     assert not budget.shared and budget.acquire("b") == 0.0

@@ -29,8 +29,13 @@ class FakeList:
         page = [r for r in self.rows if r["id"] > after][: params["limit"]]
         more = bool(page) and page[-1]["id"] < self.rows[-1]["id"]
         cursor = page[-1]["id"] if page and (more or self.last_cursor_not_null) else None
-        return {"items": page, "count": len(page), "limit": params["limit"], "cursor": cursor,
-                "has_more": more}
+        return {
+            "items": page,
+            "count": len(page),
+            "limit": params["limit"],
+            "cursor": cursor,
+            "has_more": more,
+        }
 
 
 def test_walks_every_row_once_in_order():
@@ -150,15 +155,26 @@ def test_stop_at_ends_the_walk_without_another_fetch():
 
 def test_keep_filters_rows_and_max_rows_counts_kept_rows():
     fake = FakeList(100)
-    rows = [r["id"] for p in iter_pages(fake, {}, limit=10, keep=lambda r: r["id"] % 2 == 0,
-                                        max_rows=7) for r in p.rows]
+    rows = [
+        r["id"]
+        for p in iter_pages(fake, {}, limit=10, keep=lambda r: r["id"] % 2 == 0, max_rows=7)
+        for r in p.rows
+    ]
     assert rows == [2, 4, 6, 8, 10, 12, 14]
     assert len(fake.calls) == 2
 
 
-@pytest.mark.parametrize("kwargs", [{"limit": 0}, {"limit": 101}, {"limit": "10"},
-                                    {"max_pages": -1}, {"max_rows": 1.5},
-                                    {"max_pages": True}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "10"},
+        {"max_pages": -1},
+        {"max_rows": 1.5},
+        {"max_pages": True},
+    ],
+)
 def test_bad_arguments_raise_at_once(kwargs):
     fake = FakeList(5)
     with pytest.raises(ConfigError):  # an InvtoolsError, and still a ValueError
@@ -188,18 +204,23 @@ def test_with_progress_disabled_writes_nothing(capsys):
 
 def test_page_repr_shows_counts_not_rows():
     assert repr(Page([{"id": 1}] * 3, 2, 9, True)) == (
-        "Page(number=2, rows=3, cursor=9, has_more=True, from_cache=False)")
+        "Page(number=2, rows=3, cursor=9, has_more=True, from_cache=False)"
+    )
 
 
 # ------------------------------------------------- what a user reads when a walk goes wrong
 # (issue 20: found by mutation testing -- messages and the raw walk's arguments)
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"limit": 0}, "limit must be an integer from 1 to 100, not 0"),
-    ({"limit": "10"}, "limit must be an integer from 1 to 100, not '10'"),
-    ({"max_pages": -1}, "max_pages must be a non-negative integer or None, not -1"),
-    ({"max_rows": 1.5}, "max_rows must be a non-negative integer or None, not 1.5"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"limit": 0}, "limit must be an integer from 1 to 100, not 0"),
+        ({"limit": "10"}, "limit must be an integer from 1 to 100, not '10'"),
+        ({"max_pages": -1}, "max_pages must be a non-negative integer or None, not -1"),
+        ({"max_rows": 1.5}, "max_rows must be a non-negative integer or None, not 1.5"),
+    ],
+)
 def test_a_bad_argument_is_named_with_its_value(kwargs, message):
     with pytest.raises(ConfigError) as info:
         iter_pages(FakeList(5), {}, **kwargs)
@@ -207,26 +228,41 @@ def test_a_bad_argument_is_named_with_its_value(kwargs, message):
 
 
 def test_a_broken_page_is_named_by_its_number():
-    bodies = {None: {"items": [{"id": 1}], "cursor": 1, "has_more": True},
-              1: {"items": [{"id": 2}], "cursor": 2, "has_more": True},
-              2: {"items": [], "has_more": True}}
+    bodies = {
+        None: {"items": [{"id": 1}], "cursor": 1, "has_more": True},
+        1: {"items": [{"id": 2}], "cursor": 2, "has_more": True},
+        2: {"items": [], "has_more": True},
+    }
     walk = iter_pages(lambda params: bodies[params.get("cursor")], {})
     next(walk), next(walk)
     with pytest.raises(PaginationError) as info:
         next(walk)
-    assert str(info.value) == ("page 3 lacks cursor of the page envelope (items, count, limit, "
-                               "cursor, has_more); is this a list endpoint?")
+    assert str(info.value) == (
+        "page 3 lacks cursor of the page envelope (items, count, limit, "
+        "cursor, has_more); is this a list endpoint?"
+    )
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"items": {"a": 1}, "cursor": None, "has_more": False}, "page 1: 'items' is dict, not a list"),
-    ([1, 2], "page 1 is not a JSON object but list; is this a list endpoint?"),
-    ({"cursor": None, "has_more": False},
-     "page 1 lacks items of the page envelope (items, count, limit, cursor, has_more); "
-     "is this a list endpoint?"),
-    ({"has_more": False}, "page 1 lacks items, cursor of the page envelope (items, count, limit, "
-                          "cursor, has_more); is this a list endpoint?"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {"items": {"a": 1}, "cursor": None, "has_more": False},
+            "page 1: 'items' is dict, not a list",
+        ),
+        ([1, 2], "page 1 is not a JSON object but list; is this a list endpoint?"),
+        (
+            {"cursor": None, "has_more": False},
+            "page 1 lacks items of the page envelope (items, count, limit, cursor, has_more); "
+            "is this a list endpoint?",
+        ),
+        (
+            {"has_more": False},
+            "page 1 lacks items, cursor of the page envelope (items, count, limit, "
+            "cursor, has_more); is this a list endpoint?",
+        ),
+    ],
+)
 def test_a_page_that_breaks_the_envelope_says_how_in_words(body, message):
     with pytest.raises(PaginationError) as info:
         list(iter_pages(lambda params: body, {}))
@@ -244,12 +280,15 @@ def test_a_repeated_cursor_names_the_page_and_the_filters():
 
     with pytest.raises(PaginationError) as info:
         list(iter_pages(stuck, {"type": "out", "since": "2026-01-01"}, limit=50))
-    assert str(info.value) == ("the server handed out cursor 7 twice (again on page 2); stopping "
-                               "instead of looping. Filters: type='out', since='2026-01-01', "
-                               "limit=50")
+    assert str(info.value) == (
+        "the server handed out cursor 7 twice (again on page 2); stopping "
+        "instead of looping. Filters: type='out', since='2026-01-01', "
+        "limit=50"
+    )
 
 
 # ------------------------------------------------------------ the raw walk (bulk frames)
+
 
 def raw_list(n: int, per_page: int):
     """Undecoded pages of ``n`` rows, keyed by the cursor that asks for them."""
@@ -258,8 +297,10 @@ def raw_list(n: int, per_page: int):
         more = start + per_page < n
         rows = ",".join(f'{{"id":{i}}}' for i in range(start + 1, min(start + per_page, n) + 1))
         cursor = start + per_page if more else "null"
-        bodies[start or None] = (f'{{"items":[{rows}],"count":{min(per_page, n - start)},'
-                                 f'"cursor":{cursor},"has_more":{str(more).lower()}}}').encode()
+        bodies[start or None] = (
+            f'{{"items":[{rows}],"count":{min(per_page, n - start)},'
+            f'"cursor":{cursor},"has_more":{str(more).lower()}}}'
+        ).encode()
     return bodies
 
 
@@ -269,7 +310,9 @@ def test_the_raw_walk_stops_at_max_pages_and_resumes_from_start():
     assert [p.cursor for p in iter_raw_pages(fetch, max_pages=2)] == [2, 4]
     resumed = list(iter_raw_pages(fetch, start=6))
     assert [(p.number, p.n_rows, p.cursor, p.has_more) for p in resumed] == [
-        (1, 2, 8, True), (2, 2, None, False)]
+        (1, 2, 8, True),
+        (2, 2, None, False),
+    ]
     assert b'"id":7' in resumed[0].body
 
 
@@ -280,14 +323,21 @@ def test_the_raw_walk_refuses_bad_arguments_at_once():
         iter_raw_pages(lambda params: b"", limit=500)
 
 
-@pytest.mark.parametrize("body, expected", [
-    # A row with a field named like one of the envelope's: the envelope's value, not the row's.
-    (b'{"items":[{"id":1,"cursor":9}],"count":1,"cursor":5,"has_more":true}', (5, True, 1)),
-    (b'{"items":[{"id":1,"has_more":false}],"count":1,"cursor":5,"has_more":true}',
-     (5, True, 1)),
-    (b'{"items":[{"id":1,"count":4},{"id":2}],"count":2,"cursor":null,"has_more":false}',
-     (None, False, 2)),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # A row with a field named like one of the envelope's: the envelope's value, not the row's.
+        (b'{"items":[{"id":1,"cursor":9}],"count":1,"cursor":5,"has_more":true}', (5, True, 1)),
+        (
+            b'{"items":[{"id":1,"has_more":false}],"count":1,"cursor":5,"has_more":true}',
+            (5, True, 1),
+        ),
+        (
+            b'{"items":[{"id":1,"count":4},{"id":2}],"count":2,"cursor":null,"has_more":false}',
+            (None, False, 2),
+        ),
+    ],
+)
 def test_raw_envelope_is_not_fooled_by_a_rows_field(body, expected):
     assert raw_envelope(body) == expected
 
@@ -299,9 +349,11 @@ def test_a_raw_page_that_is_not_json_is_named_by_its_number():
     with pytest.raises(PaginationError) as info:
         next(walk)
     assert str(info.value) == "page 2 is not JSON; is this a list endpoint?"
-    broken = {None: b'{"items":[1],"count":1,"cursor":1,"has_more":true}',
-              1: b'{"items":[],"cursor":"","has_more":true}'}
+    broken = {
+        None: b'{"items":[1],"count":1,"cursor":1,"has_more":true}',
+        1: b'{"items":[],"cursor":"","has_more":true}',
+    }
     walk = iter_raw_pages(lambda params: broken[params.get("cursor")])
     next(walk)
-    with pytest.raises(PaginationError, match="^page 2 says has_more"):
+    with pytest.raises(PaginationError, match=r"^page 2 says has_more"):
         next(walk)

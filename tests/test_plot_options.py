@@ -42,22 +42,37 @@ def _close_figures():
 def shop() -> pd.DataFrame:
     """A record that opens with a stocktake (two adjusts before the first sale), then trade
     with suppliers and customers, a cycle count and a memo-marked count of a new line."""
-    df = tx_frame([
-        {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 500},
-        {"time": "2026-03-02T06:10Z", "type": "adjust", "qty": 300},
-        {"time": "2026-03-02T09:00Z", "type": "out", "qty": 3, "partner": "J. Smith"},
-        {"time": "2026-03-03T09:00Z", "type": "in", "qty": 40, "partner": "Acme"},
-        {"time": "2026-03-04T09:00Z", "type": "adjust", "qty": -5},
-        {"time": "2026-03-10T09:00Z", "type": "out", "qty": 6, "partner": "Trade Ltd"},
-        {"time": "2026-03-11T09:00Z", "type": "in", "qty": 20, "partner": "Bolt Co"},
-        {"time": "2026-03-12T09:00Z", "type": "out", "qty": 2},
-        {"time": "2026-03-12T10:00Z", "type": "adjust", "qty": 60},
-        {"time": "2026-03-13T10:00Z", "type": "adjust", "qty": 2},
-        {"time": "2026-03-13T11:00Z", "type": "move", "qty": 8, "partner": "Acme"},
-    ])
-    df["memo"] = pd.array([None, "Stock count", "Card payment", "PO-1", "Found in stocktake",
-                           None, "PO-2", None, "Initial stock of the garden line",
-                           "Cycle count", None], dtype="string")
+    df = tx_frame(
+        [
+            {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 500},
+            {"time": "2026-03-02T06:10Z", "type": "adjust", "qty": 300},
+            {"time": "2026-03-02T09:00Z", "type": "out", "qty": 3, "partner": "J. Smith"},
+            {"time": "2026-03-03T09:00Z", "type": "in", "qty": 40, "partner": "Acme"},
+            {"time": "2026-03-04T09:00Z", "type": "adjust", "qty": -5},
+            {"time": "2026-03-10T09:00Z", "type": "out", "qty": 6, "partner": "Trade Ltd"},
+            {"time": "2026-03-11T09:00Z", "type": "in", "qty": 20, "partner": "Bolt Co"},
+            {"time": "2026-03-12T09:00Z", "type": "out", "qty": 2},
+            {"time": "2026-03-12T10:00Z", "type": "adjust", "qty": 60},
+            {"time": "2026-03-13T10:00Z", "type": "adjust", "qty": 2},
+            {"time": "2026-03-13T11:00Z", "type": "move", "qty": 8, "partner": "Acme"},
+        ]
+    )
+    df["memo"] = pd.array(
+        [
+            None,
+            "Stock count",
+            "Card payment",
+            "PO-1",
+            "Found in stocktake",
+            None,
+            "PO-2",
+            None,
+            "Initial stock of the garden line",
+            "Cycle count",
+            None,
+        ],
+        dtype="string",
+    )
     return df
 
 
@@ -75,12 +90,14 @@ def test_opening_counts_are_the_leading_adjusts_and_the_memos_that_say_so(shop):
 def test_opening_counts_need_another_type_to_open_and_see_lines_too(shop):
     only_adjusts = shop[shop["type"] == "adjust"]  # nothing to open: only the memo rule
     assert opening_counts(only_adjusts)[lambda s: s].index.tolist() == [8]
-    lines = lines_frame([
-        {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 12, "item": "bolt", "tx": 1},
-        {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 30, "item": "nut", "tx": 1},
-        {"time": "2026-03-02T09:00Z", "type": "out", "qty": 1, "item": "bolt", "tx": 2},
-        {"time": "2026-03-05T09:00Z", "type": "adjust", "qty": -1, "item": "nut", "tx": 3},
-    ])
+    lines = lines_frame(
+        [
+            {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 12, "item": "bolt", "tx": 1},
+            {"time": "2026-03-02T06:00Z", "type": "adjust", "qty": 30, "item": "nut", "tx": 1},
+            {"time": "2026-03-02T09:00Z", "type": "out", "qty": 1, "item": "bolt", "tx": 2},
+            {"time": "2026-03-05T09:00Z", "type": "adjust", "qty": -1, "item": "nut", "tx": 3},
+        ]
+    )
     assert opening_counts(lines).tolist() == [True, True, False, False]  # no memo: rule 2
     with pytest.raises(ConfigError, match="'type'"):
         opening_counts(shop.drop(columns="type"))
@@ -115,15 +132,16 @@ def test_signed_quantities_keep_the_adjustments_sign(shop):
 
 
 def test_signed_bars_stack_negatives_below_zero():
-    df = tx_frame([
-        {"time": "2026-03-02T09:00Z", "type": "in", "qty": 10},
-        {"time": "2026-03-03T09:00Z", "type": "adjust", "qty": -4},
-        {"time": "2026-03-03T10:00Z", "type": "out", "qty": 3},
-        {"time": "2026-03-09T09:00Z", "type": "adjust", "qty": 2},
-    ])
+    df = tx_frame(
+        [
+            {"time": "2026-03-02T09:00Z", "type": "in", "qty": 10},
+            {"time": "2026-03-03T09:00Z", "type": "adjust", "qty": -4},
+            {"time": "2026-03-03T10:00Z", "type": "out", "qty": 3},
+            {"time": "2026-03-09T09:00Z", "type": "adjust", "qty": 2},
+        ]
+    )
     ax = plot_activity(df, "W", metric="quantity", signed=True)
-    bars = {c.get_label(): [(p.get_y(), p.get_height()) for p in c.patches]
-            for c in ax.containers}
+    bars = {c.get_label(): [(p.get_y(), p.get_height()) for p in c.patches] for c in ax.containers}
     assert bars["in"] == [(0.0, 10.0), (0.0, 0.0)]
     assert bars["out"] == [(10.0, 3.0), (0.0, 0.0)]
     assert bars["adjust"] == [(0.0, -4.0), (0.0, 2.0)]  # below zero, not inside the stack
@@ -137,10 +155,14 @@ def test_signed_step_areas_stack_negatives_below_zero_too():
 
     days = MAX_BAR_PERIODS + 10
     start = pd.Timestamp("2026-01-01T09:00Z")
-    rows = [{"time": (start + pd.Timedelta(days=d)).isoformat(), "type": "in", "qty": 5}
-            for d in range(days)]
-    rows += [{"time": (start + pd.Timedelta(days=d, hours=1)).isoformat(), "type": "adjust",
-              "qty": -2} for d in range(0, days, 3)]
+    rows = [
+        {"time": (start + pd.Timedelta(days=d)).isoformat(), "type": "in", "qty": 5}
+        for d in range(days)
+    ]
+    rows += [
+        {"time": (start + pd.Timedelta(days=d, hours=1)).isoformat(), "type": "adjust", "qty": -2}
+        for d in range(0, days, 3)
+    ]
     ax = plot_activity(tx_frame(rows), "D", metric="quantity", signed=True)
     steps = {p.get_label(): p.get_data() for p in ax.patches if isinstance(p, StepPatch)}
     adjust = steps["adjust"]
@@ -167,13 +189,35 @@ def test_suppliers_and_customers_are_split_apart(shop):
 
 def test_a_partner_type_column_wins_over_the_transaction_type(shop):
     inferred = partner_types(shop)
-    assert inferred.dropna().to_dict() == {2: "customer", 3: "supplier", 5: "customer",
-                                           6: "supplier"}  # the move's partner: neither
-    typed = shop.assign(partner_type=pd.array(
-        [None, None, "customer", "supplier", None, "supplier", "supplier", None, None, None,
-         "supplier"], dtype="string"))  # Trade Ltd also supplies; Acme on the move
+    assert inferred.dropna().to_dict() == {
+        2: "customer",
+        3: "supplier",
+        5: "customer",
+        6: "supplier",
+    }  # the move's partner: neither
+    typed = shop.assign(
+        partner_type=pd.array(
+            [
+                None,
+                None,
+                "customer",
+                "supplier",
+                None,
+                "supplier",
+                "supplier",
+                None,
+                None,
+                None,
+                "supplier",
+            ],
+            dtype="string",
+        )
+    )  # Trade Ltd also supplies; Acme on the move
     assert sorted(activity_table(typed, "W", by="supplier").columns) == [
-        "Acme", "Bolt Co", "Trade Ltd"]
+        "Acme",
+        "Bolt Co",
+        "Trade Ltd",
+    ]
     with pytest.raises(ConfigError, match="partner"):
         partner_types(shop.drop(columns=["partner_name", "partner_id"]))
 
@@ -187,12 +231,14 @@ def _line(ax, label):
 
 
 def test_each_item_is_drawn_to_the_end_of_the_data_or_until():
-    h = history_frame([
-        ("2026-03-01T10:00Z", 7, "bolt", 10),
-        ("2026-03-04T10:00Z", 7, "bolt", 4),
-        ("2026-03-02T10:00Z", 8, "nut", 50),
-        ("2026-03-20T10:00Z", 8, "nut", 30),
-    ])
+    h = history_frame(
+        [
+            ("2026-03-01T10:00Z", 7, "bolt", 10),
+            ("2026-03-04T10:00Z", 7, "bolt", 4),
+            ("2026-03-02T10:00Z", 8, "nut", 50),
+            ("2026-03-20T10:00Z", 8, "nut", 30),
+        ]
+    )
     x, y = _line(plot_stock_history(h, item_ids=["bolt"]), "bolt")
     assert x[-1] == pd.Timestamp("2026-03-20T10:00") and y == [10.0, 4.0, 4.0]
     x, y = _line(plot_stock_history(h), "nut")  # the item that ends the data: as recorded
@@ -214,25 +260,32 @@ def test_each_item_is_drawn_to_the_end_of_the_data_or_until():
 
 
 def test_an_item_out_of_stock_at_the_end_is_shaded_to_the_end():
-    h = history_frame([
-        ("2026-03-01T10:00Z", 7, "bolt", 3),
-        ("2026-03-05T10:00Z", 7, "bolt", 0),
-        ("2026-03-15T10:00Z", 8, "nut", 9),
-    ])
+    h = history_frame(
+        [
+            ("2026-03-01T10:00Z", 7, "bolt", 3),
+            ("2026-03-05T10:00Z", 7, "bolt", 0),
+            ("2026-03-15T10:00Z", 8, "nut", 9),
+        ]
+    )
     ax = plot_stock_history(h, item_ids=["bolt"])
     (span,) = ax.patches
     xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
     assert (xs.min(), xs.max()) == pytest.approx(
-        (mdates.date2num(pd.Timestamp("2026-03-05T10:00")),
-         mdates.date2num(pd.Timestamp("2026-03-15T10:00"))))
+        (
+            mdates.date2num(pd.Timestamp("2026-03-05T10:00")),
+            mdates.date2num(pd.Timestamp("2026-03-15T10:00")),
+        )
+    )
 
 
 def test_each_location_line_goes_to_the_end_too():
-    h = history_frame([
-        ("2026-03-01T10:00Z", 7, "bolt", 3),
-        ("2026-03-02T10:00Z", 7, "bolt", 5),
-        ("2026-03-09T10:00Z", 7, "bolt", 1),
-    ])
+    h = history_frame(
+        [
+            ("2026-03-01T10:00Z", 7, "bolt", 3),
+            ("2026-03-02T10:00Z", 7, "bolt", 5),
+            ("2026-03-09T10:00Z", 7, "bolt", 1),
+        ]
+    )
     h["location_id"] = pd.array([1, 2, 2], dtype="Int64")
     ax = plot_stock_history(h)
     x, y = _line(ax, "bolt (location 1)")
@@ -255,27 +308,41 @@ def test_the_table_and_the_plot_take_the_same_options_by_keyword():
     import inspect
 
     def by_keyword(func):
-        return {name for name, p in inspect.signature(func).parameters.items()
-                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        return {
+            name
+            for name, p in inspect.signature(func).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
 
     assert by_keyword(activity_table) == by_keyword(plot_activity) - {"kind", "ax"}
     assert {"top", "start", "end", "tz", "signed"} <= by_keyword(activity_table)
-    tx = pd.DataFrame({"transaction_time": pd.to_datetime(
-        ["2026-03-02", "2026-03-03", "2026-03-18"], utc=True), "type": ["in", "out", "out"]})
+    tx = pd.DataFrame(
+        {
+            "transaction_time": pd.to_datetime(
+                ["2026-03-02", "2026-03-03", "2026-03-18"], utc=True
+            ),
+            "type": ["in", "out", "out"],
+        }
+    )
     with pytest.raises(TypeError):
         activity_table(tx, "W", "type", "count", 3)  # top only by its name, as in the plot
-    assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2,
-                                                                                "other": 1}
+    assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2, "other": 1}
 
 
 def test_plot_stock_history_old_names_still_work_with_a_deprecation_warning():
-    h = pd.DataFrame({
-        "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05"], utc=True),
-        "item_id": [7, 8], "item_name": ["bolt", "nut"], "stock": [10.0, 3.0]})
+    h = pd.DataFrame(
+        {
+            "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05"], utc=True),
+            "item_id": [7, 8],
+            "item_name": ["bolt", "nut"],
+            "stock": [10.0, 3.0],
+        }
+    )
     new = plot_stock_history(h, item_ids=[7], as_of="2026-03-10")
     with pytest.warns(DeprecationWarning, match=r"plot_stock_history\((items|until)=\.\.\.\)"):
         old = plot_stock_history(h, items=[7], until="2026-03-10")
     assert [(line.get_label(), list(line.get_ydata())) for line in old.get_lines()] == [
-        (line.get_label(), list(line.get_ydata())) for line in new.get_lines()]
+        (line.get_label(), list(line.get_ydata())) for line in new.get_lines()
+    ]
     with pytest.raises(ConfigError, match="item_ids= only"):
         plot_stock_history(h, items=[7], item_ids=[7])

@@ -59,23 +59,25 @@ def tx_frame(rows: list[dict]) -> pd.DataFrame:
     def col(key, default=None):
         return [r.get(key, default) for r in rows]
 
-    return pd.DataFrame({
-        "id": pd.array(range(1, n + 1), dtype="Int64"),
-        "type": pd.Series(col("type", "out"), dtype=TYPES),
-        "transaction_time": _times(col("time")),
-        "created_at": _times(col("time")),
-        "revision": pd.array([0] * n, dtype="Int64"),
-        "count_of_items": pd.array([1] * n, dtype="Int64"),
-        "total_quantity": pd.Series(col("qty", 1.0), dtype="float64"),
-        "partner_id": pd.array([None] * n, dtype="Int64"),
-        "partner_name": pd.array(col("partner"), dtype="string"),
-        "partner_deleted": pd.array([False] * n, dtype="boolean"),
-        "from_location_id": pd.array([None] * n, dtype="Int64"),
-        "from_location_name": pd.array(col("from"), dtype="string"),
-        "to_location_id": pd.array([None] * n, dtype="Int64"),
-        "to_location_name": pd.array(col("to", "Main"), dtype="string"),
-        "memo": pd.array([None] * n, dtype="string"),
-    })
+    return pd.DataFrame(
+        {
+            "id": pd.array(range(1, n + 1), dtype="Int64"),
+            "type": pd.Series(col("type", "out"), dtype=TYPES),
+            "transaction_time": _times(col("time")),
+            "created_at": _times(col("time")),
+            "revision": pd.array([0] * n, dtype="Int64"),
+            "count_of_items": pd.array([1] * n, dtype="Int64"),
+            "total_quantity": pd.Series(col("qty", 1.0), dtype="float64"),
+            "partner_id": pd.array([None] * n, dtype="Int64"),
+            "partner_name": pd.array(col("partner"), dtype="string"),
+            "partner_deleted": pd.array([False] * n, dtype="boolean"),
+            "from_location_id": pd.array([None] * n, dtype="Int64"),
+            "from_location_name": pd.array(col("from"), dtype="string"),
+            "to_location_id": pd.array([None] * n, dtype="Int64"),
+            "to_location_name": pd.array(col("to", "Main"), dtype="string"),
+            "memo": pd.array([None] * n, dtype="string"),
+        }
+    )
 
 
 def lines_frame(rows: list[dict]) -> pd.DataFrame:
@@ -85,19 +87,21 @@ def lines_frame(rows: list[dict]) -> pd.DataFrame:
     def col(key, default=None):
         return [r.get(key, default) for r in rows]
 
-    return pd.DataFrame({
-        "transaction_id": pd.array(col("tx", 1), dtype="Int64"),
-        "transaction_time": _times(col("time")),
-        "type": pd.Series(col("type", "out"), dtype=TYPES),
-        "revision": pd.array([0] * n, dtype="Int64"),
-        "partner_name": pd.array(col("partner"), dtype="string"),
-        "from_location_name": pd.array(col("from"), dtype="string"),
-        "to_location_name": pd.array(col("to", "Main"), dtype="string"),
-        "item_id": pd.array(col("item_id", 1), dtype="Int64"),
-        "item_name": pd.array(col("item", "bolt"), dtype="string"),
-        "quantity": pd.Series(col("qty", 1.0), dtype="float64"),
-        "new_stock_level": pd.Series(col("level", 0.0), dtype="float64"),
-    })
+    return pd.DataFrame(
+        {
+            "transaction_id": pd.array(col("tx", 1), dtype="Int64"),
+            "transaction_time": _times(col("time")),
+            "type": pd.Series(col("type", "out"), dtype=TYPES),
+            "revision": pd.array([0] * n, dtype="Int64"),
+            "partner_name": pd.array(col("partner"), dtype="string"),
+            "from_location_name": pd.array(col("from"), dtype="string"),
+            "to_location_name": pd.array(col("to", "Main"), dtype="string"),
+            "item_id": pd.array(col("item_id", 1), dtype="Int64"),
+            "item_name": pd.array(col("item", "bolt"), dtype="string"),
+            "quantity": pd.Series(col("qty", 1.0), dtype="float64"),
+            "new_stock_level": pd.Series(col("level", 0.0), dtype="float64"),
+        }
+    )
 
 
 def history_frame(rows: list[tuple]) -> pd.DataFrame:
@@ -110,22 +114,33 @@ def history_frame(rows: list[tuple]) -> pd.DataFrame:
     h["location_id"] = pd.array([None] * len(h), dtype="Int64")
     h["stock"] = h["stock"].astype("float64")
     h["change"] = h.groupby("item_id")["stock"].diff().fillna(h["stock"])
-    return h[["transaction_time", "transaction_id", "item_id", "item_name", "location_id",
-              "stock", "change"]]
+    return h[
+        [
+            "transaction_time",
+            "transaction_id",
+            "item_id",
+            "item_name",
+            "location_id",
+            "stock",
+            "change",
+        ]
+    ]
 
 
 @pytest.fixture
 def tx() -> pd.DataFrame:
     """Weeks of 2026-03-02 and 03-23 busy, 03-09 and 03-16 empty; all four types."""
-    return tx_frame([
-        {"time": "2026-03-02T08:00Z", "type": "in", "qty": 10, "partner": "Acme"},
-        {"time": "2026-03-03T09:00Z", "type": "out", "qty": 4, "partner": "Globex"},
-        {"time": "2026-03-08T23:59Z", "type": "out", "qty": 2, "partner": "Globex"},
-        {"time": "2026-03-04T10:00Z", "type": "adjust", "qty": -3},
-        {"time": "2026-03-23T00:00Z", "type": "move", "qty": 5, "from": "Main", "to": "Shop"},
-        {"time": "2026-03-24T12:00Z", "type": "out", "qty": 1, "partner": "Initech"},
-        {"time": "2026-03-25T12:00Z", "type": "in", "qty": 7, "partner": "Acme"},
-    ])
+    return tx_frame(
+        [
+            {"time": "2026-03-02T08:00Z", "type": "in", "qty": 10, "partner": "Acme"},
+            {"time": "2026-03-03T09:00Z", "type": "out", "qty": 4, "partner": "Globex"},
+            {"time": "2026-03-08T23:59Z", "type": "out", "qty": 2, "partner": "Globex"},
+            {"time": "2026-03-04T10:00Z", "type": "adjust", "qty": -3},
+            {"time": "2026-03-23T00:00Z", "type": "move", "qty": 5, "from": "Main", "to": "Shop"},
+            {"time": "2026-03-24T12:00Z", "type": "out", "qty": 1, "partner": "Initech"},
+            {"time": "2026-03-25T12:00Z", "type": "in", "qty": 7, "partner": "Acme"},
+        ]
+    )
 
 
 def _week_start(times: pd.Series) -> pd.Series:
@@ -136,8 +151,7 @@ def _week_start(times: pd.Series) -> pd.Series:
 
 def _bars(ax) -> dict[str, list]:
     """label -> list of (x start as date number, height) of the stacked bar containers."""
-    return {c.get_label(): [(p.get_x(), p.get_height()) for p in c.patches]
-            for c in ax.containers}
+    return {c.get_label(): [(p.get_x(), p.get_height()) for p in c.patches] for c in ax.containers}
 
 
 def _legend(ax) -> list[str]:
@@ -149,9 +163,11 @@ def _legend(ax) -> list[str]:
 
 def test_weekly_counts_match_the_frame_and_empty_weeks_are_zero(tx):
     table = activity_table(tx, "W", by="type")
-    expected = (pd.DataFrame({"week": _week_start(tx["transaction_time"]),
-                              "type": tx["type"].astype(str)})
-                .value_counts().unstack(fill_value=0))
+    expected = (
+        pd.DataFrame({"week": _week_start(tx["transaction_time"]), "type": tx["type"].astype(str)})
+        .value_counts()
+        .unstack(fill_value=0)
+    )
     weeks = pd.date_range("2026-03-02", "2026-03-23", freq="7D", tz="UTC")
     assert list(table.index) == list(weeks)  # the two empty weeks are rows, not skipped
     assert list(table.columns) == ["in", "out", "move", "adjust"]  # type order, not size
@@ -195,10 +211,16 @@ def test_tz_cuts_days_at_local_midnight():
 
 def test_range_bounds_are_read_in_tz_whatever_their_type():
     # 23:30 UTC on 1 March is 08:30 on 2 March in Seoul; 15:30 UTC on 2 March is 00:30 on 3 March.
-    df = tx_frame([{"time": "2026-03-01T23:30Z", "type": "in"},
-                   {"time": "2026-03-02T15:30Z", "type": "out"}])
-    for day in ("2026-03-02", date(2026, 3, 2), pd.Timestamp("2026-03-02"),
-                datetime(2026, 3, 2), np.datetime64("2026-03-02")):
+    df = tx_frame(
+        [{"time": "2026-03-01T23:30Z", "type": "in"}, {"time": "2026-03-02T15:30Z", "type": "out"}]
+    )
+    for day in (
+        "2026-03-02",
+        date(2026, 3, 2),
+        pd.Timestamp("2026-03-02"),
+        datetime(2026, 3, 2),
+        np.datetime64("2026-03-02"),
+    ):
         seoul = activity_table(df, "D", by=None, since=day, until=day, tz="Asia/Seoul")
         assert seoul["all"].tolist() == [1], day  # the whole Seoul day, and only it
     utc = activity_table(df, "D", by=None, since=date(2026, 3, 2), until=date(2026, 3, 2))
@@ -219,11 +241,13 @@ def test_a_range_error_names_the_bounds_in_words(tx):
 
 
 def test_top_n_keeps_totals_and_puts_missing_values_in_none():
-    rows = ([{"time": "2026-03-02T10:00Z", "partner": "A"}] * 5
-            + [{"time": "2026-03-03T10:00Z", "partner": "B"}] * 3
-            + [{"time": "2026-03-10T10:00Z", "partner": "C"}] * 2
-            + [{"time": "2026-03-10T10:00Z", "partner": "D"}]
-            + [{"time": "2026-03-11T10:00Z", "partner": None}] * 4)
+    rows = (
+        [{"time": "2026-03-02T10:00Z", "partner": "A"}] * 5
+        + [{"time": "2026-03-03T10:00Z", "partner": "B"}] * 3
+        + [{"time": "2026-03-10T10:00Z", "partner": "C"}] * 2
+        + [{"time": "2026-03-10T10:00Z", "partner": "D"}]
+        + [{"time": "2026-03-11T10:00Z", "partner": None}] * 4
+    )
     df = tx_frame(rows)
     table = activity_table(df, "W", by="partner", top=2)
     assert list(table.columns) == ["A", "(none)", "other"]  # largest first, "other" last
@@ -239,11 +263,13 @@ def test_quantity_metric_sums_absolute_quantities(tx):
     assert table.dtypes.eq("float64").all()
     assert table.loc[pd.Timestamp("2026-03-02", tz="UTC"), "adjust"] == 3.0  # |-3|
     assert table.to_numpy().sum() == tx["total_quantity"].abs().sum()
-    lines = lines_frame([
-        {"time": "2026-03-02T10:00Z", "item": "bolt", "qty": 4, "type": "in"},
-        {"time": "2026-03-02T10:00Z", "item": "nut", "qty": -6, "type": "adjust"},
-        {"time": "2026-03-10T10:00Z", "item": "bolt", "qty": 1},
-    ])
+    lines = lines_frame(
+        [
+            {"time": "2026-03-02T10:00Z", "item": "bolt", "qty": 4, "type": "in"},
+            {"time": "2026-03-02T10:00Z", "item": "nut", "qty": -6, "type": "adjust"},
+            {"time": "2026-03-10T10:00Z", "item": "bolt", "qty": 1},
+        ]
+    )
     by_item = activity_table(lines, "W", by="item", metric="quantity")
     assert by_item.to_dict("list") == {"nut": [6.0, 0.0], "bolt": [4.0, 1.0]}
     counts = activity_table(lines, "W", by="item")
@@ -251,12 +277,14 @@ def test_quantity_metric_sums_absolute_quantities(tx):
 
 
 def test_location_is_the_destination_or_the_source(tx):
-    df = tx_frame([
-        {"time": "2026-03-02T10:00Z", "type": "move", "from": "Main", "to": "Shop"},
-        {"time": "2026-03-02T11:00Z", "type": "out", "to": "Main"},
-        {"time": "2026-03-02T12:00Z", "type": "move", "from": "Shop", "to": None},
-        {"time": "2026-03-02T13:00Z", "type": "in", "to": None},
-    ])
+    df = tx_frame(
+        [
+            {"time": "2026-03-02T10:00Z", "type": "move", "from": "Main", "to": "Shop"},
+            {"time": "2026-03-02T11:00Z", "type": "out", "to": "Main"},
+            {"time": "2026-03-02T12:00Z", "type": "move", "from": "Shop", "to": None},
+            {"time": "2026-03-02T13:00Z", "type": "in", "to": None},
+        ]
+    )
     table = activity_table(df, "W", by="location")
     assert table.iloc[0].to_dict() == {"Main": 1, "Shop": 2, "(none)": 1}
 
@@ -325,8 +353,12 @@ def test_bars_stack_the_table_and_sum_to_the_frames_counts(tx):
 
 
 def test_type_colours_are_fixed_whatever_types_are_present():
-    df = tx_frame([{"time": "2026-03-02T10:00Z", "type": "out"},
-                   {"time": "2026-03-03T10:00Z", "type": "adjust"}])
+    df = tx_frame(
+        [
+            {"time": "2026-03-02T10:00Z", "type": "out"},
+            {"time": "2026-03-03T10:00Z", "type": "adjust"},
+        ]
+    )
     ax = plot_activity(df, "W")
     for container in ax.containers:
         face = container.patches[0].get_facecolor()
@@ -343,11 +375,13 @@ def test_quantity_bars_and_monthly_labels(tx):
 
 
 def test_lines_frame_counts_lines_and_splits_by_item():
-    lines = lines_frame([
-        {"time": "2026-03-02T10:00Z", "item": "bolt"},
-        {"time": "2026-03-02T10:00Z", "item": "nut"},
-        {"time": "2026-03-03T10:00Z", "item": "bolt"},
-    ])
+    lines = lines_frame(
+        [
+            {"time": "2026-03-02T10:00Z", "item": "bolt"},
+            {"time": "2026-03-02T10:00Z", "item": "nut"},
+            {"time": "2026-03-03T10:00Z", "item": "bolt"},
+        ]
+    )
     ax = plot_activity(lines, "D", by="item")
     assert ax.get_ylabel() == "lines per day"
     assert _legend(ax) == ["bolt", "nut"]
@@ -374,8 +408,12 @@ def _long_daily_frame(days: int) -> pd.DataFrame:
             continue
         day = pd.Timestamp("2026-01-01T08:00Z") + pd.Timedelta(days=d)
         for k in range(d % 4 + 1):
-            rows.append({"time": (day + pd.Timedelta(hours=k)).isoformat(),
-                         "type": ["in", "out", "move", "adjust"][(d + k) % 4]})
+            rows.append(
+                {
+                    "time": (day + pd.Timedelta(hours=k)).isoformat(),
+                    "type": ["in", "out", "move", "adjust"][(d + k) % 4],
+                }
+            )
     # the last day must hold a transaction, so the table spans exactly ``days`` days
     assert (days - 1) % 7 != 3
     return tx_frame(rows)
@@ -486,15 +524,17 @@ def test_missing_columns_are_named():
 
 @pytest.fixture
 def history() -> pd.DataFrame:
-    return history_frame([
-        ("2026-03-01T10:00Z", 7, "bolt", 10),
-        ("2026-03-03T10:00Z", 7, "bolt", 0),
-        ("2026-03-04T10:00Z", 7, "bolt", -2),
-        ("2026-03-06T10:00Z", 7, "bolt", 5),
-        ("2026-03-09T10:00Z", 7, "bolt", 0),
-        ("2026-03-02T10:00Z", 8, "nut", 50),
-        ("2026-03-10T10:00Z", 8, "nut", 30),
-    ])
+    return history_frame(
+        [
+            ("2026-03-01T10:00Z", 7, "bolt", 10),
+            ("2026-03-03T10:00Z", 7, "bolt", 0),
+            ("2026-03-04T10:00Z", 7, "bolt", -2),
+            ("2026-03-06T10:00Z", 7, "bolt", 5),
+            ("2026-03-09T10:00Z", 7, "bolt", 0),
+            ("2026-03-02T10:00Z", 8, "nut", 50),
+            ("2026-03-10T10:00Z", 8, "nut", 30),
+        ]
+    )
 
 
 def test_stock_lines_are_the_stock_column_as_steps_to_the_end_of_the_data(history):
@@ -530,18 +570,24 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     assert marks.get_marker() == "x"
     bolt = history[history["item_id"] == 7]
     out = bolt[bolt["stock"] <= 0]
-    assert (np.asarray(marks.get_xdata())
-            == out["transaction_time"].dt.tz_localize(None).to_numpy()).all()
+    assert (
+        np.asarray(marks.get_xdata()) == out["transaction_time"].dt.tz_localize(None).to_numpy()
+    ).all()
     assert marks.get_ydata().tolist() == [0.0, -2.0, 0.0]
     # shaded: 3 March until stock came back on 6 March; and from 9 March, still out at the end
-    spans = sorted(
-        (round(lo, 6), round(hi, 6)) for lo, hi in map(_x_extent, ax.patches))
+    spans = sorted((round(lo, 6), round(hi, 6)) for lo, hi in map(_x_extent, ax.patches))
     day = mdates.date2num
     assert spans == [
-        (round(day(pd.Timestamp("2026-03-03T10:00")), 6), round(day(pd.Timestamp("2026-03-06T10:00")), 6)),
+        (
+            round(day(pd.Timestamp("2026-03-03T10:00")), 6),
+            round(day(pd.Timestamp("2026-03-06T10:00")), 6),
+        ),
         # still out on 9 March, until the end of the data (nut's row of 10 March), though
         # nut is not drawn: the data goes on, so bolt's zero does too
-        (round(day(pd.Timestamp("2026-03-09T10:00")), 6), round(day(pd.Timestamp("2026-03-10T10:00")), 6)),
+        (
+            round(day(pd.Timestamp("2026-03-09T10:00")), 6),
+            round(day(pd.Timestamp("2026-03-10T10:00")), 6),
+        ),
     ]
     assert ax.get_title() == "Stock of bolt"
 
@@ -579,8 +625,9 @@ def test_stock_history_bad_arguments(history):
 
 def test_deleted_items_are_left_out_unless_asked_for(history):
     # issue 11 item 2: a deleted item is not drawn by default, and the plot says so.
-    h = history.assign(item_deleted=pd.array(
-        [False] * 5 + [True] * 2, dtype="boolean"))  # nut (8) is deleted in the service
+    h = history.assign(
+        item_deleted=pd.array([False] * 5 + [True] * 2, dtype="boolean")
+    )  # nut (8) is deleted in the service
     with pytest.warns(invtools.DeletedItemsWarning, match=r"1 deleted item .*8 'nut'"):
         ax = plot_stock_history(h)
     assert _legend(ax) == ["bolt", "out of stock"] and ax.get_title() == "Stock of bolt"
@@ -591,8 +638,12 @@ def test_deleted_items_are_left_out_unless_asked_for(history):
 
 
 def test_activity_by_item_counts_a_deleted_item_and_labels_it():
-    lines = lines_frame([{"time": "2026-03-02T09:00Z", "item": "bolt"},
-                         {"time": "2026-03-03T09:00Z", "item": "nut", "item_id": 2}])
+    lines = lines_frame(
+        [
+            {"time": "2026-03-02T09:00Z", "item": "bolt"},
+            {"time": "2026-03-03T09:00Z", "item": "nut", "item_id": 2},
+        ]
+    )
     lines["item_deleted"] = pd.array([False, True], dtype="boolean")
     table = activity_table(lines, "W", by="item")
     assert table.columns.tolist() == ["bolt", "nut (deleted)"] and table.sum().sum() == 2
@@ -613,10 +664,12 @@ def test_calendar_cells_hold_daily_counts(tx):
     grid = ax.images[0].get_array()
     assert grid.shape[0] == 7
     assert grid.sum() == len(tx)
+
     # 2026-01-01 is a Thursday: column 0 holds Mon 29 Dec .. Sun 4 Jan
     def cell(date):
         d = pd.Timestamp(date)
         return grid[d.day_of_week, (d - pd.Timestamp("2025-12-29")).days // 7]
+
     assert cell("2026-03-02") == 1 and cell("2026-03-08") == 1 and cell("2026-03-05") == 0
     assert cell("2026-03-23") == 1
     assert cell("2026-02-01") is np.ma.masked  # before the frame's first day: unknown, blank
@@ -653,18 +706,27 @@ def test_docstring_examples_run():
 
 
 def test_import_picks_no_backend_and_needs_no_display():
-    code = ("import sys, invtools.viz; "
-            "print('matplotlib.pyplot' in sys.modules, 'matplotlib' in sys.modules)")
+    code = (
+        "import sys, invtools.viz; "
+        "print('matplotlib.pyplot' in sys.modules, 'matplotlib' in sys.modules)"
+    )
     env = {"PATH": "/usr/bin:/bin", "DISPLAY": "", "MPLBACKEND": ""}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**env, "PYTHONPATH": ":".join(sys.path)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PYTHONPATH": ":".join(sys.path)},
+    )
     assert out.stdout.split() == ["False", "False"]
 
 
 def test_errors_name_the_function_the_user_called():
-    for call, name in ((lambda: plot_activity(42), "plot_activity"),
-                       (lambda: activity_table(42), "activity_table"),
-                       (lambda: plot_activity(tx_frame([]), metric="value"), "plot_activity")):
+    for call, name in (
+        (lambda: plot_activity(42), "plot_activity"),
+        (lambda: activity_table(42), "activity_table"),
+        (lambda: plot_activity(tx_frame([]), metric="value"), "plot_activity"),
+    ):
         with pytest.raises(ConfigError, match=name):
             call()
 

@@ -54,10 +54,12 @@ def test_pytest_turns_warnings_into_errors():
 
 # -- issue 11, item 12: packaging ------------------------------------------------------------
 
+
 def test_every_package_folder_is_packaged_and_the_notebooks_ship_with_it():
     tool = _pyproject()["tool"]["setuptools"]
-    folders = {".".join(p.parent.relative_to(ROOT).parts)
-               for p in (ROOT / "invtools").rglob("__init__.py")}
+    folders = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "invtools").rglob("__init__.py")
+    }
     assert set(tool["packages"]) == folders | {"invtools.examples"}
     assert tool["package-dir"] == {"invtools.examples": "notebooks"}
     assert tool["package-data"]["invtools.examples"] == ["*.ipynb"]
@@ -77,14 +79,17 @@ def test_the_demo_extra_has_what_invtools_demo_needs_and_dev_includes_it():
 def test_the_minimum_versions_run_covers_every_declared_dependency():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("min_versions",
-                                                  ROOT / "scripts" / "min_versions.py")
+    spec = importlib.util.spec_from_file_location(
+        "min_versions", ROOT / "scripts" / "min_versions.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     names = {r.name for r in mod.declared(_pyproject())}
     extras = _pyproject()["project"]["optional-dependencies"]
-    want = {Requirement(s).name for s in _pyproject()["project"]["dependencies"]
-            + extras["demo"] + extras["dev"]} - {"invtools"}
+    want = {
+        Requirement(s).name
+        for s in _pyproject()["project"]["dependencies"] + extras["demo"] + extras["dev"]
+    } - {"invtools"}
     assert names == want
     assert all(r.specifier for r in mod.declared(_pyproject()))  # every one has a lower bound
     assert mod.lowest(Requirement("nbconvert>=7.16.5"), ["7.16.4", "7.16.6", "7.17.0"]) == "7.16.6"

@@ -10,28 +10,54 @@ import invtools
 EXPECTED = {
     "__version__",
     # errors
-    "InvtoolsError", "ConfigError", "TransportError", "PaginationError", "APIError",
-    "AuthenticationError", "TeamModeError", "InvalidRequestError", "NotFoundError",
-    "RateLimitError", "ServerError",
+    "InvtoolsError",
+    "ConfigError",
+    "TransportError",
+    "PaginationError",
+    "APIError",
+    "AuthenticationError",
+    "TeamModeError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "RateLimitError",
+    "ServerError",
     # the cache file stayed locked; an argument of the wrong kind; a mirror another sync holds
-    "CacheError", "ArgumentTypeError", "LockedError",
+    "CacheError",
+    "ArgumentTypeError",
+    "LockedError",
     # said when an analysis or plot leaves deleted items out
     "DeletedItemsWarning",
     # the client and the mirror
-    "Client", "Team", "Page", "RequestStats", "TransactionMirror", "SyncReport",
+    "Client",
+    "Team",
+    "Page",
+    "RequestStats",
+    "TransactionMirror",
+    "SyncReport",
     # where a frame came from (df.attrs)
     "Provenance",
     # the response cache: what is in it per team, pruning it
-    "cache_info", "prune_cache",
+    "cache_info",
+    "prune_cache",
     # connecting from notebooks
-    "connect", "demo_server", "team_tokens", "is_demo",
+    "connect",
+    "demo_server",
+    "team_tokens",
+    "is_demo",
     # the same question for several teams at once
-    "each_team", "TeamResults",
+    "each_team",
+    "TeamResults",
     # plots and widgets (imported on first use)
-    "activity_table", "plot_activity", "plot_stock_history", "plot_calendar",
-    "token_picker", "activity_explorer",
+    "activity_table",
+    "plot_activity",
+    "plot_stock_history",
+    "plot_calendar",
+    "token_picker",
+    "activity_explorer",
     # public submodules
-    "frames", "analysis", "sandbox",
+    "frames",
+    "analysis",
+    "sandbox",
 }
 
 
@@ -47,7 +73,9 @@ def test_every_public_name_resolves():
 
 
 def test_import_does_not_pull_in_matplotlib_or_ipywidgets():
-    code = ("import sys, invtools; "
-            "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))")
+    code = (
+        "import sys, invtools; "
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

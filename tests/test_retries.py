@@ -19,25 +19,34 @@ import requests
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters
 from invtools.errors import RateLimitError
-from invtools.http.retries import MAX_BACKOFF, MAX_RATE_LIMIT_WAIT, backoff, rate_limit_wait, \
-    wait_seconds
+from invtools.http.retries import (
+    MAX_BACKOFF,
+    MAX_RATE_LIMIT_WAIT,
+    backoff,
+    rate_limit_wait,
+    wait_seconds,
+)
 
 NOW = 1_750_000_000.0  # a wall-clock time (2025), as time.time() gives it
 
 
 # ------------------------------------------------------------------------- wait_seconds
 
-@pytest.mark.parametrize("value, expected", [
-    ("2.5", 2.5),
-    ("0", 0.0),
-    ("-3", -3.0),
-    ("1000000000", 1e9),                      # up to 1e9: seconds (31 years; never waited)
-    ("1000000000.5", 1e9 + 0.5 - NOW),        # beyond: a Unix timestamp (here, of 2001)
-    (str(NOW + 30), 30.0),                    # 30 s from now
-    (str(int(NOW) + 7), 7.0),
-    (str(NOW - 5), -5.0),                     # a reset already past
-    (formatdate(NOW + 12, usegmt=True), 12.0),  # an HTTP date
-])
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("2.5", 2.5),
+        ("0", 0.0),
+        ("-3", -3.0),
+        ("1000000000", 1e9),  # up to 1e9: seconds (31 years; never waited)
+        ("1000000000.5", 1e9 + 0.5 - NOW),  # beyond: a Unix timestamp (here, of 2001)
+        (str(NOW + 30), 30.0),  # 30 s from now
+        (str(int(NOW) + 7), 7.0),
+        (str(NOW - 5), -5.0),  # a reset already past
+        (formatdate(NOW + 12, usegmt=True), 12.0),  # an HTTP date
+    ],
+)
 def test_a_reset_header_is_read_as_seconds_a_timestamp_or_a_date(value, expected):
     assert wait_seconds(value, now=NOW) == pytest.approx(expected)
 
@@ -49,11 +58,16 @@ def test_a_reset_header_that_says_nothing_usable_is_none(value):
 
 # ------------------------------------------------------------------------ rate_limit_wait
 
+
 def test_the_wait_is_a_little_past_the_reset_and_says_which_header_gave_it():
     assert rate_limit_wait({"X-Ratelimit-Reset": "2"}, now=NOW) == (
-        pytest.approx(2.05), "429, X-Ratelimit-Reset: 2")
+        pytest.approx(2.05),
+        "429, X-Ratelimit-Reset: 2",
+    )
     assert rate_limit_wait({"Retry-After": str(NOW + 3)}, now=NOW) == (
-        pytest.approx(3.05), f"429, Retry-After: {NOW + 3}")
+        pytest.approx(3.05),
+        f"429, Retry-After: {NOW + 3}",
+    )
 
 
 def test_x_ratelimit_reset_is_read_before_retry_after_and_a_bad_one_is_skipped():
@@ -71,7 +85,9 @@ def test_a_reset_in_the_past_waits_only_the_margin():
 def test_a_reset_longer_than_the_longest_wait_is_not_waited_for():
     longest = str(MAX_RATE_LIMIT_WAIT)
     assert rate_limit_wait({"Retry-After": longest}, now=NOW) == (
-        pytest.approx(MAX_RATE_LIMIT_WAIT + 0.05), f"429, Retry-After: {longest}")
+        pytest.approx(MAX_RATE_LIMIT_WAIT + 0.05),
+        f"429, Retry-After: {longest}",
+    )
     wait, why = rate_limit_wait({"Retry-After": str(MAX_RATE_LIMIT_WAIT + 1)}, now=NOW)
     assert wait == float("inf") and why == f"429, Retry-After: {MAX_RATE_LIMIT_WAIT + 1}"
 
@@ -79,10 +95,13 @@ def test_a_reset_longer_than_the_longest_wait_is_not_waited_for():
 def test_a_429_without_a_reset_header_says_so():
     assert rate_limit_wait({}, now=NOW) == (None, "429 without a reset header")
     assert rate_limit_wait({"Retry-After": "whenever"}, now=NOW) == (
-        None, "429 without a reset header")
+        None,
+        "429 without a reset header",
+    )
 
 
 # ---------------------------------------------------------------------------- backoff
+
 
 class Extreme:
     """A random source that always draws the lowest (or highest) value allowed."""
@@ -94,8 +113,9 @@ class Extreme:
         return b if self.high else a
 
 
-@pytest.mark.parametrize("attempt, low, high", [(1, 0.25, 0.5), (2, 0.5, 1.0), (3, 1.0, 2.0),
-                                                (4, 2.0, 4.0)])
+@pytest.mark.parametrize(
+    "attempt, low, high", [(1, 0.25, 0.5), (2, 0.5, 1.0), (3, 1.0, 2.0), (4, 2.0, 4.0)]
+)
 def test_backoff_doubles_per_attempt_half_fixed_half_random(attempt, low, high):
     assert backoff(attempt, 0.5, rng=Extreme(False)) == pytest.approx(low)
     assert backoff(attempt, 0.5, rng=Extreme(True)) == pytest.approx(high)
@@ -107,6 +127,7 @@ def test_backoff_is_capped():
 
 
 # ------------------------------------------------------------- the client waiting for it
+
 
 class Answers:
     """A session answering GETs from a list of (status, headers) in turn, recording when (on
@@ -124,22 +145,32 @@ class Answers:
         r = requests.Response()
         r.status_code, r.reason = status, "Too Many Requests" if status == 429 else "OK"
         r.headers.update({"Content-Type": "application/json", **headers})
-        r._content = json.dumps({"items": [], "count": 0} if status == 200 else
-                                {"type": "/errors/rate-limit", "title": "Too many requests"}
-                                ).encode()
+        r._content = json.dumps(
+            {"items": [], "count": 0}
+            if status == 200
+            else {"type": "/errors/rate-limit", "title": "Too many requests"}
+        ).encode()
         r.encoding = "utf-8"
         r.url = url
         return r
 
 
 def requester(session, clock, retries=3):
-    return Requester(session, base_url="http://127.0.0.1:9", timeout=(1.0, 1.0),
-                     retries=retries, backoff=0.01, counters=Counters(), clock=clock)
+    return Requester(
+        session,
+        base_url="http://127.0.0.1:9",
+        timeout=(1.0, 1.0),
+        retries=retries,
+        backoff=0.01,
+        counters=Counters(),
+        clock=clock,
+    )
 
 
 @pytest.mark.parametrize("header", ["X-Ratelimit-Reset", "Retry-After"])
 def test_a_reset_sent_as_a_unix_timestamp_is_waited_for_then_the_request_succeeds(
-        fake_clock, header):
+    fake_clock, header
+):
     reset = f"{time.time() + 20:.3f}"  # the server's clock: 20 s from now
     session = Answers(fake_clock, [(429, {header: reset}), (200, {})])
     data, _ = requester(session, fake_clock).send("/v1/members", None)
@@ -149,8 +180,9 @@ def test_a_reset_sent_as_a_unix_timestamp_is_waited_for_then_the_request_succeed
 
 
 def test_a_reset_sent_as_an_http_date_is_waited_for(fake_clock):
-    session = Answers(fake_clock, [(429, {"Retry-After": formatdate(time.time() + 30,
-                                                                    usegmt=True)}), (200, {})])
+    session = Answers(
+        fake_clock, [(429, {"Retry-After": formatdate(time.time() + 30, usegmt=True)}), (200, {})]
+    )
     requester(session, fake_clock).send("/v1/members", None)
     assert 28 <= session.sent_at[1] - session.sent_at[0] <= 31
 

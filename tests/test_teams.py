@@ -60,14 +60,16 @@ def test_each_teams_answer_is_what_its_own_call_gives(teams_server, env, make_cl
     assert list(stacked.columns[:1]) == ["team"]
     assert stacked["team"].value_counts().to_dict() == {n: len(answers[n]) for n in SHOPS}
     pd.testing.assert_frame_equal(
-        stacked[stacked["team"] == "york"].drop(columns="team"), answers["york"])
+        stacked[stacked["team"] == "york"].drop(columns="team"), answers["york"]
+    )
     assert set(stacked.attrs["teams"]) == set(SHOPS)
 
 
 def test_with_no_teams_given_every_team_in_the_environment_is_asked(teams_server, env):
     answers = invtools.each_team(lambda c: c.team().name, progress=False, **env)
-    assert dict(answers) == {n: teams_server.data(n).team["name"]
-                             for n in sorted(teams_server.tokens)}
+    assert dict(answers) == {
+        n: teams_server.data(n).team["name"] for n in sorted(teams_server.tokens)
+    }
 
 
 def test_clients_you_made_are_used_as_they_are_and_left_open(teams_server, make_client):
@@ -89,7 +91,8 @@ def demo_stopped_after():
 
 
 def test_a_basic_team_a_refused_token_and_a_missing_one_fail_in_their_slots(
-        monkeypatch, demo_stopped_after):
+    monkeypatch, demo_stopped_after
+):
     from invtools.sandbox import serve
 
     with serve(rate_limit=0, size=300, shops=3, seed=7) as sb:  # tokens unlike the demo's
@@ -97,9 +100,13 @@ def test_a_basic_team_a_refused_token_and_a_missing_one_fail_in_their_slots(
             monkeypatch.setenv(f"INVTOOLS_TOKEN_{name.upper()}", token)
         monkeypatch.setenv("INVTOOLS_BASE_URL", sb.base_url)
         sb.revoke_token("harrogate")  # deleted in the web app since
-        answers = invtools.each_team(lambda c: c.items_df(), ["shop", "harrogate", "basic",
-                                                              "york", "nowhere"],
-                                     progress=False, cache=False, rate_limit=0)
+        answers = invtools.each_team(
+            lambda c: c.items_df(),
+            ["shop", "harrogate", "basic", "york", "nowhere"],
+            progress=False,
+            cache=False,
+            rate_limit=0,
+        )
         assert list(answers) == ["shop", "harrogate", "basic", "york", "nowhere"]
         assert set(answers.ok) == {"shop", "york"}
         assert len(answers["shop"]) == len(sb.data("shop").items)
@@ -115,14 +122,26 @@ def test_a_basic_team_a_refused_token_and_a_missing_one_fail_in_their_slots(
             answers.frame()
         assert set(answers.ok.frame()["team"]) == {"shop", "york"}
         summary = answers.summary()
-        assert summary["ok"].to_dict() == {"shop": True, "harrogate": False, "basic": False,
-                                           "york": True, "nowhere": False}
+        assert summary["ok"].to_dict() == {
+            "shop": True,
+            "harrogate": False,
+            "basic": False,
+            "york": True,
+            "nowhere": False,
+        }
         assert summary.loc["basic", "error"].startswith("TeamModeError: ")
         # No token anywhere in what the results show or say, the refused one included.
         notes = [n for e in answers.errors.values() for n in getattr(e, "__notes__", [])]
-        _tokens_absent(sb.tokens.values(), repr(answers), str(answers), answers._repr_html_(),
-                       summary.to_string(), *map(str, answers.errors.values()),
-                       *map(repr, answers.errors.values()), *notes)
+        _tokens_absent(
+            sb.tokens.values(),
+            repr(answers),
+            str(answers),
+            answers._repr_html_(),
+            summary.to_string(),
+            *map(str, answers.errors.values()),
+            *map(repr, answers.errors.values()),
+            *notes,
+        )
 
 
 def test_the_teams_questions_run_at_the_same_time(make_client):
@@ -201,8 +220,9 @@ def test_a_fault_in_the_question_is_raised_naming_the_team(teams_server, make_cl
 
 def test_frame_of_series_is_one_row_per_team(teams_server, make_client):
     clients = {n: make_client(teams_server, n) for n in SHOPS}
-    answers = invtools.each_team(lambda c: c.members_df()["role"].value_counts(), clients,
-                                 progress=False)
+    answers = invtools.each_team(
+        lambda c: c.members_df()["role"].value_counts(), clients, progress=False
+    )
     wide = answers.frame()
     assert list(wide.index) == SHOPS and wide.index.name == "team"
     assert wide.loc["york", "admin"] == 1
@@ -210,8 +230,7 @@ def test_frame_of_series_is_one_row_per_team(teams_server, make_client):
         invtools.each_team(lambda c: c.team().id, clients, progress=False).frame()
 
 
-def test_a_frame_of_several_teams_round_trips_through_parquet(teams_server, make_client,
-                                                               tmp_path):
+def test_a_frame_of_several_teams_round_trips_through_parquet(teams_server, make_client, tmp_path):
     clients = {n: make_client(teams_server, n) for n in SHOPS}
     stacked = invtools.each_team(lambda c: c.locations_df(), clients, progress=False).frame()
     stacked.to_parquet(tmp_path / "locations.parquet")

@@ -98,7 +98,9 @@ def test_partners_after_a_cached_first_page_are_todays(sb, make_client):
     sb.edit_partner(first[2]["id"], name="Renamed Supplies Ltd")
     sb.edit_partner(first[5]["id"], deleted=True)
     df = c.partners_df(limit=10)
-    assert list(zip(df["id"], df["name"], strict=True)) == [(p["id"], p["name"]) for p in sb.data().partners]
+    assert list(zip(df["id"], df["name"], strict=True)) == [
+        (p["id"], p["name"]) for p in sb.data().partners
+    ]
 
 
 def test_a_whole_walk_within_max_age_replays_what_it_read_even_after_changes(sb, make_client):
@@ -114,11 +116,12 @@ def test_a_whole_walk_within_max_age_replays_what_it_read_even_after_changes(sb,
     assert again.attrs["data_as_of"] == first.attrs["data_as_of"]
     assert pairs(c.transactions(chains=1)) == before
     window = c.transactions_df(since=sb.data().transactions[150]["transaction_time"])
-    assert sb.requests == [] and pairs(window) == before[:len(window)]
+    assert sb.requests == [] and pairs(window) == before[: len(window)]
     assert pairs(c.transactions_df(refresh=True)) == truth(sb)
 
 
 # ------------------------------------------------------------------------------ a fifth type
+
 
 def test_a_fifth_transaction_type_at_the_head_is_walked_not_lost(sb, make_client):
     """The documented types are four; a row of another type must not vanish from a first whole
@@ -173,16 +176,15 @@ SCRIPT = textwrap.dedent("""
 
 def run_in_a_new_process(sb, cache: Path, since: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
-    env.update(T=sb.tokens["shop"], U=sb.base_url, C=str(cache), S=since,
-               PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=120)
+    env.update(T=sb.tokens["shop"], U=sb.base_url, C=str(cache), S=since, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_a_second_process_on_the_same_cache_sends_nothing_and_gets_the_same_rows(
-        sb, tmp_path):
+def test_a_second_process_on_the_same_cache_sends_nothing_and_gets_the_same_rows(sb, tmp_path):
     """Restart & Run All: a new process every time, on the same cache."""
     since = sb.data().transactions[200]["transaction_time"]
     first = run_in_a_new_process(sb, tmp_path / "cache.sqlite", since)
@@ -214,6 +216,7 @@ def test_a_walk_from_another_process_is_replayed_only_whole(sb, make_client, tmp
 
 # ------------------------------------------------------------------------------ Restart & Run All
 
+
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.timeout(600)
@@ -225,9 +228,14 @@ def test_an_example_notebook_run_again_in_a_new_kernel_sends_nothing(tmp_path):
     from invtools.sandbox import serve
 
     with serve(port=0, rate_limit=0, seed=0, size=600) as sb:
-        env = kernel_env({"INVTOOLS_TOKEN": sb.tokens["shop"], "INVTOOLS_BASE_URL": sb.base_url,
-                          "INVTOOLS_CACHE_DIR": str(tmp_path / "cache"),
-                          "XDG_DATA_HOME": str(tmp_path / "data")})
+        env = kernel_env(
+            {
+                "INVTOOLS_TOKEN": sb.tokens["shop"],
+                "INVTOOLS_BASE_URL": sb.base_url,
+                "INVTOOLS_CACHE_DIR": str(tmp_path / "cache"),
+                "XDG_DATA_HOME": str(tmp_path / "data"),
+            }
+        )
         notebook = ROOT / "notebooks" / "02-stock-investigation.ipynb"
         first, summary = execute_notebook(notebook, env=env)
         assert summary["sent"] > 600  # the list and every detail
@@ -237,9 +245,13 @@ def test_an_example_notebook_run_again_in_a_new_kernel_sends_nothing(tmp_path):
         assert summary["sent"] == 0 and summary["from_cache"] > 600
 
     def text(nb):  # what the cells printed and returned, but for how many requests it took
-        out = [o.get("text", "") + json.dumps(o.get("data", {}).get("text/plain", ""))
-               for c in nb.cells if c.cell_type == "code" for o in c.outputs
-               if o.get("name") == "stdout" or o.output_type == "execute_result"]
+        out = [
+            o.get("text", "") + json.dumps(o.get("data", {}).get("text/plain", ""))
+            for c in nb.cells
+            if c.cell_type == "code"
+            for o in c.outputs
+            if o.get("name") == "stdout" or o.output_type == "execute_result"
+        ]
         return [line for line in out if "requests" not in line and "from cache" not in line]
 
     assert text(second)[:-1] == text(first)[:-1]  # (the last cell is the run's summary)

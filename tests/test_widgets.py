@@ -28,8 +28,7 @@ from invtools.frames import lines_df, transactions_df  # noqa: E402
 from invtools.notebook import activity_explorer, scrub, token_picker  # noqa: E402
 from invtools.viz import activity_table  # noqa: E402
 
-FAST = {"cache": False, "rate_limit": 0, "progress": False, "backoff": 0.01,
-        "timeout": (2.0, 5.0)}
+FAST = {"cache": False, "rate_limit": 0, "progress": False, "backoff": 0.01, "timeout": (2.0, 5.0)}
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +83,16 @@ def all_states(widget) -> list[dict]:
 
 
 def assert_no_token(picker, tokens, *texts):
-    blobs = [json.dumps(all_states(picker), default=repr),
-             json.dumps(ipywidgets.Widget.get_manager_state(), default=repr),
-             repr(picker), str(picker.message), repr(picker.client), repr(picker.team),
-             repr(picker.dropdown.options), *texts]
+    blobs = [
+        json.dumps(all_states(picker), default=repr),
+        json.dumps(ipywidgets.Widget.get_manager_state(), default=repr),
+        repr(picker),
+        str(picker.message),
+        repr(picker.client),
+        repr(picker.team),
+        repr(picker.dropdown.options),
+        *texts,
+    ]
     for token in tokens:
         for blob in blobs:
             assert token not in blob
@@ -109,7 +114,10 @@ def test_env_tokens_are_offered_by_name_and_choosing_one_connects(server, env):
     assert picker.team.id == shop["id"] and picker.team.name == shop["name"]
     assert isinstance(picker.client, Client) and picker.client.team().id == shop["id"]
     assert seen == [picker.client] and observed == [picker.client]
-    assert f"<b>{html.escape(shop['name'], quote=False)}</b>" in picker.status.value and "Location mode" in picker.message
+    assert (
+        f"<b>{html.escape(shop['name'], quote=False)}</b>" in picker.status.value
+        and "Location mode" in picker.message
+    )
     assert server.base_url in picker.message and "✓" in picker.status.value
     assert_no_token(picker, env.values())
 
@@ -151,8 +159,11 @@ def test_pasted_token_is_cleared_before_it_reaches_the_network():
 
 def test_a_revoked_token_is_refused_even_while_its_team_is_cached(sb, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)  # every logger, the cache's included
-    picker = token_picker(base_url=sb.base_url, environ={"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]},
-                          **{**FAST, "cache": tmp_path / "responses.sqlite"})
+    picker = token_picker(
+        base_url=sb.base_url,
+        environ={"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]},
+        **{**FAST, "cache": tmp_path / "responses.sqlite"},
+    )
     picker.dropdown.value = "shop"
     assert picker.client is not None and "Connected" in picker.message
     sb.revoke_token("shop")  # deleted in the web app meanwhile; the team is cached for hours
@@ -160,8 +171,10 @@ def test_a_revoked_token_is_refused_even_while_its_team_is_cached(sb, tmp_path, 
     assert picker.client is None and picker.team is None
     assert "token refused" in picker.message and "✗" in picker.status.value
     # The server was asked each time, and said no the second time.
-    assert [(r.path, r.status) for r in sb.requests] == [("/v1/teams/linked", 200),
-                                                          ("/v1/teams/linked", 401)]
+    assert [(r.path, r.status) for r in sb.requests] == [
+        ("/v1/teams/linked", 200),
+        ("/v1/teams/linked", 401),
+    ]
     assert_no_token(picker, [sb.tokens["shop"]], caplog.text)
 
 
@@ -246,8 +259,9 @@ def test_refused_pasted_token_says_how_to_fix_it_and_never_shows_it(server, capl
 
     assert picker.client is None and seen == []
     assert "token refused" in picker.message
-    assert "it may have been deleted; issue a new one under Settings > Integrations" in \
-        picker.message
+    assert (
+        "it may have been deleted; issue a new one under Settings > Integrations" in picker.message
+    )
     assert "✗" in picker.status.value
     assert_no_token(picker, [bad], caplog.text)
 
@@ -285,8 +299,13 @@ def test_basic_mode_team_connects_with_a_warning(server, env):
     basic = server.data("basic").team
     assert picker.team.name == basic["name"] and not picker.team.uses_locations
     assert seen == [picker.client]
-    for word in ("Basic mode", "does not manage stock by location", "items", "stock",
-                 "transactions"):
+    for word in (
+        "Basic mode",
+        "does not manage stock by location",
+        "items",
+        "stock",
+        "transactions",
+    ):
         assert word in picker.message
     assert "⚠" in picker.status.value
 
@@ -318,8 +337,7 @@ def assert_ended(threads: set[threading.Thread]) -> None:
 # thread a replaced client caused (the server's, one per kept-alive connection) ends.
 
 
-def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path,
-                                                    open_files):
+def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tmp_path, open_files):
     cache = tmp_path / "responses.sqlite"
     before = live_threads()
     # Rate-limited (generously): pacing must not start threads of its own either.
@@ -362,8 +380,9 @@ def test_switching_teams_closes_the_previous_client(server, env, monkeypatch, tm
     assert open_files(cache) == 0
 
 
-def test_a_refused_token_closes_both_the_new_and_the_previous_client(server, env, monkeypatch,
-                                                                    tmp_path, open_files):
+def test_a_refused_token_closes_both_the_new_and_the_previous_client(
+    server, env, monkeypatch, tmp_path, open_files
+):
     closed = []
     real_close = Client.close
     monkeypatch.setattr(Client, "close", lambda self: (closed.append(self), real_close(self)))
@@ -417,8 +436,9 @@ def test_base_url_defaults_to_invtools_base_url_from_the_environment(server, mon
     assert picker.team.name == server.data("shop").team["name"]
 
     # From the given environ when there is one (the tokens' environment).
-    picker = token_picker(environ={"INVTOOLS_BASE_URL": server.base_url,
-                                   "INVTOOLS_TOKEN_SHOP": token}, **FAST)
+    picker = token_picker(
+        environ={"INVTOOLS_BASE_URL": server.base_url, "INVTOOLS_TOKEN_SHOP": token}, **FAST
+    )
     picker.dropdown.value = "shop"
     assert picker.client is not None and picker.client.base_url == server.base_url
 
@@ -479,10 +499,16 @@ class _EchoHandler(BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802
         token = self.headers.get("Authorization", "").removeprefix("Bearer ")
-        body = json.dumps({"type": "/errors/forbidden", "title": f"token {token} is not allowed",
-                           "errors": [{"parameter": "token", "given": token,
-                                       "message": f"{token} has no access"}],
-                           "correlation_id": "rq_echo"}).encode()
+        body = json.dumps(
+            {
+                "type": "/errors/forbidden",
+                "title": f"token {token} is not allowed",
+                "errors": [
+                    {"parameter": "token", "given": token, "message": f"{token} has no access"}
+                ],
+                "correlation_id": "rq_echo",
+            }
+        ).encode()
         self.send_response(403)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -500,8 +526,11 @@ def test_messages_are_scrubbed_when_the_server_echoes_the_token(caplog):
     thread.start()
     try:
         token = "echo-me-please-9f8e7d6c"
-        picker = token_picker(base_url=f"http://127.0.0.1:{httpd.server_port}",
-                              environ={"INVTOOLS_TOKEN_ECHO": token}, **FAST)
+        picker = token_picker(
+            base_url=f"http://127.0.0.1:{httpd.server_port}",
+            environ={"INVTOOLS_TOKEN_ECHO": token},
+            **FAST,
+        )
         picker.dropdown.value = "echo"
         assert picker.client is None
         assert "403" in picker.message and "***" in picker.message
@@ -540,21 +569,22 @@ def make_transactions(n: int = 240, seed: int = 3) -> pd.DataFrame:
     types = rng.choice(["in", "out", "out", "move", "adjust"], n)
     qty = rng.integers(1, 40, n).astype(float)
     qty[types == "adjust"] *= -1
-    return pd.DataFrame({
-        "id": np.arange(1, n + 1),
-        "type": pd.Categorical(types, categories=["in", "out", "move", "adjust"]),
-        "transaction_time": times,
-        "total_quantity": qty,
-        "partner_name": pd.array(rng.choice(["Acme", "Bolt Co", None], n), dtype="string"),
-        "to_location_name": pd.array(rng.choice(["Shop", "Store room"], n), dtype="string"),
-        "from_location_name": pd.array([None] * n, dtype="string"),
-    })
+    return pd.DataFrame(
+        {
+            "id": np.arange(1, n + 1),
+            "type": pd.Categorical(types, categories=["in", "out", "move", "adjust"]),
+            "transaction_time": times,
+            "total_quantity": qty,
+            "partner_name": pd.array(rng.choice(["Acme", "Bolt Co", None], n), dtype="string"),
+            "to_location_name": pd.array(rng.choice(["Shop", "Store room"], n), dtype="string"),
+            "from_location_name": pd.array([None] * n, dtype="string"),
+        }
+    )
 
 
 def bars(ax) -> dict[str, np.ndarray]:
     """Bar heights per legend label, as drawn."""
-    return {c.get_label(): np.array([p.get_height() for p in c.patches])
-            for c in ax.containers}
+    return {c.get_label(): np.array([p.get_height() for p in c.patches]) for c in ax.containers}
 
 
 def assert_drawn(ex, expected: pd.DataFrame):
@@ -572,10 +602,14 @@ def tx():
 
 def test_explorer_draws_what_activity_table_counts(tx):
     ex = activity_explorer(tx)
-    assert (ex.start.value, ex.end.value) == (tx.transaction_time.min().date(),
-                                              tx.transaction_time.max().date())
-    assert_drawn(ex, activity_table(tx, "W", "type", "count", top=8, since=ex.start.value,
-                                     until=ex.end.value))
+    assert (ex.start.value, ex.end.value) == (
+        tx.transaction_time.min().date(),
+        tx.transaction_time.max().date(),
+    )
+    assert_drawn(
+        ex,
+        activity_table(tx, "W", "type", "count", top=8, since=ex.start.value, until=ex.end.value),
+    )
     assert ex.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     # The summary: totals per type, the grand total and the busiest week.
     assert ex.summary["count"].to_dict() == tx["type"].value_counts().to_dict()
@@ -611,12 +645,16 @@ def test_type_filter_and_date_range(tx):
     assert_drawn(ex, activity_table(kept, "W", since=ex.start.value, until=ex.end.value))
     assert list(ex.table.columns) == ["out", "adjust"]
 
-    ex.start.value, ex.end.value = pd.Timestamp("2026-02-02").date(), pd.Timestamp(
-        "2026-02-15").date()
+    ex.start.value, ex.end.value = (
+        pd.Timestamp("2026-02-02").date(),
+        pd.Timestamp("2026-02-15").date(),
+    )
     expected = activity_table(kept, "W", since="2026-02-02", until="2026-02-15")
     assert_drawn(ex, expected)
     assert len(ex.table) == 2
-    in_range = kept[(kept.transaction_time >= "2026-02-02") & (kept.transaction_time < "2026-02-16")]
+    in_range = kept[
+        (kept.transaction_time >= "2026-02-02") & (kept.transaction_time < "2026-02-16")
+    ]
     assert int(ex.table.to_numpy().sum()) == len(in_range)
 
     ex.types.value = ()
@@ -659,8 +697,7 @@ def test_the_date_range_follows_the_frame_not_the_lines(server):
     lines = lines_df([view.transaction(row["id"]) for row in view.transactions])  # all of it
     since = history["transaction_time"].max() - pd.Timedelta(days=60)
     recent = history[history["transaction_time"] >= since]  # a frame fetched with since=
-    first, last = (recent["transaction_time"].min().date(),
-                   recent["transaction_time"].max().date())
+    first, last = (recent["transaction_time"].min().date(), recent["transaction_time"].max().date())
 
     ex = activity_explorer(recent, lines=lines)
     assert (ex.start.value, ex.end.value) == (first, last)
@@ -694,8 +731,9 @@ def test_explorer_from_a_client_with_lines(server):
         ex.metric.value = "quantity"
         ex.freq.value = "M"
     assert ex.redraws == before + 1  # one redraw for three changes
-    expected = activity_table(lines, "M", "item", "quantity", top=8, since=ex.start.value,
-                              until=ex.end.value)
+    expected = activity_table(
+        lines, "M", "item", "quantity", top=8, since=ex.start.value, until=ex.end.value
+    )
     assert_drawn(ex, expected)
     assert len(ex.table.columns) <= 9 and "lines" not in ex.summary_html.value
 
@@ -713,9 +751,13 @@ def test_explorer_from_a_basic_team_says_why():
 def test_the_old_client_options_spelling_still_works_with_a_deprecation_warning(sb):
     env = {"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]}
     with pytest.warns(DeprecationWarning, match="token_picker\\(rate_limit=2\\)"):
-        picker = token_picker(base_url=sb.base_url, environ=env,
-                              client_options={**FAST, "retries": 0})
+        picker = token_picker(
+            base_url=sb.base_url, environ=env, client_options={**FAST, "retries": 0}
+        )
     client = picker.connect("shop")
-    assert client is not None and client.retries == 0 and client.team().name == \
-        sb.data("shop").team["name"]
+    assert (
+        client is not None
+        and client.retries == 0
+        and client.team().name == sb.data("shop").team["name"]
+    )
     picker.close()

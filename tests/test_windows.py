@@ -18,9 +18,12 @@ pytestmark = pytest.mark.network
 
 def truth(sb, *, kinds=None, since=None):
     """(id, revision) of the live rows, newest first, of those types, from that time."""
-    return [(t["id"], t["revision"]) for t in sb.data().transactions
-            if (kinds is None or t["type"] in kinds)
-            and (since is None or pd.Timestamp(t["transaction_time"]) >= since)]
+    return [
+        (t["id"], t["revision"])
+        for t in sb.data().transactions
+        if (kinds is None or t["type"] in kinds)
+        and (since is None or pd.Timestamp(t["transaction_time"]) >= since)
+    ]
 
 
 def pairs(rows):
@@ -42,8 +45,9 @@ def test_since_a_duration_is_the_window_back_from_now(sb, make_client, spell):
     c = make_client(sb)
     text, moment = a_window_of(sb, 150)
     days = int(text[:-1])
-    since = {"text": text, "timedelta": pd.Timedelta(days=days),
-             "weeks": f"{-(-days // 7)}W"}[spell]
+    since = {"text": text, "timedelta": pd.Timedelta(days=days), "weeks": f"{-(-days // 7)}W"}[
+        spell
+    ]
     if spell == "weeks":
         moment = pd.Timestamp.now(tz="UTC") - pd.Timedelta(weeks=-(-days // 7))
     expected = truth(sb, since=moment)
@@ -74,22 +78,26 @@ def test_several_types_are_the_union_of_each_type_newest_first(sb, make_client, 
     frame = c.transactions_df(type=kinds)
     assert pairs(frame) == expected and set(frame["type"]) == set(kinds)
     assert frame.attrs["walk"]["plan"] == "merge" and frame.attrs["filters"]["type"] == [
-        t for t in ("in", "out", "move", "adjust") if t in kinds]
+        t for t in ("in", "out", "move", "adjust") if t in kinds
+    ]
     union = pd.concat([c.transactions_df(type=k) for k in kinds]).sort_values(
-        ["transaction_time", "id"], ascending=False)
+        ["transaction_time", "id"], ascending=False
+    )
     assert pairs(union) == expected
     assert pairs(c.transactions(type=kinds)) == expected
     text, moment = a_window_of(sb, 200)
-    assert pairs(c.transactions(type=kinds, since=text)) == truth(sb, kinds=set(kinds),
-                                                                  since=moment)
+    assert pairs(c.transactions(type=kinds, since=text)) == truth(
+        sb, kinds=set(kinds), since=moment
+    )
 
 
 def test_several_types_when_the_server_ignores_the_type_filter(sb, make_client):
     original = sb.handle
 
     def no_type_filter(method, target, headers, fault=None):
-        return original(method, target.replace("type=in&", "").replace("type=adjust&", ""),
-                        headers, fault=fault)
+        return original(
+            method, target.replace("type=in&", "").replace("type=adjust&", ""), headers, fault=fault
+        )
 
     sb.handle = no_type_filter
     c = make_client(sb, cache=False)
@@ -125,12 +133,12 @@ def test_the_mirror_takes_the_same_windows_and_types(sb, make_client, tmp_path):
     assert pairs(got) == truth(sb, kinds=set(kinds), since=moment)
     assert got.attrs["filters"] == {"since": text, "type": ["in", "out"]}
     lines = mirror.lines_df(since=text, type="out")
-    assert set(lines["transaction_id"]) == {i for i, _r in truth(sb, kinds={"out"},
-                                                                 since=moment)}
+    assert set(lines["transaction_id"]) == {i for i, _r in truth(sb, kinds={"out"}, since=moment)}
     whole = mirror.lines_df()
     cut = whole[whole["transaction_id"].isin(lines["transaction_id"])]
     # levels are those of the whole history, cut to the window afterwards
-    pd.testing.assert_frame_equal(lines.reset_index(drop=True), cut.reset_index(drop=True),
-                                  check_like=False)
+    pd.testing.assert_frame_equal(
+        lines.reset_index(drop=True), cut.reset_index(drop=True), check_like=False
+    )
     with pytest.raises(ConfigError, match="type"):
         mirror.transactions_df(type="teleport")

@@ -31,15 +31,16 @@ _BORDER = re.compile(r"^\s*=+(\s+=+)+\s*$")
 
 
 def _roles(line: str) -> str:
-    return _ROLE.sub(lambda m: f"`{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}`",
-                     line)
+    return _ROLE.sub(
+        lambda m: f"`{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}`", line
+    )
 
 
 class _Bridge(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         out: list[str] = []
         fence: str | None = None  # the open ``` or ~~~ of an existing code block
-        mode: str | None = None   # "session" or "table" while one is being wrapped
+        mode: str | None = None  # "session" or "table" while one is being wrapped
         borders = 0
         indent = ""
         for line in lines:

@@ -58,5 +58,14 @@ from invtools.analysis.episodes import stockout_summary, stockouts
 from invtools.analysis.levels import month_end_stock, stock_at, stock_value_by_month
 from invtools.analysis.turnover import movement, stock_value
 
-__all__ = ["stockouts", "stockout_summary", "movement", "stock_value", "stock_at",
-           "month_end_stock", "stock_value_by_month", "supplier_summary", "shrinkage"]
+__all__ = [
+    "stockouts",
+    "stockout_summary",
+    "movement",
+    "stock_value",
+    "stock_at",
+    "month_end_stock",
+    "stock_value_by_month",
+    "supplier_summary",
+    "shrinkage",
+]

@@ -30,9 +30,11 @@ from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 __all__ = ["supplier_summary", "shrinkage", "SHRINKAGE_KEYS"]
 
 #: ``by=`` of :func:`shrinkage` -> the (id, name) columns of the lines it groups by.
-SHRINKAGE_KEYS = {"item": ("item_id", "item_name"),
-                  "location": ("location_id", "location_name"),
-                  "member": ("created_by_id", "created_by_name")}
+SHRINKAGE_KEYS = {
+    "item": ("item_id", "item_name"),
+    "location": ("location_id", "location_name"),
+    "member": ("created_by_id", "created_by_name"),
+}
 
 _ITEMS_HINT = "Pass an items frame: client.items_df()."
 
@@ -49,9 +51,15 @@ def _newest_name(df: pd.DataFrame, key: str, name: str) -> pd.Series:
     return named.drop_duplicates(key, keep="last").set_index(key)[name]
 
 
-def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
-                     partners: pd.DataFrame | None = None, since: Any = None,
-                     until: Any = None, include_deleted: bool = False) -> pd.DataFrame:
+def supplier_summary(
+    lines: pd.DataFrame,
+    *,
+    items: pd.DataFrame | None = None,
+    partners: pd.DataFrame | None = None,
+    since: Any = None,
+    until: Any = None,
+    include_deleted: bool = False,
+) -> pd.DataFrame:
     """Per supplier: its deliveries (inbound transactions), the quantity and value delivered,
     how regularly it delivers and how many distinct items.
 
@@ -81,45 +89,71 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
     True
     """
     who = "supplier_summary"
-    need(lines, ["transaction_id", "transaction_time", "type", "partner_id", "partner_name",
-                 "item_id", "quantity"], "lines", LINES_HINT, who=who)
+    need(
+        lines,
+        [
+            "transaction_id",
+            "transaction_time",
+            "type",
+            "partner_id",
+            "partner_name",
+            "item_id",
+            "quantity",
+        ],
+        "lines",
+        LINES_HINT,
+        who=who,
+    )
     if items is not None:
         need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
     window = in_window(lines, since, until, who=who)
-    inbound = window[((window["type"].astype("string") == "in") & window["partner_id"].notna())
-                     .fillna(False).to_numpy(dtype=bool)]
+    inbound = window[
+        ((window["type"].astype("string") == "in") & window["partner_id"].notna())
+        .fillna(False)
+        .to_numpy(dtype=bool)
+    ]
     suppliers = None
     if partners is not None:
-        need(partners, ["id", "name", "type"], "partners", "Pass client.partners_df().",
-             who=who)
+        need(partners, ["id", "name", "type"], "partners", "Pass client.partners_df().", who=who)
         is_customer = (partners["type"].astype("string") == "customer").fillna(False)
         customers = partners.loc[is_customer.to_numpy(dtype=bool), "id"].tolist()
-        inbound = inbound[~inbound["partner_id"].isin(customers).fillna(False).to_numpy(
-            dtype=bool)]
-        suppliers = partners[(partners["type"].astype("string") == "supplier").fillna(
-            False).to_numpy(dtype=bool)]
-    inbound = leave_out_deleted(inbound.reset_index(drop=True), deleted_items(inbound),
-                                include=include_deleted, who="supplier_summary")
+        inbound = inbound[~inbound["partner_id"].isin(customers).fillna(False).to_numpy(dtype=bool)]
+        suppliers = partners[
+            (partners["type"].astype("string") == "supplier").fillna(False).to_numpy(dtype=bool)
+        ]
+    inbound = leave_out_deleted(
+        inbound.reset_index(drop=True),
+        deleted_items(inbound),
+        include=include_deleted,
+        who="supplier_summary",
+    )
     left_out = inbound.attrs.get(DELETED_NOTE, [])
-    per_line = pd.DataFrame({
-        "partner_id": inbound["partner_id"].astype("Int64").array,
-        "transaction_id": inbound["transaction_id"].array,
-        "time": inbound["transaction_time"].array,
-        "item_id": inbound["item_id"].array,
-        "quantity": inbound["quantity"].to_numpy(dtype="float64", na_value=np.nan)})
+    per_line = pd.DataFrame(
+        {
+            "partner_id": inbound["partner_id"].astype("Int64").array,
+            "transaction_id": inbound["transaction_id"].array,
+            "time": inbound["transaction_time"].array,
+            "item_id": inbound["item_id"].array,
+            "quantity": inbound["quantity"].to_numpy(dtype="float64", na_value=np.nan),
+        }
+    )
     if items is not None:
         per_line["value_at_cost"] = per_line["quantity"].to_numpy() * _costs(inbound, items)
     g = per_line.groupby("partner_id", sort=True)
-    out = pd.DataFrame({"deliveries": g["transaction_id"].nunique(),
-                        "quantity": g["quantity"].sum()})
+    out = pd.DataFrame(
+        {"deliveries": g["transaction_id"].nunique(), "quantity": g["quantity"].sum()}
+    )
     if items is not None:
         out["value_at_cost"] = g["value_at_cost"].sum(min_count=1)
     # one time per delivery (a transaction), in order: the gaps between consecutive ones
-    visits = per_line.drop_duplicates("transaction_id").sort_values(["partner_id", "time"],
-                                                                    kind="stable")
+    visits = per_line.drop_duplicates("transaction_id").sort_values(
+        ["partner_id", "time"], kind="stable"
+    )
     # differences of times: durations
-    gaps = cast("pd.Series[pd.Timedelta]",
-                visits.groupby("partner_id", sort=True)["time"].diff()) / DAY
+    gaps = (
+        cast("pd.Series[pd.Timedelta]", visits.groupby("partner_id", sort=True)["time"].diff())
+        / DAY
+    )
     out["median_days_between"] = gaps.groupby(visits["partner_id"]).median().astype("float64")
     out["items"] = g["item_id"].nunique()
     out["first_delivery"], out["last_delivery"] = g["time"].min(), g["time"].max()
@@ -133,20 +167,27 @@ def supplier_summary(lines: pd.DataFrame, *, items: pd.DataFrame | None = None,
             filled["value_at_cost"] = 0.0
         out = out.fillna(filled)
     out.index = pd.Index(out.index, dtype="Int64", name="partner_id")
-    out.insert(0, "partner_name", names.reindex(out.index).astype(object)
-                                           .astype("string"))
+    out.insert(0, "partner_name", names.reindex(out.index).astype(object).astype("string"))
     for col in ("deliveries", "items"):
         out[col] = out[col].astype("int64")
     ranked = "value_at_cost" if items is not None else "quantity"
-    out = out.reset_index().sort_values([ranked, "deliveries", "partner_id"],
-                                        ascending=[False, False, True], ignore_index=True)
+    out = out.reset_index().sort_values(
+        [ranked, "deliveries", "partner_id"], ascending=[False, False, True], ignore_index=True
+    )
     out.attrs[DELETED_NOTE] = left_out
     return carry_provenance(out, lines)
 
 
-def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
-              until: Any = None, by: str = "item", cut: float = 0.8,
-              include_deleted: bool = False) -> pd.DataFrame:
+def shrinkage(
+    lines: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    since: Any = None,
+    until: Any = None,
+    by: str = "item",
+    cut: float = 0.8,
+    include_deleted: bool = False,
+) -> pd.DataFrame:
     """Stock that went missing (or turned up): the adjustments' net quantity and value at
     cost per item, location or member, the biggest loss first, with the cumulative share of
     the loss for a Pareto cut.
@@ -182,38 +223,59 @@ def shrinkage(lines: pd.DataFrame, items: pd.DataFrame, *, since: Any = None,
     who = "shrinkage"
     check_choice(by, SHRINKAGE_KEYS, who=who, name="by")
     if not 0 < check_number(cut, who=who, name="cut") <= 1:
-        raise ConfigError(f"{who}: cut={cut!r} must be a share of the loss, above 0 and at "
-                          "most 1 (0.8 for 80 %).")
+        raise ConfigError(
+            f"{who}: cut={cut!r} must be a share of the loss, above 0 and at most 1 (0.8 for 80 %)."
+        )
     key, name = SHRINKAGE_KEYS[by]
-    need(lines, ["transaction_id", "transaction_time", "type", "item_id", "quantity", key,
-                 name], "lines", LINES_HINT, who=who)
+    need(
+        lines,
+        ["transaction_id", "transaction_time", "type", "item_id", "quantity", key, name],
+        "lines",
+        LINES_HINT,
+        who=who,
+    )
     need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
     window = in_window(lines, since, until, who=who)
-    adjusted = window[(window["type"].astype("string") == "adjust").fillna(False).to_numpy(
-        dtype=bool)]
-    adjusted = leave_out_deleted(adjusted.reset_index(drop=True), deleted_items(adjusted),
-                                 include=include_deleted, who="shrinkage")
+    adjusted = window[
+        (window["type"].astype("string") == "adjust").fillna(False).to_numpy(dtype=bool)
+    ]
+    adjusted = leave_out_deleted(
+        adjusted.reset_index(drop=True),
+        deleted_items(adjusted),
+        include=include_deleted,
+        who="shrinkage",
+    )
     left_out = adjusted.attrs.get(DELETED_NOTE, [])
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
-    per_line = pd.DataFrame({
-        key: adjusted[key].astype("Int64").array,
-        "transaction_id": adjusted["transaction_id"].array,
-        "net_quantity": qty, "value_at_cost": qty * _costs(adjusted, items)})
+    per_line = pd.DataFrame(
+        {
+            key: adjusted[key].astype("Int64").array,
+            "transaction_id": adjusted["transaction_id"].array,
+            "net_quantity": qty,
+            "value_at_cost": qty * _costs(adjusted, items),
+        }
+    )
     g = per_line.groupby(key, sort=True, dropna=False)
-    out = pd.DataFrame({"adjustments": g["transaction_id"].nunique().astype("int64"),
-                        "net_quantity": g["net_quantity"].sum(),
-                        "value_at_cost": g["value_at_cost"].sum(min_count=1)})
+    out = pd.DataFrame(
+        {
+            "adjustments": g["transaction_id"].nunique().astype("int64"),
+            "net_quantity": g["net_quantity"].sum(),
+            "value_at_cost": g["value_at_cost"].sum(min_count=1),
+        }
+    )
     out.index = pd.Index(out.index, dtype="Int64", name=key)
     names = _newest_name(adjusted, key, name)
     out.insert(0, name, names.reindex(out.index).astype(object).astype("string"))
-    out = out.reset_index().sort_values(["value_at_cost", "net_quantity", key],
-                                        kind="stable", na_position="last", ignore_index=True)
+    out = out.reset_index().sort_values(
+        ["value_at_cost", "net_quantity", key], kind="stable", na_position="last", ignore_index=True
+    )
     loss = (-out["value_at_cost"]).clip(lower=0).fillna(0.0)
     total = loss.sum()
     share = loss.cumsum() / total if total > 0 else pd.Series(np.nan, index=out.index)
     out["cumulative_share"] = share.astype("float64")
     before = share.shift(fill_value=0.0)
-    out["in_cut"] = pd.array(((before < cut - 1e-12) & (loss > 0)).to_numpy(dtype=bool),
-                             dtype="boolean")
+    out["in_cut"] = pd.array(
+        ((before < cut - 1e-12) & (loss > 0)).to_numpy(dtype=bool), dtype="boolean"
+    )
     out.attrs[DELETED_NOTE] = left_out
     return carry_provenance(out, lines)

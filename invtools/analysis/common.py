@@ -28,13 +28,25 @@ from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import PROVENANCE_KEYS, with_provenance
 
-__all__ = ["DAY", "HISTORY_HINT", "LINES_HINT", "need", "as_of_time", "in_window",
-           "carry_provenance", "check_choice", "check_number", "check_flag"]
+__all__ = [
+    "DAY",
+    "HISTORY_HINT",
+    "LINES_HINT",
+    "need",
+    "as_of_time",
+    "in_window",
+    "carry_provenance",
+    "check_choice",
+    "check_number",
+    "check_flag",
+]
 
 DAY = pd.Timedelta(days=1)
 
-HISTORY_HINT = ("Pass invtools.frames.stock_history(lines) (by_location=True for each "
-                "location) or mirror.stock_history().")
+HISTORY_HINT = (
+    "Pass invtools.frames.stock_history(lines) (by_location=True for each "
+    "location) or mirror.stock_history()."
+)
 LINES_HINT = "Pass a lines frame: client.lines_df() or mirror.lines_df()."
 _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
 
@@ -47,8 +59,9 @@ def need(df: Any, columns: list[str], what: str, hint: str, *, who: str | None =
     """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks
     ``columns`` (:class:`ConfigError`), saying what to pass instead."""
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. "
-                        f"{hint}")
+        raise TypeError(
+            f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. {hint}"
+        )
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ConfigError(f"{_prefix(who)}{what} lacks the column(s) {missing}. {hint}")
@@ -56,17 +69,20 @@ def need(df: Any, columns: list[str], what: str, hint: str, *, who: str | None =
 
 def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Timestamp:
     if not isinstance(value, _TIME_KINDS):
-        raise TypeError(f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
-                        f"'2026-05-01', or a duration back from now such as '90D'), not "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
+            f"'2026-05-01', or a duration back from now such as '90D'), not "
+            f"{type(value).__name__}"
+        )
     when = parse_time(value, end=end, name=f"{_prefix(who)}{name}")
     if when is None:  # not reached: only None parses to None
         raise TypeError(f"{_prefix(who)}{name} must be a time, not None")
     return pd.Timestamp(when)
 
 
-def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
-               name: str = "as_of") -> pd.Timestamp | NaTType:
+def as_of_time(
+    value: Any, times: pd.Series, *, who: str | None = None, name: str = "as_of"
+) -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
     now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
     if value is None:
@@ -74,8 +90,9 @@ def as_of_time(value: Any, times: pd.Series, *, who: str | None = None,
     return _time(value, who=who, name=name)
 
 
-def in_window(lines: pd.DataFrame, since: Any = None, until: Any = None, *,
-              who: str | None = None) -> pd.DataFrame:
+def in_window(
+    lines: pd.DataFrame, since: Any = None, until: Any = None, *, who: str | None = None
+) -> pd.DataFrame:
     """The rows of ``lines`` whose ``transaction_time`` is within ``since``..``until`` (both
     included, a date or month ``until`` to its end, as the client's ``until=`` does; durations
     count back from now; None: open), rows without a time left out."""
@@ -91,11 +108,14 @@ def in_window(lines: pd.DataFrame, since: Any = None, until: Any = None, *,
 def check_choice(value: Any, choices, *, who: str, name: str) -> str:
     """``value`` if it is one of ``choices`` (text): else TypeError (not text) or ConfigError."""
     if not isinstance(value, str):
-        raise TypeError(f"{who}: {name} must be text, one of {', '.join(map(repr, choices))}; "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{who}: {name} must be text, one of {', '.join(map(repr, choices))}; "
+            f"not {type(value).__name__}"
+        )
     if value not in choices:
-        raise ConfigError(f"{who}: {name}={value!r} must be one of "
-                          f"{', '.join(map(repr, choices))}.")
+        raise ConfigError(
+            f"{who}: {name}={value!r} must be one of {', '.join(map(repr, choices))}."
+        )
     return value
 
 
@@ -104,8 +124,10 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
     The range is the caller's to check (a ConfigError)."""
     kind = numbers.Integral if whole else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{who}: {name} must be {'a whole number' if whole else 'a number'}, "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{who}: {name} must be {'a whole number' if whole else 'a number'}, "
+            f"not {type(value).__name__}"
+        )
     return value
 
 
@@ -121,6 +143,5 @@ def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame
     :func:`invtools.frames.with_provenance`), when that frame has one; other ``attrs`` of
     ``result`` (such as ``deleted_items_excluded``) are kept. Returns ``result``."""
     if "source" in source.attrs:
-        with_provenance(result, {k: source.attrs[k] for k in PROVENANCE_KEYS
-                                 if k in source.attrs})
+        with_provenance(result, {k: source.attrs[k] for k in PROVENANCE_KEYS if k in source.attrs})
     return result

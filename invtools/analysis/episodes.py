@@ -17,8 +17,9 @@ from invtools.frames import deleted_items, leave_out_deleted
 __all__ = ["stockouts", "stockout_summary"]
 
 
-def stockouts(history: pd.DataFrame, *, as_of: Any = None,
-              include_deleted: bool = False) -> pd.DataFrame:
+def stockouts(
+    history: pd.DataFrame, *, as_of: Any = None, include_deleted: bool = False
+) -> pd.DataFrame:
     """Every out-of-stock episode: when an item's stock reached zero (or below) and when it
     came back.
 
@@ -35,42 +36,60 @@ def stockouts(history: pd.DataFrame, *, as_of: Any = None,
     >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     """
-    return leave_out_deleted(_episodes(history, as_of, "stockouts"), deleted_items(history),
-                             include=include_deleted, who="stockouts")
+    return leave_out_deleted(
+        _episodes(history, as_of, "stockouts"),
+        deleted_items(history),
+        include=include_deleted,
+        who="stockouts",
+    )
 
 
 def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
-    need(history, ["transaction_time", "item_id", "item_name", "location_id", "stock"],
-          "history", "Pass invtools.frames.stock_history(lines) or mirror.stock_history().",
-          who=who)
+    need(
+        history,
+        ["transaction_time", "item_id", "item_name", "location_id", "stock"],
+        "history",
+        "Pass invtools.frames.stock_history(lines) or mirror.stock_history().",
+        who=who,
+    )
     as_of = as_of_time(as_of, history["transaction_time"], who=who)
     keys = ["item_id", "location_id"]
-    h = history.sort_values([*keys, "transaction_time", "transaction_id"], kind="stable",
-                            ignore_index=True)
+    h = history.sort_values(
+        [*keys, "transaction_time", "transaction_id"], kind="stable", ignore_index=True
+    )
     out = pd.Series((h["stock"] <= 0).to_numpy(dtype=bool))
     grouped = out.groupby([h["item_id"], h["location_id"]], dropna=False, sort=False)
     prev_out = grouped.shift(fill_value=False).astype(bool)
     starts, backs = out & ~prev_out, ~out & prev_out
     # Episode n of a series opens at its n-th start; the restock closing it is the first
     # back-in-stock row after it, whose running count of starts is also n.
-    episode = starts.astype(int).groupby([h["item_id"], h["location_id"]], dropna=False,
-                                         sort=False).cumsum()
-    opened = h.loc[starts, [*keys, "item_name", "transaction_time"]].assign(
-        episode=episode[starts]).rename(columns={"transaction_time": "out_at"})
-    closed = h.loc[backs, keys].assign(episode=episode[backs],
-                                       restocked_at=h.loc[backs, "transaction_time"])
+    episode = (
+        starts.astype(int)
+        .groupby([h["item_id"], h["location_id"]], dropna=False, sort=False)
+        .cumsum()
+    )
+    opened = (
+        h.loc[starts, [*keys, "item_name", "transaction_time"]]
+        .assign(episode=episode[starts])
+        .rename(columns={"transaction_time": "out_at"})
+    )
+    closed = h.loc[backs, keys].assign(
+        episode=episode[backs], restocked_at=h.loc[backs, "transaction_time"]
+    )
     result = opened.merge(closed, on=[*keys, "episode"], how="left").drop(columns="episode")
     result["location_id"] = result["location_id"].astype("Int64")
     end = result["restocked_at"].fillna(as_of)
     out_for = cast("pd.Series[pd.Timedelta]", end - result["out_at"])  # times minus times
     result["days_out"] = (out_for / DAY).astype("float64")
     result["still_out"] = result["restocked_at"].isna().astype("boolean").array
-    return result[["item_id", "item_name", "location_id", "out_at", "restocked_at",
-                   "days_out", "still_out"]]
+    return result[
+        ["item_id", "item_name", "location_id", "out_at", "restocked_at", "days_out", "still_out"]
+    ]
 
 
-def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
-                     include_deleted: bool = False) -> pd.DataFrame:
+def stockout_summary(
+    history: pd.DataFrame, *, as_of: Any = None, include_deleted: bool = False
+) -> pd.DataFrame:
     """Per item that ever ran out: how often, days out of stock in all, the median days until
     restocked, whether it is out now. Sorted worst first (most days out). Deleted items are
     left out unless ``include_deleted`` (said: see the module's docstring); an item without a
@@ -84,25 +103,36 @@ def stockout_summary(history: pd.DataFrame, *, as_of: Any = None,
     >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
     []
     """
-    return leave_out_deleted(_summary(_episodes(history, as_of, "stockout_summary")),
-                             deleted_items(history), include=include_deleted,
-                             who="stockout_summary")
+    return leave_out_deleted(
+        _summary(_episodes(history, as_of, "stockout_summary")),
+        deleted_items(history),
+        include=include_deleted,
+        who="stockout_summary",
+    )
 
 
 def _summary(eps: pd.DataFrame) -> pd.DataFrame:
     if eps.empty:
-        return pd.DataFrame({
-            "item_id": pd.array([], dtype="Int64"), "item_name": pd.array([], dtype="string"),
-            "stockouts": pd.array([], dtype="int64"), "days_out": pd.array([], dtype="float64"),
-            "median_days_to_restock": pd.array([], dtype="float64"),
-            "still_out": pd.array([], dtype="boolean")})
+        return pd.DataFrame(
+            {
+                "item_id": pd.array([], dtype="Int64"),
+                "item_name": pd.array([], dtype="string"),
+                "stockouts": pd.array([], dtype="int64"),
+                "days_out": pd.array([], dtype="float64"),
+                "median_days_to_restock": pd.array([], dtype="float64"),
+                "still_out": pd.array([], dtype="boolean"),
+            }
+        )
     restocked = eps["days_out"].where(~eps["still_out"].fillna(False).to_numpy(dtype=bool))
     # dropna=False: an item whose name is missing is still an item that ran out
-    g = eps.assign(_restock=restocked).groupby(["item_id", "item_name"], observed=True,
-                                               sort=False, dropna=False)
-    out = g.agg(stockouts=("out_at", "size"), days_out=("days_out", "sum"),
-                median_days_to_restock=("_restock", "median"),
-                still_out=("still_out", "any")).reset_index()
+    g = eps.assign(_restock=restocked).groupby(
+        ["item_id", "item_name"], observed=True, sort=False, dropna=False
+    )
+    out = g.agg(
+        stockouts=("out_at", "size"),
+        days_out=("days_out", "sum"),
+        median_days_to_restock=("_restock", "median"),
+        still_out=("still_out", "any"),
+    ).reset_index()
     out["still_out"] = out["still_out"].astype("boolean")
-    return out.sort_values(["days_out", "stockouts"], ascending=False,
-                           ignore_index=True)
+    return out.sort_values(["days_out", "stockouts"], ascending=False, ignore_index=True)

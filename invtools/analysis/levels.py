@@ -39,15 +39,23 @@ from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
 __all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
 
 _SERIES = ["item_id", "location_id"]  # one stock per item (and location)
-_COLUMNS = ["transaction_time", "transaction_id", "item_id", "item_name", "location_id",
-            "stock", "change"]
+_COLUMNS = [
+    "transaction_time",
+    "transaction_id",
+    "item_id",
+    "item_name",
+    "location_id",
+    "stock",
+    "change",
+]
 
 
 def _ordered(history: pd.DataFrame) -> pd.DataFrame:
     """The rows that have a time, each series' rows in time order (the API's tiebreak: id)."""
     h = history[history["transaction_time"].notna().to_numpy(dtype=bool)]
-    return h.sort_values([*_SERIES, "transaction_time", "transaction_id"], kind="stable",
-                         na_position="last")
+    return h.sort_values(
+        [*_SERIES, "transaction_time", "transaction_id"], kind="stable", na_position="last"
+    )
 
 
 def _openings(h: pd.DataFrame) -> pd.DataFrame:
@@ -55,12 +63,14 @@ def _openings(h: pd.DataFrame) -> pd.DataFrame:
     level before it: its stock minus its change."""
     first = h.groupby(_SERIES, dropna=False, sort=True).head(1)
     before = first["stock"].to_numpy(dtype="float64") - first["change"].to_numpy(
-        dtype="float64", na_value=np.nan)
+        dtype="float64", na_value=np.nan
+    )
     return first.assign(stock=np.round(before, 9))
 
 
-def stock_at(history: pd.DataFrame, as_of: Any = None, *,
-             include_deleted: bool = False) -> pd.DataFrame:
+def stock_at(
+    history: pd.DataFrame, as_of: Any = None, *, include_deleted: bool = False
+) -> pd.DataFrame:
     """The stock of each item at ``as_of``: the level after its last line at or before then,
     or, for an item whose first line in the history comes later, its opening balance.
 
@@ -94,30 +104,38 @@ def stock_at(history: pd.DataFrame, as_of: Any = None, *,
     need(history, _COLUMNS, "history", HISTORY_HINT, who="stock_at")
     when = as_of_time(as_of, history["transaction_time"], who="stock_at")
     h = _ordered(history)
-    last = h[(h["transaction_time"] <= when).to_numpy(dtype=bool)].groupby(
-        _SERIES, dropna=False, sort=True).tail(1)
+    last = (
+        h[(h["transaction_time"] <= when).to_numpy(dtype=bool)]
+        .groupby(_SERIES, dropna=False, sort=True)
+        .tail(1)
+    )
     parts = [last.assign(last_change=last["transaction_time"])]
     if len(h) and when >= h["transaction_time"].min():
         opening = _openings(h)
         later = opening[(opening["transaction_time"] > when).to_numpy(dtype=bool)]
-        parts.append(later.assign(last_change=pd.Series(pd.NaT, index=later.index,
-                                                        dtype=h["transaction_time"].dtype)))
+        parts.append(
+            later.assign(
+                last_change=pd.Series(pd.NaT, index=later.index, dtype=h["transaction_time"].dtype)
+            )
+        )
     found = pd.concat(parts) if len(parts) > 1 else parts[0]
     found = found.sort_values(_SERIES, kind="stable", na_position="last")
-    out = pd.DataFrame({
-        "item_id": found["item_id"].astype("Int64").array,
-        "item_name": found["item_name"].astype("string").array,
-        "location_id": found["location_id"].astype("Int64").array,
-        "stock": found["stock"].to_numpy(dtype="float64"),
-        "last_change": found["last_change"].array})
-    out = leave_out_deleted(out, deleted_items(history), include=include_deleted,
-                            who="stock_at")
+    out = pd.DataFrame(
+        {
+            "item_id": found["item_id"].astype("Int64").array,
+            "item_name": found["item_name"].astype("string").array,
+            "location_id": found["location_id"].astype("Int64").array,
+            "stock": found["stock"].to_numpy(dtype="float64"),
+            "last_change": found["last_change"].array,
+        }
+    )
+    out = leave_out_deleted(out, deleted_items(history), include=include_deleted, who="stock_at")
     return carry_provenance(out, history)
 
 
-def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
-                      until: pd.Timestamp | NaTType,
-                      tz: str) -> tuple[pd.PeriodIndex, pd.DataFrame]:
+def _month_end_levels(
+    history: pd.DataFrame, start: pd.Timestamp, until: pd.Timestamp | NaTType, tz: str
+) -> tuple[pd.PeriodIndex, pd.DataFrame]:
     """(months, levels): every month from ``start``'s (the history's first time, in ``tz``)
     to ``until``'s, and each series' stock at each month's last instant (at ``until`` for
     the last month): one column per (item_id, location_id), its opening balance before its
@@ -126,8 +144,9 @@ def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
     # (a history with a time has a newest one: ``until`` is NaT only when ``start`` is too)
     if not len(h) or pd.isna(start) or isinstance(until, NaTType):
         empty = pd.PeriodIndex([], freq="M")
-        return empty, pd.DataFrame(index=empty, columns=pd.MultiIndex.from_arrays([[], []]),
-                                   dtype="float64")
+        return empty, pd.DataFrame(
+            index=empty, columns=pd.MultiIndex.from_arrays([[], []]), dtype="float64"
+        )
 
     def month(times: pd.Series) -> np.ndarray:
         return times.dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M").to_numpy()
@@ -139,15 +158,34 @@ def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
     # forward, they are each series' level until its first line.
     opening = _openings(h)
     seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
-    rows = pd.DataFrame({
-        "month": np.concatenate([np.full(len(opening), first - 1, dtype=object),
-                                 month(seen["transaction_time"])]),
-        "stock": np.concatenate([opening["stock"].to_numpy(dtype="float64"),
-                                 seen["stock"].to_numpy(dtype="float64")])},
-        index=pd.MultiIndex.from_arrays([
-            pd.array(np.concatenate([opening[c].to_numpy(dtype="float64", na_value=np.nan),
-                                     seen[c].to_numpy(dtype="float64", na_value=np.nan)]),
-                     dtype="Int64") for c in _SERIES], names=_SERIES))
+    rows = pd.DataFrame(
+        {
+            "month": np.concatenate(
+                [np.full(len(opening), first - 1, dtype=object), month(seen["transaction_time"])]
+            ),
+            "stock": np.concatenate(
+                [
+                    opening["stock"].to_numpy(dtype="float64"),
+                    seen["stock"].to_numpy(dtype="float64"),
+                ]
+            ),
+        },
+        index=pd.MultiIndex.from_arrays(
+            [
+                pd.array(
+                    np.concatenate(
+                        [
+                            opening[c].to_numpy(dtype="float64", na_value=np.nan),
+                            seen[c].to_numpy(dtype="float64", na_value=np.nan),
+                        ]
+                    ),
+                    dtype="Int64",
+                )
+                for c in _SERIES
+            ],
+            names=_SERIES,
+        ),
+    )
     # rows are in time order within each series (its opening first): the last is the level
     levels = rows.groupby(["month", rows.index], sort=True)["stock"].last().unstack()
     levels = levels.reindex(pd.period_range(first - 1, span[-1], freq="M")).ffill()
@@ -156,17 +194,27 @@ def _month_end_levels(history: pd.DataFrame, start: pd.Timestamp,
 
 def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp | NaTType, tz: str):
     """Each month's last instant in ``tz`` (as UTC, ms), the last month's cut at ``until``."""
-    next_start = (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward",
-                                                        ambiguous="NaT")
+    next_start = (
+        (span + 1).to_timestamp().tz_localize(tz, nonexistent="shift_forward", ambiguous="NaT")
+    )
     as_of = (next_start - pd.Timedelta(milliseconds=1)).tz_convert("UTC")
     # stubs: DatetimeIndex works with numpy ufuncs such as np.minimum (__array_ufunc__)
-    return pd.array(np.minimum(as_of.as_unit("ms"), until),  # type: ignore[call-overload]
-                    dtype="datetime64[ms, UTC]")
+    return pd.array(
+        np.minimum(as_of.as_unit("ms"), until),  # type: ignore[call-overload]
+        dtype="datetime64[ms, UTC]",
+    )
 
 
-def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
-                    item_ids: Any = None, tz: str = "UTC", as_of: Any = None,
-                    wide: bool = True, include_deleted: bool = False) -> pd.DataFrame:
+def month_end_stock(
+    history: pd.DataFrame,
+    periods: int | None = 12,
+    *,
+    item_ids: Any = None,
+    tz: str = "UTC",
+    as_of: Any = None,
+    wide: bool = True,
+    include_deleted: bool = False,
+) -> pd.DataFrame:
     """The stock of each item at the end of each of the last ``periods`` months: one row per
     month end, one column per item (``wide=False``: one row per month and item).
 
@@ -196,11 +244,15 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     who = "month_end_stock"
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
     if periods is not None and check_number(periods, who=who, name="periods", whole=True) < 1:
-        raise ConfigError(f"{who}: periods={periods!r} must be a positive whole number of "
-                          "months (or None for every month of the history).")
+        raise ConfigError(
+            f"{who}: periods={periods!r} must be a positive whole number of "
+            "months (or None for every month of the history)."
+        )
     if isinstance(item_ids, pd.DataFrame):
-        raise TypeError(f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
-                        "items of an items frame")
+        raise TypeError(
+            f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
+            "items of an items frame"
+        )
     wanted = check_ids(item_ids, name=f"{who}: item_ids")
     _check_tz(tz, who)
     check_flag(wide, who=who, name="wide")
@@ -209,8 +261,9 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     h = history.reset_index(drop=True)
     if wanted is not None:
         h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
-    h = leave_out_deleted(h.reset_index(drop=True), deleted_items(h), include=include_deleted,
-                          who="month_end_stock")
+    h = leave_out_deleted(
+        h.reset_index(drop=True), deleted_items(h), include=include_deleted, who="month_end_stock"
+    )
     left_out = h.attrs.get(DELETED_NOTE, [])
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up
@@ -218,27 +271,41 @@ def month_end_stock(history: pd.DataFrame, periods: int | None = 12, *,
     item_of = pd.array([k[0] for k in levels.columns], dtype="Int64")  # type: ignore[call-overload]
     per_item = levels.T.groupby(item_of, sort=True).sum(min_count=1).T
     ids = [int(i) for i in per_item.columns]
-    names = (h.dropna(subset=["item_name"]).drop_duplicates("item_id", keep="last")
-             .set_index("item_id")["item_name"].astype(object)).reindex(ids)
+    names = (
+        h.dropna(subset=["item_name"])
+        .drop_duplicates("item_id", keep="last")
+        .set_index("item_id")["item_name"]
+        .astype(object)
+    ).reindex(ids)
     if periods is not None:
         span, per_item = span[-periods:], per_item.iloc[-periods:]
     months = span.strftime("%Y-%m").astype("string").array
     if wide:
         # plain text labels, the Index type pandas infers: the one read_parquet gives back
-        out = pd.DataFrame(per_item.to_numpy(dtype="float64"),
-                           index=pd.Index([str(m) for m in months], name="month"),
-                           columns=pd.Index(_labels(ids, names), name="item"))
+        out = pd.DataFrame(
+            per_item.to_numpy(dtype="float64"),
+            index=pd.Index([str(m) for m in months], name="month"),
+            columns=pd.Index(_labels(ids, names), name="item"),
+        )
     else:
-        out = pd.DataFrame({
-            "month": pd.array(np.repeat(months.to_numpy(dtype=object), len(ids)),
-                              dtype="string"),
-            "as_of": pd.array(np.repeat(np.asarray(_month_ends(span, until, tz)), len(ids)),
-                              dtype="datetime64[ms, UTC]"),
-            "item_id": pd.array(np.tile(np.asarray(ids, dtype="int64"), len(span)),
-                                dtype="Int64"),
-            "item_name": pd.array(np.tile(names.to_numpy(dtype=object), len(span)),
-                                  dtype="string"),
-            "stock": per_item.to_numpy(dtype="float64").ravel()})
+        out = pd.DataFrame(
+            {
+                "month": pd.array(
+                    np.repeat(months.to_numpy(dtype=object), len(ids)), dtype="string"
+                ),
+                "as_of": pd.array(
+                    np.repeat(np.asarray(_month_ends(span, until, tz)), len(ids)),
+                    dtype="datetime64[ms, UTC]",
+                ),
+                "item_id": pd.array(
+                    np.tile(np.asarray(ids, dtype="int64"), len(span)), dtype="Int64"
+                ),
+                "item_name": pd.array(
+                    np.tile(names.to_numpy(dtype=object), len(span)), dtype="string"
+                ),
+                "stock": per_item.to_numpy(dtype="float64").ravel(),
+            }
+        )
     out.attrs[DELETED_NOTE] = left_out
     return carry_provenance(out, history)
 
@@ -247,13 +314,15 @@ def _check_tz(tz: Any, who: str) -> None:
     """A time zone ``tz_convert`` takes: a name (TypeError for another kind of object,
     ConfigError for an unknown name)."""
     if not isinstance(tz, str):
-        raise TypeError(f"{who}: tz must be a time zone name such as 'Europe/Paris', not "
-                        f"{type(tz).__name__}")
+        raise TypeError(
+            f"{who}: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
+        )
     try:
         pd.Timestamp(0, tz="UTC").tz_convert(tz)
     except Exception:  # pytz / zoneinfo raise different errors for an unknown zone
-        raise ConfigError(f"{who}: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
-                          "'Europe/Paris'") from None
+        raise ConfigError(
+            f"{who}: tz={tz!r} is not a time zone name, e.g. 'UTC' or 'Europe/Paris'"
+        ) from None
 
 
 def _labels(ids: list[int], names: pd.Series) -> list[str]:
@@ -270,9 +339,15 @@ def _labels(ids: list[int], names: pd.Series) -> list[str]:
     return out
 
 
-def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str = "UTC",
-                         as_of: Any = None, include_deleted: bool = False,
-                         until: Any = None) -> pd.DataFrame:
+def stock_value_by_month(
+    history: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    tz: str = "UTC",
+    as_of: Any = None,
+    include_deleted: bool = False,
+    until: Any = None,
+) -> pd.DataFrame:
     """Units in stock and their value at cost and at price at the end of every month, from
     the history's first month to ``as_of`` (default the newest time in the history).
 
@@ -299,11 +374,16 @@ def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str 
     who = "stock_value_by_month"
     as_of = renamed(who, "until", "as_of", until, as_of, stacklevel=3)
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
-    need(items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().",
-         who=who)
+    need(
+        items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().", who=who
+    )
     until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
-    h = leave_out_deleted(history.reset_index(drop=True), deleted_items(history),
-                          include=include_deleted, who="stock_value_by_month")
+    h = leave_out_deleted(
+        history.reset_index(drop=True),
+        deleted_items(history),
+        include=include_deleted,
+        who="stock_value_by_month",
+    )
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
     held = levels.clip(lower=0)
     item_of = [k[0] for k in held.columns]
@@ -314,10 +394,15 @@ def stock_value_by_month(history: pd.DataFrame, items: pd.DataFrame, *, tz: str 
     in_stock = pd.DataFrame(amounts > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
     cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
     price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
-    out = pd.DataFrame({
-        "month": span.strftime("%Y-%m").astype("string").array,
-        "as_of": _month_ends(span, until, tz),
-        "items": pd.array(in_stock.to_numpy(), dtype="int64"),
-        "units": units, "value_at_cost": amounts @ cost, "value_at_price": amounts @ price})
+    out = pd.DataFrame(
+        {
+            "month": span.strftime("%Y-%m").astype("string").array,
+            "as_of": _month_ends(span, until, tz),
+            "items": pd.array(in_stock.to_numpy(), dtype="int64"),
+            "units": units,
+            "value_at_cost": amounts @ cost,
+            "value_at_price": amounts @ price,
+        }
+    )
     out.attrs.update(h.attrs)
     return out

@@ -18,9 +18,15 @@ from invtools.frames import deleted_items, leave_out_deleted
 __all__ = ["movement", "stock_value"]
 
 
-def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: Any = None,
-             as_of: Any = None, dead_after_days: float = 90,
-             include_deleted: bool = False) -> pd.DataFrame:
+def movement(
+    lines: pd.DataFrame,
+    items: pd.DataFrame | None = None,
+    *,
+    since: Any = None,
+    as_of: Any = None,
+    dead_after_days: float = 90,
+    include_deleted: bool = False,
+) -> pd.DataFrame:
     """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
     the last sale, days since it, and ``dead``: stock on hand that has not sold for
     ``dead_after_days``.
@@ -45,39 +51,56 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     >>> len(dead) > 0, bool((dead["quantity"] > 0).all())
     (True, True)
     """
-    need(lines, ["transaction_time", "type", "item_id", "item_name", "quantity"], "lines",
-          "Pass a lines frame: client.lines_df() or mirror.lines_df().", who="movement")
+    need(
+        lines,
+        ["transaction_time", "type", "item_id", "item_name", "quantity"],
+        "lines",
+        "Pass a lines frame: client.lines_df() or mirror.lines_df().",
+        who="movement",
+    )
     as_of = as_of_time(as_of, lines["transaction_time"], who="movement")
     window = lines
     if since is not None:
-        window = lines[lines["transaction_time"] >= as_of_time(
-            since, lines["transaction_time"], who="movement", name="since")]
+        window = lines[
+            lines["transaction_time"]
+            >= as_of_time(since, lines["transaction_time"], who="movement", name="since")
+        ]
     window = window[window["transaction_time"] <= as_of]
     kind = window["type"].astype("string")
     qty = window["quantity"].astype("float64")
-    per = pd.DataFrame({
-        "item_id": window["item_id"].array, "item_name": window["item_name"].array,
-        "received": qty.where(kind == "in", 0.0).to_numpy(),
-        "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
-        "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
-        "_sale": window["transaction_time"].where(kind == "out").array,
-    })
+    per = pd.DataFrame(
+        {
+            "item_id": window["item_id"].array,
+            "item_name": window["item_name"].array,
+            "received": qty.where(kind == "in", 0.0).to_numpy(),
+            "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
+            "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
+            "_sale": window["transaction_time"].where(kind == "out").array,
+        }
+    )
     g = per.groupby("item_id", sort=False)
-    moved = pd.DataFrame({
-        "item_name": g["item_name"].last(),
-        "received": g["received"].sum(), "sold": g["sold"].sum(),
-        "adjusted": g["adjusted"].sum(),
-    })
+    moved = pd.DataFrame(
+        {
+            "item_name": g["item_name"].last(),
+            "received": g["received"].sum(),
+            "sold": g["sold"].sum(),
+            "adjusted": g["adjusted"].sum(),
+        }
+    )
     # the last sale ever, even one before `since`, says how long an item has been idle
     sales = lines.loc[lines["type"].astype("string") == "out"]
     last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
-        need(items, ["id", "name", "quantity", "cost"], "items",
-              "Pass an items frame: client.items_df().", who="movement")
+        need(
+            items,
+            ["id", "name", "quantity", "cost"],
+            "items",
+            "Pass an items frame: client.items_df().",
+            who="movement",
+        )
         base = items.set_index("id")[["name", "quantity", "cost"]]
         # deleted items are not in `items`: kept here, left out (and said) at the end
-        gone = moved[moved.index.isin(list(deleted_items(window)))
-                     & ~moved.index.isin(base.index)]
+        gone = moved[moved.index.isin(list(deleted_items(window))) & ~moved.index.isin(base.index)]
         moved = pd.concat([base.join(moved, how="left"), gone])
         moved["item_name"] = moved["item_name"].fillna(moved["name"])
         moved = moved.drop(columns="name")
@@ -88,14 +111,13 @@ def movement(lines: pd.DataFrame, items: pd.DataFrame | None = None, *, since: A
     moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
     moved["days_since_last_sale"] = ((as_of - moved["last_sale"]) / DAY).astype("float64")
     on_hand = moved["quantity"] > 0 if "quantity" in moved else True
-    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"]
-                                                  > dead_after_days)
+    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"] > dead_after_days)
     moved["dead"] = (idle & on_hand).astype("boolean").array
     moved["item_name"] = moved["item_name"].astype("string")
-    result = moved.reset_index().sort_values(["sold", "days_since_last_sale"],
-                                             ascending=[True, False], ignore_index=True)
-    return leave_out_deleted(result, deleted_items(lines), include=include_deleted,
-                             who="movement")
+    result = moved.reset_index().sort_values(
+        ["sold", "days_since_last_sale"], ascending=[True, False], ignore_index=True
+    )
+    return leave_out_deleted(result, deleted_items(lines), include=include_deleted, who="movement")
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -111,15 +133,21 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     >>> value["value_at_cost"].is_monotonic_decreasing
     True
     """
-    need(stock, ["item_id", "location_id", "location_name", "quantity"], "stock",
-          "Pass client.stock_df().", who="stock_value")
+    need(
+        stock,
+        ["item_id", "location_id", "location_name", "quantity"],
+        "stock",
+        "Pass client.stock_df().",
+        who="stock_value",
+    )
     need(items, ["id", "cost", "price"], "items", "Pass client.items_df().", who="stock_value")
-    s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id",
-                    how="left")
+    s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id", how="left")
     s = s[s["quantity"] > 0]
-    s = s.assign(value_at_cost=s["quantity"] * s["cost"],
-                 value_at_price=s["quantity"] * s["price"])
+    s = s.assign(value_at_cost=s["quantity"] * s["cost"], value_at_price=s["quantity"] * s["price"])
     out = s.groupby(["location_id", "location_name"], dropna=False, observed=True).agg(
-        items=("item_id", "nunique"), units=("quantity", "sum"),
-        value_at_cost=("value_at_cost", "sum"), value_at_price=("value_at_price", "sum"))
+        items=("item_id", "nunique"),
+        units=("quantity", "sum"),
+        value_at_cost=("value_at_cost", "sum"),
+        value_at_price=("value_at_price", "sum"),
+    )
     return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)

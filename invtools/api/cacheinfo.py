@@ -59,8 +59,9 @@ def prune_if_due(cache: Any) -> dict[str, int] | None:
     return report
 
 
-def prune_cache(cache: bool | str | os.PathLike = True, *, older_than: Any = None,
-                now: float | None = None) -> dict[str, int] | None:
+def prune_cache(
+    cache: bool | str | os.PathLike = True, *, older_than: Any = None, now: float | None = None
+) -> dict[str, int] | None:
     """Prune a response cache now: the user's (``cache=True``, where every ``Client`` keeps
     its cache by default) or the file or folder given. Removes only entries invtools wrote:
     expired answers, transaction details superseded by a newer revision, answers of a local
@@ -84,13 +85,15 @@ def prune_cache(cache: bool | str | os.PathLike = True, *, older_than: Any = Non
     with upkeep.open_cache(path) as opened:
         if opened is None:
             size = upkeep.file_size(path)
-            return {**dict.fromkeys(upkeep.REPORT_KEYS, 0), "bytes_before": size,
-                    "bytes_after": size}
+            return {
+                **dict.fromkeys(upkeep.REPORT_KEYS, 0),
+                "bytes_before": size,
+                "bytes_after": size,
+            }
         now = time.time() if now is None else now
         kept = RECORDS_KEPT if older is None else min(RECORDS_KEPT, older.total_seconds())
         FileStore.clear(path, "", older_than=now - kept)  # before the compaction
-        return upkeep.prune(opened, older_than=older, now=now, versions=_revision_of,
-                            compact=True)
+        return upkeep.prune(opened, older_than=older, now=now, versions=_revision_of, compact=True)
 
 
 def cache_info(cache: bool | str | os.PathLike = True) -> Any:
@@ -115,13 +118,23 @@ def cache_info(cache: bool | str | os.PathLike = True) -> Any:
             if opened is not None:
                 _count(opened, rows)
     frame = pd.DataFrame(list(rows.values()), columns=INFO_COLUMNS)
-    frame = frame.astype({"team": "string", "service": "string", "prefix": "string",
-                          "entries": "int64", "expired": "int64", "bytes": "int64"})
+    frame = frame.astype(
+        {
+            "team": "string",
+            "service": "string",
+            "prefix": "string",
+            "entries": "int64",
+            "expired": "int64",
+            "bytes": "int64",
+        }
+    )
     for col in ("oldest", "newest"):
         frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ms, UTC]")
     frame = frame.sort_values("bytes", ascending=False, ignore_index=True)
-    frame.attrs.update(path=None if path is None else str(path),
-                       file_bytes=0 if path is None else upkeep.file_size(path))
+    frame.attrs.update(
+        path=None if path is None else str(path),
+        file_bytes=0 if path is None else upkeep.file_size(path),
+    )
     return frame
 
 
@@ -130,9 +143,19 @@ def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
     for key, response in upkeep.scan(cache):
         ours = response is not None and is_own_key(key)
         prefix = key.split(":", 1)[0] if ours else "(other)"
-        row = rows.setdefault(prefix, {"team": None, "service": None, "prefix": prefix,
-                                       "entries": 0, "expired": 0, "bytes": 0,
-                                       "oldest": None, "newest": None})
+        row = rows.setdefault(
+            prefix,
+            {
+                "team": None,
+                "service": None,
+                "prefix": prefix,
+                "entries": 0,
+                "expired": 0,
+                "bytes": 0,
+                "oldest": None,
+                "newest": None,
+            },
+        )
         row["entries"] += 1
         if response is None:
             continue

@@ -63,8 +63,9 @@ MIN_RATE_LIMIT = 1 / 60
 logger = logging.getLogger("invtools")
 
 
-def _token_budget(cache_path: Path | None, base_url: str, header: str, scope: str,
-                  per_second: float, clock: Any):
+def _token_budget(
+    cache_path: Path | None, base_url: str, header: str, scope: str, per_second: float, clock: Any
+):
     """The token's budget (at this service): shared by its clients in this process and, through
     ``budgets.sqlite`` beside the cache, by every process of the machine that uses that cache
     folder. Found by a salted hash of the token, so no token is kept anywhere."""
@@ -122,19 +123,26 @@ class Client(FramesPart):
         if not isinstance(backoff, (int, float)) or backoff < 0:
             raise ConfigError(f"backoff must be seconds >= 0, not {backoff!r}")
         if rate_limit is not None and (
-                isinstance(rate_limit, bool) or not isinstance(rate_limit, (int, float))
-                or not math.isfinite(rate_limit) or rate_limit < 0
-                or 0 < rate_limit < MIN_RATE_LIMIT):
-            raise ConfigError(f"rate_limit must be requests per second, 0 (off) or from "
-                              f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}")
-        if (not isinstance(concurrency, int) or isinstance(concurrency, bool)
-                or concurrency < 1):
-            raise ConfigError(f"concurrency must be a whole number >= 1 (requests in flight), "
-                              f"not {concurrency!r}")
+            isinstance(rate_limit, bool)
+            or not isinstance(rate_limit, (int, float))
+            or not math.isfinite(rate_limit)
+            or rate_limit < 0
+            or 0 < rate_limit < MIN_RATE_LIMIT
+        ):
+            raise ConfigError(
+                f"rate_limit must be requests per second, 0 (off) or from "
+                f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}"
+            )
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ConfigError(
+                f"concurrency must be a whole number >= 1 (requests in flight), not {concurrency!r}"
+            )
         if rate_limit_scope not in RATE_LIMIT_SCOPES:
-            raise ConfigError(f"rate_limit_scope must be one of "
-                              f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "
-                              f"not {rate_limit_scope!r}")
+            raise ConfigError(
+                f"rate_limit_scope must be one of "
+                f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "
+                f"not {rate_limit_scope!r}"
+            )
         self.rate_limit = float(rate_limit or 0)
         self.rate_limit_scope = rate_limit_scope
         self.concurrency = concurrency
@@ -142,21 +150,33 @@ class Client(FramesPart):
         try:
             self.cache_path: Path | None = resolve_cache_path(cache)
         except TypeError:
-            raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}"
-                                    ) from None
+            raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}") from None
         auth = BearerAuth(token)
         del token
         budget = None
         if self.rate_limit:
-            budget = _token_budget(self.cache_path, self.base_url, auth.header,
-                                   rate_limit_scope, self.rate_limit, clock)
+            budget = _token_budget(
+                self.cache_path,
+                self.base_url,
+                auth.header,
+                rate_limit_scope,
+                self.rate_limit,
+                clock,
+            )
         # Room for the details in flight, a list walk and another call of the same client.
         # make_session gives a requests.Session with the cache and pacing mixed in; once its
         # auth is set (below), it is what ClientSession describes.
-        session = cast(ClientSession, make_session(
-            cache_path=self.cache_path, budget=budget, rate_limit_scope=rate_limit_scope,
-            pool_size=max(POOL_SIZE, 2 * concurrency), expire_after=DEFAULT_EXPIRY,
-            urls_expire_after=EXPIRY))
+        session = cast(
+            ClientSession,
+            make_session(
+                cache_path=self.cache_path,
+                budget=budget,
+                rate_limit_scope=rate_limit_scope,
+                pool_size=max(POOL_SIZE, 2 * concurrency),
+                expire_after=DEFAULT_EXPIRY,
+                urls_expire_after=EXPIRY,
+            ),
+        )
         if self.cache_path is not None:
             prune_if_due(session.cache)  # at most once a day, never compacting the file
         # The token lives only in the session's auth object, whose repr hides it: no attribute
@@ -165,10 +185,16 @@ class Client(FramesPart):
         session.headers["Accept"] = "application/json"
         session.headers["User-Agent"] = "invtools (+requests)"
         self._counters = Counters()
-        self._requester = Requester(session, base_url=self.base_url, timeout=timeout,
-                                    retries=retries, backoff=float(backoff),
-                                    counters=self._counters, clock=clock,
-                                    on_team_mode=self._team_mode_error)
+        self._requester = Requester(
+            session,
+            base_url=self.base_url,
+            timeout=timeout,
+            retries=retries,
+            backoff=float(backoff),
+            counters=self._counters,
+            clock=clock,
+            on_team_mode=self._team_mode_error,
+        )
         self._team: Team | None = None
         self._team_lock = threading.RLock()
         # A client nobody closes still lets go of its connections and cache file once it is
@@ -218,17 +244,29 @@ class Client(FramesPart):
         # would freeze the notebook each time the client is shown.
         e = html.escape
         t = self._team
-        team = (f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
-                f"{e(t.mode_name)} mode ({t.mode})" if t is not None
-                else "<i>team not fetched yet: client.team() fetches it</i>")
+        team = (
+            f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
+            f"{e(t.mode_name)} mode ({t.mode})"
+            if t is not None
+            else "<i>team not fetched yet: client.team() fetches it</i>"
+        )
         s = self.stats
-        rows = [("Team", team), ("API", e(self.base_url)),
-                ("Cache", e(str(self.cache_path)) if self.cache_path else "off"),
-                ("Rate limit", e(f"{self.rate_limit:g}/s per {self.rate_limit_scope}")
-                 if self.rate_limit else "off"),
-                ("Requests", f"{s.sent} sent, {s.from_cache} from cache, {s.retries} retries")]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>"
-                       f"{v}</td></tr>" for k, v in rows)
+        rows = [
+            ("Team", team),
+            ("API", e(self.base_url)),
+            ("Cache", e(str(self.cache_path)) if self.cache_path else "off"),
+            (
+                "Rate limit",
+                e(f"{self.rate_limit:g}/s per {self.rate_limit_scope}")
+                if self.rate_limit
+                else "off",
+            ),
+            ("Requests", f"{s.sent} sent, {s.from_cache} from cache, {s.retries} retries"),
+        ]
+        body = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+            for k, v in rows
+        )
         return f"<table><caption>invtools Client</caption>{body}</table>"
 
     # -- stats and provenance

@@ -65,25 +65,35 @@ class ClientCore:
         with self._counters.measure() as m:
             yield m
 
-    def provenance(self, measurement: Measurement, path: str,
-                   params: Mapping[str, Any] | None = None) -> Provenance:
+    def provenance(
+        self, measurement: Measurement, path: str, params: Mapping[str, Any] | None = None
+    ) -> Provenance:
         """Where a result came from (the record frames carry in ``df.attrs``): team, service,
         endpoint, filters, when, how old the data is, pages, rows, requests sent and answered
         from cache. No token."""
         team = self.team()
         s = measurement.stats
         return Provenance(
-            source="api", team_id=team.id, team_name=team.name, base_url=self.base_url,
-            endpoint=path, filters=params or {},
+            source="api",
+            team_id=team.id,
+            team_name=team.name,
+            base_url=self.base_url,
+            endpoint=path,
+            filters=params or {},
             fetched_at=measurement.finished_at or datetime.now(UTC),
             data_as_of=measurement.data_as_of,
-            pages=s.pages, rows=s.rows, requests=s.sent, from_cache=s.from_cache,
-            retries=s.retries)
+            pages=s.pages,
+            rows=s.rows,
+            requests=s.sent,
+            from_cache=s.from_cache,
+            retries=s.retries,
+        )
 
     # -- the one request path
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None, *,
-            refresh: bool = False) -> Any:
+    def get(
+        self, path: str, params: Mapping[str, Any] | None = None, *, refresh: bool = False
+    ) -> Any:
         """GET one response's decoded JSON, or raise an :mod:`invtools.errors` exception.
         ``refresh=True`` skips the cache (and stores the fresh answer).
 
@@ -120,19 +130,31 @@ class ClientCore:
         msg = team_mode_message(team, path)
         if server_err.correlation_id:
             msg += f" [correlation id {server_err.correlation_id}]"
-        return TeamModeError(msg, status=server_err.status, type=server_err.type,
-                             title=server_err.title, correlation_id=server_err.correlation_id,
-                             error_id=server_err.error_id, method="GET", path=path,
-                             attempts=server_err.attempts, details=server_err.details)
+        return TeamModeError(
+            msg,
+            status=server_err.status,
+            type=server_err.type,
+            title=server_err.title,
+            correlation_id=server_err.correlation_id,
+            error_id=server_err.error_id,
+            method="GET",
+            path=path,
+            attempts=server_err.attempts,
+            details=server_err.details,
+        )
 
     def require_locations(self, path: str) -> None:
         """Raise :class:`TeamModeError` (naming the team, its mode and what works for it)
         before anything is sent, if this token's team cannot use the location-only ``path``."""
         team = self.team()
         if not team.uses_locations:
-            raise TeamModeError(team_mode_message(team, path), type="/errors/invalid-team-mode",
-                                title="Team mode does not allow this endpoint",
-                                method="GET", path=path)
+            raise TeamModeError(
+                team_mode_message(team, path),
+                type="/errors/invalid-team-mode",
+                title="Team mode does not allow this endpoint",
+                method="GET",
+                path=path,
+            )
 
     # -- cache
 
@@ -160,5 +182,8 @@ class ClientCore:
         >>> c.forget([("/v1/location-txs/7", {"revision": 0})])
         """
         session = self._requester.session
-        forget(session, session.auth.header,
-               [self._requester.url(path, params) for path, params in calls])
+        forget(
+            session,
+            session.auth.header,
+            [self._requester.url(path, params) for path, params in calls],
+        )

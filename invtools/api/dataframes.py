@@ -53,8 +53,13 @@ class FramesPart(DetailsPart):
         """
         check_keywords("items_df", filters, _ITEM_FILTERS)
         refresh = bool(filters.get("refresh"))
-        return self._framed(ITEMS_PATH, _item_filters(filters), lambda: frames.items_df(
-            self.items(**filters), attributes=self._plain_list(ATTRS_PATH, refresh, dated=False)))
+        return self._framed(
+            ITEMS_PATH,
+            _item_filters(filters),
+            lambda: frames.items_df(
+                self.items(**filters), attributes=self._plain_list(ATTRS_PATH, refresh, dated=False)
+            ),
+        )
 
     def stock_df(self, **filters: Any) -> pd.DataFrame:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names
@@ -68,8 +73,15 @@ class FramesPart(DetailsPart):
 
         return self._framed(ITEMS_PATH, _item_filters(filters), build)
 
-    def transactions_df(self, *, type=None, since=None, until=None,  # noqa: A002
-                        with_lines: bool = False, **walk: Any) -> pd.DataFrame:
+    def transactions_df(
+        self,
+        *,
+        type=None,
+        since=None,
+        until=None,  # noqa: A002
+        with_lines: bool = False,
+        **walk: Any,
+    ) -> pd.DataFrame:
         """Transaction rows, newest first (:func:`invtools.frames.transactions_df`); takes the
         keywords of :meth:`transactions`. ``with_lines=True`` fetches each row's detail (one
         request per transaction, cached for good per revision; ``since``/``until`` limit how
@@ -83,12 +95,15 @@ class FramesPart(DetailsPart):
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
         True
         """
-        check_keywords("transactions_df", walk,
-                       ("type", "since", "until", "with_lines", "chains"))
+        check_keywords("transactions_df", walk, ("type", "since", "until", "with_lines", "chains"))
         type = check_tx_type(type)  # noqa: A001 - the filter's own name
         filters = {"type": _as_json(type), "since": since, "until": until}
-        if not with_lines and since is None and until is None and not (
-                set(walk) - {"chains", "refresh", "max_age"}):
+        if (
+            not with_lines
+            and since is None
+            and until is None
+            and not (set(walk) - {"chains", "refresh", "max_age"})
+        ):
             # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
             # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
             # fetched by several chains at once (invtools.api.walker).
@@ -97,20 +112,34 @@ class FramesPart(DetailsPart):
             self._max_age(TXS_PATH, walk.get("max_age"))
 
             def build() -> pd.DataFrame:
-                return self.walk_frame(TXS_PATH, {"type": type}, chains=chains,
-                                       before=lambda: self.require_locations(TXS_PATH),
-                                       refresh=bool(walk.get("refresh")),
-                                       max_age=walk.get("max_age"))
+                return self.walk_frame(
+                    TXS_PATH,
+                    {"type": type},
+                    chains=chains,
+                    before=lambda: self.require_locations(TXS_PATH),
+                    refresh=bool(walk.get("refresh")),
+                    max_age=walk.get("max_age"),
+                )
 
             return self._framed(TXS_PATH, filters, build)
         if not with_lines:
-            return self._framed(TXS_PATH, filters, lambda: _tx_frame(
-                self.transactions(**filters, **walk)))
-        return self._framed(TXS_PATH, filters, lambda: _join_lines(
-            *self._rows_and_details(filters, walk), all_types=type is None))
+            return self._framed(
+                TXS_PATH, filters, lambda: _tx_frame(self.transactions(**filters, **walk))
+            )
+        return self._framed(
+            TXS_PATH,
+            filters,
+            lambda: _join_lines(*self._rows_and_details(filters, walk), all_types=type is None),
+        )
 
-    def lines_df(self, *, type=None, since=None, until=None,  # noqa: A002
-                 **walk: Any) -> pd.DataFrame:
+    def lines_df(
+        self,
+        *,
+        type=None,
+        since=None,
+        until=None,  # noqa: A002
+        **walk: Any,
+    ) -> pd.DataFrame:
         """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
         request per transaction in the window (``since``/``until``), each cached for good per
         revision; a progress bar shows the detail requests and the time left.
@@ -128,32 +157,43 @@ class FramesPart(DetailsPart):
         check_keywords("lines_df", walk, ("type", "since", "until", "chains"))
         type = check_tx_type(type)  # noqa: A001 - the filter's own name
         filters = {"type": _as_json(type), "since": since, "until": until}
-        return self._framed(TXS_PATH, filters, lambda: _lines(
-            self._rows_and_details(filters, walk)[1], all_types=type is None))
+        return self._framed(
+            TXS_PATH,
+            filters,
+            lambda: _lines(self._rows_and_details(filters, walk)[1], all_types=type is None),
+        )
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
-        return self._framed(LOCATIONS_PATH, {},
-                            lambda: frames.locations_df(self.locations(refresh=refresh)))
+        return self._framed(
+            LOCATIONS_PATH, {}, lambda: frames.locations_df(self.locations(refresh=refresh))
+        )
 
     def partners_df(self, *, type=None, **walk: Any) -> pd.DataFrame:  # noqa: A002
-        """Partners (:func:`invtools.frames.partners_df`); takes the keywords of :meth:`partners`."""
+        """Partners (:func:`invtools.frames.partners_df`); takes the keywords of
+        :meth:`partners`."""
         check_keywords("partners_df", walk, ("type",))
-        return self._framed(PARTNERS_PATH, {"type": type},
-                            lambda: frames.partners_df(self.partners(type=type, **walk)))
+        return self._framed(
+            PARTNERS_PATH,
+            {"type": type},
+            lambda: frames.partners_df(self.partners(type=type, **walk)),
+        )
 
     def members_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """Team members (:func:`invtools.frames.members_df`)."""
-        return self._framed(MEMBERS_PATH, {},
-                            lambda: frames.members_df(self.members(refresh=refresh)))
+        return self._framed(
+            MEMBERS_PATH, {}, lambda: frames.members_df(self.members(refresh=refresh))
+        )
 
     def attributes_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """Item attribute definitions (:func:`invtools.frames.attributes_df`)."""
-        return self._framed(ATTRS_PATH, {},
-                            lambda: frames.attributes_df(self.attributes(refresh=refresh)))
+        return self._framed(
+            ATTRS_PATH, {}, lambda: frames.attributes_df(self.attributes(refresh=refresh))
+        )
 
-    def _framed(self, path: str, filters: Mapping[str, Any],
-                build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    def _framed(
+        self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]
+    ) -> pd.DataFrame:
         """Build a frame while counting its requests; record where it came from."""
         with self.measure() as m:
             df = build()
@@ -207,5 +247,6 @@ def _join_lines(rows: list[dict], details: list[dict], *, all_types: bool) -> pd
     tx = frames.transactions_df(rows)
     lines = _lines(details, all_types=all_types)
     own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
-    return tx.merge(lines[own], how="left", left_on="id", right_on="transaction_id",
-                    sort=False).drop(columns="transaction_id")
+    return tx.merge(
+        lines[own], how="left", left_on="id", right_on="transaction_id", sort=False
+    ).drop(columns="transaction_id")

@@ -30,8 +30,7 @@ from invtools.api.fanout import fanout
 from invtools.errors import ConfigError, NotFoundError
 from invtools.http.pacing import bucket_of
 
-__all__ = ["DetailsPart", "SERVICE_LATENCY", "ANNOUNCE_SECONDS",
-           "about", "cost_line"]
+__all__ = ["DetailsPart", "SERVICE_LATENCY", "ANNOUNCE_SECONDS", "about", "cost_line"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
 SERVICE_LATENCY = 0.8
@@ -43,9 +42,9 @@ class DetailsPart(EndpointsPart):
     """``transaction_details``; needs ``transaction``, ``in_cache``, ``concurrency``,
     ``rate_limit`` and ``progress`` from the client."""
 
-    def transaction_details(self, rows: Iterable[Any], *, refresh: bool = False,
-                            progress: bool | None = None
-                            ) -> Generator[tuple[Any, dict | None], None, None]:
+    def transaction_details(
+        self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
+    ) -> Generator[tuple[Any, dict | None], None, None]:
         """``(row, detail)`` for each row, in the order of ``rows``; ``detail`` is None when
         the transaction was deleted since the list was read (its detail answers 404).
 
@@ -84,9 +83,12 @@ class DetailsPart(EndpointsPart):
             except NotFoundError:
                 return row, None  # deleted since the list was read
 
-        with progress_bar(total=total, desc="transaction details", unit=" details",
-                          enabled=show) as bar, \
-                closing(fanout(fetch, keyed, workers=self.concurrency)) as results:
+        with (
+            progress_bar(
+                total=total, desc="transaction details", unit=" details", enabled=show
+            ) as bar,
+            closing(fanout(fetch, keyed, workers=self.concurrency)) as results,
+        ):
             if missing is not None and total is not None and total < len(missing):
                 bar.set_postfix(cached=len(missing) - total, refresh=False)
             for i, (row, detail) in enumerate(results):
@@ -94,15 +96,20 @@ class DetailsPart(EndpointsPart):
                     bar.update(1)
                 yield row, detail
 
-    def _uncached(self, keyed: list[tuple[Any, tuple[int, int | None]]],
-                  refresh: bool) -> list[bool]:
+    def _uncached(
+        self, keyed: list[tuple[Any, tuple[int, int | None]]], refresh: bool
+    ) -> list[bool]:
         """For each row, True when its detail will be requested from the server."""
         if refresh:
             return [True] * len(keyed)
-        held = self.in_cache((f"{TXS_PATH}/{tid}", {"revision": revision})
-                             for _row, (tid, revision) in keyed)
+        held = self.in_cache(
+            (f"{TXS_PATH}/{tid}", {"revision": revision}) for _row, (tid, revision) in keyed
+        )
         # A detail without a revision expires within a minute: counted as a request.
-        return [not h or revision is None for h, (_row, (_tid, revision)) in zip(held, keyed, strict=True)]
+        return [
+            not h or revision is None
+            for h, (_row, (_tid, revision)) in zip(held, keyed, strict=True)
+        ]
 
     def _announce(self, misses: int) -> None:
         budget = getattr(self._requester.session, "budget", None)
@@ -111,8 +118,9 @@ class DetailsPart(EndpointsPart):
         # What the budget believes now: a stated room goes at the speed of the requests in
         # flight, the rest at the pace it keeps (slower after 429s).
         bucket = bucket_of(self._requester.url(f"{TXS_PATH}/1"), self.rate_limit_scope)
-        seconds = budget.expected_seconds(bucket, misses,
-                                          in_flight=self.concurrency / SERVICE_LATENCY)
+        seconds = budget.expected_seconds(
+            bucket, misses, in_flight=self.concurrency / SERVICE_LATENCY
+        )
         if seconds > ANNOUNCE_SECONDS:
             print(cost_line(misses, seconds, misses / seconds), file=sys.stderr, flush=True)
 
@@ -126,8 +134,10 @@ def _key(row: Any) -> tuple[int, int | None]:
             tid, revision = row
         return int(tid), None if revision is None else int(revision)
     except (KeyError, TypeError, ValueError):
-        raise ConfigError(f"a transaction detail needs a list row (with 'id' and 'revision') "
-                          f"or an (id, revision) pair, not {row!r}") from None
+        raise ConfigError(
+            f"a transaction detail needs a list row (with 'id' and 'revision') "
+            f"or an (id, revision) pair, not {row!r}"
+        ) from None
 
 
 def about(seconds: float) -> str:
@@ -148,8 +158,11 @@ def about(seconds: float) -> str:
 def cost_line(misses: int, seconds: float, per_second: float) -> str:
     """The one line a long first fetch prints before it starts.
 
-    >>> cost_line(120, 96.0, 1.25)
-    '120 transaction details to fetch, about 2 min at 1.25 requests/s; Ctrl-C keeps what has been fetched'
+    >>> print(cost_line(120, 96.0, 1.25))  # doctest: +NORMALIZE_WHITESPACE
+    120 transaction details to fetch, about 2 min at 1.25 requests/s;
+    Ctrl-C keeps what has been fetched
     """
-    return (f"{misses:,} transaction details to fetch, {about(seconds)} at {per_second:.3g} "
-            f"requests/s; Ctrl-C keeps what has been fetched")
+    return (
+        f"{misses:,} transaction details to fetch, {about(seconds)} at {per_second:.3g} "
+        f"requests/s; Ctrl-C keeps what has been fetched"
+    )

@@ -40,32 +40,43 @@ __all__ = ["EndpointsPart", "PARTNER_TYPES", "WALK_KEYWORDS", "check_keywords"]
 #: Partner types by name, as the wire encodes them.
 PARTNER_TYPES = {"supplier": 0, "customer": 1}
 #: The keywords every walk takes (:meth:`Client.pages`).
-WALK_KEYWORDS = ("limit", "max_pages", "max_rows", "refresh", "max_age", "progress", "keep",
-                 "stop_at")
+WALK_KEYWORDS = (
+    "limit",
+    "max_pages",
+    "max_rows",
+    "refresh",
+    "max_age",
+    "progress",
+    "keep",
+    "stop_at",
+)
 
 
-def check_keywords(method: str, given: Mapping[str, Any],
-                   own: tuple[str, ...] = ()) -> None:
+def check_keywords(method: str, given: Mapping[str, Any], own: tuple[str, ...] = ()) -> None:
     """Raise ``TypeError`` naming the method the user called (not an inner one) for a keyword
     it does not take.
 
     >>> check_keywords("items_df", {"bogus": 1}, ("item_ids",))
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    invtools.errors.ArgumentTypeError: items_df() got an unexpected keyword argument 'bogus'; it takes item_ids, limit, max_pages, max_rows, refresh, max_age, progress, keep, stop_at
+    invtools.errors.ArgumentTypeError: items_df() got an unexpected keyword argument 'bogus'; ...
     """
     unknown = [k for k in given if k not in own and k not in WALK_KEYWORDS]
     if unknown:
-        raise ArgumentTypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}; it "
-                        f"takes {', '.join(own + WALK_KEYWORDS)}")
+        raise ArgumentTypeError(
+            f"{method}() got an unexpected keyword argument {unknown[0]!r}; it "
+            f"takes {', '.join(own + WALK_KEYWORDS)}"
+        )
 
 
 class EndpointsPart(WalksPart):
     """Resource methods; needs ``get``, ``pages``, ``require_locations``, ``measure`` and
     ``forget`` from the client."""
 
-    def rows(self, path: str, params: Mapping[str, Any] | None = None,
-             **walk: Any) -> Iterator[dict]:
+    def rows(
+        self, path: str, params: Mapping[str, Any] | None = None, **walk: Any
+    ) -> Iterator[dict]:
         """Every row of a paginated list, lazily; takes the keywords of :meth:`pages`."""
         for page in self.pages(path, params, **walk):
             yield from page.rows
@@ -83,30 +94,45 @@ class EndpointsPart(WalksPart):
         """Items by id ascending (Location-mode teams). ``location_ids`` makes each item's
         ``quantity`` the sum over those locations. Takes the keywords of :meth:`pages`."""
         check_keywords("items", walk, ("item_ids", "location_ids"))
-        params = {"item_ids": check_ids(item_ids, name="item_ids"),
-                  "location_ids": check_ids(location_ids, name="location_ids")}
+        params = {
+            "item_ids": check_ids(item_ids, name="item_ids"),
+            "location_ids": check_ids(location_ids, name="location_ids"),
+        }
         return self._location_rows(ITEMS_PATH, params, walk)
 
     def item(self, id: int, *, location_ids=None, refresh: bool = False) -> dict:  # noqa: A002
         """One item (Location-mode teams)."""
         path = f"{ITEMS_PATH}/{check_id(id, name='item id')}"
         self.require_locations(path)
-        return _unwrap(self.get(path, {"location_ids": check_ids(location_ids, name="location_ids")},
-                                refresh=refresh),
-                       path)
+        return _unwrap(
+            self.get(
+                path,
+                {"location_ids": check_ids(location_ids, name="location_ids")},
+                refresh=refresh,
+            ),
+            path,
+        )
 
     def partners(self, *, type=None, **walk: Any) -> Iterator[dict]:  # noqa: A002
         """Partners by id ascending; ``type`` 0/'supplier' or 1/'customer'. Every team."""
         check_keywords("partners", walk, ("type",))
         if isinstance(type, str):
             if type.lower() not in PARTNER_TYPES:
-                raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, "
-                                  f"not {type!r}")
+                raise ConfigError(
+                    f"partner type must be 'supplier', 'customer', 0 or 1, not {type!r}"
+                )
             type = PARTNER_TYPES[type.lower()]
         return self.rows(PARTNERS_PATH, {"type": type}, **walk)
 
-    def transactions(self, *, type=None, since=None, until=None,  # noqa: A002
-                     chains: int | None = None, **walk: Any) -> Iterator[dict]:
+    def transactions(
+        self,
+        *,
+        type=None,
+        since=None,
+        until=None,  # noqa: A002
+        chains: int | None = None,
+        **walk: Any,
+    ) -> Iterator[dict]:
         """Transaction rows, newest first (Location-mode teams).
 
         ``since``/``until`` (datetime, date or ISO string; naive = UTC; a bare ``until``
@@ -129,11 +155,23 @@ class EndpointsPart(WalksPart):
         hi = parse_time(until, end=True, name="until")
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
-        return self.walk(TXS_PATH, {"type": type}, since=lo, until=hi, chains=chains,
-                         before=lambda: self.require_locations(TXS_PATH), **walk)
+        return self.walk(
+            TXS_PATH,
+            {"type": type},
+            since=lo,
+            until=hi,
+            chains=chains,
+            before=lambda: self.require_locations(TXS_PATH),
+            **walk,
+        )
 
-    def transaction(self, id: int, *, revision: int | None = None,  # noqa: A002
-                    refresh: bool = False) -> dict:
+    def transaction(
+        self,
+        id: int,
+        *,
+        revision: int | None = None,  # noqa: A002
+        refresh: bool = False,
+    ) -> dict:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
         never changes and so is cached for good (Location-mode teams). When version N comes
         from the server, this token's cached older versions are forgotten: they would be
@@ -143,8 +181,9 @@ class EndpointsPart(WalksPart):
         self.require_locations(path)
         revision = None if revision is None else check_id(revision, name="revision")
         # A version that never changes does not age the data it is part of.
-        body, from_cache = self._requester.send(path, {"revision": revision}, refresh=refresh,
-                                                dated=revision is None)
+        body, from_cache = self._requester.send(
+            path, {"revision": revision}, refresh=refresh, dated=revision is None
+        )
         # Only an answer from the server (now stored) makes the older revisions go: a cache
         # hit had them forgotten when it was stored, and looking again would cost a write.
         if revision and not from_cache:
@@ -180,5 +219,9 @@ class EndpointsPart(WalksPart):
 def _unwrap(body: Any, path: str) -> dict:
     if isinstance(body, Mapping) and isinstance(body.get("item"), Mapping):
         return body["item"]
-    raise APIError(f"GET {path} answered without the expected {{'item': ...}} object",
-                   status=200, method="GET", path=path)
+    raise APIError(
+        f"GET {path} answered without the expected {{'item': ...}} object",
+        status=200,
+        method="GET",
+        path=path,
+    )

@@ -58,9 +58,14 @@ R = TypeVar("R")
 POLL_SECONDS = 0.1
 
 
-def fanout(fn: Callable[[T], R], items: Iterable[T], *, workers: int,
-           ahead: int | None = None, cancel: threading.Event | None = None
-           ) -> Generator[R, None, None]:
+def fanout(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    workers: int,
+    ahead: int | None = None,
+    cancel: threading.Event | None = None,
+) -> Generator[R, None, None]:
     """``fn(item)`` for every item, up to ``workers`` at once, results in input order.
 
     ``ahead`` (default ``4 * workers``) bounds the items submitted and not yet handed back.

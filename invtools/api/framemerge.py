@@ -31,12 +31,18 @@ def frame_of(pieces: Sequence[Piece], *, by_key: bool) -> pd.DataFrame:
     df = frames.transactions_df_from_pages(p.page.body for p in pieces)
     counts = [p.page.n_rows for p in pieces]
     if sum(counts) != len(df):
-        raise PaginationError(f"the pages' counts add up to {sum(counts)} rows but they hold "
-                              f"{len(df)}; walk with chains=1")
+        raise PaginationError(
+            f"the pages' counts add up to {sum(counts)} rows but they hold "
+            f"{len(df)}; walk with chains=1"
+        )
     offsets = np.cumsum([0, *counts])
-    idx = np.concatenate([np.arange(off, off + (n if p.keep is None else min(p.keep, n)))
-                          for p, off, n in zip(pieces, offsets, counts, strict=False)]  # offsets: 1 more
-                         or [np.arange(0)])
+    idx = np.concatenate(
+        [
+            np.arange(off, off + (n if p.keep is None else min(p.keep, n)))
+            for p, off, n in zip(pieces, offsets, counts, strict=False)
+        ]  # offsets: 1 more
+        or [np.arange(0)]
+    )
     idx = idx.astype(np.int64)
     ms, ids = frame_keys(df)
     if by_key:

@@ -29,9 +29,18 @@ from typing import Any, NamedTuple
 
 from invtools.errors import ConfigError, PaginationError
 
-__all__ = ["Page", "RawPage", "Trim", "iter_pages", "iter_raw_pages", "check_envelope",
-           "check_walk_args",
-           "raw_envelope", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = [
+    "Page",
+    "RawPage",
+    "Trim",
+    "iter_pages",
+    "iter_raw_pages",
+    "check_envelope",
+    "check_walk_args",
+    "raw_envelope",
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
@@ -56,8 +65,10 @@ class Page:
     from_cache: bool = False
 
     def __repr__(self) -> str:  # rows can be 100 dicts; show their count instead
-        return (f"Page(number={self.number}, rows={len(self.rows)}, cursor={self.cursor!r}, "
-                f"has_more={self.has_more}, from_cache={self.from_cache})")
+        return (
+            f"Page(number={self.number}, rows={len(self.rows)}, cursor={self.cursor!r}, "
+            f"has_more={self.has_more}, from_cache={self.from_cache})"
+        )
 
 
 def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
@@ -68,14 +79,17 @@ def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
     """
     where = f"page {number}"
     if not isinstance(body, Mapping):
-        raise PaginationError(f"{where} is not a JSON object but {type(body).__name__}; "
-                              "is this a list endpoint?")
+        raise PaginationError(
+            f"{where} is not a JSON object but {type(body).__name__}; is this a list endpoint?"
+        )
     missing = [k for k in ("items", "has_more") if k not in body]
     if "cursor" not in body:
         missing.append("cursor")
     if missing:
-        raise PaginationError(f"{where} lacks {', '.join(missing)} of the page envelope "
-                              "(items, count, limit, cursor, has_more); is this a list endpoint?")
+        raise PaginationError(
+            f"{where} lacks {', '.join(missing)} of the page envelope "
+            "(items, count, limit, cursor, has_more); is this a list endpoint?"
+        )
     items, cursor, has_more = body["items"], body["cursor"], body["has_more"]
     if not isinstance(items, list):
         raise PaginationError(f"{where}: 'items' is {type(items).__name__}, not a list")
@@ -125,14 +139,20 @@ def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool, int]:
         items, cursor, has_more = check_envelope(decoded, number=number)
         return cursor, has_more, len(items)
     cursor, has_more = json.loads(cursors[0]), more[0] == b"true"
-    _, cursor, has_more = check_envelope({"items": [], "cursor": cursor, "has_more": has_more},
-                                         number=number)
+    _, cursor, has_more = check_envelope(
+        {"items": [], "cursor": cursor, "has_more": has_more}, number=number
+    )
     return cursor, has_more, int(counts[0])
 
 
-def iter_raw_pages(fetch: Callable[[dict[str, Any]], bytes],
-                   params: Mapping[str, Any] | None = None, *, limit: int = DEFAULT_LIMIT,
-                   max_pages: int | None = None, start: Any = None) -> Iterator[RawPage]:
+def iter_raw_pages(
+    fetch: Callable[[dict[str, Any]], bytes],
+    params: Mapping[str, Any] | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    max_pages: int | None = None,
+    start: Any = None,
+) -> Iterator[RawPage]:
     """:func:`iter_pages` for callers that decode rows themselves, in bulk (see
     :func:`invtools.frames.transactions_df_from_pages`): ``fetch(params)`` returns a page's
     raw body, and the walk reads only ``cursor``/``has_more`` from it (:func:`raw_envelope`).
@@ -192,8 +212,9 @@ def check_walk_args(limit: Any, max_pages: Any, max_rows: Any) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ConfigError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
     for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or value < 0):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
             raise ConfigError(f"{name} must be a non-negative integer or None, not {value!r}")
 
 
@@ -221,7 +242,8 @@ def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, ra
             raise PaginationError(
                 f"the server handed out cursor {cursor!r} twice (again on page {number}); "
                 "stopping instead of looping. Filters: "
-                + ", ".join(f"{k}={v!r}" for k, v in base.items()))
+                + ", ".join(f"{k}={v!r}" for k, v in base.items())
+            )
         seen.add(cursor)
 
 
@@ -236,9 +258,13 @@ class Trim:
     ([1, 3], False, [5], True)
     """
 
-    def __init__(self, *, keep: Callable[[Any], bool] | None = None,
-                 stop_at: Callable[[Any], bool] | None = None,
-                 max_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        keep: Callable[[Any], bool] | None = None,
+        stop_at: Callable[[Any], bool] | None = None,
+        max_rows: int | None = None,
+    ) -> None:
         self.keep, self.stop_at, self.left = keep, stop_at, max_rows
         self.stopped = False
 
@@ -255,6 +281,6 @@ class Trim:
             if self.keep is None or self.keep(row):
                 rows.append(row)
         if self.left is not None:
-            rows = rows[:self.left]
+            rows = rows[: self.left]
             self.left -= len(rows)
         return rows

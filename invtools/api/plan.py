@@ -30,8 +30,17 @@ from typing import Any
 from invtools._types import TX_TYPES, to_ms
 from invtools.errors import ConfigError
 
-__all__ = ["Key", "Plan", "seam_starts", "choose_plan", "row_key", "time_ms", "NO_TIME",
-           "DEFAULT_CHAINS", "chain_count"]
+__all__ = [
+    "Key",
+    "Plan",
+    "seam_starts",
+    "choose_plan",
+    "row_key",
+    "time_ms",
+    "NO_TIME",
+    "DEFAULT_CHAINS",
+    "chain_count",
+]
 
 #: A row's place in the transactions list: (transaction_time in epoch ms, id); the list is
 #: newest first, that is, descending.
@@ -117,8 +126,11 @@ class Plan:
         return self.starts[j] if self.kind == "seams" and j < len(self.starts) else None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "starts": [list(k) for k in self.starts],
-                "types": list(self.types)}
+        return {
+            "kind": self.kind,
+            "starts": [list(k) for k in self.starts],
+            "types": list(self.types),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> Plan:
@@ -166,8 +178,9 @@ def seam_starts(keys: Sequence[Key], *, chains: int, limit: int) -> tuple[Key, .
     return tuple(starts)
 
 
-def choose_plan(seams: Sequence[Key] | None, *, chains: int, typed: Any,
-                since_ms: int | None = None) -> Plan:
+def choose_plan(
+    seams: Sequence[Key] | None, *, chains: int, typed: Any, since_ms: int | None = None
+) -> Plan:
     """The plan of a fresh walk: for several types (``typed``, a tuple) one chain each, merged;
     else seam chains from the ``seams`` the last whole walk recorded (thinned to ``chains``;
     those older than ``since_ms`` dropped), else -- nothing recorded -- type chains for a list
@@ -207,7 +220,7 @@ def chain_count(default: Any, chains: int | None) -> int:
         ok = isinstance(default, int) and not isinstance(default, bool) and default >= 1
         value = default if ok else DEFAULT_CHAINS
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"chains must be a whole number >= 1 (1 = one plain chain), "
-                          f"not {value!r}")
+        raise ConfigError(
+            f"chains must be a whole number >= 1 (1 = one plain chain), not {value!r}"
+        )
     return value
-

@@ -78,10 +78,18 @@ class Requester:
     """Sends GETs for one client. ``on_team_mode(path, error)`` turns the server's team-mode
     400 into the client's own :class:`TeamModeError` (naming the team)."""
 
-    def __init__(self, session: ClientSession, *, base_url: str,
-                 timeout: tuple[float, float], retries: int, backoff: float,
-                 counters: Counters, clock: Any = SYSTEM_CLOCK,
-                 on_team_mode: Callable[[str, APIError], APIError] | None = None) -> None:
+    def __init__(
+        self,
+        session: ClientSession,
+        *,
+        base_url: str,
+        timeout: tuple[float, float],
+        retries: int,
+        backoff: float,
+        counters: Counters,
+        clock: Any = SYSTEM_CLOCK,
+        on_team_mode: Callable[[str, APIError], APIError] | None = None,
+    ) -> None:
         self.session = session
         self.base_url = base_url
         self.timeout = timeout
@@ -96,14 +104,20 @@ class Requester:
         out), as the cache keys it."""
         if not isinstance(path, str) or not path.startswith("/v1/"):
             raise ConfigError(f"path must start with /v1/, e.g. '/v1/items'; got {path!r}")
-        query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None],
-                          doseq=True)
+        query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None], doseq=True)
         return self.base_url + path + (f"?{query}" if query else "")
 
-    def send(self, path: str, params: Mapping[str, Any] | None, *,
-             refresh: bool = False, raw: bool = False, retries: int | None = None,
-             timeout: tuple[float, float] | None = None,
-             dated: bool = True) -> tuple[Any, bool]:
+    def send(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None,
+        *,
+        refresh: bool = False,
+        raw: bool = False,
+        retries: int | None = None,
+        timeout: tuple[float, float] | None = None,
+        dated: bool = True,
+    ) -> tuple[Any, bool]:
         """Send a GET with retries; return ``(decoded body, from_cache)``, or with ``raw`` the
         undecoded bytes of a JSON success (errors are raised exactly as without it).
         ``retries``/``timeout`` override the client's for this one call. ``dated``: the
@@ -132,15 +146,22 @@ class Requester:
                 raise TransportError(
                     f"Asking for {resource_of(path)} (GET {path} to {self.base_url}) failed "
                     f"after {tries}: {failure.what}. "
-                    f"Check {failure.check}.", attempts=attempt) from exc
+                    f"Check {failure.check}.",
+                    attempts=attempt,
+                ) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
             if dated:
                 self.counters.saw_data_from(self._stamp(resp, from_cache))
             status = resp.status_code
-            logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status,
-                         " (from cache)" if from_cache else "",
-                         (time.monotonic() - started) * 1000)
+            logger.debug(
+                "GET %s %s -> %s%s in %.0f ms",
+                path,
+                params or "",
+                status,
+                " (from cache)" if from_cache else "",
+                (time.monotonic() - started) * 1000,
+            )
             if status == 429:
                 self.counters.add(rate_limited=1)
             if status in RETRY_STATUSES and attempt <= allowed:
@@ -151,15 +172,24 @@ class Requester:
             sound = from_cache or not 200 <= status < 300 or sound_response(resp)
             if not sound and looks_json(resp):
                 if attempt <= allowed:
-                    self._wait(path, f"{status} with a truncated or empty JSON body",
-                               self._backoff(attempt), attempt, allowed)
+                    self._wait(
+                        path,
+                        f"{status} with a truncated or empty JSON body",
+                        self._backoff(attempt),
+                        attempt,
+                        allowed,
+                    )
                     continue
                 raise ServerError(
                     f"Asking for {resource_of(path)}: GET {path} answered {status} with a "
                     f"truncated or empty JSON body "
                     f"{attempt} time(s); nothing of it was kept. This is the server's (or a "
-                    "proxy's) fault: try again later.", status=status, method="GET", path=path,
-                    attempts=attempt)
+                    "proxy's) fault: try again later.",
+                    status=status,
+                    method="GET",
+                    path=path,
+                    attempts=attempt,
+                )
             if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
@@ -169,8 +199,9 @@ class Requester:
         a fresh answer, so that a second process replaying it says the same), else now."""
         stamp = getattr(resp, "created_at", None) if from_cache else None
         if stamp is None and resp.status_code == 200 and self.session.cache_keys is not None:
-            entry = cached_entry(self.session, self.session.auth.header,
-                                 resp.request.url or resp.url)
+            entry = cached_entry(
+                self.session, self.session.auth.header, resp.request.url or resp.url
+            )
             stamp = entry.stored_at if entry is not None else None
         if not isinstance(stamp, datetime):
             return datetime.now(UTC)
@@ -217,15 +248,20 @@ class Requester:
                 f"GET {path} answered {status} but not with JSON (Content-Type "
                 f"{resp.headers.get('Content-Type')!r}); is base_url {self.base_url!r} the "
                 f"inventory API (normally {DEFAULT_BASE_URL})?",
-                status=status, method="GET", path=path, attempts=attempts)
+                status=status,
+                method="GET",
+                path=path,
+                attempts=attempts,
+            )
         try:
             body: Any = resp.json()
         except ValueError:
             body = resp.text[:500] or None
         if isinstance(body, dict):  # a 401 echoes the token as "given": no local keeps it
             body.pop("given", None)
-        err = from_response(status, body, method="GET", path=path, attempts=attempts,
-                            reason=resp.reason)
+        err = from_response(
+            status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
+        )
         if isinstance(err, TeamModeError) and self.on_team_mode is not None:
             err = self.on_team_mode(path, err)
         else:
@@ -246,12 +282,16 @@ def hint(err: APIError) -> str:
     if isinstance(err, AuthenticationError):
         return f"The token was refused (missing, mistyped or deleted). {TOKEN_HELP}"
     if isinstance(err, RateLimitError):
-        return (f"Still rate limited after {n} attempt(s): lower rate_limit=, use "
-                "rate_limit_scope='token' if the budget is shared across endpoints, or "
-                "wait a minute and try again.")
+        return (
+            f"Still rate limited after {n} attempt(s): lower rate_limit=, use "
+            "rate_limit_scope='token' if the budget is shared across endpoints, or "
+            "wait a minute and try again."
+        )
     if isinstance(err, ServerError):
-        return (f"The server kept failing ({n} attempt(s)); try again later, and quote "
-                "the correlation id if you contact support.")
+        return (
+            f"The server kept failing ({n} attempt(s)); try again later, and quote "
+            "the correlation id if you contact support."
+        )
     if isinstance(err, InvalidRequestError) and err.details.get("errors"):
         return f"Problems: {err.details['errors']}"
     return ""

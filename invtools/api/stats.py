@@ -48,8 +48,9 @@ class RequestStats:
     rate_limited: int = 0
 
     def __sub__(self, other: RequestStats) -> RequestStats:
-        return RequestStats(**{f.name: getattr(self, f.name) - getattr(other, f.name)
-                               for f in fields(self)})
+        return RequestStats(
+            **{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)}
+        )
 
 
 _NAMES = tuple(f.name for f in fields(RequestStats))
@@ -103,13 +104,16 @@ class Measurement:
 
     def __repr__(self) -> str:
         s = self.stats
-        return (f"Measurement(sent={s.sent}, from_cache={s.from_cache}, pages={s.pages}, "
-                f"rows={s.rows}, retries={s.retries}, rate_limited={s.rate_limited})")
+        return (
+            f"Measurement(sent={s.sent}, from_cache={s.from_cache}, pages={s.pages}, "
+            f"rows={s.rows}, retries={s.retries}, rate_limited={s.rate_limited})"
+        )
 
 
 #: The measurements open in this context, per Counters (outermost first).
 _OPEN: contextvars.ContextVar[tuple[tuple[int, Measurement], ...]] = contextvars.ContextVar(
-    "invtools_measurements", default=())
+    "invtools_measurements", default=()
+)
 
 
 class Counters:

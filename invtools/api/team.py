@@ -25,8 +25,12 @@ from invtools.errors import APIError
 __all__ = ["Team", "EVERY_TEAM", "team_mode_message"]
 
 #: What a team that does not manage stock by location can still call.
-EVERY_TEAM = ("team() /v1/teams/linked", "members() /v1/members", "partners() /v1/partners",
-              "attributes() /v1/item-attrs")
+EVERY_TEAM = (
+    "team() /v1/teams/linked",
+    "members() /v1/members",
+    "partners() /v1/partners",
+    "attributes() /v1/item-attrs",
+)
 
 
 @dataclass(frozen=True)
@@ -50,31 +54,55 @@ class Team:
     def from_body(cls, body: Any) -> Team:
         """Build from ``/v1/teams/linked``'s body, bare or wrapped in ``{"item": ...}``."""
         obj = body
-        if isinstance(body, Mapping) and "mode" not in body and isinstance(body.get("item"),
-                                                                          Mapping):
+        if (
+            isinstance(body, Mapping)
+            and "mode" not in body
+            and isinstance(body.get("item"), Mapping)
+        ):
             obj = body["item"]
-        if not isinstance(obj, Mapping) or not isinstance(obj.get("mode"), int) \
-                or isinstance(obj.get("mode"), bool):
-            raise APIError(f"{TEAM_PATH} answered without a team (id, name, mode); "
-                           "is base_url the inventory API?", status=200, path=TEAM_PATH)
+        if (
+            not isinstance(obj, Mapping)
+            or not isinstance(obj.get("mode"), int)
+            or isinstance(obj.get("mode"), bool)
+        ):
+            raise APIError(
+                f"{TEAM_PATH} answered without a team (id, name, mode); "
+                "is base_url the inventory API?",
+                status=200,
+                path=TEAM_PATH,
+            )
         mode = obj["mode"]
-        return cls(id=obj.get("id"), name=obj.get("name"), mode=mode,
-                   mode_name=MODE_NAMES.get(mode, f"mode {mode}"),
-                   uses_locations=mode == LOCATION_MODE,
-                   currency_symbol=obj.get("currency_symbol"), raw=dict(obj))
+        return cls(
+            id=obj.get("id"),
+            name=obj.get("name"),
+            mode=mode,
+            mode_name=MODE_NAMES.get(mode, f"mode {mode}"),
+            uses_locations=mode == LOCATION_MODE,
+            currency_symbol=obj.get("currency_symbol"),
+            raw=dict(obj),
+        )
 
     def _repr_html_(self) -> str:
         e = html.escape
-        return (f"<b>{e(str(self.name))}</b> (team {e(str(self.id))}, "
-                f"{e(self.mode_name)} mode {self.mode})")
+        return (
+            f"<b>{e(str(self.name))}</b> (team {e(str(self.id))}, "
+            f"{e(self.mode_name)} mode {self.mode})"
+        )
 
 
 def team_mode_message(team: Team | None, path: str) -> str:
     """Why ``path`` is refused for ``team`` (None: not known yet), and what to do instead."""
-    needs = (f"GET {route_of(path)} ({resource_of(path)}) needs a team that manages stock by "
-             f"location (mode {LOCATION_MODE}, {MODE_NAMES[LOCATION_MODE]})")
-    who = (f"team {team.name!r} (id {team.id}) is in {team.mode_name} mode ({team.mode})"
-           if team else "this token's team does not manage stock by location")
-    return (f"{needs}; {who}. What works for every team: {', '.join(EVERY_TEAM)}. "
-            "For items, stock, locations and transactions, use a token of a team in "
-            "Location mode.")
+    needs = (
+        f"GET {route_of(path)} ({resource_of(path)}) needs a team that manages stock by "
+        f"location (mode {LOCATION_MODE}, {MODE_NAMES[LOCATION_MODE]})"
+    )
+    who = (
+        f"team {team.name!r} (id {team.id}) is in {team.mode_name} mode ({team.mode})"
+        if team
+        else "this token's team does not manage stock by location"
+    )
+    return (
+        f"{needs}; {who}. What works for every team: {', '.join(EVERY_TEAM)}. "
+        "For items, stock, locations and transactions, use a token of a team in "
+        "Location mode."
+    )

@@ -84,12 +84,13 @@ class Piece:
         """The page's rows, decoded once."""
         if self._rows is None:
             items = json.loads(self.page.body).get("items")
-            self._rows = [r for r in items if isinstance(r, dict)] if isinstance(items, list) \
-                else []
+            self._rows = (
+                [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+            )
         return self._rows
 
     def kept(self) -> list[dict]:
-        return self.rows() if self.keep is None else self.rows()[:self.keep]
+        return self.rows() if self.keep is None else self.rows()[: self.keep]
 
 
 class _Failed:
@@ -108,8 +109,15 @@ class Run:
     ``window`` (it stopped at ``since``), ``short`` (``max_pages`` or a stop ended it),
     ``keys`` (every row's key, with ``keys=True``)."""
 
-    def __init__(self, plan: Plan, spec: Spec, fetch: Callable[[dict], bytes], *,
-                 on_page: Callable[[Piece], None] | None = None, keys: bool = False) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        spec: Spec,
+        fetch: Callable[[dict], bytes],
+        *,
+        on_page: Callable[[Piece], None] | None = None,
+        keys: bool = False,
+    ) -> None:
         self.plan, self.spec, self._fetch, self._on_page = plan, spec, fetch, on_page
         self.ran = plan
         n = plan.chains
@@ -133,8 +141,13 @@ class Run:
         """The walk's rows, newest first for the transactions, each id once."""
         seen: set = set()
         kind = self.plan.kind
-        for batch in (self._typed_rows() if kind == "types" else self._merged_rows()
-                      if kind == "merge" else (p.kept() for p in self._ordered())):
+        for batch in (
+            self._typed_rows()
+            if kind == "types"
+            else self._merged_rows()
+            if kind == "merge"
+            else (p.kept() for p in self._ordered())
+        ):
             for row in batch:
                 rid = row.get("id")
                 if rid is not None:
@@ -235,23 +248,29 @@ class Run:
         for piece in self._head():
             yield piece.kept()
         if self._typed:
-            chains = [(r for p in self._drain(j) for r in p.kept())
-                      for j in range(1, self.plan.chains)]
+            chains = [
+                (r for p in self._drain(j) for r in p.kept()) for j in range(1, self.plan.chains)
+            ]
             for row in heapq.merge(*chains, key=row_key, reverse=True):
                 yield [row]
         self._finish()
 
     # -- one chain
 
-    def _chain(self, j: int, *, one_page: bool = False, start: Any = None,
-               number: int = 0) -> Iterator[Piece]:
+    def _chain(
+        self, j: int, *, one_page: bool = False, start: Any = None, number: int = 0
+    ) -> Iterator[Piece]:
         """Chain ``j``'s pages, judged (:meth:`_judge`), until its end, ``since``, its seam,
         or the walk stops. ``start``: where it begins (a type chain: the head's cursor; the
         head chain walking on after ``number`` pages)."""
         params, cursor = self.plan.chain(j, self.spec.params)
-        pages = iter_raw_pages(self._fetch, params, limit=self.spec.limit,
-                               max_pages=self.spec.max_pages,
-                               start=cursor if start is None else start)
+        pages = iter_raw_pages(
+            self._fetch,
+            params,
+            limit=self.spec.limit,
+            max_pages=self.spec.max_pages,
+            start=cursor if start is None else start,
+        )
         page = None
         try:
             for page in pages:
@@ -294,8 +313,12 @@ class Run:
         if since is None and stop is None:
             return False
         last = _last_ms(piece.page)
-        if piece.page.has_more and last is not None and (since is None or last >= since) \
-                and (stop is None or last > stop[0]):
+        if (
+            piece.page.has_more
+            and last is not None
+            and (since is None or last >= since)
+            and (stop is None or last > stop[0])
+        ):
             return False  # every row newer than both: nothing to decide on this page
         for i, key in enumerate(_keys(piece)):
             if since is not None and NO_TIME < key[0] < since:
@@ -314,15 +337,21 @@ class Run:
                 self._proved[j] = True
                 return True
             else:
-                self._fall_back(j, f"chain {j} did not meet row {stop[1]}, where chain "
-                                   f"{j + 1} began (the list changed there during the walk)")
+                self._fall_back(
+                    j,
+                    f"chain {j} did not meet row {stop[1]}, where chain "
+                    f"{j + 1} began (the list changed there during the walk)",
+                )
             stop = None
         if stop is not None and not piece.page.has_more:
             if self._wait(self._first[j + 1]) == _EMPTY:
                 self._cut_at(j, since=False)
             else:
-                self._fall_back(j, f"chain {j} reached the end of the list before row "
-                                   f"{stop[1]}, where chain {j + 1} began")
+                self._fall_back(
+                    j,
+                    f"chain {j} reached the end of the list before row "
+                    f"{stop[1]}, where chain {j + 1} began",
+                )
         return False
 
     # -- threads
@@ -340,8 +369,12 @@ class Run:
             finally:
                 q.put(_DONE)
 
-        thread = threading.Thread(target=contextvars.copy_context().run, args=(pump,),
-                                  daemon=True, name=f"invtools-chain-{j}")
+        thread = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(pump,),
+            daemon=True,
+            name=f"invtools-chain-{j}",
+        )
         self._threads.append(thread)
         thread.start()
 
@@ -383,8 +416,7 @@ class Run:
         with self._lock:
             self.cut = min(self.cut, j)
             self.fallback = self.fallback or why
-        logger.info("walk fell back to one chain from chain %d of %d: %s", j,
-                    self.plan.chains, why)
+        logger.info("walk fell back to one chain from chain %d of %d: %s", j, self.plan.chains, why)
 
     def _why(self, j: int) -> str:
         return self._refused.get(j, "stopped")
@@ -395,7 +427,7 @@ class Run:
         if self.plan.kind == "types" and not self._typed:
             self.ran = Plan()
         elif self.plan.kind == "seams":
-            self.ran = Plan("seams", self.plan.starts[:self.cut]) if self.cut else Plan()
+            self.ran = Plan("seams", self.plan.starts[: self.cut]) if self.cut else Plan()
 
 
 def _of_type(piece: Piece, wanted: str) -> bool:

@@ -42,8 +42,16 @@ from typing import Any, Protocol
 
 from invtools.api.plan import Key, Plan
 
-__all__ = ["WalkRecord", "WalkStore", "MemoryStore", "FileStore", "digest", "forget_walks",
-           "SLOTS", "TABLE"]
+__all__ = [
+    "WalkRecord",
+    "WalkStore",
+    "MemoryStore",
+    "FileStore",
+    "digest",
+    "forget_walks",
+    "SLOTS",
+    "TABLE",
+]
 
 logger = logging.getLogger("invtools")
 
@@ -82,11 +90,17 @@ class WalkRecord:
         return self.since_ms is None or (since_ms is not None and since_ms >= self.since_ms)
 
     def to_json(self) -> str:
-        return json.dumps({
-            "began": self.began.isoformat(), "ended": self.ended.isoformat(),
-            "plan": self.plan.to_json(), "since_ms": self.since_ms, "pages": dict(self.pages),
-            "seams": None if self.seams is None else [list(k) for k in self.seams]},
-            separators=(",", ":"))
+        return json.dumps(
+            {
+                "began": self.began.isoformat(),
+                "ended": self.ended.isoformat(),
+                "plan": self.plan.to_json(),
+                "since_ms": self.since_ms,
+                "pages": dict(self.pages),
+                "seams": None if self.seams is None else [list(k) for k in self.seams],
+            },
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_json(cls, text: str | None) -> WalkRecord | None:
@@ -104,10 +118,14 @@ class WalkRecord:
                 return cls(epoch, epoch, Plan(), seams=_keys(data["next"]))
             since = data["since_ms"]
             pages = {str(k): str(v) for k, v in data["pages"].items()}
-            return cls(began=_aware(data["began"]), ended=_aware(data["ended"]),
-                       plan=Plan.from_json(data["plan"]),
-                       since_ms=None if since is None else int(since), pages=pages,
-                       seams=None if data["seams"] is None else _keys(data["seams"]))
+            return cls(
+                began=_aware(data["began"]),
+                ended=_aware(data["ended"]),
+                plan=Plan.from_json(data["plan"]),
+                since_ms=None if since is None else int(since),
+                pages=pages,
+                seams=None if data["seams"] is None else _keys(data["seams"]),
+            )
         except (TypeError, KeyError, ValueError, AttributeError):
             return None
 
@@ -181,8 +199,9 @@ class FileStore:
     def load(self, slot: str) -> WalkRecord | None:
         try:
             with _connect(self.path) as con:
-                row = con.execute(f"SELECT record FROM {TABLE} WHERE key = ?",
-                                  (f"{self.key}:{slot}",)).fetchone()
+                row = con.execute(
+                    f"SELECT record FROM {TABLE} WHERE key = ?", (f"{self.key}:{slot}",)
+                ).fetchone()
         except sqlite3.Error as exc:
             logger.debug("walk record not read from %s: %s", self.path, exc)
             return None
@@ -191,12 +210,12 @@ class FileStore:
     def save(self, slot: str, record: WalkRecord) -> None:
         try:
             with _connect(self.path) as con:
-                con.execute(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)",
-                            (f"{self.key}:{slot}", record.to_json(),
-                             record.ended.timestamp()))
+                con.execute(
+                    f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)",
+                    (f"{self.key}:{slot}", record.to_json(), record.ended.timestamp()),
+                )
         except sqlite3.Error as exc:
-            logger.info("walk record not kept in %s (%s): the next run walks again", self.path,
-                        exc)
+            logger.info("walk record not kept in %s (%s): the next run walks again", self.path, exc)
 
     @staticmethod
     def clear(path: Path, prefix: str, *, older_than: float | None = None) -> int:
@@ -220,8 +239,10 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
     con = sqlite3.connect(path, timeout=10)
     try:
         with con:
-            con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} "
-                        "(key TEXT PRIMARY KEY, record TEXT NOT NULL, saved REAL NOT NULL)")
+            con.execute(
+                f"CREATE TABLE IF NOT EXISTS {TABLE} "
+                "(key TEXT PRIMARY KEY, record TEXT NOT NULL, saved REAL NOT NULL)"
+            )
             yield con
     finally:
         con.close()

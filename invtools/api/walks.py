@@ -55,11 +55,20 @@ _SHOW_AFTER = 3  # pages before a walk shows a progress bar: short walks stay si
 class WalksPart(ClientCore):
     """``pages``, ``walk``, ``walk_frame``; needs the client's request path."""
 
-    def pages(self, path: str, params: Mapping[str, Any] | None = None, *,
-              limit: int = DEFAULT_LIMIT, max_pages: int | None = None,
-              max_rows: int | None = None, refresh: bool = False, max_age: Any = None,
-              progress: bool | None = None, keep: Callable[[dict], bool] | None = None,
-              stop_at: Callable[[dict], bool] | None = None) -> Iterator[Page]:
+    def pages(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+        keep: Callable[[dict], bool] | None = None,
+        stop_at: Callable[[dict], bool] | None = None,
+    ) -> Iterator[Page]:
         """Walk a paginated list page by page, lazily, as one plain chain (the rules of
         :func:`invtools.api.pagination.iter_pages`: ``max_pages``, ``max_rows``, ``keep``,
         ``stop_at``).
@@ -73,18 +82,42 @@ class WalksPart(ClientCore):
         >>> [p.number for p in client.pages("/v1/items", max_pages=2)]
         [1, 2]
         """
-        spec = Spec(params=dict(params or {}), limit=limit, max_pages=max_pages,
-                    max_rows=max_rows, keep=keep, stop_at=stop_at)
+        spec = Spec(
+            params=dict(params or {}),
+            limit=limit,
+            max_pages=max_pages,
+            max_rows=max_rows,
+            keep=keep,
+            stop_at=stop_at,
+        )
         check_walk_args(limit, max_pages, max_rows)
-        return Walk(self, path, spec, mode="pages", chains=1, refresh=refresh,
-                    max_age=self._max_age(path, max_age), progress=progress)
+        return Walk(
+            self,
+            path,
+            spec,
+            mode="pages",
+            chains=1,
+            refresh=refresh,
+            max_age=self._max_age(path, max_age),
+            progress=progress,
+        )
 
-    def walk(self, path: str, params: Mapping[str, Any] | None = None, *,
-             since: datetime | None = None, until: datetime | None = None,
-             chains: int | None = None, store: WalkStore | None = None,
-             before: Callable[[], None] | None = None, refresh: bool = False,
-             max_age: Any = None, limit: int = DEFAULT_LIMIT, progress: bool | None = None,
-             **trim: Any) -> Walk:
+    def walk(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        chains: int | None = None,
+        store: WalkStore | None = None,
+        before: Callable[[], None] | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        limit: int = DEFAULT_LIMIT,
+        progress: bool | None = None,
+        **trim: Any,
+    ) -> Walk:
         """Every row of a list, lazily: a :class:`Walk`. For the transactions list without a
         ``type`` filter, in several chains at once (at most ``chains``, default
         ``client.concurrency``; 1 = one plain chain, as with ``max_pages``, ``max_rows``,
@@ -96,20 +129,50 @@ class WalksPart(ClientCore):
         params = dict(params or {})
         check_walk_args(limit, trim.get("max_pages"), trim.get("max_rows"))
         n = 1 if trim else chain_count(getattr(self, "concurrency", None), chains)
-        spec = Spec(params=params, limit=limit, since_ms=_ms(since, ceil=True),
-                    until_ms=_ms(until, ceil=False), **trim)
-        return Walk(self, path, spec, mode="rows", chains=n, store=store, before=before,
-                    refresh=refresh, max_age=self._max_age(path, max_age), progress=progress)
+        spec = Spec(
+            params=params,
+            limit=limit,
+            since_ms=_ms(since, ceil=True),
+            until_ms=_ms(until, ceil=False),
+            **trim,
+        )
+        return Walk(
+            self,
+            path,
+            spec,
+            mode="rows",
+            chains=n,
+            store=store,
+            before=before,
+            refresh=refresh,
+            max_age=self._max_age(path, max_age),
+            progress=progress,
+        )
 
-    def walk_frame(self, path: str, params: Mapping[str, Any] | None = None, *,
-                   chains: int | None = None, before: Callable[[], None] | None = None,
-                   refresh: bool = False, max_age: Any = None) -> pd.DataFrame:
+    def walk_frame(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        chains: int | None = None,
+        before: Callable[[], None] | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+    ) -> pd.DataFrame:
         """The transactions frame of a whole walk (no window) from its page bytes
         (:func:`invtools.frames.transactions_df_from_pages`), in several chains when that
         helps; ``df.attrs["walk"]`` says how (plan, chains, pages, fallback)."""
         n = chain_count(getattr(self, "concurrency", None), chains)
-        walk = Walk(self, path, Spec(params=dict(params or {})), mode="pieces", chains=n,
-                    before=before, refresh=refresh, max_age=self._max_age(path, max_age))
+        walk = Walk(
+            self,
+            path,
+            Spec(params=dict(params or {})),
+            mode="pieces",
+            chains=n,
+            before=before,
+            refresh=refresh,
+            max_age=self._max_age(path, max_age),
+        )
         with walk:
             pieces = list(walk)
             df = frame_of(pieces, by_key=walk.plan.merged)
@@ -126,7 +189,6 @@ class WalksPart(ClientCore):
         if max_age is None:
             return default_max_age(self._requester.url(path))
         return parse_duration(max_age, name="max_age", zero=True)
-
 
 
 class Walk:
@@ -171,17 +233,32 @@ class Walk:
     def summary(self) -> dict:
         """The walk as JSON values (what frames keep in ``df.attrs["walk"]``)."""
         plan = self.plan or Plan()
-        return {"plan": plan.kind, "pages": self.pages, "chains": plan.chains,
-                "fallback": self.fallback, "replayed": self.replayed}
+        return {
+            "plan": plan.kind,
+            "pages": self.pages,
+            "chains": plan.chains,
+            "fallback": self.fallback,
+            "replayed": self.replayed,
+        }
 
 
 class _Walking:
     """A :class:`Walk`'s state and steps."""
 
-    def __init__(self, client: Any, path: str, spec: Spec, *, mode: str, chains: int,
-                 store: WalkStore | None = None, before: Callable[[], None] | None = None,
-                 refresh: bool = False, max_age: timedelta | None = None,
-                 progress: bool | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        path: str,
+        spec: Spec,
+        *,
+        mode: str,
+        chains: int,
+        store: WalkStore | None = None,
+        before: Callable[[], None] | None = None,
+        refresh: bool = False,
+        max_age: timedelta | None = None,
+        progress: bool | None = None,
+    ) -> None:
         self._client, self._path, self._spec, self._mode = client, path, spec, mode
         self._chains, self._store, self._before = chains, store, before
         self._refresh, self._max_age = refresh, max_age
@@ -194,7 +271,9 @@ class _Walking:
         self._lock = threading.Lock()
         self._bar: Any = None
         # a fresh walk to record, once its keys are known
-        self._pending: tuple[WalkStore, WalkRecord | None, Run, datetime, dict[str, str]] | None = None
+        self._pending: tuple[WalkStore, WalkRecord | None, Run, datetime, dict[str, str]] | None = (
+            None
+        )
 
     plan = property(lambda self: self._current.plan if self._current else None)
     fallback = property(lambda self: self._current.fallback if self._current else None)
@@ -220,16 +299,28 @@ class _Walking:
         # Only the unfiltered transactions list splits into one chain per type; several types
         # are one chain each, merged.
         kind = spec.params.get("type")
-        typed = kind if isinstance(kind, tuple) else \
-            not (self._path == TXS_PATH and kind is None)
-        plan = choose_plan(None if whole is None else whole.seams, chains=self._chains,
-                           typed=typed, since_ms=spec.since_ms)
+        typed = kind if isinstance(kind, tuple) else not (self._path == TXS_PATH and kind is None)
+        plan = choose_plan(
+            None if whole is None else whole.seams,
+            chains=self._chains,
+            typed=typed,
+            since_ms=spec.since_ms,
+        )
         if plan.kind != "one":
             how = {"types": "one per type", "merge": "one per type asked for"}
-            logger.info("walking %s in %d chains (%s)", self._path, plan.chains,
-                        how.get(plan.kind, "from recorded cursors"))
-        run = self._current = Run(plan, spec, self._fetcher(recorded), on_page=self._on_page,
-                                  keys=self._mode == "rows" and self._path == TXS_PATH)
+            logger.info(
+                "walking %s in %d chains (%s)",
+                self._path,
+                plan.chains,
+                how.get(plan.kind, "from recorded cursors"),
+            )
+        run = self._current = Run(
+            plan,
+            spec,
+            self._fetcher(recorded),
+            on_page=self._on_page,
+            keys=self._mode == "rows" and self._path == TXS_PATH,
+        )
         try:
             yield from self._produce(run)
         finally:
@@ -251,11 +342,19 @@ class _Walking:
         spec, now = self._spec, datetime.now(UTC)
         found = [(slot, store.load(slot)) for slot in SLOTS]
         # A walk stopped early may hold all this one needs: tried (a page past it: no replay).
-        return sorted((r for slot, r in found if r is not None and r.pages
-                       and (r.serves(since_ms=spec.since_ms) or slot == "prefix")
-                       and (self._max_age is None or now - r.began <= self._max_age)
-                       and (spec.max_pages is None or r.plan.kind == "one")),
-                      key=lambda r: r.began, reverse=True)
+        return sorted(
+            (
+                r
+                for slot, r in found
+                if r is not None
+                and r.pages
+                and (r.serves(since_ms=spec.since_ms) or slot == "prefix")
+                and (self._max_age is None or now - r.began <= self._max_age)
+                and (spec.max_pages is None or r.plan.kind == "one")
+            ),
+            key=lambda r: r.began,
+            reverse=True,
+        )
 
     def _replay(self, record: WalkRecord) -> list | None:
         """Everything this walk gives, read whole from the pages ``record`` names, before any
@@ -311,8 +410,9 @@ class _Walking:
             if not self._show:
                 return
             if self._bar is None and self.pages > _SHOW_AFTER:
-                self._bar = progress_bar(desc=resource_of(self._path), unit=" pages",
-                                         initial=self.pages - 1)
+                self._bar = progress_bar(
+                    desc=resource_of(self._path), unit=" pages", initial=self.pages - 1
+                )
             if self._bar is not None:
                 self._bar.update(1)
 
@@ -331,8 +431,13 @@ class _Walking:
 
         if self._mode == "pages":
             for number, piece in enumerate(() if trim.done else run.pieces(), start=1):
-                yield Page(rows=window(piece.kept()), number=number, cursor=piece.page.cursor,
-                           has_more=piece.page.has_more, from_cache=self.replayed)
+                yield Page(
+                    rows=window(piece.kept()),
+                    number=number,
+                    cursor=piece.page.cursor,
+                    has_more=piece.page.has_more,
+                    from_cache=self.replayed,
+                )
                 if trim.done:
                     break
         else:
@@ -342,26 +447,47 @@ class _Walking:
                     break
         self._cut_short = trim.done
 
-    def _save(self, store: WalkStore, whole: WalkRecord | None, run: Run, began: datetime,
-              recorded: dict[str, str], keys: list | None) -> None:
+    def _save(
+        self,
+        store: WalkStore,
+        whole: WalkRecord | None,
+        run: Run,
+        began: datetime,
+        recorded: dict[str, str],
+        keys: list | None,
+    ) -> None:
         spec = self._spec
         seams = None
         if run.complete and keys is not None:
-            asked = max(self._chains, getattr(self._client, "concurrency", 0) or 0,
-                        DEFAULT_CHAINS if self._chains > 1 else 1)
+            asked = max(
+                self._chains,
+                getattr(self._client, "concurrency", 0) or 0,
+                DEFAULT_CHAINS if self._chains > 1 else 1,
+            )
             seams = seam_starts(keys, chains=asked, limit=spec.limit)
         elif run.complete and whole is not None:
             seams = whole.seams  # a plain walk keeps what the last one knew
-        slot = "whole" if run.complete else "window" if run.window and not self._cut_short \
+        slot = (
+            "whole"
+            if run.complete
+            else "window"
+            if run.window and not self._cut_short
             else "prefix"
-        record = WalkRecord(began=began, ended=datetime.now(UTC), plan=run.ran,
-                            since_ms=None if run.complete else spec.since_ms,
-                            pages=recorded, seams=seams)
+        )
+        record = WalkRecord(
+            began=began,
+            ended=datetime.now(UTC),
+            plan=run.ran,
+            since_ms=None if run.complete else spec.since_ms,
+            pages=recorded,
+            seams=seams,
+        )
         store.save(slot, record)
 
 
-def store_of(client: Any, path: str, params: Mapping[str, Any],
-             limit: int = DEFAULT_LIMIT) -> WalkStore:
+def store_of(
+    client: Any, path: str, params: Mapping[str, Any], limit: int = DEFAULT_LIMIT
+) -> WalkStore:
     """Where the records of ``client``'s walks of this list live: beside its cache, under the
     token's salted prefix, or in this process for a client without a cache."""
     requester = client._requester

@@ -16,10 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from invtools.errors import ArgumentTypeError
 from invtools.frames.columns import as_time, either_ref, string_array, with_categories
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
-from invtools.errors import ArgumentTypeError
 
 __all__ = ["transactions_df_from_pages", "BLOCK_BYTES"]
 
@@ -27,11 +27,20 @@ _ARROW_REF = pa.struct([("id", pa.int64()), ("name", pa.string()), ("deleted", p
 #: What a well-formed transaction row looks like on the wire. pyarrow refuses a block whose
 #: values do not fit (an id 1.5 or "12", a reference that is not an object): such a block is
 #: read again with json.loads and the forgiving dict path, so both paths give the same frame.
-_ARROW_TX = pa.struct([
-    ("id", pa.int64()), ("type", pa.string()), ("transaction_time", pa.string()),
-    ("created_at", pa.string()), ("revision", pa.int64()), ("count_of_items", pa.int64()),
-    ("total_quantity", pa.float64()), ("memo", pa.string()), ("url", pa.string()),
-    *[(key, _ARROW_REF) for key in TX_REFS]])
+_ARROW_TX = pa.struct(
+    [
+        ("id", pa.int64()),
+        ("type", pa.string()),
+        ("transaction_time", pa.string()),
+        ("created_at", pa.string()),
+        ("revision", pa.int64()),
+        ("count_of_items", pa.int64()),
+        ("total_quantity", pa.float64()),
+        ("memo", pa.string()),
+        ("url", pa.string()),
+        *[(key, _ARROW_REF) for key in TX_REFS],
+    ]
+)
 _ARROW_PAGE = pa.schema([("items", pa.list_(_ARROW_TX))])
 #: Page bodies parsed per pyarrow call (the default ``block_bytes``): a call has a fixed cost of
 #: about a millisecond, so pages go in blocks; a block's bytes are all that is held besides the
@@ -41,8 +50,9 @@ BLOCK_BYTES = 16 << 20
 _ARROW_CHUNK = 1 << 20
 
 
-def transactions_df_from_pages(bodies: Iterable[bytes], *,
-                               block_bytes: int = BLOCK_BYTES) -> pd.DataFrame:
+def transactions_df_from_pages(
+    bodies: Iterable[bytes], *, block_bytes: int = BLOCK_BYTES
+) -> pd.DataFrame:
     """:func:`transactions_df` of the rows of transaction list pages given as raw JSON bodies.
 
     The same frame as ``transactions_df(row for b in bodies for row in json.loads(b)["items"])``
@@ -96,13 +106,20 @@ def _parse_block(bodies: list[bytes]):
             io.BytesIO(data),
             # A chunk must hold at least one whole page.
             read_options=pa_json.ReadOptions(
-                block_size=max(_ARROW_CHUNK, 2 * max(map(len, bodies), default=0))),
-            parse_options=pa_json.ParseOptions(explicit_schema=_ARROW_PAGE,
-                                               unexpected_field_behavior="infer",
-                                               newlines_in_values=multiline))
+                block_size=max(_ARROW_CHUNK, 2 * max(map(len, bodies), default=0))
+            ),
+            parse_options=pa_json.ParseOptions(
+                explicit_schema=_ARROW_PAGE,
+                unexpected_field_behavior="infer",
+                newlines_in_values=multiline,
+            ),
+        )
         items = table.column("items")
-        if items.type == pa.list_(_ARROW_TX) and table.num_rows == len(bodies) \
-                and items.null_count == 0:
+        if (
+            items.type == pa.list_(_ARROW_TX)
+            and table.num_rows == len(bodies)
+            and items.null_count == 0
+        ):
             rows = pc.list_flatten(items)
             if rows.null_count == 0:
                 return rows.combine_chunks() if isinstance(rows, pa.ChunkedArray) else rows
@@ -117,8 +134,10 @@ def _page_items(body: bytes) -> list:
     page = json.loads(body)
     items = page.get("items") if isinstance(page, dict) else None
     if not isinstance(items, list):
-        raise ArgumentTypeError("transactions_df_from_pages: a body is not a page envelope with an "
-                        "'items' list; pass the bodies of /v1/location-txs pages")
+        raise ArgumentTypeError(
+            "transactions_df_from_pages: a body is not a page envelope with an "
+            "'items' list; pass the bodies of /v1/location-txs pages"
+        )
     return items
 
 
@@ -133,8 +152,9 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
     known = list(TX_TYPE_DTYPE.categories)
     seen = pc.unique(field["type"]).drop_null().to_pylist()
     dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - set(known) - {""}))
-    codes = pc.fill_null(pc.index_in(field["type"], value_set=pa.array(
-        list(dtype.categories), pa.string())), -1)
+    codes = pc.fill_null(
+        pc.index_in(field["type"], value_set=pa.array(list(dtype.categories), pa.string())), -1
+    )
     data = {
         "id": integer(field["id"]),
         "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
@@ -150,8 +170,11 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
         data[f"{prefix}_name"] = string_array(names.cast(pa.large_string()))
         data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     data["location_id"], data["location_name"] = either_ref(
-        data["to_location_id"], data["to_location_name"],
-        data["from_location_id"], data["from_location_name"])
+        data["to_location_id"],
+        data["to_location_name"],
+        data["from_location_id"],
+        data["from_location_name"],
+    )
     data["memo"] = string_array(field["memo"].cast(pa.large_string()))
     data["url"] = string_array(field["url"].cast(pa.large_string()))
     data["backdated"] = backdated(business, created)
@@ -171,8 +194,11 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     columns = list(dict.fromkeys(col for part in parts for col in part.columns))
     filled = []
     for part in parts:
-        missing = {col: pd.Series(np.full(len(part), None, dtype=object), index=part.index,
-                                  dtype=object) for col in columns if col not in part.columns}
+        missing = {
+            col: pd.Series(np.full(len(part), None, dtype=object), index=part.index, dtype=object)
+            for col in columns
+            if col not in part.columns
+        }
         filled.append(part.assign(**missing)[columns] if missing else part)
     # Blocks that met different extra types: one set of categories, or concat gives objects.
     for col in columns:
@@ -181,6 +207,7 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
             union = dtypes[0]
             for d in dtypes[1:]:
                 union = with_categories(union, d.categories)
-            filled = [p.assign(**{col: p[col].cat.set_categories(union.categories)})
-                      for p in filled]
+            filled = [
+                p.assign(**{col: p[col].cat.set_categories(union.categories)}) for p in filled
+            ]
     return pd.concat(filled, ignore_index=True)

@@ -29,8 +29,21 @@ import pyarrow.compute as pc
 
 from invtools.frames.schemas import STRING, TIME_DTYPE
 
-__all__ = ["typed", "as_float", "as_int", "int_array", "as_time", "as_string", "string_array",
-           "as_boolean", "as_category", "with_categories", "text", "bool_or_none", "either_ref"]
+__all__ = [
+    "typed",
+    "as_float",
+    "as_int",
+    "int_array",
+    "as_time",
+    "as_string",
+    "string_array",
+    "as_boolean",
+    "as_category",
+    "with_categories",
+    "text",
+    "bool_or_none",
+    "either_ref",
+]
 
 _EXACT_FLOAT_INT = 2.0**53  # integers beyond this do not survive a trip through float64
 
@@ -132,10 +145,14 @@ def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None 
         code.update({wire: code[name] for wire, name in names.items()})
     get = code.get
     # A list or a dict (JSON's unhashable values) is not a category either.
-    codes = np.array([get(v, -1) if type(v).__hash__ else -1 for v in values], dtype=np.int8)
+    codes = np.array(
+        [get(v, -1) if type(v).__hash__ is not None else -1 for v in values], dtype=np.int8
+    )
     if (codes == -1).any():
-        extra = sorted({v for v, c in zip(values, codes, strict=True)
-                        if c == -1 and isinstance(v, str) and v} - set(dtype.categories))
+        extra = sorted(
+            {v for v, c in zip(values, codes, strict=True) if c == -1 and isinstance(v, str) and v}
+            - set(dtype.categories)
+        )
         if extra:
             return as_category(values, with_categories(dtype, extra), names)
     return pd.Categorical.from_codes(codes, dtype=dtype)
@@ -147,8 +164,9 @@ def with_categories(dtype: pd.CategoricalDtype, extra) -> pd.CategoricalDtype:
     >>> with_categories(pd.CategoricalDtype(["in"]), ["count"]).categories.tolist()
     ['in', 'count']
     """
-    return pd.CategoricalDtype(list(dtype.categories) + [c for c in extra
-                                                         if c not in dtype.categories])
+    return pd.CategoricalDtype(
+        list(dtype.categories) + [c for c in extra if c not in dtype.categories]
+    )
 
 
 def either_ref(ids, names, other_ids, other_names) -> tuple[Any, Any]:
@@ -156,8 +174,9 @@ def either_ref(ids, names, other_ids, other_names) -> tuple[Any, Any]:
     of the other: the ``location_id``/``location_name`` pair is the ``to_location`` or, without
     one, the ``from_location``. Arrays of one length in; ``Int64`` and ``string`` out.
 
-    >>> ids, names = either_ref(pd.array([1, None], dtype="Int64"), pd.array(["WH", None], dtype="string"),
-    ...                         pd.array([None, 2], dtype="Int64"), pd.array([None, "Shop"], dtype="string"))
+    >>> to_ids, to_names = pd.array([1, None], "Int64"), pd.array(["WH", None], "string")
+    >>> from_ids, from_names = pd.array([None, 2], "Int64"), pd.array([None, "Shop"], "string")
+    >>> ids, names = either_ref(to_ids, to_names, from_ids, from_names)
     >>> ids.tolist(), names.tolist()
     ([1, 2], ['WH', 'Shop'])
     """

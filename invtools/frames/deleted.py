@@ -48,8 +48,9 @@ def deleted_items(df: pd.DataFrame) -> dict[int, Any]:
         return {}
     flagged = df["item_deleted"].fillna(False).to_numpy(dtype=bool)
     ids = df["item_id"][flagged]
-    names = (df["item_name"][flagged] if "item_name" in df.columns
-             else pd.Series(pd.NA, index=ids.index))
+    names = (
+        df["item_name"][flagged] if "item_name" in df.columns else pd.Series(pd.NA, index=ids.index)
+    )
     out: dict[int, Any] = {}
     for item_id, name in zip(ids.tolist(), names.astype(object).tolist(), strict=True):
         if item_id is not pd.NA and item_id is not None and int(item_id) not in out:
@@ -57,8 +58,15 @@ def deleted_items(df: pd.DataFrame) -> dict[int, Any]:
     return out
 
 
-def leave_out_deleted(result: pd.DataFrame, deleted: Mapping[int, Any], *, include: bool,
-                      who: str, column: str = "item_id", stacklevel: int = 3) -> pd.DataFrame:
+def leave_out_deleted(
+    result: pd.DataFrame,
+    deleted: Mapping[int, Any],
+    *,
+    include: bool,
+    who: str,
+    column: str = "item_id",
+    stacklevel: int = 3,
+) -> pd.DataFrame:
     """``result`` without the rows of ``deleted`` items (unless ``include``), with the note
     ``attrs["deleted_items_excluded"]`` and, when any were left out, a
     :class:`~invtools.errors.DeletedItemsWarning` from ``who`` (the public function's name)."""
@@ -71,8 +79,7 @@ def leave_out_deleted(result: pd.DataFrame, deleted: Mapping[int, Any], *, inclu
             result = result[~gone].reset_index(drop=True)
     result.attrs[DELETED_NOTE] = left_out
     if left_out:
-        warnings.warn(_message(who, left_out, deleted), DeletedItemsWarning,
-                      stacklevel=stacklevel)
+        warnings.warn(_message(who, left_out, deleted), DeletedItemsWarning, stacklevel=stacklevel)
     return result
 
 
@@ -84,5 +91,7 @@ def _message(who: str, ids: list[int], names: Mapping[int, Any]) -> str:
     shown = ", ".join(one(i) for i in ids[:_NAMED])
     more = f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else ""
     noun, them = ("item", "it") if len(ids) == 1 else ("items", "them")
-    return (f"{who}: left out {len(ids)} deleted {noun} ({shown}{more}); "
-            f"include_deleted=True keeps {them}")
+    return (
+        f"{who}: left out {len(ids)} deleted {noun} ({shown}{more}); "
+        f"include_deleted=True keeps {them}"
+    )

@@ -68,8 +68,9 @@ def _json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def to_excel(path: str | os.PathLike, frames: Mapping[str, pd.DataFrame] | pd.DataFrame, *,
-             tz: str = "UTC") -> Path:
+def to_excel(
+    path: str | os.PathLike, frames: Mapping[str, pd.DataFrame] | pd.DataFrame, *, tz: str = "UTC"
+) -> Path:
     """Write ``frames`` (sheet name -> DataFrame; one frame alone goes on sheet ``"data"``) to
     the Excel workbook at ``path``, one sheet each, in order, plus a sheet
     ``"provenance"``: one row per sheet saying where its frame came from.
@@ -98,23 +99,29 @@ def to_excel(path: str | os.PathLike, frames: Mapping[str, pd.DataFrame] | pd.Da
     if isinstance(frames, pd.DataFrame):
         frames = {"data": frames}
     if not isinstance(frames, Mapping):
-        raise TypeError("to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
-                        "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
-                        f"{type(frames).__name__}")
+        raise TypeError(
+            "to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
+            "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
+            f"{type(frames).__name__}"
+        )
     if not frames:
         raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
     if not isinstance(tz, str):
-        raise TypeError(f"to_excel: tz must be a time zone name such as 'Europe/Paris', not "
-                        f"{type(tz).__name__}")
+        raise TypeError(
+            f"to_excel: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
+        )
     try:
         pd.Timestamp(0, tz="UTC").tz_convert(tz)
     except Exception:  # pytz and zoneinfo raise different errors for an unknown zone
-        raise ConfigError(f"to_excel: tz={tz!r} is not a time zone name, e.g. 'UTC' or "
-                          "'Europe/Paris'") from None
+        raise ConfigError(
+            f"to_excel: tz={tz!r} is not a time zone name, e.g. 'UTC' or 'Europe/Paris'"
+        ) from None
     _check_sheets(frames)
     if importlib.util.find_spec("openpyxl") is None:
-        raise ImportError("to_excel needs openpyxl to write .xlsx files: pip install openpyxl "
-                          "(or pip install 'invtools[demo]')")
+        raise ImportError(
+            "to_excel needs openpyxl to write .xlsx files: pip install openpyxl "
+            "(or pip install 'invtools[demo]')"
+        )
     target = Path(path)
     rows = []
     with pd.ExcelWriter(target, engine="openpyxl") as writer:
@@ -130,11 +137,13 @@ def _check_sheets(frames: Mapping) -> None:
     seen: set[str] = set()
     for sheet, df in frames.items():
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a "
-                            "DataFrame")
+            raise TypeError(
+                f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a DataFrame"
+            )
         if not isinstance(sheet, str):
-            raise TypeError(f"to_excel: a sheet name must be text, not {type(sheet).__name__} "
-                            f"({sheet!r})")
+            raise TypeError(
+                f"to_excel: a sheet name must be text, not {type(sheet).__name__} ({sheet!r})"
+            )
         problem = None
         if not 0 < len(sheet) <= 31:
             problem = "must be text of 1 to 31 characters"
@@ -150,8 +159,12 @@ def _check_sheets(frames: Mapping) -> None:
 
 
 def _provenance_row(sheet: str, df: pd.DataFrame, tz: str) -> dict:
-    row: dict = {"sheet": sheet, "frame_rows": len(df), "frame_columns": df.shape[1],
-                 "times_in": tz}
+    row: dict = {
+        "sheet": sheet,
+        "frame_rows": len(df),
+        "frame_columns": df.shape[1],
+        "times_in": tz,
+    }
     record = Provenance.from_attrs(cast("dict[str, Any]", df.attrs))  # attrs: text keys
     for key, value in (record.as_attrs() if record else {}).items():
         row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value

@@ -12,22 +12,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from invtools.errors import ArgumentTypeError
 from invtools.frames.columns import either_ref, typed
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
 from invtools.frames.schemas import SCHEMAS
-from invtools.errors import ArgumentTypeError
 
 __all__ = ["lines_df"]
 
-_LINE_TX_PLAIN = {"id": "transaction_id", "transaction_time": "transaction_time", "type": "type",
-                  "revision": "revision"}
-_LINE_TX_REFS = {"partner": "partner", "from_location": "from_location",
-                 "to_location": "to_location", "created_by": "created_by"}
-_LINE_PLAIN = {"id": "item_id", "name": "item_name", "sku": "sku", "barcode": "barcode",
-               "quantity": "quantity", "deleted": "item_deleted",
-               "new_stock_level": "new_stock_level",
-               "from_location_new_stock_level": "from_location_new_stock_level",
-               "to_location_new_stock_level": "to_location_new_stock_level"}
+_LINE_TX_PLAIN = {
+    "id": "transaction_id",
+    "transaction_time": "transaction_time",
+    "type": "type",
+    "revision": "revision",
+}
+_LINE_TX_REFS = {
+    "partner": "partner",
+    "from_location": "from_location",
+    "to_location": "to_location",
+    "created_by": "created_by",
+}
+_LINE_PLAIN = {
+    "id": "item_id",
+    "name": "item_name",
+    "sku": "sku",
+    "barcode": "barcode",
+    "quantity": "quantity",
+    "deleted": "item_deleted",
+    "new_stock_level": "new_stock_level",
+    "from_location_new_stock_level": "from_location_new_stock_level",
+    "to_location_new_stock_level": "to_location_new_stock_level",
+}
 
 
 def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -67,9 +81,11 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         pending = []
         for detail in details:
             if not isinstance(detail, Mapping) or ("items" not in detail and "item" in detail):
-                raise ArgumentTypeError(f"lines_df: detail {len(per_detail)} is not an unwrapped "
-                                "transaction detail; pass response['item'] (or "
-                                "client.transaction(id)), with its 'items' lines")
+                raise ArgumentTypeError(
+                    f"lines_df: detail {len(per_detail)} is not an unwrapped "
+                    "transaction detail; pass response['item'] (or "
+                    "client.transaction(id)), with its 'items' lines"
+                )
             items = detail.get("items") or ()
             per_detail.append(len(items))
             pending.append(detail)
@@ -83,10 +99,12 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     # Transaction-level values are typed once per transaction, then repeated for its lines.
     repeat_rows = np.repeat(np.arange(heads.n), per_detail)
     refs = heads.ref_columns()
-    per_tx = {**{col: typed(values, schema[col]) for col, values in heads.lists.items()},
-              **refs}
+    per_tx = {**{col: typed(values, schema[col]) for col, values in heads.lists.items()}, **refs}
     per_tx["location_id"], per_tx["location_name"] = either_ref(
-        refs["to_location_id"], refs["to_location_name"],
-        refs["from_location_id"], refs["from_location_name"])
+        refs["to_location_id"],
+        refs["to_location_name"],
+        refs["from_location_id"],
+        refs["from_location_name"],
+    )
     computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
     return build_frame(schema, lines, computed=computed)

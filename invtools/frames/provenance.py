@@ -35,7 +35,7 @@ _MEANINGS = {
     "filters": "query filters used (dict of JSON values), without cursor/limit",
     "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
     "data_as_of": "when the oldest answer they came from left the server (a cached walk is as "
-                  "old as its first page; ISO 8601 UTC text): how old the data is",
+    "old as its first page; ISO 8601 UTC text): how old the data is",
     "pages": "number of pages walked",
     "rows": "number of rows read",
     "requests": "number of HTTP requests actually sent (cache hits excluded)",
@@ -45,13 +45,17 @@ _MEANINGS = {
 
 #: The fields of :class:`~invtools._provenance.Provenance` (the keys :func:`with_provenance`
 #: accepts and writes), in order, and what each means.
-PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType({
-    field.name: _MEANINGS.get(field.name, "see invtools._provenance.Provenance")
-    for field in dataclasses.fields(Provenance)})
+PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        field.name: _MEANINGS.get(field.name, "see invtools._provenance.Provenance")
+        for field in dataclasses.fields(Provenance)
+    }
+)
 
 
-def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any] | None = None,
-                    /, **fields: Any) -> pd.DataFrame:
+def with_provenance(
+    df: pd.DataFrame, provenance: Provenance | Mapping[str, Any] | None = None, /, **fields: Any
+) -> pd.DataFrame:
     """Record where ``df`` came from in ``df.attrs`` and return ``df`` (the same object).
 
     ``provenance`` is a :class:`~invtools._provenance.Provenance` or a mapping of its fields;
@@ -79,13 +83,17 @@ def with_provenance(df: pd.DataFrame, provenance: Provenance | Mapping[str, Any]
     elif isinstance(provenance, Mapping):
         given = dict(provenance)
     else:
-        raise ArgumentTypeError("with_provenance() takes a Provenance or a mapping of its fields, not "
-                        f"{type(provenance).__name__}")
+        raise ArgumentTypeError(
+            "with_provenance() takes a Provenance or a mapping of its fields, not "
+            f"{type(provenance).__name__}"
+        )
     given.update(fields)
     unknown = sorted(set(given) - set(PROVENANCE_KEYS), key=str)
     if unknown:
-        raise ArgumentTypeError(f"with_provenance() got unknown key(s) {unknown}; "
-                        f"known keys: {', '.join(PROVENANCE_KEYS)}")
+        raise ArgumentTypeError(
+            f"with_provenance() got unknown key(s) {unknown}; "
+            f"known keys: {', '.join(PROVENANCE_KEYS)}"
+        )
     given.setdefault("source", "api")
     df.attrs.update(Provenance(**given).as_attrs())
     return df

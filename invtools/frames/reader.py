@@ -26,11 +26,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from invtools.frames.columns import as_float, bool_or_none, int_array, string_array, text, typed
 from invtools.errors import ArgumentTypeError
+from invtools.frames.columns import as_float, bool_or_none, int_array, string_array, text, typed
 
-__all__ = ["CHUNK_ROWS", "REF_TYPE", "Reader", "ref_array", "check_iterable", "build_frame",
-           "identity"]
+__all__ = [
+    "CHUNK_ROWS",
+    "REF_TYPE",
+    "Reader",
+    "ref_array",
+    "check_iterable",
+    "build_frame",
+    "identity",
+]
 
 #: Rows are read in chunks of this many: small enough that a chunk's dicts stay in the CPU
 #: cache while each field is pulled out of all of them, large enough to amortise the calls.
@@ -55,12 +62,19 @@ class Reader:
     All three give the same columns.
     """
 
-    def __init__(self, plain: Mapping[str, str], refs: Mapping[str, str] = MappingProxyType({}),
-                 ignore: Iterable[str] = (), *, extras: bool = True):
+    def __init__(
+        self,
+        plain: Mapping[str, str],
+        refs: Mapping[str, str] = MappingProxyType({}),
+        ignore: Iterable[str] = (),
+        *,
+        extras: bool = True,
+    ):
         self.lists: dict[str, list] = {col: [] for col in plain.values()}
         self._plain = [(key, self.lists[col]) for key, col in plain.items()]
         self._refs: list[tuple[str, str, list[pa.StructArray]]] = [
-            (key, prefix, []) for key, prefix in refs.items()]
+            (key, prefix, []) for key, prefix in refs.items()
+        ]
         self._known = frozenset(plain) | frozenset(refs) | frozenset(ignore)
         self._plain_at = dict(self._plain)  # wire key -> its column's list
         self._ref_at = {key: parts for key, _, parts in self._refs}
@@ -118,7 +132,7 @@ class Reader:
             self._read_dicts(chunk)
         except TypeError:  # dict.get met a row that is not a dict: undo, go row by row
             for values in self.lists.values():
-                del values[self.n:]
+                del values[self.n :]
             for _, _, parts in self._refs:
                 del parts[done:]
             self._read_mappings(chunk, what)
@@ -135,9 +149,11 @@ class Reader:
     def _read_mappings(self, chunk: list, what: str) -> None:
         for row, rec in enumerate(chunk, self.n):
             if not isinstance(rec, Mapping):
-                raise ArgumentTypeError(f"{what}: row {row} is a {type(rec).__name__}, not a record "
-                                "dict; pass the rows themselves, e.g. page['items'] or "
-                                "client.rows(...)")
+                raise ArgumentTypeError(
+                    f"{what}: row {row} is a {type(rec).__name__}, not a record "
+                    "dict; pass the rows themselves, e.g. page['items'] or "
+                    "client.rows(...)"
+                )
         for key, values in self._plain:
             values.extend(rec.get(key) for rec in chunk)
         for key, _, parts in self._refs:
@@ -174,8 +190,9 @@ class Reader:
             for row, value in sparse.items():
                 values[row] = value
             # An explicit object Series: pandas would otherwise infer (e.g. str) from a bare array.
-            out[key if key not in taken else f"extra_{key}"] = pd.Series(values, dtype=object,
-                                                                         copy=False)
+            out[key if key not in taken else f"extra_{key}"] = pd.Series(
+                values, dtype=object, copy=False
+            )
         return out
 
 
@@ -187,26 +204,37 @@ def ref_array(refs: Sequence) -> pa.StructArray:
         refs = [ref if isinstance(ref, Mapping) else None for ref in refs]  # 501: no reference
         present = [ref or {} for ref in refs]
         return pa.StructArray.from_arrays(
-            [pa.array(as_float([ref.get("id") for ref in present])),
-             pa.array([text(ref.get("name")) for ref in present], pa.large_string()),
-             pa.array([bool_or_none(ref.get("deleted")) for ref in present], pa.bool_())],
-            fields=list(REF_TYPE), mask=pa.array([ref is None for ref in refs], pa.bool_()))
+            [
+                pa.array(as_float([ref.get("id") for ref in present])),
+                pa.array([text(ref.get("name")) for ref in present], pa.large_string()),
+                pa.array([bool_or_none(ref.get("deleted")) for ref in present], pa.bool_()),
+            ],
+            fields=list(REF_TYPE),
+            mask=pa.array([ref is None for ref in refs], pa.bool_()),
+        )
 
 
 def check_iterable(records: Any, what: str) -> None:
     """Refuse a single record, a response envelope, text or a frame where rows belong."""
     if isinstance(records, (Mapping, str, bytes, pd.DataFrame)):
-        raise ArgumentTypeError(f"{what} expects an iterable of record dicts, got a "
-                                f"{type(records).__name__}; for a response envelope pass its "
-                                "'items'")
+        raise ArgumentTypeError(
+            f"{what} expects an iterable of record dicts, got a "
+            f"{type(records).__name__}; for a response envelope pass its "
+            "'items'"
+        )
     if not isinstance(records, Iterable):
-        raise ArgumentTypeError(f"{what} expects an iterable of record dicts (a list of them, "
-                                f"or client.rows(...)), got a {type(records).__name__}")
+        raise ArgumentTypeError(
+            f"{what} expects an iterable of record dicts (a list of them, "
+            f"or client.rows(...)), got a {type(records).__name__}"
+        )
 
 
-def build_frame(schema: Mapping[str, Any], reader: Reader,
-                computed: Mapping[str, Any] = MappingProxyType({}),
-                names: Mapping[str, Mapping] = MappingProxyType({})) -> pd.DataFrame:
+def build_frame(
+    schema: Mapping[str, Any],
+    reader: Reader,
+    computed: Mapping[str, Any] = MappingProxyType({}),
+    names: Mapping[str, Mapping] = MappingProxyType({}),
+) -> pd.DataFrame:
     """Type every schema column from ``reader`` (or ``computed``), then append unknown fields.
 
     ``names`` maps a categorical column to its wire codes (e.g. partner type 0/1).
@@ -214,8 +242,9 @@ def build_frame(schema: Mapping[str, Any], reader: Reader,
     computed = {**reader.ref_columns(), **computed}
     data = {}
     for col, dtype in schema.items():
-        data[col] = computed[col] if col in computed else typed(reader.lists[col], dtype,
-                                                                names.get(col))
+        data[col] = (
+            computed[col] if col in computed else typed(reader.lists[col], dtype, names.get(col))
+        )
     data.update(reader.extra_columns(schema))
     return pd.DataFrame(data, index=pd.RangeIndex(reader.n))
 

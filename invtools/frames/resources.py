@@ -27,8 +27,16 @@ from invtools.frames.schemas import (
     TX_REFS,
 )
 
-__all__ = ["transactions_df", "items_df", "stock_df", "locations_df", "partners_df",
-           "members_df", "attributes_df", "backdated"]
+__all__ = [
+    "transactions_df",
+    "items_df",
+    "stock_df",
+    "locations_df",
+    "partners_df",
+    "members_df",
+    "attributes_df",
+    "backdated",
+]
 
 
 def backdated(business, created) -> pd.arrays.BooleanArray:
@@ -75,22 +83,38 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0  out          Shop             Ana             3.0       True
     """
     check_iterable(records, "transactions_df")
-    reader = Reader(dict(zip(TX_PLAIN, TX_PLAIN, strict=True)),
-                    dict(zip(TX_REFS, TX_REFS, strict=True)), ignore=("items",))
+    reader = Reader(
+        dict(zip(TX_PLAIN, TX_PLAIN, strict=True)),
+        dict(zip(TX_REFS, TX_REFS, strict=True)),
+        ignore=("items",),
+    )
     reader.read(records, "transactions_df")
     business = as_time(reader.lists["transaction_time"])
     created = as_time(reader.lists["created_at"])
     refs = reader.ref_columns()
-    where, where_name = either_ref(refs["to_location_id"], refs["to_location_name"],
-                                   refs["from_location_id"], refs["from_location_name"])
-    return build_frame(SCHEMAS["transactions"], reader, computed={
-        "transaction_time": business, "created_at": created,
-        "location_id": where, "location_name": where_name,
-        "backdated": backdated(business, created)})
+    where, where_name = either_ref(
+        refs["to_location_id"],
+        refs["to_location_name"],
+        refs["from_location_id"],
+        refs["from_location_name"],
+    )
+    return build_frame(
+        SCHEMAS["transactions"],
+        reader,
+        computed={
+            "transaction_time": business,
+            "created_at": created,
+            "location_id": where,
+            "location_name": where_name,
+            "backdated": backdated(business, created),
+        },
+    )
 
 
-def items_df(records: Iterable[Mapping[str, Any]],
-             attributes: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+def items_df(
+    records: Iterable[Mapping[str, Any]],
+    attributes: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Items (``/v1/items``) as a typed frame, with one column per item attribute.
 
     Columns: id (Int64), name, sku, barcode, photo_url (string), cost, price (float64 from the
@@ -138,14 +162,17 @@ def items_df(records: Iterable[Mapping[str, Any]],
         for row, value in sparse.items():
             values[row] = value
         kind = attr_types.get(name)
-        attr_cols[f"attr_{name}"] = typed(values, STRING if kind is None
-                                          else ATTR_DTYPES.get(kind, STRING))
+        attr_cols[f"attr_{name}"] = typed(
+            values, STRING if kind is None else ATTR_DTYPES.get(kind, STRING)
+        )
     # Attribute columns go right after the schema columns, before any unknown fields.
     return build_frame({**schema, **dict.fromkeys(attr_cols)}, reader, computed=attr_cols)
 
 
-def stock_df(items: Iterable[Mapping[str, Any]],
-             locations: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None) -> pd.DataFrame:
+def stock_df(
+    items: Iterable[Mapping[str, Any]],
+    locations: Iterable[Mapping[str, Any]] | pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Stock per item and location, one row per entry of each item's ``quantities``.
 
     Columns: item_id (Int64), item_name, sku (string), location_id (Int64), location_name

@@ -19,8 +19,17 @@ import pandas as pd
 from invtools._types import TX_TYPES
 
 __all__ = [
-    "TIME_DTYPE", "TX_TYPE_DTYPE", "PARTNER_TYPE_DTYPE", "ROLE_DTYPE", "STRING",
-    "PARTNER_TYPE_NAMES", "BACKDATE_THRESHOLD", "SCHEMAS", "ATTR_DTYPES", "TX_PLAIN", "TX_REFS",
+    "TIME_DTYPE",
+    "TX_TYPE_DTYPE",
+    "PARTNER_TYPE_DTYPE",
+    "ROLE_DTYPE",
+    "STRING",
+    "PARTNER_TYPE_NAMES",
+    "BACKDATE_THRESHOLD",
+    "SCHEMAS",
+    "ATTR_DTYPES",
+    "TX_PLAIN",
+    "TX_REFS",
     "LOCATION",
 ]
 
@@ -39,8 +48,17 @@ PARTNER_TYPE_NAMES = {0: "supplier", 1: "customer"}
 BACKDATE_THRESHOLD = pd.Timedelta(days=1)
 
 #: A transaction row's plain wire fields, and its embedded references ``{id, name, deleted}``.
-TX_PLAIN = ("id", "type", "transaction_time", "created_at", "revision", "count_of_items",
-            "total_quantity", "memo", "url")
+TX_PLAIN = (
+    "id",
+    "type",
+    "transaction_time",
+    "created_at",
+    "revision",
+    "count_of_items",
+    "total_quantity",
+    "memo",
+    "url",
+)
 TX_REFS = ("partner", "from_location", "to_location", "created_by")
 
 
@@ -139,5 +157,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 #: item attribute ``type`` -> dtype of its ``attr_<name>`` column (unknown types: string).
-ATTR_DTYPES: dict[str, Any] = {"number": "float64", "date": TIME_DTYPE, "text": STRING,
-                               "barcode": STRING}
+ATTR_DTYPES: dict[str, Any] = {
+    "number": "float64",
+    "date": TIME_DTYPE,
+    "text": STRING,
+    "barcode": STRING,
+}

@@ -31,9 +31,13 @@ def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return qty, kind, inward
 
 
-def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
-                  item_ids: Iterable[int] | None = None,
-                  location_id: int | None = None, *, by_location: bool = False) -> pd.DataFrame:
+def stock_history(
+    lines: pd.DataFrame | Iterable[Mapping[str, Any]],
+    item_ids: Iterable[int] | None = None,
+    location_id: int | None = None,
+    *,
+    by_location: bool = False,
+) -> pd.DataFrame:
     """Stock level of each item after every transaction line that touched it.
 
     ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
@@ -76,51 +80,81 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
         lines = lines_df(lines)
     missing = [c for c in ("item_id", "quantity", "new_stock_level") if c not in lines.columns]
     if missing:
-        raise ConfigError(f"stock_history needs a lines frame (client.lines_df(), "
-                          f"mirror.lines_df()), one row per transaction line; this frame has "
-                          f"no {', '.join(missing)} column (a transactions frame?)")
+        raise ConfigError(
+            f"stock_history needs a lines frame (client.lines_df(), "
+            f"mirror.lines_df()), one row per transaction line; this frame has "
+            f"no {', '.join(missing)} column (a transactions frame?)"
+        )
     schema = SCHEMAS["stock_history"]
     wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
     if wanted is not None:
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
     qty, kind, inward = _line_effects(lines)
     if by_location and location_id is not None:
-        raise ValueError("stock_history: give location_id (one location) or by_location=True "
-                         "(every location), not both")
+        raise ValueError(
+            "stock_history: give location_id (one location) or by_location=True "
+            "(every location), not both"
+        )
     if location_id is None and not by_location:
-        parts = [(lines, lines["new_stock_level"], np.where(kind == "move", 0.0, inward),
-                  pd.array([pd.NA] * len(lines), dtype="Int64"))]
+        parts = [
+            (
+                lines,
+                lines["new_stock_level"],
+                np.where(kind == "move", 0.0, inward),
+                pd.array([pd.NA] * len(lines), dtype="Int64"),
+            )
+        ]
     else:
         to_loc, from_loc = lines["to_location_id"], lines["from_location_id"]
         if by_location:
             to_here = to_loc.notna().to_numpy(dtype=bool)
-            from_here = (from_loc.notna() & (from_loc != to_loc).fillna(True)).to_numpy(
-                dtype=bool)
+            from_here = (from_loc.notna() & (from_loc != to_loc).fillna(True)).to_numpy(dtype=bool)
         else:
             to_here = (to_loc == location_id).fillna(False).to_numpy(dtype=bool)
             from_here = (from_loc == location_id).fillna(False).to_numpy(dtype=bool) & ~to_here
-        parts = [(lines[to_here], lines["to_location_new_stock_level"][to_here], inward[to_here],
-                  to_loc[to_here].array),
-                 (lines[from_here], lines["from_location_new_stock_level"][from_here],
-                  -np.abs(qty[from_here]), from_loc[from_here].array)]
+        parts = [
+            (
+                lines[to_here],
+                lines["to_location_new_stock_level"][to_here],
+                inward[to_here],
+                to_loc[to_here].array,
+            ),
+            (
+                lines[from_here],
+                lines["from_location_new_stock_level"][from_here],
+                -np.abs(qty[from_here]),
+                from_loc[from_here].array,
+            ),
+        ]
     frames = []
     for part, stock, effect, where in parts:
-        frames.append(pd.DataFrame({
-            "location_id": pd.array(where, dtype="Int64"),
-            "transaction_time": part["transaction_time"].array,
-            "transaction_id": part["transaction_id"].array,
-            "item_id": part["item_id"].array,
-            "item_name": part["item_name"].array,
-            "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
-            "deleted": (part["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
-                        if "item_deleted" in part.columns else np.nan),
-            "effect": effect,
-            "_line": part.index.to_numpy(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "location_id": pd.array(where, dtype="Int64"),
+                    "transaction_time": part["transaction_time"].array,
+                    "transaction_id": part["transaction_id"].array,
+                    "item_id": part["item_id"].array,
+                    "item_name": part["item_name"].array,
+                    "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
+                    "deleted": (
+                        part["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
+                        if "item_deleted" in part.columns
+                        else np.nan
+                    ),
+                    "effect": effect,
+                    "_line": part.index.to_numpy(),
+                }
+            )
+        )
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out = out[out["stock"].notna()]
-    out = out.sort_values(["item_id", "location_id", "transaction_time", "transaction_id",
-                           "_line"], kind="stable", na_position="last", ignore_index=True)
+    out = out.sort_values(
+        ["item_id", "location_id", "transaction_time", "transaction_id", "_line"],
+        kind="stable",
+        na_position="last",
+        ignore_index=True,
+    )
     step = out.groupby(["item_id", "location_id"], sort=False, dropna=False)["stock"].diff()
     out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
     # Deletion is the item's present state: any line that says so (a detail fetched after
@@ -130,8 +164,7 @@ def stock_history(lines: pd.DataFrame | Iterable[Mapping[str, Any]],
     out.loc[deleted.isna().to_numpy(), "item_deleted"] = pd.NA
     history = pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
     if "source" in lines.attrs:
-        with_provenance(history, {k: lines.attrs[k] for k in PROVENANCE_KEYS
-                                  if k in lines.attrs})
+        with_provenance(history, {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs})
     return history
 
 
@@ -173,27 +206,40 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         (has_to, "to_location_new_stock_level", "to_location_id", to_effect),
         (has_from, "from_location_new_stock_level", "from_location_id", -np.abs(qty)),
     ]
-    steps = pd.concat([pd.DataFrame({
-        "row": np.flatnonzero(rows),
-        "col": col,
-        "item": out["item_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        # -1 stands for "all locations"; a location's from- and to-lines share one stock.
-        "loc": -1.0 if loc is None else out[loc].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        "time": out["transaction_time"].to_numpy()[rows],
-        "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
-        "effect": effect[rows],
-        "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
-    }) for rows, col, loc, effect in parts if rows.any()], ignore_index=True)  # pandas 2.2
+    steps = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "row": np.flatnonzero(rows),
+                    "col": col,
+                    "item": out["item_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    # -1 stands for "all locations"; a location's from- and to-lines share
+                    # one stock.
+                    "loc": -1.0
+                    if loc is None
+                    else out[loc].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "time": out["transaction_time"].to_numpy()[rows],
+                    "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "effect": effect[rows],
+                    "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                }
+            )
+            for rows, col, loc, effect in parts
+            if rows.any()
+        ],
+        ignore_index=True,
+    )  # pandas 2.2
     # warns about concatenating empty frames: a frame without moves has no from-location rows
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
     groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
     running = groups["effect"].cumsum()
-    opening = (steps["level"] - running).groupby([steps["item"], steps["loc"]], sort=False,
-                                                 dropna=False).transform("first")
-    steps["rebased"] = np.where(steps["level"].isna(), np.nan,
-                                np.round(opening + running, 9))
-    for col in ("new_stock_level", "to_location_new_stock_level",
-                "from_location_new_stock_level"):
+    opening = (
+        (steps["level"] - running)
+        .groupby([steps["item"], steps["loc"]], sort=False, dropna=False)
+        .transform("first")
+    )
+    steps["rebased"] = np.where(steps["level"].isna(), np.nan, np.round(opening + running, 9))
+    for col in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level"):
         mine = steps[steps["col"] == col]
         values = out[col].to_numpy(dtype="float64", na_value=np.nan, copy=True)
         values[mine["row"].to_numpy()] = mine["rebased"].to_numpy()

@@ -22,8 +22,19 @@ from typing import Any
 
 from invtools._files import private_file
 
-__all__ = ["BucketState", "Stated", "Admission", "Sends", "stated_of", "BudgetView", "describe",
-           "MemoryStore", "FileStore", "state_from_json", "KEEP"]
+__all__ = [
+    "BucketState",
+    "Stated",
+    "Admission",
+    "Sends",
+    "stated_of",
+    "BudgetView",
+    "describe",
+    "MemoryStore",
+    "FileStore",
+    "state_from_json",
+    "KEEP",
+]
 
 #: How long sends are remembered (seconds): enough for a minute's stated budget.
 KEEP = 120.0
@@ -58,13 +69,12 @@ class BucketState:
     """What a budget believes of one bucket (see the module docstring)."""
 
     held_until: float = -math.inf
-    factor: float = 1.0        # the pace of a silent server, as a fraction of the configured
+    factor: float = 1.0  # the pace of a silent server, as a fraction of the configured
     stated: Stated | None = None
-    rate_limited: int = 0      # 429s seen
-    last_seq: int = 0          # the bucket's last send number (sends are forgotten after KEEP)
-    window: float | None = None       # the stated budget's window (seconds), when learned
-    window_limit: int | None = None   # ... and how many requests it allows
-
+    rate_limited: int = 0  # 429s seen
+    last_seq: int = 0  # the bucket's last send number (sends are forgotten after KEEP)
+    window: float | None = None  # the stated budget's window (seconds), when learned
+    window_limit: int | None = None  # ... and how many requests it allows
 
 
 def stated_of(headers: Mapping[str, str]) -> tuple[int, float, int | None] | None:
@@ -110,8 +120,10 @@ class BudgetView:
     buckets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        parts = [f"{self.rate_limit:g}/s per {self.scope}"
-                 + (", shared with other processes" if self.shared else "")]
+        parts = [
+            f"{self.rate_limit:g}/s per {self.scope}"
+            + (", shared with other processes" if self.shared else "")
+        ]
         parts += [f"{bucket}: {describe(b)}" for bucket, b in self.buckets.items()]
         return f"BudgetView({'; '.join(parts)})"
 
@@ -170,23 +182,29 @@ class FileStore:
         private_file(path)
         self.path, self.owner = path, owner
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(path, timeout=30, isolation_level=None,
-                                    check_same_thread=False)
+        self._con = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA synchronous=NORMAL")
-        self._con.execute("CREATE TABLE IF NOT EXISTS state (bucket TEXT PRIMARY KEY, "
-                          "value TEXT NOT NULL)")
-        self._con.execute("CREATE TABLE IF NOT EXISTS sends (bucket TEXT NOT NULL, "
-                          "seq INTEGER NOT NULL, t REAL NOT NULL)")
+        self._con.execute(
+            "CREATE TABLE IF NOT EXISTS state (bucket TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        self._con.execute(
+            "CREATE TABLE IF NOT EXISTS sends (bucket TEXT NOT NULL, "
+            "seq INTEGER NOT NULL, t REAL NOT NULL)"
+        )
         self._con.execute("CREATE INDEX IF NOT EXISTS sends_at ON sends (bucket, t)")
         weakref.finalize(self, self._con.close)
 
     def buckets(self) -> list[str]:
         mine = f"{self.owner}:"
         with self._lock:
-            return [b[len(mine):] for (b,) in self._con.execute(
-                "SELECT bucket FROM state WHERE substr(bucket, 1, ?) = ? ORDER BY bucket",
-                (len(mine), mine))]
+            return [
+                b[len(mine) :]
+                for (b,) in self._con.execute(
+                    "SELECT bucket FROM state WHERE substr(bucket, 1, ?) = ? ORDER BY bucket",
+                    (len(mine), mine),
+                )
+            ]
 
     @contextmanager
     def open(self, bucket: str, now: float) -> Iterator[tuple[BucketState, Sends]]:
@@ -195,19 +213,24 @@ class FileStore:
             con = self._con
             con.execute("BEGIN IMMEDIATE")
             try:
-                row = con.execute("SELECT value FROM state WHERE bucket = ?",
-                                  (bucket,)).fetchone()
+                row = con.execute("SELECT value FROM state WHERE bucket = ?", (bucket,)).fetchone()
                 state = state_from_json(row[0]) if row else BucketState()
-                con.execute("DELETE FROM sends WHERE bucket = ? AND t < ?",
-                            (bucket, now - KEEP))
-                sends = [(n, t) for n, t in con.execute(
-                    "SELECT seq, t FROM sends WHERE bucket = ? ORDER BY seq", (bucket,))]
+                con.execute("DELETE FROM sends WHERE bucket = ? AND t < ?", (bucket, now - KEEP))
+                sends = [
+                    (n, t)
+                    for n, t in con.execute(
+                        "SELECT seq, t FROM sends WHERE bucket = ? ORDER BY seq", (bucket,)
+                    )
+                ]
                 known = len(sends)
                 yield state, sends
-                con.executemany("INSERT INTO sends VALUES (?, ?, ?)",
-                                [(bucket, n, t) for n, t in sends[known:]])
-                con.execute("INSERT OR REPLACE INTO state VALUES (?, ?)",
-                            (bucket, json.dumps(asdict(state))))
+                con.executemany(
+                    "INSERT INTO sends VALUES (?, ?, ?)", [(bucket, n, t) for n, t in sends[known:]]
+                )
+                con.execute(
+                    "INSERT OR REPLACE INTO state VALUES (?, ?)",
+                    (bucket, json.dumps(asdict(state))),
+                )
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -221,5 +244,3 @@ def state_from_json(text: str) -> BucketState:
         return BucketState(**data, stated=None if stated is None else Stated(**stated))
     except (TypeError, ValueError, KeyError):
         return BucketState()  # a state written by another version: start afresh
-
-

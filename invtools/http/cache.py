@@ -35,9 +35,24 @@ from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
 from invtools.errors import ArgumentTypeError, CacheError, ConfigError
 
-__all__ = ["NEVER_EXPIRE", "CachedEntry", "cached_entry", "CacheKeys", "is_own_key",
-           "default_cache_path", "resolve_cache_path", "open_cache_file", "is_json", "json_of",
-           "sound_response", "looks_json", "storable", "held", "forget", "clear_entries"]
+__all__ = [
+    "NEVER_EXPIRE",
+    "CachedEntry",
+    "cached_entry",
+    "CacheKeys",
+    "is_own_key",
+    "default_cache_path",
+    "resolve_cache_path",
+    "open_cache_file",
+    "is_json",
+    "json_of",
+    "sound_response",
+    "looks_json",
+    "storable",
+    "held",
+    "forget",
+    "clear_entries",
+]
 
 
 class CachedEntry(NamedTuple):
@@ -86,7 +101,8 @@ def cache_error(path: Path, exc: BaseException) -> ConfigError:
     return ConfigError(
         f"Cannot use the response cache at {str(path)!r}: {reason}. Pass cache=False to work "
         f"without a cache, or another folder or file as cache=... (or set {CACHE_DIR_ENV}) "
-        "where you may create files.")
+        "where you may create files."
+    )
 
 
 def open_cache_file(path: Path) -> bytes:
@@ -275,15 +291,19 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
     responses = session.cache.responses
     found: set[str] = set()
     for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
+        chunk = wanted[start : start + _CHUNK]
         if not all(_KEY.fullmatch(k) for k in chunk):
             raise ValueError("not a cache key of CacheKeys")
         # Literal keys, not placeholders, like requests-cache's own reads on this shared,
         # multi-threaded connection (its note: placeholders break under concurrency).
         listed = ",".join(f"'{k}'" for k in chunk)
         with responses.connection() as con:
-            found.update(k for (k,) in con.execute(
-                f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"))
+            found.update(
+                k
+                for (k,) in con.execute(
+                    f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"
+                )
+            )
     return [k in found for k in wanted]
 
 
@@ -339,9 +359,11 @@ def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
             try:
                 with con:
                     for start in range(0, len(keys), _CHUNK):
-                        chunk = keys[start:start + _CHUNK]
-                        con.execute(f"DELETE FROM {table} WHERE key IN "
-                                    f"({','.join('?' * len(chunk))})", chunk)
+                        chunk = keys[start : start + _CHUNK]
+                        con.execute(
+                            f"DELETE FROM {table} WHERE key IN ({','.join('?' * len(chunk))})",
+                            chunk,
+                        )
                 return
             finally:
                 con.close()
@@ -350,5 +372,6 @@ def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
                 raise CacheError(
                     f"the cache file {path} is busy: another writer (a second notebook or "
                     f"script on it, a prune) held it; {len(keys)} cached responses were not "
-                    f"deleted. Try again in a moment.") from exc
+                    f"deleted. Try again in a moment."
+                ) from exc
             sleep(pause)

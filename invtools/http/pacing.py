@@ -72,9 +72,23 @@ from invtools.http.budgetstore import (
     stated_of,
 )
 
-__all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "Budget", "BudgetView", "BucketState", "Stated",
-           "Admission", "shared_budget", "bucket_of", "stated_of", "sent_since", "wait_for",
-           "learn_window", "describe", "PacingMixin"]
+__all__ = [
+    "RATE_LIMIT_SCOPES",
+    "PACING_MARGIN",
+    "Budget",
+    "BudgetView",
+    "BucketState",
+    "Stated",
+    "Admission",
+    "shared_budget",
+    "bucket_of",
+    "stated_of",
+    "sent_since",
+    "wait_for",
+    "learn_window",
+    "describe",
+    "PacingMixin",
+]
 
 logger = logging.getLogger("invtools")
 
@@ -147,8 +161,14 @@ def _long(state: BucketState) -> bool:
     return bool(state.window and state.window_limit and state.window >= LONG_WINDOW)
 
 
-def learn_window(state: BucketState, sends: Sends, sent: Admission, remaining: int,
-                 reset: float, limit: int | None) -> None:
+def learn_window(
+    state: BucketState,
+    sends: Sends,
+    sent: Admission,
+    remaining: int,
+    reset: float,
+    limit: int | None,
+) -> None:
     """What a statement of a success tells of the server's window: it holds ``limit -
     remaining`` requests, the oldest of them ours, sent ``limit - remaining - 1`` sends before
     this one; it leaves in ``reset`` seconds, so the window is ``reset`` plus how long ago that
@@ -182,9 +202,15 @@ class Budget:
     it states (see the module docstring); waited for on ``clock``. ``path``: a file that
     shares the budget with every process on the machine (None: this process only)."""
 
-    def __init__(self, per_second: float, *, clock: Any = SYSTEM_CLOCK,
-                 margin: float = PACING_MARGIN, path: Path | None = None,
-                 owner: str = "") -> None:
+    def __init__(
+        self,
+        per_second: float,
+        *,
+        clock: Any = SYSTEM_CLOCK,
+        margin: float = PACING_MARGIN,
+        path: Path | None = None,
+        owner: str = "",
+    ) -> None:
         self.per_second = float(per_second)
         self.clock = clock
         self.interval = (1 + margin) / self.per_second
@@ -237,8 +263,15 @@ class Budget:
         admitted = self.admit(bucket, cancel)
         return 0.0 if admitted is None else admitted.waited
 
-    def observe(self, bucket: str, sent: Admission, *, status: int,
-                headers: Mapping[str, str], hold: float | None = None) -> None:
+    def observe(
+        self,
+        bucket: str,
+        sent: Admission,
+        *,
+        status: int,
+        headers: Mapping[str, str],
+        hold: float | None = None,
+    ) -> None:
         """What the answer to the request ``sent`` says: a statement of the budget, and for a
         429 (whose reset the caller read: ``hold`` seconds) a slower pace and a hold from when
         it was sent; any other answer speeds the pace back up a little."""
@@ -273,8 +306,7 @@ class Budget:
         now = self.clock.monotonic()
         with self._store.open(bucket, now) as (state, sends):
             stated = state.stated if state.stated and now < state.stated.reset_at else None
-            room = 0 if stated is None else max(
-                0, stated.remaining - sent_since(sends, stated.seq))
+            room = 0 if stated is None else max(0, stated.remaining - sent_since(sends, stated.seq))
             pace = state.factor / self.interval
         fast = min(n, room)
         return fast / in_flight + (n - fast) / min(pace, in_flight)
@@ -290,12 +322,14 @@ class Budget:
                 stated = s.stated if s.stated is not None and now < s.stated.reset_at else None
                 out[bucket] = {
                     "pace": round(s.factor / self.interval, 3),
-                    "stated_room": None if stated is None else max(
-                        0, stated.remaining - sent_since(sends, stated.seq)),
+                    "stated_room": None
+                    if stated is None
+                    else max(0, stated.remaining - sent_since(sends, stated.seq)),
                     "stated_limit": None if stated is None else stated.limit,
                     "reset_in": None if stated is None else round(stated.reset_at - now, 3),
                     "held_for": round(max(0.0, s.held_until - now), 3),
-                    "rate_limited": s.rate_limited}
+                    "rate_limited": s.rate_limited,
+                }
         return out
 
 
@@ -303,8 +337,9 @@ _shared: weakref.WeakValueDictionary[tuple, Budget] = weakref.WeakValueDictionar
 _shared_lock = threading.Lock()
 
 
-def shared_budget(owner: str, per_second: float, *, clock: Any = SYSTEM_CLOCK,
-                  path: Path | None = None) -> Budget:
+def shared_budget(
+    owner: str, per_second: float, *, clock: Any = SYSTEM_CLOCK, path: Path | None = None
+) -> Budget:
     """The process's one :class:`Budget` for ``owner`` (a salted hash naming the token and
     service, never the token itself) at this rate; made on first use, gone when no client holds
     it. ``path``: the file that shares it with the other processes of the machine."""
@@ -348,6 +383,7 @@ class PacingMixin(_SessionBase):
             # the requester holds a 429's reset from the admission this marks
             setattr(response, "invtools_sent", (bucket, admitted))  # noqa: B010 - not a Response field
             if response.status_code != 429 and budget is not None:
-                budget.observe(bucket, admitted, status=response.status_code,
-                               headers=response.headers)
+                budget.observe(
+                    bucket, admitted, status=response.status_code, headers=response.headers
+                )
         return response

@@ -77,7 +77,9 @@ class _EagerHTTPAdapter(HTTPAdapter):
     def init_poolmanager(self, *args, **kwargs) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {
-            **self.poolmanager.pool_classes_by_scheme, "http": _EagerHTTPConnectionPool}
+            **self.poolmanager.pool_classes_by_scheme,
+            "http": _EagerHTTPConnectionPool,
+        }
 
 
 #: cache file -> (its one backend in this process, the sessions using it: a token each).
@@ -121,10 +123,15 @@ def _release(key: str, token: object) -> None:
     backend.close()
 
 
-def make_session(*, cache_path: Path | None, budget: Budget | None = None,
-                 rate_limit_scope: str = "endpoint", pool_size: int = POOL_SIZE,
-                 expire_after: Any = NEVER_EXPIRE,
-                 urls_expire_after: Mapping[Any, Any] | None = None) -> requests.Session:
+def make_session(
+    *,
+    cache_path: Path | None,
+    budget: Budget | None = None,
+    rate_limit_scope: str = "endpoint",
+    pool_size: int = POOL_SIZE,
+    expire_after: Any = NEVER_EXPIRE,
+    urls_expire_after: Mapping[Any, Any] | None = None,
+) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
     per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced), keeping
     up to ``pool_size`` connections per host (at least as many as requests in flight).
@@ -139,8 +146,10 @@ def make_session(*, cache_path: Path | None, budget: Budget | None = None,
     cache cannot be made there.
     """
     if rate_limit_scope not in RATE_LIMIT_SCOPES:
-        raise ConfigError(f"rate_limit_scope must be one of "
-                          f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, not {rate_limit_scope!r}")
+        raise ConfigError(
+            f"rate_limit_scope must be one of "
+            f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, not {rate_limit_scope!r}"
+        )
     if cache_path is None:
         session: Any = _PacedSession()
         session.cache_keys = None

@@ -49,8 +49,17 @@ from requests_cache import CachedResponse, SQLiteCache
 from invtools.errors import CacheError
 from invtools.http.cache import delete_keys, is_own_key
 
-__all__ = ["prune", "maybe_prune", "open_cache", "scan", "file_size", "Versions", "PRUNE_EVERY",
-           "LOCAL_MAX_AGE", "REPORT_KEYS"]
+__all__ = [
+    "prune",
+    "maybe_prune",
+    "open_cache",
+    "scan",
+    "file_size",
+    "Versions",
+    "PRUNE_EVERY",
+    "LOCAL_MAX_AGE",
+    "REPORT_KEYS",
+]
 
 logger = logging.getLogger("invtools")
 
@@ -75,8 +84,7 @@ def file_size(path: str | os.PathLike) -> int:
     0
     """
     path = Path(path)
-    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal"))
-               if p.exists())
+    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
 
 
 def _is_cache_file(path: Path) -> bool:
@@ -87,8 +95,12 @@ def _is_cache_file(path: Path) -> bool:
     try:
         con = sqlite3.connect(path, timeout=10)
         try:
-            return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                               "name = 'responses'").fetchone() is not None
+            return (
+                con.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'responses'"
+                ).fetchone()
+                is not None
+            )
         finally:
             con.close()
     except sqlite3.Error:
@@ -143,8 +155,9 @@ def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]
     expiry is NULL, which SQLite sorts last in a descending order, so reading stops at the
     first of them."""
     # requests-cache annotates sorted() as an Iterator; it is a generator, closed here
-    ordered = cast("Generator[CachedResponse, None, None]",
-                   cache.sorted(key="expires", reversed=True))
+    ordered = cast(
+        "Generator[CachedResponse, None, None]", cache.sorted(key="expires", reversed=True)
+    )
     with _quiet_unreadable(), closing(ordered) as entries:
         for response in entries:
             if response.expires is None:
@@ -163,9 +176,15 @@ def _is_local(url: str) -> bool:
     return host in _LOCAL_HOSTS or host.startswith("127.")
 
 
-def prune(cache: SQLiteCache, *, older_than: timedelta | None = None, now: float | None = None,
-          versions: Versions | None = None, compact: bool = False,
-          quick: bool = False) -> dict[str, int]:
+def prune(
+    cache: SQLiteCache,
+    *,
+    older_than: timedelta | None = None,
+    now: float | None = None,
+    versions: Versions | None = None,
+    compact: bool = False,
+    quick: bool = False,
+) -> dict[str, int]:
     """Remove from ``cache`` the entries invtools wrote that no client will read again (see
     the module docstring); ``compact=True`` then compacts the file when something went.
     ``quick=True`` reads only the entries that expire (expired ones go): entries kept for good
@@ -202,13 +221,18 @@ def prune(cache: SQLiteCache, *, older_than: timedelta | None = None, now: float
     if compact and stale:
         _compact(cache)
     report["bytes_after"] = file_size(path)
-    logger.info("pruned %d cached responses from %s (left alone: %d of other programs or "
-                "unreadable)", report["removed"], path, report["left_alone"])
+    logger.info(
+        "pruned %d cached responses from %s (left alone: %d of other programs or unreadable)",
+        report["removed"],
+        path,
+        report["left_alone"],
+    )
     return report
 
 
-def _reason(response: CachedResponse, moment: datetime, cutoff: datetime | None,
-            local_cutoff: datetime) -> str | None:
+def _reason(
+    response: CachedResponse, moment: datetime, cutoff: datetime | None, local_cutoff: datetime
+) -> str | None:
     expires = _utc(response.expires)
     if expires is not None and expires <= moment:
         return "expired"
@@ -220,9 +244,11 @@ def _reason(response: CachedResponse, moment: datetime, cutoff: datetime | None,
     return None
 
 
-def _superseded(key: str, version: tuple[Hashable, int] | None,
-                newest: dict[tuple[str, Hashable], tuple[int, str]]) -> tuple[str | None,
-                                                                             str | None]:
+def _superseded(
+    key: str,
+    version: tuple[Hashable, int] | None,
+    newest: dict[tuple[str, Hashable], tuple[int, str]],
+) -> tuple[str | None, str | None]:
     """``("superseded", key to remove)`` when ``key`` or the newest version seen so far of the
     same thing (per token) is outranked; ``(None, None)`` otherwise."""
     if version is None:

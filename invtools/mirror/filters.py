@@ -45,6 +45,9 @@ def within(df: pd.DataFrame, lo: Any, hi: Any, kinds: Any) -> pd.DataFrame:
 
 def asked(since: Any, until: Any, kind: Any) -> dict:
     """The filters a frame says it was made with (JSON values)."""
-    asked = {"since": since, "until": until,
-             "type": list(kind) if isinstance(kind, (tuple, list)) else kind}
+    asked = {
+        "since": since,
+        "until": until,
+        "type": list(kind) if isinstance(kind, (tuple, list)) else kind,
+    }
     return {k: (str(v) if k != "type" else v) for k, v in asked.items() if v is not None}

@@ -69,11 +69,14 @@ class TransactionMirror:
             raise ArgumentTypeError(
                 f"TransactionMirror(path, client): client must be an invtools.Client (or None "
                 f"to read offline), not {type(client).__name__}; make one with "
-                "invtools.Client(token)")
+                "invtools.Client(token)"
+            )
         if path is None and client is None:
-            raise ConfigError("TransactionMirror(None, client=None): give a path to read a "
-                              "mirror offline, or a client so the per-team default file can "
-                              "be found")
+            raise ConfigError(
+                "TransactionMirror(None, client=None): give a path to read a "
+                "mirror offline, or a client so the per-team default file can "
+                "be found"
+            )
         self.client = client
         self._path = None if path is None else Path(path).expanduser()
         #: The file may only be read (read-only file or folder): reading works, sync() not.
@@ -108,12 +111,15 @@ class TransactionMirror:
         path = self._path
         assert path is not None
         if path.is_dir():
-            raise ConfigError(f"{path} is a folder; give the path of a file in it, e.g. "
-                              f"{path / 'transactions.sqlite'}")
+            raise ConfigError(
+                f"{path} is a folder; give the path of a file in it, e.g. "
+                f"{path / 'transactions.sqlite'}"
+            )
         if path.exists():
             store.inspect(path)  # reading only: nothing is changed before it is accepted
-            self.read_only = not (os.access(path, os.W_OK)
-                                  and os.access(path.parent, os.W_OK | os.X_OK))
+            self.read_only = not (
+                os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+            )
         elif client is not None:
             client.require_locations(TXS_PATH)  # a team that cannot sync gets no file
         if self.read_only:
@@ -126,14 +132,16 @@ class TransactionMirror:
         except OSError as exc:
             raise ConfigError(
                 f"cannot make the mirror file {path}: {exc.strerror or exc}; give a path "
-                "in a folder you may write to") from exc
+                "in a folder you may write to"
+            ) from exc
         with store.connect(path) as conn:
             store.init_schema(conn, path)
             if team is not None:
                 self._check_team(conn, client, team)
 
-    def _check_team(self, conn: sqlite3.Connection, client: Any, team: Any, *,
-                    claim: bool = True) -> None:
+    def _check_team(
+        self, conn: sqlite3.Connection, client: Any, team: Any, *, claim: bool = True
+    ) -> None:
         """Refuse a client of another service or team; then claim the file for this one
         (a Location-mode team only: nothing is written for a team that cannot sync, nor with
         ``claim=False``)."""
@@ -160,8 +168,13 @@ class TransactionMirror:
             return
         if stored is None:
             with store.write_transaction(conn):
-                store.set_meta(conn, team_id=str(team.id), team_name=str(team.name),
-                               team_mode=str(getattr(team, "mode", "")), base_url=base_url)
+                store.set_meta(
+                    conn,
+                    team_id=str(team.id),
+                    team_name=str(team.name),
+                    team_mode=str(getattr(team, "mode", "")),
+                    base_url=base_url,
+                )
             return
         if stored_url is None:  # a file claimed before the base URL was recorded
             with store.write_transaction(conn):
@@ -172,8 +185,9 @@ class TransactionMirror:
 
     # ---- sync
 
-    def sync(self, window: Any = None, *, progress: bool | None = None,
-             chains: int | None = None) -> SyncReport:
+    def sync(
+        self, window: Any = None, *, progress: bool | None = None, chains: int | None = None
+    ) -> SyncReport:
         """Bring the mirror up to date; return a :class:`SyncReport`.
 
         ``window=None`` walks the whole list (a *full* sync). ``window="90D"`` (a duration
@@ -222,15 +236,24 @@ class TransactionMirror:
         if not self.path.exists():
             raise store.missing(self.path)
         if self.read_only:
-            raise ConfigError(f"{self.path} can only be read (a read-only file or folder): "
-                              "reading it works offline, but a sync must write. Copy it to a "
-                              "folder you may write to, or sync into a new file.")
+            raise ConfigError(
+                f"{self.path} can only be read (a read-only file or folder): "
+                "reading it works offline, but a sync must write. Copy it to a "
+                "folder you may write to, or sync into a new file."
+            )
         # Two syncs of one file would share the staging table: the second one's re-walk
         # empties it under the first, whose apply step would then mark every row removed.
         with store.sync_lock(self.path), store.connect(self.path) as conn:
             self._check_team(conn, client, team)
-            return run_sync(conn, client, team=team, window=win, started=started,
-                            progress=progress, chains=chains)
+            return run_sync(
+                conn,
+                client,
+                team=team,
+                window=win,
+                started=started,
+                progress=progress,
+                chains=chains,
+            )
 
     def _require_client(self) -> Any:
         if self.client is None:
@@ -254,8 +277,14 @@ class TransactionMirror:
         with store.connect(self.path, readonly=self.read_only) as conn:
             return _stamped(read_changes(conn), self._origin(conn))
 
-    def transactions_df(self, *, since: Any = None, until: Any = None, type: Any = None,  # noqa: A002
-                        include_removed: bool = False) -> pd.DataFrame:
+    def transactions_df(
+        self,
+        *,
+        since: Any = None,
+        until: Any = None,
+        type: Any = None,  # noqa: A002
+        include_removed: bool = False,
+    ) -> pd.DataFrame:
         """The mirrored transaction rows, newest first, with the schema of
         :func:`invtools.frames.transactions_df`. ``since``/``until``/``type`` as for the
         client's (a date, a month, ``"90D"`` back from now; one type or several).
@@ -273,18 +302,31 @@ class TransactionMirror:
             fetched = conn.execute(
                 f"""SELECT r.row_json, t.removed_at FROM transactions t
                     JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
-                    ORDER BY t.t_ms DESC, t.id DESC""").fetchall()
+                    ORDER BY t.t_ms DESC, t.id DESC"""
+            ).fetchall()
             origin = self._origin(conn)
         df = frames.transactions_df([json.loads(row) for row, _ in fetched])
         if include_removed:
-            df["removed_at"] = pd.to_datetime(
-                pd.Series([r for _, r in fetched], dtype="string"), utc=True
-            ).astype("datetime64[ms, UTC]").to_numpy()
-        return _stamped(within(df, *window), origin, include_removed=include_removed or None,
-                        **asked(since, until, type))
+            df["removed_at"] = (
+                pd.to_datetime(pd.Series([r for _, r in fetched], dtype="string"), utc=True)
+                .astype("datetime64[ms, UTC]")
+                .to_numpy()
+            )
+        return _stamped(
+            within(df, *window),
+            origin,
+            include_removed=include_removed or None,
+            **asked(since, until, type),
+        )
 
-    def lines_df(self, *, since: Any = None, until: Any = None, type: Any = None,  # noqa: A002
-                 include_removed: bool = False) -> pd.DataFrame:
+    def lines_df(
+        self,
+        *,
+        since: Any = None,
+        until: Any = None,
+        type: Any = None,  # noqa: A002
+        include_removed: bool = False,
+    ) -> pd.DataFrame:
         """One row per line of the mirrored transactions (current revisions), newest first,
         with the schema of :func:`invtools.frames.lines_df`; ``since``/``until``/``type`` as
         for :meth:`transactions_df`.
@@ -303,22 +345,31 @@ class TransactionMirror:
         """
         window = window_of(since, until, type)
         lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return _stamped(within(lines, *window), origin, include_removed=include_removed or None,
-                        **asked(since, until, type))
+        return _stamped(
+            within(lines, *window),
+            origin,
+            include_removed=include_removed or None,
+            **asked(since, until, type),
+        )
 
     def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
         with store.connect(self.path, readonly=self.read_only) as conn:
-            details = [json.loads(d) for (d,) in conn.execute(
-                f"""SELECT d.detail_json FROM transactions t
+            details = [
+                json.loads(d)
+                for (d,) in conn.execute(
+                    f"""SELECT d.detail_json FROM transactions t
                     JOIN details d ON d.id = t.id AND d.revision = t.revision {where}
-                    ORDER BY t.t_ms DESC, t.id DESC""")]
+                    ORDER BY t.t_ms DESC, t.id DESC"""
+                )
+            ]
             origin = self._origin(conn)
         lines = frames.lines_df(details)
         return (lines if include_removed else frames.rebase_levels(lines)), origin
 
-    def stock_history(self, item_ids: Iterable[int] | int | None = None,
-                      location_id: int | None = None) -> pd.DataFrame:
+    def stock_history(
+        self, item_ids: Iterable[int] | int | None = None, location_id: int | None = None
+    ) -> pd.DataFrame:
         """Stock over time per item (all locations, or one ``location_id``), from the new
         stock levels of the mirrored lines; see :func:`invtools.frames.stock_history`.
 
@@ -334,8 +385,12 @@ class TransactionMirror:
             item_ids = [item_ids]
         lines, origin = self._lines(include_removed=False)
         history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
-        return _stamped(history, origin, item_ids=None if item_ids is None else list(item_ids),
-                        location_id=location_id)
+        return _stamped(
+            history,
+            origin,
+            item_ids=None if item_ids is None else list(item_ids),
+            location_id=location_id,
+        )
 
     def syncs_df(self) -> pd.DataFrame:
         """One row per completed sync: when, kind, window, counts and requests sent. The
@@ -350,9 +405,16 @@ class TransactionMirror:
             origin = self._origin(conn)
         for col in ("started_at", "finished_at"):
             df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
-                "datetime64[ms, UTC]")
-        df = df.astype({"kind": "string", "window_seconds": "float64", "anchor_ms": "Int64",
-                        "cutoff_ms": "Int64"})
+                "datetime64[ms, UTC]"
+            )
+        df = df.astype(
+            {
+                "kind": "string",
+                "window_seconds": "float64",
+                "anchor_ms": "Int64",
+                "cutoff_ms": "Int64",
+            }
+        )
         return _stamped(df, origin)
 
     def info(self) -> dict:
@@ -373,14 +435,18 @@ class TransactionMirror:
         """Whose rows these are and how fresh: the file's team and service, and when its
         last sync finished."""
         last = conn.execute(
-            "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+            "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
+        ).fetchone()
         team_id = store.get_meta(conn, "team_id")
         return Provenance(
-            source="mirror", team_id=None if team_id is None else int(team_id),
+            source="mirror",
+            team_id=None if team_id is None else int(team_id),
             team_name=store.get_meta(conn, "team_name"),
-            base_url=store.get_meta(conn, "base_url"), endpoint=TXS_PATH,
+            base_url=store.get_meta(conn, "base_url"),
+            endpoint=TXS_PATH,
             fetched_at=None if last is None else last[0],
-            data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime())
+            data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime(),
+        )
 
     def _peek(self) -> tuple[dict | None, str | None]:
         """:meth:`info` for a display, read without creating or changing any file, never
@@ -399,20 +465,25 @@ class TransactionMirror:
         i, problem = self._peek()
         if i is None:
             return f"TransactionMirror({str(self._path or '<default>')!r}, {problem})"
-        last = ("never synced" if i["last_sync"] is None
-                else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})")
-        return (f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
-                f"(id {i['team_id']}), {i['transactions']} transactions, {i['lines']} lines, "
-                f"{last})")
+        last = (
+            "never synced"
+            if i["last_sync"] is None
+            else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})"
+        )
+        return (
+            f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
+            f"(id {i['team_id']}), {i['transactions']} transactions, {i['lines']} lines, "
+            f"{last})"
+        )
 
     def _repr_html_(self) -> str:
         i, problem = self._peek()
-        shown = i if i is not None else {"path": str(self._path or "<default>"),
-                                         "problem": problem}
+        shown = i if i is not None else {"path": str(self._path or "<default>"), "problem": problem}
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in shown.items())
+            for k, v in shown.items()
+        )
         return f"<b>TransactionMirror</b><table>{rows}</table>"
 
 
@@ -429,9 +500,11 @@ def _info(path: Path, conn: sqlite3.Connection) -> dict:
         "base_url": store.get_meta(conn, "base_url"),
         "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL")[0],
         "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL")[0],
-        "lines": one("SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
-                     "JOIN details d ON d.id = t.id AND d.revision = t.revision "
-                     "WHERE t.removed_at IS NULL")[0],
+        "lines": one(
+            "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+            "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+            "WHERE t.removed_at IS NULL"
+        )[0],
         "revisions": one("SELECT count(*) FROM revisions")[0],
         "syncs": one("SELECT count(*) FROM syncs")[0],
         "last_sync": None if last is None else pd.Timestamp(last[0]),

@@ -19,8 +19,15 @@ from typing import Any, Final
 
 import pandas as pd
 
-__all__ = ["CHANGE_KINDS", "SyncReport", "changes_frame", "read_changes", "ms_to_ts",
-           "fmt_time", "fmt_window"]
+__all__ = [
+    "CHANGE_KINDS",
+    "SyncReport",
+    "changes_frame",
+    "read_changes",
+    "ms_to_ts",
+    "fmt_time",
+    "fmt_window",
+]
 
 #: What a change-log row can say about a transaction.
 #: ``backdated-new``: new, with a transaction time before the newest one the mirror held, i.e.
@@ -30,6 +37,7 @@ CHANGE_KINDS = ["new", "backdated-new", "edited", "removed", "restored"]
 
 
 # ------------------------------------------------------------------------------ formatting
+
 
 def ms_to_ts(ms: int | None) -> pd.Timestamp | None:
     """Epoch milliseconds (as stored) -> a UTC Timestamp; None stays None."""
@@ -52,28 +60,35 @@ def fmt_window(td: pd.Timedelta | None) -> str:
 
 # ------------------------------------------------------------------------------ the change log
 
+
 def changes_frame(records: list[tuple]) -> pd.DataFrame:
     """Change-log tuples (sync_id, synced_at, id, change, old_rev, new_rev, old_q, new_q,
     old_ms, new_ms, backdated) -> the typed change-log frame (with sync_id and synced_at)."""
-    cols: list[Sequence[Any]] = (list(zip(*records, strict=True)) if records
-                                 else [[] for _ in range(11)])
+    cols: list[Sequence[Any]] = (
+        list(zip(*records, strict=True)) if records else [[] for _ in range(11)]
+    )
     t: Final = "datetime64[ms, UTC]"
-    return pd.DataFrame({
-        "sync_id": pd.array(cols[0], dtype="Int64"),
-        "synced_at": pd.to_datetime(pd.Series(cols[1], dtype="string"), utc=True).astype(t),
-        "transaction_id": pd.array(cols[2], dtype="Int64"),
-        "change": pd.Categorical(cols[3], categories=CHANGE_KINDS),
-        "old_revision": pd.array(cols[4], dtype="Int64"),
-        "new_revision": pd.array(cols[5], dtype="Int64"),
-        "old_total_quantity": pd.array(cols[6], dtype="Float64").astype("float64"),
-        "new_total_quantity": pd.array(cols[7], dtype="Float64").astype("float64"),
-        "old_transaction_time": pd.to_datetime(pd.array(cols[8], dtype="Int64"),
-                                               unit="ms", utc=True).astype(t),
-        "new_transaction_time": pd.to_datetime(pd.array(cols[9], dtype="Int64"),
-                                               unit="ms", utc=True).astype(t),
-        "backdated": pd.array([None if b is None else bool(b) for b in cols[10]],
-                              dtype="boolean"),
-    })
+    return pd.DataFrame(
+        {
+            "sync_id": pd.array(cols[0], dtype="Int64"),
+            "synced_at": pd.to_datetime(pd.Series(cols[1], dtype="string"), utc=True).astype(t),
+            "transaction_id": pd.array(cols[2], dtype="Int64"),
+            "change": pd.Categorical(cols[3], categories=CHANGE_KINDS),
+            "old_revision": pd.array(cols[4], dtype="Int64"),
+            "new_revision": pd.array(cols[5], dtype="Int64"),
+            "old_total_quantity": pd.array(cols[6], dtype="Float64").astype("float64"),
+            "new_total_quantity": pd.array(cols[7], dtype="Float64").astype("float64"),
+            "old_transaction_time": pd.to_datetime(
+                pd.array(cols[8], dtype="Int64"), unit="ms", utc=True
+            ).astype(t),
+            "new_transaction_time": pd.to_datetime(
+                pd.array(cols[9], dtype="Int64"), unit="ms", utc=True
+            ).astype(t),
+            "backdated": pd.array(
+                [None if b is None else bool(b) for b in cols[10]], dtype="boolean"
+            ),
+        }
+    )
 
 
 def read_changes(conn: sqlite3.Connection, sync_id: int | None = None) -> pd.DataFrame:
@@ -91,6 +106,7 @@ def read_changes(conn: sqlite3.Connection, sync_id: int | None = None) -> pd.Dat
 
 
 # ------------------------------------------------------------------------------ the report
+
 
 @dataclass(frozen=True, eq=False)
 class SyncReport:
@@ -145,20 +161,26 @@ class SyncReport:
         what = "Full sync" if self.kind == "full" else "Window sync"
         head = f"{what} of team {self.team_name!r} (id {self.team_id})"
         if self.window is not None:
-            head += (f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"
-                     " (the newest transaction time in the list)")
+            head += (
+                f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"
+                " (the newest transaction time in the list)"
+            )
         lines = [head + ":"]
         bd = self.backdated_new
         lines.append(
-            f"  {self.new} new" + (f" ({bd} backdated)" if bd else "")
+            f"  {self.new} new"
+            + (f" ({bd} backdated)" if bd else "")
             + f", {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
         )
         lines.append(
             f"  {self.requests} requests sent ({self.list_pages} list pages, "
             f"{self.details_fetched} details), {self.from_cache} from cache, "
             f"{self.seconds:.1f} s"
-            + (f"; {self.details_reused} details reused from an interrupted sync"
-               if self.details_reused else "")
+            + (
+                f"; {self.details_reused} details reused from an interrupted sync"
+                if self.details_reused
+                else ""
+            )
         )
         if self.kind == "window":
             lines.append(
@@ -180,9 +202,11 @@ class SyncReport:
         return text
 
     def __repr__(self) -> str:
-        return (f"SyncReport(kind={self.kind!r}, new={self.new}, changed={self.changed}, "
-                f"removed={self.removed}, unchanged={self.unchanged}, "
-                f"requests={self.requests}, window={fmt_window(self.window)!r})")
+        return (
+            f"SyncReport(kind={self.kind!r}, new={self.new}, changed={self.changed}, "
+            f"removed={self.removed}, unchanged={self.unchanged}, "
+            f"requests={self.requests}, window={fmt_window(self.window)!r})"
+        )
 
     def _repr_html_(self) -> str:
         lines = self._lines()
@@ -193,8 +217,9 @@ class SyncReport:
             shown = self.changes.drop(columns=["sync_id", "synced_at"]).head(10)
             out.append(shown.to_html(index=False))
             if len(self.changes) > 10:
-                out.append(f"<p>... {len(self.changes) - 10} more rows in "
-                           "<code>report.changes</code></p>")
+                out.append(
+                    f"<p>... {len(self.changes) - 10} more rows in <code>report.changes</code></p>"
+                )
         else:
             out.append("<p>No changes.</p>")
         return "\n".join(out)

@@ -39,10 +39,23 @@ except ImportError:
     msvcrt = None  # type: ignore[assignment]
 
 __all__ = [
-    "APP_ID", "SCHEMA_VERSION", "default_path", "connect", "missing", "damaged", "inspect",
-    "peek", "init_schema",
-    "write_transaction", "get_meta", "set_meta", "lock_path", "sync_lock", "stage",
-    "DetailBatch", "ListCursors",
+    "APP_ID",
+    "SCHEMA_VERSION",
+    "default_path",
+    "connect",
+    "missing",
+    "damaged",
+    "inspect",
+    "peek",
+    "init_schema",
+    "write_transaction",
+    "get_meta",
+    "set_meta",
+    "lock_path",
+    "sync_lock",
+    "stage",
+    "DetailBatch",
+    "ListCursors",
 ]
 
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
@@ -121,6 +134,7 @@ CREATE INDEX IF NOT EXISTS changes_by_sync ON changes (sync_id);
 
 # ------------------------------------------------------------------------------ the file
 
+
 def default_path(team_id: int, base_url: str) -> Path:
     """The mirror file of one team of one service (``base_url``) under the user data
     directory. Team ids are only unique within a service (the stand-in server's demo teams
@@ -153,8 +167,7 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
             raise damaged(path, exc) from exc
         return
     try:
-        conn = sqlite3.connect(_uri(path, mode="rw"), uri=True, isolation_level=None,
-                               timeout=30)
+        conn = sqlite3.connect(_uri(path, mode="rw"), uri=True, isolation_level=None, timeout=30)
     except sqlite3.OperationalError as exc:
         if not Path(path).exists():
             raise missing(path) from exc
@@ -176,8 +189,10 @@ _DAMAGE = re.compile(r"not a database|malformed|corrupt|file is encrypted")
 
 def damaged(path: Path, exc: BaseException) -> ConfigError:
     """The error for a file that is not SQLite, or is damaged: named, and what to do."""
-    return ConfigError(f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
-                       "mirror, or it is damaged: move it away and sync into a new file")
+    return ConfigError(
+        f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
+        "mirror, or it is damaged: move it away and sync into a new file"
+    )
 
 
 def inspect(path: Path) -> None:
@@ -188,25 +203,34 @@ def inspect(path: Path) -> None:
         with peek(path) as conn:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            version = (conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
-                       .fetchone() if "meta" in tables else None)
+            version = (
+                conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                if "meta" in tables
+                else None
+            )
     except FileNotFoundError as exc:
         raise missing(path) from exc
     except sqlite3.DatabaseError as exc:
         raise damaged(path, exc) from exc
     if app_id != APP_ID and (app_id != 0 or tables):
-        raise ConfigError(f"{path} is a SQLite file but not an invtools transaction mirror; "
-                          "give the path of a new file or of an existing mirror")
+        raise ConfigError(
+            f"{path} is a SQLite file but not an invtools transaction mirror; "
+            "give the path of a new file or of an existing mirror"
+        )
     if version is not None and int(version[0]) > SCHEMA_VERSION:
-        raise ConfigError(f"{path} was written by a newer invtools (mirror schema {version[0]}, "
-                          f"this one reads {SCHEMA_VERSION}); upgrade invtools, or sync into a "
-                          "new file. The file was not changed.")
+        raise ConfigError(
+            f"{path} was written by a newer invtools (mirror schema {version[0]}, "
+            f"this one reads {SCHEMA_VERSION}); upgrade invtools, or sync into a "
+            "new file. The file was not changed."
+        )
 
 
 def missing(path: Path) -> ConfigError:
     """The error for a mirror file that was removed (or moved) after it was opened."""
-    return ConfigError(f"the mirror file {path} no longer exists (removed or moved?); open it "
-                       "again with TransactionMirror(path, client) to start a new one")
+    return ConfigError(
+        f"the mirror file {path} no longer exists (removed or moved?); open it "
+        "again with TransactionMirror(path, client) to start a new one"
+    )
 
 
 @contextlib.contextmanager
@@ -224,8 +248,11 @@ def peek(path: Path) -> Iterator[sqlite3.Connection]:
     journals = [Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")]
     if any(journals) and not all(journals):
         raise sqlite3.OperationalError("another connection is opening or closing the file")
-    conn = sqlite3.connect(_uri(path, mode="ro", **({} if any(journals) else {"immutable": 1})),
-                           uri=True, isolation_level=None)
+    conn = sqlite3.connect(
+        _uri(path, mode="ro", **({} if any(journals) else {"immutable": 1})),
+        uri=True,
+        isolation_level=None,
+    )
     try:
         yield conn
     finally:
@@ -252,8 +279,9 @@ def init_schema(conn: sqlite3.Connection, path: Path | str) -> None:
             if stmt.strip():
                 conn.execute(stmt)
         conn.execute(f"PRAGMA application_id = {APP_ID}")
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                     (str(SCHEMA_VERSION),))
+        conn.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
     stored = get_meta(conn, "schema_version")
     assert stored is not None  # inserted just above when missing
     version = int(stored)
@@ -314,8 +342,9 @@ class ListCursors:
     def load(self, slot: str) -> WalkRecord | None:
         if slot != "whole":
             return None
-        return (WalkRecord.from_json(get_meta(self.conn, self.KEY))
-                or WalkRecord.from_json(get_meta(self.conn, self.OLD_KEY)))
+        return WalkRecord.from_json(get_meta(self.conn, self.KEY)) or WalkRecord.from_json(
+            get_meta(self.conn, self.OLD_KEY)
+        )
 
     def save(self, slot: str, record: WalkRecord) -> None:
         if slot == "whole":
@@ -324,6 +353,7 @@ class ListCursors:
 
 
 # ------------------------------------------------------------------------------ one sync at a time
+
 
 def lock_path(path: Path) -> Path:
     """The lock file of a mirror file: ``<file>.lock`` next to it.
@@ -338,8 +368,9 @@ def lock_path(path: Path) -> Path:
 def sync_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
     :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it.
-    The OS drops the lock when its holder dies, so a killed sync never leaves the file locked. The lock file is left in
-    place: removing it would let a waiting opener lock an unlinked file."""
+    The OS drops the lock when its holder dies, so a killed sync never leaves the file
+    locked. The lock file is left in place: removing it would let a waiting opener lock an
+    unlinked file."""
     fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         if not _try_lock(fd):
@@ -381,6 +412,7 @@ def _unlock(fd: int) -> None:
 
 # ------------------------------------------------------------------------------ what a sync writes
 
+
 def stage(conn: sqlite3.Connection, stamped: list[tuple[int, dict]]) -> None:
     """Stage list rows ``(t_ms, row)`` in one committed transaction; a row met twice (the
     list moved under the walk) keeps its highest revision."""
@@ -413,17 +445,27 @@ class DetailBatch:
 
     def add(self, detail: dict) -> None:
         lines = detail.get("items") or []
-        self.pending.append((int(detail["id"]), int(detail["revision"]), len(lines),
-                             json.dumps(detail), utc_stamp()))
-        if (len(self.pending) >= _COMMIT_EVERY_ROWS
-                or time.monotonic() - self.last_commit >= _COMMIT_EVERY_SECONDS):
+        self.pending.append(
+            (
+                int(detail["id"]),
+                int(detail["revision"]),
+                len(lines),
+                json.dumps(detail),
+                utc_stamp(),
+            )
+        )
+        if (
+            len(self.pending) >= _COMMIT_EVERY_ROWS
+            or time.monotonic() - self.last_commit >= _COMMIT_EVERY_SECONDS
+        ):
             self.flush()
 
     def flush(self) -> None:
         if self.pending:
             with write_transaction(self.conn):
                 self.conn.executemany(
-                    "INSERT OR IGNORE INTO details VALUES (?, ?, ?, ?, ?)", self.pending)
+                    "INSERT OR IGNORE INTO details VALUES (?, ?, ?, ?, ?)", self.pending
+                )
             self.pending.clear()
         self.last_commit = time.monotonic()
 

@@ -40,8 +40,15 @@ from invtools.mirror.store import (
     write_transaction,
 )
 
-__all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen",
-           "apply_staged", "backdated_flags"]
+__all__ = [
+    "Walk",
+    "run_sync",
+    "walk_list",
+    "fetch_new_details",
+    "check_unseen",
+    "apply_staged",
+    "backdated_flags",
+]
 
 
 @dataclass
@@ -54,19 +61,32 @@ class Walk:
     complete: bool = False
 
 
-def run_sync(conn: sqlite3.Connection, client: Any, *, team: Any, window: pd.Timedelta | None,
-             started: pd.Timestamp, progress: bool | None,
-             chains: int | None = None) -> SyncReport:
+def run_sync(
+    conn: sqlite3.Connection,
+    client: Any,
+    *,
+    team: Any,
+    window: pd.Timedelta | None,
+    started: pd.Timestamp,
+    progress: bool | None,
+    chains: int | None = None,
+) -> SyncReport:
     """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
     with client.measure() as m:
-        walk = walk_list(conn, client, window, progress, chains=chains)   # step 1
-        fetched, reused = fetch_new_details(conn, client, progress)       # step 2
+        walk = walk_list(conn, client, window, progress, chains=chains)  # step 1
+        fetched, reused = fetch_new_details(conn, client, progress)  # step 2
         if not walk.complete:
-            fetched += check_unseen(conn, client, walk.cutoff_ms)          # step 3
-    return apply_staged(                                                    # step 4
-        conn, team, walk, window, started,
-        requests=int(m.sent), from_cache=int(m.from_cache),
-        details_fetched=fetched, details_reused=reused,
+            fetched += check_unseen(conn, client, walk.cutoff_ms)  # step 3
+    return apply_staged(  # step 4
+        conn,
+        team,
+        walk,
+        window,
+        started,
+        requests=int(m.sent),
+        from_cache=int(m.from_cache),
+        details_fetched=fetched,
+        details_reused=reused,
     )
 
 
@@ -76,8 +96,15 @@ def _stamp(row: dict) -> tuple[int, dict]:
 
 # ------------------------------------------------------------------------------ step 1
 
-def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None,
-              progress: bool | None, *, chains: int | None = None) -> Walk:
+
+def walk_list(
+    conn: sqlite3.Connection,
+    client: Any,
+    window: pd.Timedelta | None,
+    progress: bool | None,
+    *,
+    chains: int | None = None,
+) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
     ``window``, stop at the first page that reaches past ``anchor - window``. A full sync
     walks several chains at once (``client.walk``, at most ``chains``) from the cursors the
@@ -96,8 +123,9 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
                 walk.anchor_ms = max(ms for ms, _ in stamped)
                 if window is not None:
                     walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
-            keep = [(ms, row) for ms, row in stamped
-                    if walk.cutoff_ms is None or ms >= walk.cutoff_ms]
+            keep = [
+                (ms, row) for ms, row in stamped if walk.cutoff_ms is None or ms >= walk.cutoff_ms
+            ]
             stage(conn, keep)
             if len(keep) < len(stamped):
                 return walk  # the list is newest first: everything in the window is staged
@@ -109,10 +137,17 @@ def walk_list(conn: sqlite3.Connection, client: Any, window: pd.Timedelta | None
             close()
 
 
-def _walk_whole(conn: sqlite3.Connection, client: Any, progress: bool | None,
-                chains: int | None, walk: Walk) -> Walk:
-    rows = client.walk(TXS_PATH, {"type": None}, refresh=True, progress=progress,
-                       chains=chains, store=ListCursors(conn))
+def _walk_whole(
+    conn: sqlite3.Connection, client: Any, progress: bool | None, chains: int | None, walk: Walk
+) -> Walk:
+    rows = client.walk(
+        TXS_PATH,
+        {"type": None},
+        refresh=True,
+        progress=progress,
+        chains=chains,
+        store=ListCursors(conn),
+    )
     try:
         batch: list[tuple[int, dict]] = []
         for row in rows:
@@ -136,8 +171,10 @@ def _stage_batch(conn: sqlite3.Connection, walk: Walk, batch: list[tuple[int, di
 
 # ------------------------------------------------------------------------------ step 2
 
-def fetch_new_details(conn: sqlite3.Connection, client: Any,
-                      progress: bool | None) -> tuple[int, int]:
+
+def fetch_new_details(
+    conn: sqlite3.Connection, client: Any, progress: bool | None
+) -> tuple[int, int]:
     """Step 2: details of staged rows that are new or whose revision changed, unless a
     previous (interrupted) sync stored them already; fetched concurrently
     (``client.transaction_details``) and each stored as it arrives, so Ctrl-C or a failure
@@ -153,8 +190,10 @@ def fetch_new_details(conn: sqlite3.Connection, client: Any,
     gone: list[int] = []
     # An explicit revision never changes, so the client may cache it forever. DetailBatch
     # commits what it holds on the way out, on an exception or Ctrl-C too.
-    with DetailBatch(conn) as batch, \
-            closing(client.transaction_details(todo, progress=progress)) as fetched:
+    with (
+        DetailBatch(conn) as batch,
+        closing(client.transaction_details(todo, progress=progress)) as fetched,
+    ):
         for (tid, _rev), detail in fetched:
             if detail is None:
                 gone.append(tid)  # deleted since the walk: step 4 treats it as unseen
@@ -168,13 +207,19 @@ def fetch_new_details(conn: sqlite3.Connection, client: Any,
 
 # ------------------------------------------------------------------------------ step 3
 
+
 def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -> int:
     """Step 3 (window syncs): a stored row inside the window that the walk did not see was
     deleted (404) -- or edited to a time before the window, which the detail shows.
     Returns the number of details asked for."""
-    unseen = [tid for (tid,) in conn.execute(
-        "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
-        "AND id NOT IN (SELECT id FROM staging)", (cutoff_ms or 0,))]
+    unseen = [
+        tid
+        for (tid,) in conn.execute(
+            "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
+            "AND id NOT IN (SELECT id FROM staging)",
+            (cutoff_ms or 0,),
+        )
+    ]
     with DetailBatch(conn) as batch:
         for tid in unseen:
             try:
@@ -188,21 +233,37 @@ def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -
 
 # ------------------------------------------------------------------------------ step 4
 
-def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Timedelta | None,
-                 started: pd.Timestamp, **counts: int) -> SyncReport:
+
+def apply_staged(
+    conn: sqlite3.Connection,
+    team: Any,
+    walk: Walk,
+    window: pd.Timedelta | None,
+    started: pd.Timestamp,
+    **counts: int,
+) -> SyncReport:
     """Step 4, ONE transaction: current rows, removals, history, change log, the run."""
     kind = "full" if walk.complete else "window"
     with write_transaction(conn):
         finished = utc_stamp()
         prev_newest = conn.execute(
-            "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL").fetchone()[0]
+            "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
+        ).fetchone()[0]
         prev_created = _newest_created_ms(conn)
         sync_id = conn.execute(
             "INSERT INTO syncs VALUES (NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?)",
-            (started.isoformat(), finished, kind,
-             None if window is None else window.total_seconds(), walk.anchor_ms,
-             walk.cutoff_ms, counts["requests"], walk.pages, counts["details_fetched"],
-             counts["details_reused"]),
+            (
+                started.isoformat(),
+                finished,
+                kind,
+                None if window is None else window.total_seconds(),
+                walk.anchor_ms,
+                walk.cutoff_ms,
+                counts["requests"],
+                walk.pages,
+                counts["details_fetched"],
+                counts["details_reused"],
+            ),
         ).lastrowid
         differ = conn.execute(
             """SELECT s.id, s.revision, s.t_ms, s.row_json,
@@ -213,7 +274,8 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         ).fetchall()
         unchanged = conn.execute(
             """SELECT count(*) FROM staging s JOIN transactions t ON t.id = s.id
-               WHERE t.revision = s.revision AND t.removed_at IS NULL""").fetchone()[0]
+               WHERE t.revision = s.revision AND t.removed_at IS NULL"""
+        ).fetchone()[0]
         # Unseen = removed; a window sync only judges rows inside its window (step 3
         # already staged those that merely moved out of it).
         unseen = conn.execute(
@@ -230,49 +292,73 @@ def apply_staged(conn: sqlite3.Connection, team: Any, walk: Walk, window: pd.Tim
         for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
             row = json.loads(row_json)
             if old_rev is None:
-                change = ("backdated-new" if _backdated_since(row, ms, prev_newest, prev_created)
-                          else "new")
+                change = (
+                    "backdated-new"
+                    if _backdated_since(row, ms, prev_newest, prev_created)
+                    else "new"
+                )
             else:
                 change = "restored" if removed_at is not None else "edited"
             revisions.append((tid, rev, ms, row.get("total_quantity"), row_json, sync_id))
             current.append((tid, rev, ms))
-            changes.append([sync_id, tid, change, old_rev, rev, old_q,
-                            row.get("total_quantity"), old_ms, ms])
+            changes.append(
+                [sync_id, tid, change, old_rev, rev, old_q, row.get("total_quantity"), old_ms, ms]
+            )
             shown_rows.append(row)
         for tid, rev, ms, qty, row_json in unseen:
             changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
             shown_rows.append(json.loads(row_json))
 
-        conn.executemany("INSERT OR IGNORE INTO revisions VALUES (?, ?, ?, ?, ?, ?)",
-                         revisions)
+        conn.executemany("INSERT OR IGNORE INTO revisions VALUES (?, ?, ?, ?, ?, ?)", revisions)
         conn.executemany(
             """INSERT INTO transactions VALUES (?, ?, ?, NULL, NULL)
                ON CONFLICT (id) DO UPDATE SET revision = excluded.revision,
-               t_ms = excluded.t_ms, removed_at = NULL, removed_sync = NULL""", current)
+               t_ms = excluded.t_ms, removed_at = NULL, removed_sync = NULL""",
+            current,
+        )
         conn.executemany(
             "UPDATE transactions SET removed_at = ?, removed_sync = ? WHERE id = ?",
-            [(finished, sync_id, row[0]) for row in unseen])
+            [(finished, sync_id, row[0]) for row in unseen],
+        )
         backdated = backdated_flags(shown_rows)
-        conn.executemany("INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [[*c, b] for c, b in zip(changes, backdated, strict=True)])
-        n = {k: sum(c[2] in ks for c in changes) for k, ks in
-             {"new": ("new", "backdated-new"), "changed": ("edited", "restored"),
-              "removed": ("removed",)}.items()}
+        conn.executemany(
+            "INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[*c, b] for c, b in zip(changes, backdated, strict=True)],
+        )
+        n = {
+            k: sum(c[2] in ks for c in changes)
+            for k, ks in {
+                "new": ("new", "backdated-new"),
+                "changed": ("edited", "restored"),
+                "removed": ("removed",),
+            }.items()
+        }
         conn.execute(
             "UPDATE syncs SET new = ?, changed = ?, removed = ?, unchanged = ? WHERE id = ?",
-            (n["new"], n["changed"], n["removed"], unchanged, sync_id))
-        created = [c for c in map(_created_ms, shown_rows[:len(current)]) if c is not None]
+            (n["new"], n["changed"], n["removed"], unchanged, sync_id),
+        )
+        created = [c for c in map(_created_ms, shown_rows[: len(current)]) if c is not None]
         if created:
             set_meta(conn, newest_created_ms=str(max([*created, prev_created or created[0]])))
         conn.execute("DELETE FROM staging")
     return SyncReport(
-        team_id=int(team.id), team_name=str(team.name), kind=kind, window=window,
-        anchor=ms_to_ts(walk.anchor_ms), cutoff=ms_to_ts(walk.cutoff_ms),
-        new=n["new"], changed=n["changed"], removed=n["removed"], unchanged=unchanged,
-        requests=counts["requests"], from_cache=counts["from_cache"],
-        list_pages=walk.pages, details_fetched=counts["details_fetched"],
+        team_id=int(team.id),
+        team_name=str(team.name),
+        kind=kind,
+        window=window,
+        anchor=ms_to_ts(walk.anchor_ms),
+        cutoff=ms_to_ts(walk.cutoff_ms),
+        new=n["new"],
+        changed=n["changed"],
+        removed=n["removed"],
+        unchanged=unchanged,
+        requests=counts["requests"],
+        from_cache=counts["from_cache"],
+        list_pages=walk.pages,
+        details_fetched=counts["details_fetched"],
         details_reused=counts["details_reused"],
-        started_at=started, finished_at=pd.Timestamp(finished),
+        started_at=started,
+        finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
     )
 
@@ -287,14 +373,17 @@ def _newest_created_ms(conn: sqlite3.Connection) -> int | None:
     known = get_meta(conn, "newest_created_ms")
     if known is not None:
         return int(known)
-    newest = [_created_ms(json.loads(r)) for (r,) in conn.execute(  # files made before the key
-        "SELECT row_json FROM revisions ORDER BY json_extract(row_json, '$.created_at') DESC "
-        "LIMIT 1")]
+    newest = [
+        _created_ms(json.loads(r))
+        for (r,) in conn.execute(  # files made before the key
+            "SELECT row_json FROM revisions ORDER BY json_extract(row_json, '$.created_at') DESC "
+            "LIMIT 1"
+        )
+    ]
     return newest[0] if newest else None
 
 
-def _backdated_since(row: dict, ms: int, prev_newest: int | None,
-                     prev_created: int | None) -> bool:
+def _backdated_since(row: dict, ms: int, prev_newest: int | None, prev_created: int | None) -> bool:
     """A row new to the file is "backdated-new" when it was recorded after every transaction
     the file knew, with a time before the newest of them. One recorded earlier was merely not
     seen before (a window sync did not reach back that far): plain "new"."""

@@ -47,8 +47,18 @@ from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normali
 from invtools.api import Client
 from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
 
-__all__ = ["connect", "demo_server", "stop_demo_server", "team_tokens", "TeamTokens",
-           "is_demo", "session_summary", "token_home", "demo_cache_path", "demo_client_options"]
+__all__ = [
+    "connect",
+    "demo_server",
+    "stop_demo_server",
+    "team_tokens",
+    "TeamTokens",
+    "is_demo",
+    "session_summary",
+    "token_home",
+    "demo_cache_path",
+    "demo_client_options",
+]
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
@@ -150,8 +160,7 @@ def demo_cache_path(base_url: str | None = None) -> Path | None:
         return Path(_cache_dir) / "responses.sqlite"
 
 
-def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None
-                        ) -> dict[str, Any]:
+def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The :class:`~invtools.api.Client` options for a client at ``base_url``: ``options``
     (copied) plus, when ``base_url`` is the built-in demo server's, what every client of the
     demo server gets unless told otherwise. The one rule :func:`connect` and the token picker
@@ -217,7 +226,7 @@ def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
         found["default"] = env[TOKEN_ENV]
     for key in sorted(env):
         if key.startswith(TEAM_TOKEN_PREFIX) and env[key].strip():
-            found[key[len(TEAM_TOKEN_PREFIX):].lower()] = env[key]
+            found[key[len(TEAM_TOKEN_PREFIX) :].lower()] = env[key]
     return found
 
 
@@ -245,7 +254,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     if team is not None and not isinstance(team, str):
         raise ArgumentTypeError(
             f"connect(team): team is a name such as 'shop' (a token is read from "
-            f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}")
+            f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}"
+        )
     default = team is None or team == "default"
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
@@ -259,7 +269,8 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     if "base_url" in client_options:
         raise ConfigError(
             f"base_url={client_options['base_url']!r} was given but there is no token: set "
-            f"{env_name}, or pass the token to invtools.Client(token, base_url=...)")
+            f"{env_name}, or pass the token to invtools.Client(token, base_url=...)"
+        )
 
     server = demo_server()
     name = "shop" if default else team
@@ -342,7 +353,8 @@ def token_home(token: str, base_url: str) -> str:
             f"this token is not one of the built-in demo server's, so it is not sent to the "
             f"demo server at {server.base_url} (it knows only the demo teams "
             f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
-            f"service's base_url (or none: {BASE_URL_ENV}, else the real service).")
+            f"service's base_url (or none: {BASE_URL_ENV}, else the real service)."
+        )
     return base_url
 
 

@@ -34,9 +34,15 @@ def inline_label(text: str) -> widgets.Label:
     >>> label.value, label.layout.justify_content
     ('Per', 'flex-end')
     """
-    return widgets.Label(text, layout=widgets.Layout(
-        width="var(--jp-widgets-inline-label-width, 80px)", justify_content="flex-end",
-        margin="0 8px 0 0", flex="0 0 auto"))
+    return widgets.Label(
+        text,
+        layout=widgets.Layout(
+            width="var(--jp-widgets-inline-label-width, 80px)",
+            justify_content="flex-end",
+            margin="0 8px 0 0",
+            flex="0 0 auto",
+        ),
+    )
 
 
 class TypeChoice(widgets.HBox):
@@ -55,20 +61,30 @@ class TypeChoice(widgets.HBox):
     # Not synced: the checkboxes are what the browser sees (and what a saved notebook keeps).
     value = traitlets.Tuple()
 
-    def __init__(self, options: Iterable[str] = TX_TYPES, value: Iterable[str] | None = None,
-                 *, description: str = "Types") -> None:
+    def __init__(
+        self,
+        options: Iterable[str] = TX_TYPES,
+        value: Iterable[str] | None = None,
+        *,
+        description: str = "Types",
+    ) -> None:
         self.options = tuple(options)
         self._syncing = False
         chosen = self.options if value is None else tuple(value)
         self.boxes = {
-            kind: widgets.Checkbox(value=kind in chosen, description=kind, indent=False,
-                                   layout=widgets.Layout(width="auto", margin="0 1.2em 0 0"))
+            kind: widgets.Checkbox(
+                value=kind in chosen,
+                description=kind,
+                indent=False,
+                layout=widgets.Layout(width="auto", margin="0 1.2em 0 0"),
+            )
             for kind in self.options
         }
         # The same width and alignment as the descriptions of the controls above it.
         label = inline_label(description)
-        super().__init__(children=[label, *self.boxes.values()],
-                         layout=widgets.Layout(align_items="center"))
+        super().__init__(
+            children=[label, *self.boxes.values()], layout=widgets.Layout(align_items="center")
+        )
         self.value = chosen
         for box in self.boxes.values():
             box.observe(self._on_box, names="value")
@@ -80,7 +96,8 @@ class TypeChoice(widgets.HBox):
         unknown = [v for v in wanted if v not in self.options]
         if unknown:
             raise traitlets.TraitError(
-                f"{unknown!r} is not a transaction type here; choose from {self.options!r}")
+                f"{unknown!r} is not a transaction type here; choose from {self.options!r}"
+            )
         return tuple(kind for kind in self.options if kind in wanted)
 
     def _on_box(self, _change: dict) -> None:

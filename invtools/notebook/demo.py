@@ -25,8 +25,15 @@ from pathlib import Path
 from invtools._config import BASE_URL_ENV, TOKEN_ENV
 from invtools.api.details import about
 
-__all__ = ["NotebookRun", "run_notebooks", "kernel_env", "SUMMARY_MARKER", "example_notebooks",
-           "missing_demo_packages", "DEMO_MODULES"]
+__all__ = [
+    "NotebookRun",
+    "run_notebooks",
+    "kernel_env",
+    "SUMMARY_MARKER",
+    "example_notebooks",
+    "missing_demo_packages",
+    "DEMO_MODULES",
+]
 
 #: What running the notebooks takes besides invtools itself: the ``demo`` extra
 #: (``pip install 'invtools[demo]'``); openpyxl because notebook 06 saves a workbook.
@@ -54,6 +61,7 @@ def example_notebooks() -> list[Path]:
         if found:
             return found
     return []
+
 
 SUMMARY_MARKER = "__INVTOOLS_SUMMARY__"
 
@@ -210,8 +218,9 @@ def real_service_cost(sent: int) -> str:
     """
     if sent <= 0:
         return "nothing on the real service"
-    return (f"{about(sent / REAL_SERVICE_RATE)} on the real service at "
-            f"{REAL_SERVICE_RATE:g} requests/s")
+    return (
+        f"{about(sent / REAL_SERVICE_RATE)} on the real service at {REAL_SERVICE_RATE:g} requests/s"
+    )
 
 
 def _summary_line(run: NotebookRun) -> str:

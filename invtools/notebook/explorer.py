@@ -35,8 +35,10 @@ __all__ = ["activity_explorer", "ActivityExplorer"]
 _FREQ_OPTIONS = (("day", "D"), ("week", "W"), ("month", "M"))
 _PERIOD_FORMAT = {"D": "%a %Y-%m-%d", "W": "week of %Y-%m-%d", "M": "%B %Y"}
 #: What the total line says each quantity view counts.
-_UNITS_SAID = {False: "absolute: an adjustment of -5 counts as 5",
-               True: "signed: as recorded, an adjustment of -5 subtracts 5"}
+_UNITS_SAID = {
+    False: "absolute: an adjustment of -5 counts as 5",
+    True: "signed: as recorded, an adjustment of -5 subtracts 5",
+}
 _LEAVE_OUT = "Leave out opening stock counts"
 
 
@@ -66,11 +68,15 @@ class ActivityExplorer(widgets.VBox):
         dpi: int = 100,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
-            raise TypeError(f"activity_explorer needs a transactions DataFrame or a Client, "
-                            f"not {type(data).__name__}")
+            raise TypeError(
+                f"activity_explorer needs a transactions DataFrame or a Client, "
+                f"not {type(data).__name__}"
+            )
         if lines is not None and not isinstance(lines, pd.DataFrame):
-            raise TypeError(f"activity_explorer: lines must be a lines DataFrame "
-                            f"(invtools.frames.lines_df) or None, not {type(lines).__name__}")
+            raise TypeError(
+                f"activity_explorer: lines must be a lines DataFrame "
+                f"(invtools.frames.lines_df) or None, not {type(lines).__name__}"
+            )
         self.data = data
         self.lines = lines
         self.tz = tz or "UTC"
@@ -90,49 +96,86 @@ class ActivityExplorer(widgets.VBox):
         # The range follows the frame: its first and last day are the pickers' bounds and the
         # default range (a frame fetched with since= is not drawn over the lines' whole past).
         first, last = self._date_bounds()
-        self.start = widgets.DatePicker(value=first, min=first, max=last, description="From",
-                                        layout=widgets.Layout(width="18em"))
-        self.end = widgets.DatePicker(value=last, min=first, max=last, description="To",
-                                      layout=widgets.Layout(width="18em"))
-        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W",
-                                          style={"button_width": "5em"})
-        self.metric = widgets.ToggleButtons(options=(("count", "count"),
-                                                     ("quantity", "quantity")),
-                                            value="count",
-                                            style={"button_width": "6em"})
+        self.start = widgets.DatePicker(
+            value=first,
+            min=first,
+            max=last,
+            description="From",
+            layout=widgets.Layout(width="18em"),
+        )
+        self.end = widgets.DatePicker(
+            value=last, min=first, max=last, description="To", layout=widgets.Layout(width="18em")
+        )
+        self.freq = widgets.ToggleButtons(
+            options=_FREQ_OPTIONS, value="W", style={"button_width": "5em"}
+        )
+        self.metric = widgets.ToggleButtons(
+            options=(("count", "count"), ("quantity", "quantity")),
+            value="count",
+            style={"button_width": "6em"},
+        )
         self.units = widgets.ToggleButtons(
-            options=(("absolute", "absolute"), ("signed", "signed")), value="absolute",
-            style={"button_width": "6em"}, disabled=True,
-            tooltips=("Every quantity as positive: a count that found 5 fewer adds 5",
-                      "As recorded: a count that found 5 fewer subtracts 5"))
+            options=(("absolute", "absolute"), ("signed", "signed")),
+            value="absolute",
+            style={"button_width": "6em"},
+            disabled=True,
+            tooltips=(
+                "Every quantity as positive: a count that found 5 fewer adds 5",
+                "As recorded: a count that found 5 fewer subtracts 5",
+            ),
+        )
         # Suppliers and customers apart: one legend of delivery partners, one of buyers.
         splits = ["type", "location", "supplier", "customer"] + (
-            ["item"] if item_frame is not None else [])
-        self.by = widgets.Dropdown(options=splits, value="type", description="Split by",
-                                   layout=widgets.Layout(width="14em"))
+            ["item"] if item_frame is not None else []
+        )
+        self.by = widgets.Dropdown(
+            options=splits,
+            value="type",
+            description="Split by",
+            layout=widgets.Layout(width="14em"),
+        )
         self.types = TypeChoice(TX_TYPES)
         self.exclude_counts = widgets.Checkbox(
-            value=False, description=_LEAVE_OUT, indent=False,
-            layout=widgets.Layout(width="auto", margin="0 0 0 2em"))
-        self.kind = widgets.ToggleButtons(options=(("bars", "bar"), ("lines", "line")),
-                                          value="bar",
-                                          style={"button_width": "5em"})
+            value=False,
+            description=_LEAVE_OUT,
+            indent=False,
+            layout=widgets.Layout(width="auto", margin="0 0 0 2em"),
+        )
+        self.kind = widgets.ToggleButtons(
+            options=(("bars", "bar"), ("lines", "line")), value="bar", style={"button_width": "5em"}
+        )
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.summary_html = widgets.HTML()
         self.message = widgets.HTML()
-        controls = widgets.VBox([
-            widgets.HBox([self.start, self.end, self.by]),
-            # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
-            widgets.HBox([inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
-                         layout=widgets.Layout(align_items="center")),
-            widgets.HBox([inline_label("Metric"), self.metric, inline_label("Units"),
-                          self.units], layout=widgets.Layout(align_items="center")),
-            widgets.HBox([self.types, self.exclude_counts],
-                         layout=widgets.Layout(align_items="center")),
-        ])
+        controls = widgets.VBox(
+            [
+                widgets.HBox([self.start, self.end, self.by]),
+                # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
+                widgets.HBox(
+                    [inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
+                    layout=widgets.Layout(align_items="center"),
+                ),
+                widgets.HBox(
+                    [inline_label("Metric"), self.metric, inline_label("Units"), self.units],
+                    layout=widgets.Layout(align_items="center"),
+                ),
+                widgets.HBox(
+                    [self.types, self.exclude_counts], layout=widgets.Layout(align_items="center")
+                ),
+            ]
+        )
         super().__init__(children=[controls, self.message, self.image, self.summary_html])
-        for control in (self.start, self.end, self.freq, self.metric, self.units, self.by,
-                        self.types, self.exclude_counts, self.kind):
+        for control in (
+            self.start,
+            self.end,
+            self.freq,
+            self.metric,
+            self.units,
+            self.by,
+            self.types,
+            self.exclude_counts,
+            self.kind,
+        ):
             control.observe(self._on_control, names="value")
         self.redraw()
 
@@ -158,9 +201,16 @@ class ActivityExplorer(widgets.VBox):
 
     def settings(self) -> dict[str, Any]:
         """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
-        return {"freq": self.freq.value, "by": self.by.value, "metric": self.metric.value,
-                "top": self.top, "since": self.start.value, "until": self.end.value,
-                "tz": self.tz, "signed": self.signed}
+        return {
+            "freq": self.freq.value,
+            "by": self.by.value,
+            "metric": self.metric.value,
+            "top": self.top,
+            "since": self.start.value,
+            "until": self.end.value,
+            "tz": self.tz,
+            "signed": self.signed,
+        }
 
     @property
     def signed(self) -> bool:
@@ -188,21 +238,42 @@ class ActivityExplorer(widgets.VBox):
         ax = self.figure.add_subplot()
         try:
             if s["since"] is not None and s["until"] is not None and s["since"] > s["until"]:
-                raise ConfigError(f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
-                                  "choose a start on or before the end.")
-            self.table = activity_table(df, s["freq"], s["by"], s["metric"], top=s["top"],
-                                        since=s["since"], until=s["until"], tz=s["tz"],
-                                        signed=s["signed"])
-            plot_activity(df, s["freq"], s["by"], s["metric"], top=s["top"],
-                          kind=self.kind.value, since=s["since"], until=s["until"], tz=s["tz"],
-                          signed=s["signed"], ax=ax)
+                raise ConfigError(
+                    f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
+                    "choose a start on or before the end."
+                )
+            self.table = activity_table(
+                df,
+                s["freq"],
+                s["by"],
+                s["metric"],
+                top=s["top"],
+                since=s["since"],
+                until=s["until"],
+                tz=s["tz"],
+                signed=s["signed"],
+            )
+            plot_activity(
+                df,
+                s["freq"],
+                s["by"],
+                s["metric"],
+                top=s["top"],
+                kind=self.kind.value,
+                since=s["since"],
+                until=s["until"],
+                tz=s["tz"],
+                signed=s["signed"],
+                ax=ax,
+            )
             if self.exclude_counts.value:  # the picture says so too, not only the summary
                 ax.set_title(f"{ax.get_title()}, without opening stock counts")
         except ConfigError as exc:
             self.table = pd.DataFrame()
             self.message.value = f"<span style='color:#d62728'>✗ {html.escape(str(exc))}</span>"
-            ax.text(0.5, 0.5, "see the message above", transform=ax.transAxes,
-                    ha="center", va="center")
+            ax.text(
+                0.5, 0.5, "see the message above", transform=ax.transAxes, ha="center", va="center"
+            )
             ax.set_axis_off()
         else:
             self.message.value = ""
@@ -214,9 +285,11 @@ class ActivityExplorer(widgets.VBox):
 
     def __repr__(self) -> str:
         shown = {k: _day(v) if isinstance(v, dt.date) else v for k, v in self.settings().items()}
-        return (f"ActivityExplorer(rows={len(self.data)}, "
-                f"lines={None if self.lines is None else len(self.lines)}, "
-                f"settings={shown!r}, kind={self.kind.value!r})")
+        return (
+            f"ActivityExplorer(rows={len(self.data)}, "
+            f"lines={None if self.lines is None else len(self.lines)}, "
+            f"settings={shown!r}, kind={self.kind.value!r})"
+        )
 
     # -- internals
 
@@ -277,8 +350,10 @@ class ActivityExplorer(widgets.VBox):
             return f"<br><i>Left out: {counts} ({units:,.0f} units).</i>"
         if self.metric.value != "quantity" or not grand:
             return ""
-        return (f"<br><i>Includes {counts}: {units:,.0f} units, {units / grand:.0%} of the "
-                f"total. Tick \u201c{_LEAVE_OUT}\u201d to see the trade without them.</i>")
+        return (
+            f"<br><i>Includes {counts}: {units:,.0f} units, {units / grand:.0%} of the "
+            f"total. Tick \u201c{_LEAVE_OUT}\u201d to see the trade without them.</i>"
+        )
 
     def _date_bounds(self) -> tuple[dt.date | None, dt.date | None]:
         """The first and last day (in ``tz``) of the frame's transaction times; of the lines
@@ -304,16 +379,22 @@ class ActivityExplorer(widgets.VBox):
         grand = totals.sum()
         # Signed totals can cancel out: their shares are of the units either way.
         weight = totals.abs() if self.signed else totals
-        self.summary = pd.DataFrame({
-            metric: totals,
-            "share": (weight / weight.sum()) if weight.sum() else totals * 0.0,
-        })
+        self.summary = pd.DataFrame(
+            {
+                metric: totals,
+                "share": (weight / weight.sum()) if weight.sum() else totals * 0.0,
+            }
+        )
         self.summary.index.name = table.columns.name
         per_period = table.sum(axis=1)
-        self.busiest = ((cast(pd.Timestamp, per_period.idxmax()), per_period.max()) if grand
-                        else None)  # the index holds the period starts
-        unit = ("lines" if self.by.value == "item" else "transactions") \
-            if metric == "count" else "units"
+        self.busiest = (
+            (cast(pd.Timestamp, per_period.idxmax()), per_period.max()) if grand else None
+        )  # the index holds the period starts
+        unit = (
+            ("lines" if self.by.value == "item" else "transactions")
+            if metric == "count"
+            else "units"
+        )
         said = f"{grand:,.0f} {unit}"
         if self.by.value in ("supplier", "customer"):
             said += f" with a {self.by.value}"
@@ -323,15 +404,19 @@ class ActivityExplorer(widgets.VBox):
         if metric == "quantity":
             shown[metric] = shown[metric].map("{:,.0f}".format)
         noun = dict((v, k) for k, v in _FREQ_OPTIONS)[self.freq.value]
-        busiest = ("none" if self.busiest is None else
-                   f"{self.busiest[0].strftime(_PERIOD_FORMAT[self.freq.value])} "
-                   f"({self.busiest[1]:,.0f} {unit})")
+        busiest = (
+            "none"
+            if self.busiest is None
+            else f"{self.busiest[0].strftime(_PERIOD_FORMAT[self.freq.value])} "
+            f"({self.busiest[1]:,.0f} {unit})"
+        )
         self.summary_html.value = (
             f"<b>Total:</b> {html.escape(said)} in {len(table)} {noun}(s) &nbsp; "
             f"<b>Busiest {noun}:</b> {html.escape(busiest)}"
             + self._counts_note(grand)
-            + shown.reset_index().to_html(escape=True, border=0, index=False,
-                                          classes="invtools-summary")
+            + shown.reset_index().to_html(
+                escape=True, border=0, index=False, classes="invtools-summary"
+            )
         )
 
 
@@ -402,18 +487,22 @@ def activity_explorer(
         try:
             pd.Timestamp.now(tz=tz)
         except Exception:  # pytz, zoneinfo and dateutil each say it their own way
-            raise ConfigError(f"activity_explorer: tz={tz!r} is not a time zone name (e.g. "
-                              "'UTC', 'Europe/Paris')") from None
+            raise ConfigError(
+                f"activity_explorer: tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')"
+            ) from None
     lo = parse_time(since, name="activity_explorer: since", tz=tz)
     hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz)
     if lo is not None and hi is not None and lo > hi:
-        raise ConfigError(f"activity_explorer: since={since!r} ({lo:%Y-%m-%d %H:%M} UTC) is "
-                          f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
-                          "or before the until")
+        raise ConfigError(
+            f"activity_explorer: since={since!r} ({lo:%Y-%m-%d %H:%M} UTC) is "
+            f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
+            "or before the until"
+        )
     if _is_client(df_or_client):
         local = tz not in (None, "UTC")  # the client reads dates in UTC: give it the moments
-        data = df_or_client.transactions_df(since=lo if local else since,
-                                            until=hi if local else until)
+        data = df_or_client.transactions_df(
+            since=lo if local else since, until=hi if local else until
+        )
     else:
         data = _window(df_or_client, lo, hi)
     if lines is not None:
@@ -428,8 +517,10 @@ def _window(df: Any, lo: Any, hi: Any, what: str = "the frame") -> Any:
     if (lo is None and hi is None) or not isinstance(df, pd.DataFrame):
         return df
     if "transaction_time" not in df.columns:
-        raise ConfigError(f"activity_explorer: since/until cut {what} by its transaction_time "
-                          f"column, which it has not")
+        raise ConfigError(
+            f"activity_explorer: since/until cut {what} by its transaction_time "
+            f"column, which it has not"
+        )
     times = pd.to_datetime(df["transaction_time"], utc=True)
     keep = pd.Series(True, index=df.index)
     if lo is not None:

@@ -104,9 +104,12 @@ class TokenPicker(widgets.VBox):
         **options: Any,
     ) -> None:
         if client_options is not None:  # the old spelling, until 0.3
-            warnings.warn("token_picker(client_options={...}) is deprecated: pass the client's "
-                          "options as keywords, as to connect(): token_picker(rate_limit=2)",
-                          DeprecationWarning, stacklevel=3)
+            warnings.warn(
+                "token_picker(client_options={...}) is deprecated: pass the client's "
+                "options as keywords, as to connect(): token_picker(rate_limit=2)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
             options = {**client_options, **options}
         if "base_url" in options:
             raise ConfigError("pass base_url= to token_picker itself, not in client_options")
@@ -114,14 +117,18 @@ class TokenPicker(widgets.VBox):
             # The same environment the tokens come from, read the way connect() reads it (an
             # empty value counts as unset), so a notebook pointed at a server by
             # INVTOOLS_BASE_URL gets a picker that checks tokens there too.
-            base_url = (os.environ if environ is None else environ).get(BASE_URL_ENV) \
-                or DEFAULT_BASE_URL
+            base_url = (os.environ if environ is None else environ).get(
+                BASE_URL_ENV
+            ) or DEFAULT_BASE_URL
         self.base_url = base_url
         self._options = options
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
-        self._tokens = (lambda: team_tokens(os.environ)) if environ is None else (
-            lambda: team_tokens(dict(environ)))
+        self._tokens = (
+            (lambda: team_tokens(os.environ))
+            if environ is None
+            else (lambda: team_tokens(dict(environ)))
+        )
         self._callbacks: list[Callable[[Client], Any]] = []
         if callable(on_change):
             self._callbacks.append(on_change)
@@ -130,24 +137,36 @@ class TokenPicker(widgets.VBox):
         self.message, self._level = "", "info"
 
         names = list(self._tokens())
-        self.dropdown = widgets.Dropdown(options=names, value=None, description="Team",
-                                         layout=widgets.Layout(width="16em"))
-        self.password = widgets.Password(placeholder="or paste a token",
-                                         layout=widgets.Layout(width="18em"))
-        self.button = widgets.Button(description="Connect", icon="plug",
-                                     tooltip="Check the pasted token (or the chosen team)")
+        self.dropdown = widgets.Dropdown(
+            options=names, value=None, description="Team", layout=widgets.Layout(width="16em")
+        )
+        self.password = widgets.Password(
+            placeholder="or paste a token", layout=widgets.Layout(width="18em")
+        )
+        self.button = widgets.Button(
+            description="Connect",
+            icon="plug",
+            tooltip="Check the pasted token (or the chosen team)",
+        )
         self.status = widgets.HTML()
-        super().__init__(children=[widgets.HBox([self.dropdown, self.password, self.button]),
-                                   self.status])
+        super().__init__(
+            children=[widgets.HBox([self.dropdown, self.password, self.button]), self.status]
+        )
         self.dropdown.observe(self._on_dropdown, names="value")
         self.button.on_click(self._on_button)
         if names:
             found = ", ".join(names)
-            self._say("info", f"Choose a team ({len(names)} token(s) in the environment: "
-                              f"{found}) or paste a token and press Connect.")
+            self._say(
+                "info",
+                f"Choose a team ({len(names)} token(s) in the environment: "
+                f"{found}) or paste a token and press Connect.",
+            )
         else:
-            self._say("info", "No INVTOOLS_TOKEN or INVTOOLS_TOKEN_<NAME> in the environment: "
-                              "paste a token and press Connect.")
+            self._say(
+                "info",
+                "No INVTOOLS_TOKEN or INVTOOLS_TOKEN_<NAME> in the environment: "
+                "paste a token and press Connect.",
+            )
 
     # -- public
 
@@ -183,13 +202,19 @@ class TokenPicker(widgets.VBox):
             return self._check(pasted, PASTED)
         client = self._check_named(self.dropdown.value if name is None else name)
         if pasted:  # a name was chosen over it
-            self._say(self._level, f"{self.message} (The pasted token was not used; the field "
-                                   "is empty again.)", strong=self.team and self.team.name)
+            self._say(
+                self._level,
+                f"{self.message} (The pasted token was not used; the field is empty again.)",
+                strong=self.team and self.team.name,
+            )
         return client
 
     def __repr__(self) -> str:
-        team = (f"{self.team.name!r} (id {self.team.id}, {self.team.mode_name} mode)"
-                if self.team is not None else None)
+        team = (
+            f"{self.team.name!r} (id {self.team.id}, {self.team.mode_name} mode)"
+            if self.team is not None
+            else None
+        )
         return f"TokenPicker(base_url={self.base_url!r}, names={self.names!r}, team={team})"
 
     def _take_pasted(self) -> str:
@@ -218,9 +243,11 @@ class TokenPicker(widgets.VBox):
             return None
         token = self._tokens().get(name)
         if token is None:
-            self._fail(f"No token named {name!r} in the environment any more (was "
-                       f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
-                       "unset?).")
+            self._fail(
+                f"No token named {name!r} in the environment any more (was "
+                f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
+                "unset?)."
+            )
             return None
         return self._check(token, name)
 
@@ -239,8 +266,9 @@ class TokenPicker(widgets.VBox):
             base_url = token_home(token, self.base_url)
             self._say("info", f"Checking {_label(label)} against {base_url}{TEAM_PATH} …")
             # At the demo server: its pace and its cache, as connect() gives its clients.
-            client = Client(token, base_url=base_url,
-                            **demo_client_options(base_url, self._options))
+            client = Client(
+                token, base_url=base_url, **demo_client_options(base_url, self._options)
+            )
             # Asked of the server, never the cache: the team is cached for hours, and a token
             # deleted meanwhile must be reported refused, not "Connected".
             team = client.team(refresh=True)
@@ -257,16 +285,20 @@ class TokenPicker(widgets.VBox):
             self.dropdown.unobserve(self._on_dropdown, names="value")
             self.dropdown.value = None
             self.dropdown.observe(self._on_dropdown, names="value")
-        where = f"{_label(label)} at {base_url}" + (" (the built-in demo server)"
-                                                     if is_demo(client) else "")
-        who = (f"{team.name} (team {team.id}, {team.mode_name} mode)")
+        where = f"{_label(label)} at {base_url}" + (
+            " (the built-in demo server)" if is_demo(client) else ""
+        )
+        who = f"{team.name} (team {team.id}, {team.mode_name} mode)"
         if team.uses_locations:
             self._say("ok", f"Connected to {who} with {where}.", strong=team.name)
         else:
-            self._say("warn", f"Connected to {who} with {where}, but this team does not manage "
-                              f"stock by location: {LOCATION_ONLY} will not work (the service "
-                              "refuses them). Members, partners and item attributes do.",
-                      strong=team.name)
+            self._say(
+                "warn",
+                f"Connected to {who} with {where}, but this team does not manage "
+                f"stock by location: {LOCATION_ONLY} will not work (the service "
+                "refuses them). Members, partners and item attributes do.",
+                strong=team.name,
+            )
         self._close_client()
         self.team = team
         self.client = client
@@ -277,8 +309,11 @@ class TokenPicker(widgets.VBox):
                 # The exception may quote the token (a callback that formats a request, say):
                 # the log line is scrubbed like the status line.
                 why = scrub(f"{type(exc).__name__}: {exc}", secrets)
-                logger.warning("token_picker on_change callback %s failed: %s",
-                               scrub(repr(callback), secrets), why)
+                logger.warning(
+                    "token_picker on_change callback %s failed: %s",
+                    scrub(repr(callback), secrets),
+                    why,
+                )
                 self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
@@ -287,20 +322,28 @@ class TokenPicker(widgets.VBox):
         url = f"{base_url}{TEAM_PATH}"
         if isinstance(exc, AuthenticationError):
             ref = f" [correlation id {exc.correlation_id}]" if exc.correlation_id else ""
-            return (f"{_label(label).capitalize()}: token refused (401) by {base_url} — it "
-                    "may have been deleted; issue a new one under Settings > Integrations." + ref)
+            return (
+                f"{_label(label).capitalize()}: token refused (401) by {base_url} — it "
+                "may have been deleted; issue a new one under Settings > Integrations." + ref
+            )
         if isinstance(exc, TransportError):
-            return (f"Could not reach {url}: {exc} Check the base URL ({base_url}; the "
-                    f"service is {DEFAULT_BASE_URL}) and this machine's network or proxy.")
+            return (
+                f"Could not reach {url}: {exc} Check the base URL ({base_url}; the "
+                f"service is {DEFAULT_BASE_URL}) and this machine's network or proxy."
+            )
         if isinstance(exc, NotFoundError):
-            return (f"{url} answered 404: {base_url} does not look like the inventory "
-                    f"API. Check the base URL: it is the API's root, e.g. {DEFAULT_BASE_URL}, "
-                    "with nothing after the host.")
+            return (
+                f"{url} answered 404: {base_url} does not look like the inventory "
+                f"API. Check the base URL: it is the API's root, e.g. {DEFAULT_BASE_URL}, "
+                "with nothing after the host."
+            )
         if isinstance(exc, ConfigError):
             return f"Cannot use {_label(label)}: {exc}"
         if isinstance(exc, APIError):
-            return (f"{url} answered {exc.status} ({exc.title or 'error'}); check the base URL "
-                    f"({base_url}) and try again. {exc}")
+            return (
+                f"{url} answered {exc.status} ({exc.title or 'error'}); check the base URL "
+                f"({base_url}) and try again. {exc}"
+            )
         if isinstance(exc, InvtoolsError):
             return f"Checking {_label(label)} failed: {exc}"
         return f"Checking {_label(label)} failed unexpectedly: {type(exc).__name__}: {exc}"
@@ -322,14 +365,17 @@ class TokenPicker(widgets.VBox):
 
     def _say(self, level: str, text: str, *, strong: str | None = None) -> None:
         self.message, self._level = text, level
-        icon, color = {"ok": ("✓", "#2ca02c"), "warn": ("⚠", "#b8860b"),
-                       "error": ("✗", "#d62728"), "info": ("", "inherit")}[level]
+        icon, color = {
+            "ok": ("✓", "#2ca02c"),
+            "warn": ("⚠", "#b8860b"),
+            "error": ("✗", "#d62728"),
+            "info": ("", "inherit"),
+        }[level]
         esc = lambda t: html.escape(t, quote=False)  # noqa: E731 - element text, not attributes
         body = esc(text)
         if strong:
             body = body.replace(esc(strong), f"<b>{esc(strong)}</b>", 1)
-        self.status.value = (f"<span style='color:{color}'>{icon}</span> {body}" if icon
-                             else body)
+        self.status.value = f"<span style='color:{color}'>{icon}</span> {body}" if icon else body
 
 
 def _label(label: str) -> str:
@@ -377,5 +423,10 @@ def token_picker(
     >>> picker.names, "s3cret" in repr(picker)
     (['default', 'shop'], False)
     """
-    return TokenPicker(base_url=base_url, environ=environ, on_change=on_change,
-                       client_options=client_options, **options)
+    return TokenPicker(
+        base_url=base_url,
+        environ=environ,
+        on_change=on_change,
+        client_options=client_options,
+        **options,
+    )

@@ -109,8 +109,7 @@ class TeamResults(Mapping):
     @property
     def ok(self) -> TeamResults:
         """The teams that answered, with their values."""
-        return TeamResults({n: o for n, o in self._outcomes.items() if o.ok},
-                           seconds=self.seconds)
+        return TeamResults({n: o for n, o in self._outcomes.items() if o.ok}, seconds=self.seconds)
 
     @property
     def errors(self) -> dict[str, BaseException]:
@@ -129,14 +128,18 @@ class TeamResults(Mapping):
 
         if self.errors:
             failed = ", ".join(f"{n!r} ({type(e).__name__})" for n, e in self.errors.items())
-            raise ValueError(f"{len(self.errors)} of {len(self)} teams did not answer: {failed}; "
-                             f"results.ok.frame() leaves them out, results.errors says why")
+            raise ValueError(
+                f"{len(self.errors)} of {len(self)} teams did not answer: {failed}; "
+                f"results.ok.frame() leaves them out, results.errors says why"
+            )
         values = dict(self)
         if all(isinstance(v, pd.DataFrame) for v in values.values()):
             clash = [n for n, v in values.items() if "team" in v.columns]
             if clash:
-                raise ValueError(f"the frames of {clash} already have a 'team' column; "
-                                 f"rename it, or use pd.concat(results, names=['team', ...])")
+                raise ValueError(
+                    f"the frames of {clash} already have a 'team' column; "
+                    f"rename it, or use pd.concat(results, names=['team', ...])"
+                )
             if not values:
                 return pd.DataFrame({"team": pd.Series([], dtype="string")})
             out = pd.concat(values, names=["team"]).reset_index(level=0)
@@ -146,8 +149,10 @@ class TeamResults(Mapping):
             out = out.infer_objects()
         else:
             kinds = sorted({type(v).__name__ for v in values.values()})
-            raise ArgumentTypeError(f"frame() stacks DataFrames (or Series), not {', '.join(kinds)}; "
-                            f"pd.Series(results) or pd.DataFrame(results) may be what you want")
+            raise ArgumentTypeError(
+                f"frame() stacks DataFrames (or Series), not {', '.join(kinds)}; "
+                f"pd.Series(results) or pd.DataFrame(results) may be what you want"
+            )
         out.attrs = {"teams": {n: dict(v.attrs) for n, v in values.items()}}
         return out
 
@@ -156,27 +161,37 @@ class TeamResults(Mapping):
         message), ``seconds``, requests ``sent`` and answered ``from_cache``."""
         import pandas as pd
 
-        rows = [{"team": n, "ok": o.ok,
-                 "value": _describe(o.value) if o.ok else None,
-                 "error": None if o.ok else f"{type(o.error).__name__}: {o.error}",
-                 "seconds": round(o.seconds, 2),
-                 "sent": o.stats.sent if o.stats else 0,
-                 "from_cache": o.stats.from_cache if o.stats else 0}
-                for n, o in self._outcomes.items()]
+        rows = [
+            {
+                "team": n,
+                "ok": o.ok,
+                "value": _describe(o.value) if o.ok else None,
+                "error": None if o.ok else f"{type(o.error).__name__}: {o.error}",
+                "seconds": round(o.seconds, 2),
+                "sent": o.stats.sent if o.stats else 0,
+                "from_cache": o.stats.from_cache if o.stats else 0,
+            }
+            for n, o in self._outcomes.items()
+        ]
         columns = ["team", "ok", "value", "error", "seconds", "sent", "from_cache"]
-        return (pd.DataFrame(rows, columns=columns)
-                .astype({"team": "string", "value": "string", "error": "string"})
-                .set_index("team"))
+        return (
+            pd.DataFrame(rows, columns=columns)
+            .astype({"team": "string", "value": "string", "error": "string"})
+            .set_index("team")
+        )
 
     def __repr__(self) -> str:
-        parts = [f"{n}={_describe(o.value) if o.ok else type(o.error).__name__}"
-                 for n, o in self._outcomes.items()]
+        parts = [
+            f"{n}={_describe(o.value) if o.ok else type(o.error).__name__}"
+            for n, o in self._outcomes.items()
+        ]
         return f"TeamResults({', '.join(parts)}; {self.seconds:.1f} s)"
 
     def _repr_html_(self) -> str:
         answered = len(self) - len(self.errors)
-        caption = (f"invtools.each_team: {answered} of {len(self)} teams answered, in "
-                   f"{self.seconds:.1f} s")
+        caption = (
+            f"invtools.each_team: {answered} of {len(self)} teams answered, in {self.seconds:.1f} s"
+        )
         return f"<p>{html.escape(caption)}</p>" + self.summary().to_html(na_rep="")
 
 
@@ -191,9 +206,15 @@ def _describe(value: Any) -> str:
         return type(value).__name__
 
 
-def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool = True,
-              catch: type[BaseException] | tuple[type[BaseException], ...] = InvtoolsError,
-              max_workers: int | None = None, **connect_options: Any) -> TeamResults:
+def each_team(
+    fn: Callable[[Client], Any],
+    teams: Any = None,
+    *,
+    progress: bool = True,
+    catch: type[BaseException] | tuple[type[BaseException], ...] = InvtoolsError,
+    max_workers: int | None = None,
+    **connect_options: Any,
+) -> TeamResults:
     """``fn(client)`` for each team, all at once, each at its own token's budget.
 
     ``teams``: team names as :func:`connect` and :func:`team_tokens` know them (``"shop"``
@@ -236,8 +257,9 @@ def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool 
     york   Outdoor store    1140.0
     """
     jobs = _jobs(teams, connect_options)
-    if max_workers is not None and (isinstance(max_workers, bool)
-                                    or not isinstance(max_workers, int) or max_workers < 1):
+    if max_workers is not None and (
+        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+    ):
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")
     stop = threading.Event()
     live: dict[str, Measurement] = {}
@@ -252,11 +274,16 @@ def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool 
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
-                return TeamOutcome(name, value=value, seconds=time.perf_counter() - t0,
-                                   stats=measurement.stats)
+                return TeamOutcome(
+                    name, value=value, seconds=time.perf_counter() - t0, stats=measurement.stats
+                )
             except catch as err:
-                return TeamOutcome(name, error=err, seconds=time.perf_counter() - t0,
-                                   stats=live[name].stats if name in live else None)
+                return TeamOutcome(
+                    name,
+                    error=err,
+                    seconds=time.perf_counter() - t0,
+                    stats=live[name].stats if name in live else None,
+                )
             except BaseException as err:
                 err.add_note(f"raised by invtools.each_team's question for team {name!r}")
                 raise
@@ -266,8 +293,9 @@ def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool 
 
     outcomes: dict[str, TeamOutcome] = {}
     bars: dict[str, Any] = {}
-    pool = ThreadPoolExecutor(max_workers=max_workers or len(jobs) or 1,
-                              thread_name_prefix="invtools-team")
+    pool = ThreadPoolExecutor(
+        max_workers=max_workers or len(jobs) or 1, thread_name_prefix="invtools-team"
+    )
     futures: dict[Future, str] = {}
     try:
         for name, make, made in jobs:
@@ -301,9 +329,11 @@ def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool 
             partial = _in_order(jobs, outcomes, started, stopped="stopped by Ctrl-C")
             err.results = partial  # type: ignore[attr-defined]  # carried to the caller
             done_names = [n for n in partial if partial.outcome(n).ok]
-            err.add_note(f"invtools.each_team stopped: {len(done_names)} of {len(jobs)} teams "
-                         f"had answered ({', '.join(done_names) or 'none'}); their results are "
-                         f"in this exception's .results (in Jupyter: sys.last_value.results)")
+            err.add_note(
+                f"invtools.each_team stopped: {len(done_names)} of {len(jobs)} teams "
+                f"had answered ({', '.join(done_names) or 'none'}); their results are "
+                f"in this exception's .results (in Jupyter: sys.last_value.results)"
+            )
         raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -312,13 +342,15 @@ def each_team(fn: Callable[[Client], Any], teams: Any = None, *, progress: bool 
     return _in_order(jobs, outcomes, started)
 
 
-def _in_order(jobs: list, outcomes: dict[str, TeamOutcome], started: float,
-              stopped: str = "") -> TeamResults:
+def _in_order(
+    jobs: list, outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
+) -> TeamResults:
     """The outcomes in the order the teams were given; a team with none was stopped."""
     ordered = {}
     for name, *_ in jobs:
         ordered[name] = outcomes.get(name) or TeamOutcome(
-            name, error=Cancelled(f"team {name!r}: {stopped} before it answered"))
+            name, error=Cancelled(f"team {name!r}: {stopped} before it answered")
+        )
     return TeamResults(ordered, seconds=time.perf_counter() - started)
 
 
@@ -347,16 +379,22 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
     if isinstance(teams, Mapping):
         bad = {n: type(c).__name__ for n, c in teams.items() if not isinstance(c, Client)}
         if bad:
-            raise ArgumentTypeError(f"each_team(teams=...): a mapping's values are invtools.Client "
-                            f"objects, not {bad}")
+            raise ArgumentTypeError(
+                f"each_team(teams=...): a mapping's values are invtools.Client objects, not {bad}"
+            )
         if connect_options:
-            raise ArgumentTypeError(f"each_team got clients, so it connects nothing: "
-                            f"{sorted(connect_options)} would be ignored")
+            raise ArgumentTypeError(
+                f"each_team got clients, so it connects nothing: "
+                f"{sorted(connect_options)} would be ignored"
+            )
         return [(str(n), (lambda c=c: c), False) for n, c in teams.items()]
-    given = None if isinstance(teams, (str, bytes)) or not isinstance(teams, Iterable) \
-        else list(teams)
+    given = (
+        None if isinstance(teams, (str, bytes)) or not isinstance(teams, Iterable) else list(teams)
+    )
     if given is None or not all(isinstance(n, str) for n in given):
-        raise ArgumentTypeError(f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
-                        f"(or a mapping name -> Client), not {teams!r}")
+        raise ArgumentTypeError(
+            f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
+            f"(or a mapping name -> Client), not {teams!r}"
+        )
     names = list(dict.fromkeys(given))  # each team once, in the order given
     return [(n, (lambda n=n: connect(n, **options)), True) for n in names]

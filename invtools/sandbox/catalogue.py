@@ -21,9 +21,15 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 # -- the shop --------------------------------------------------------------------------------
-SHOP_TEAM = {"id": 48213, "name": "Greenfield Hardware & Garden", "mode": 2,
-             "currency_symbol": "£", "memo": "Demo data: a hardware and garden shop",
-             "currency_code": "GBP", "price_decimal_places": 2}
+SHOP_TEAM = {
+    "id": 48213,
+    "name": "Greenfield Hardware & Garden",
+    "mode": 2,
+    "currency_symbol": "£",
+    "memo": "Demo data: a hardware and garden shop",
+    "currency_code": "GBP",
+    "price_decimal_places": 2,
+}
 BASE_TX_ID = 5_200_001  # the first transaction id; ids are dense and follow creation order
 
 #: The end of the demo history (business hours end on this day); the data's own "now".
@@ -53,83 +59,171 @@ WEEKDAY_TRAFFIC = [1.0, 0.95, 0.95, 1.0, 1.15, 1.5, 0.45]
 # category -> (season, home location, fractional?, [(base name, variants, cost range, kg range)])
 Product = tuple[str, list[str], tuple[float, float], tuple[float, float]]
 CATALOGUE: dict[str, tuple[str, int, bool, list[Product]]] = {
-    "Garden": ("garden", WH_S, False, [
-        ("Potting Compost {v}", ["20L", "40L", "70L"], (3.2, 9.5), (8, 30)),
-        ("Garden Hose {v}", ["15m", "25m", "50m"], (9, 38), (1.5, 6)),
-        ("Hose Connector {v}", ["1/2in", "3/4in", "Quick-click"], (1.2, 4.5), (0.05, 0.2)),
-        ("Lawn Seed {v}", ["1kg", "2.5kg", "5kg", "Shade mix 1kg"], (6, 32), (1, 5)),
-        ("Rose Fertiliser {v}", ["1kg", "3kg"], (4, 11), (1, 3)),
-        ("Terracotta Pot {v}", ["15cm", "20cm", "30cm", "40cm"], (2, 19), (0.6, 7)),
-        ("Seed Packet {v}", ["Tomato", "Basil", "Sunflower", "Carrot", "Lettuce", "Sweet Pea",
-                             "Courgette", "Marigold"], (0.6, 1.4), (0.02, 0.05)),
-        ("Pruning Shears {v}", ["Bypass", "Anvil", "Long reach"], (8, 29), (0.2, 0.9)),
-        ("Watering Can {v}", ["5L", "10L"], (4, 12), (0.5, 1.1)),
-        ("Slug Pellets {v}", ["350g", "800g"], (3, 6.5), (0.35, 0.8)),
-        ("Bark Mulch {v}", ["50L", "100L"], (4.5, 8), (12, 22)),
-        ("Garden Gloves {v}", ["S", "M", "L", "XL"], (2.5, 6), (0.1, 0.15)),
-    ]),
-    "Tools": ("steady", WH_N, False, [
-        ("Claw Hammer {v}", ["16oz", "20oz"], (7, 16), (0.6, 0.8)),
-        ("Screwdriver Set {v}", ["6pc", "12pc", "Precision 8pc"], (6, 24), (0.4, 1.2)),
-        ("Tape Measure {v}", ["5m", "8m", "10m"], (3.5, 11), (0.2, 0.4)),
-        ("Spirit Level {v}", ["600mm", "1200mm"], (8, 24), (0.5, 1.1)),
-        ("Hand Saw {v}", ["450mm", "550mm"], (9, 17), (0.5, 0.7)),
-        ("Utility Knife {v}", ["Standard", "Folding", "Spare blades 10pk"], (2, 9), (0.05, 0.2)),
-        ("Adjustable Spanner {v}", ["150mm", "250mm", "300mm"], (6, 15), (0.2, 0.6)),
-        ("Drill Bit Set {v}", ["HSS 13pc", "Masonry 5pc", "Wood 8pc"], (7, 22), (0.3, 0.6)),
-        ("Cordless Drill {v}", ["18V", "18V Combi Kit"], (45, 95), (1.4, 2.2)),
-        ("Pliers {v}", ["Combination", "Long nose", "Side cutters"], (5, 12), (0.2, 0.3)),
-        ("Stepladder {v}", ["3 tread", "5 tread"], (28, 55), (4, 7)),
-    ]),
-    "Fasteners": ("steady", BACK, False, [
-        ("Wood Screws {v} (200)", ["3x20mm", "3.5x30mm", "4x40mm", "4x50mm", "5x60mm",
-                                   "5x80mm"], (2.5, 7.5), (0.3, 0.9)),
-        ("Wall Plugs {v} (100)", ["Red 5mm", "Brown 7mm", "Blue 10mm"], (1.5, 3.5), (0.05, 0.2)),
-        ("Nails {v} (1kg)", ["Round 50mm", "Round 75mm", "Oval 40mm", "Panel pins 25mm"],
-         (2.5, 5), (1, 1)),
-        ("Coach Bolt {v} (10)", ["M8x60", "M10x100"], (3, 6.5), (0.3, 0.7)),
-        ("Hinge {v} (pair)", ["75mm Brass", "100mm Steel", "Concealed"], (2.5, 8), (0.1, 0.3)),
-        ("Cable Ties {v} (100)", ["100mm", "200mm", "300mm"], (1.2, 4), (0.05, 0.2)),
-    ]),
-    "Paint": ("paint", WH_N, False, [
-        ("Emulsion Paint {v} 2.5L", ["Brilliant White", "Magnolia", "Sage Green", "Dove Grey",
-                                      "Duck Egg"], (11, 24), (3, 3.5)),
-        ("Exterior Masonry Paint {v} 5L", ["White", "Cream", "Stone"], (19, 34), (6.5, 7)),
-        ("Wood Stain {v} 750ml", ["Oak", "Walnut", "Ebony", "Clear"], (7, 13), (0.8, 1)),
-        ("Paint Brush {v}", ["1in", "2in", "3in", "Set of 5"], (1.5, 9), (0.05, 0.3)),
-        ("Paint Roller Kit {v}", ["9in", "4in Mini"], (4, 11), (0.4, 0.8)),
-        ("Masking Tape {v}", ["25mm", "38mm", "50mm"], (1.5, 3.5), (0.1, 0.2)),
-        ("Dust Sheet {v}", ["Cotton 12x9ft", "Plastic 3-pack"], (3, 12), (0.3, 1.3)),
-    ]),
-    "Plumbing": ("steady", WH_S, False, [
-        ("Copper Pipe {v} 2m", ["15mm", "22mm"], (7, 14), (0.8, 1.3)),
-        ("Compression Elbow {v}", ["15mm", "22mm"], (1.6, 3.2), (0.05, 0.1)),
-        ("PTFE Tape {v}", ["12m", "Gas 5m"], (0.6, 1.5), (0.01, 0.02)),
-        ("Silicone Sealant {v}", ["White", "Clear", "Anti-mould"], (3.5, 7), (0.3, 0.35)),
-        ("Basin Waste {v}", ["Slotted", "Click-clack"], (6, 15), (0.2, 0.4)),
-        ("Radiator Valve {v}", ["Straight", "Angled", "Thermostatic"], (6, 24), (0.3, 0.5)),
-    ]),
-    "Electrical": ("winter", WH_N, False, [
-        ("LED Bulb {v}", ["E27 9W Warm", "E27 9W Cool", "GU10 5W", "B22 9W", "E14 5W Candle"],
-         (1.2, 4), (0.03, 0.06)),
-        ("Extension Lead {v}", ["4 gang 2m", "6 gang 5m", "Reel 25m"], (8, 38), (0.5, 3.5)),
-        ("Fuse {v} (10)", ["3A", "5A", "13A"], (1.2, 2.2), (0.02, 0.03)),
-        ("Batteries {v}", ["AA 8pk", "AAA 8pk", "9V 2pk"], (3, 8), (0.1, 0.2)),
-        ("Outdoor Light {v}", ["PIR Floodlight", "Wall Lantern"], (18, 45), (0.8, 1.5)),
-    ]),
-    "Winter": ("winter", WH_S, False, [
-        ("Snow Shovel {v}", ["Plastic", "Steel"], (11, 24), (1.2, 2)),
-        ("De-icing Salt {v}", ["10kg", "25kg"], (4, 9), (10, 25)),
-        ("Draught Excluder {v}", ["Door", "Window strip 5m"], (4, 12), (0.2, 0.6)),
-        ("Pipe Lagging {v} 1m", ["15mm", "22mm"], (0.8, 1.6), (0.05, 0.08)),
-        ("Windscreen De-icer {v}", ["500ml", "1L"], (2.5, 4.5), (0.5, 1)),
-    ]),
-    "Bulk": ("steady", WH_N, True, [  # sold by the metre: fractional quantities
-        ("Rope {v} (per m)", ["6mm Nylon", "10mm Polyprop", "12mm Manila"], (0.4, 1.4),
-         (0.02, 0.1)),
-        ("Chain {v} (per m)", ["4mm Zinc", "6mm Zinc", "8mm Galvanised"], (1.2, 4.5), (0.3, 1.2)),
-        ("Wire {v} (per m)", ["Garden 2mm", "Fencing 3mm"], (0.15, 0.4), (0.02, 0.05)),
-    ]),
+    "Garden": (
+        "garden",
+        WH_S,
+        False,
+        [
+            ("Potting Compost {v}", ["20L", "40L", "70L"], (3.2, 9.5), (8, 30)),
+            ("Garden Hose {v}", ["15m", "25m", "50m"], (9, 38), (1.5, 6)),
+            ("Hose Connector {v}", ["1/2in", "3/4in", "Quick-click"], (1.2, 4.5), (0.05, 0.2)),
+            ("Lawn Seed {v}", ["1kg", "2.5kg", "5kg", "Shade mix 1kg"], (6, 32), (1, 5)),
+            ("Rose Fertiliser {v}", ["1kg", "3kg"], (4, 11), (1, 3)),
+            ("Terracotta Pot {v}", ["15cm", "20cm", "30cm", "40cm"], (2, 19), (0.6, 7)),
+            (
+                "Seed Packet {v}",
+                [
+                    "Tomato",
+                    "Basil",
+                    "Sunflower",
+                    "Carrot",
+                    "Lettuce",
+                    "Sweet Pea",
+                    "Courgette",
+                    "Marigold",
+                ],
+                (0.6, 1.4),
+                (0.02, 0.05),
+            ),
+            ("Pruning Shears {v}", ["Bypass", "Anvil", "Long reach"], (8, 29), (0.2, 0.9)),
+            ("Watering Can {v}", ["5L", "10L"], (4, 12), (0.5, 1.1)),
+            ("Slug Pellets {v}", ["350g", "800g"], (3, 6.5), (0.35, 0.8)),
+            ("Bark Mulch {v}", ["50L", "100L"], (4.5, 8), (12, 22)),
+            ("Garden Gloves {v}", ["S", "M", "L", "XL"], (2.5, 6), (0.1, 0.15)),
+        ],
+    ),
+    "Tools": (
+        "steady",
+        WH_N,
+        False,
+        [
+            ("Claw Hammer {v}", ["16oz", "20oz"], (7, 16), (0.6, 0.8)),
+            ("Screwdriver Set {v}", ["6pc", "12pc", "Precision 8pc"], (6, 24), (0.4, 1.2)),
+            ("Tape Measure {v}", ["5m", "8m", "10m"], (3.5, 11), (0.2, 0.4)),
+            ("Spirit Level {v}", ["600mm", "1200mm"], (8, 24), (0.5, 1.1)),
+            ("Hand Saw {v}", ["450mm", "550mm"], (9, 17), (0.5, 0.7)),
+            (
+                "Utility Knife {v}",
+                ["Standard", "Folding", "Spare blades 10pk"],
+                (2, 9),
+                (0.05, 0.2),
+            ),
+            ("Adjustable Spanner {v}", ["150mm", "250mm", "300mm"], (6, 15), (0.2, 0.6)),
+            ("Drill Bit Set {v}", ["HSS 13pc", "Masonry 5pc", "Wood 8pc"], (7, 22), (0.3, 0.6)),
+            ("Cordless Drill {v}", ["18V", "18V Combi Kit"], (45, 95), (1.4, 2.2)),
+            ("Pliers {v}", ["Combination", "Long nose", "Side cutters"], (5, 12), (0.2, 0.3)),
+            ("Stepladder {v}", ["3 tread", "5 tread"], (28, 55), (4, 7)),
+        ],
+    ),
+    "Fasteners": (
+        "steady",
+        BACK,
+        False,
+        [
+            (
+                "Wood Screws {v} (200)",
+                ["3x20mm", "3.5x30mm", "4x40mm", "4x50mm", "5x60mm", "5x80mm"],
+                (2.5, 7.5),
+                (0.3, 0.9),
+            ),
+            (
+                "Wall Plugs {v} (100)",
+                ["Red 5mm", "Brown 7mm", "Blue 10mm"],
+                (1.5, 3.5),
+                (0.05, 0.2),
+            ),
+            (
+                "Nails {v} (1kg)",
+                ["Round 50mm", "Round 75mm", "Oval 40mm", "Panel pins 25mm"],
+                (2.5, 5),
+                (1, 1),
+            ),
+            ("Coach Bolt {v} (10)", ["M8x60", "M10x100"], (3, 6.5), (0.3, 0.7)),
+            ("Hinge {v} (pair)", ["75mm Brass", "100mm Steel", "Concealed"], (2.5, 8), (0.1, 0.3)),
+            ("Cable Ties {v} (100)", ["100mm", "200mm", "300mm"], (1.2, 4), (0.05, 0.2)),
+        ],
+    ),
+    "Paint": (
+        "paint",
+        WH_N,
+        False,
+        [
+            (
+                "Emulsion Paint {v} 2.5L",
+                ["Brilliant White", "Magnolia", "Sage Green", "Dove Grey", "Duck Egg"],
+                (11, 24),
+                (3, 3.5),
+            ),
+            ("Exterior Masonry Paint {v} 5L", ["White", "Cream", "Stone"], (19, 34), (6.5, 7)),
+            ("Wood Stain {v} 750ml", ["Oak", "Walnut", "Ebony", "Clear"], (7, 13), (0.8, 1)),
+            ("Paint Brush {v}", ["1in", "2in", "3in", "Set of 5"], (1.5, 9), (0.05, 0.3)),
+            ("Paint Roller Kit {v}", ["9in", "4in Mini"], (4, 11), (0.4, 0.8)),
+            ("Masking Tape {v}", ["25mm", "38mm", "50mm"], (1.5, 3.5), (0.1, 0.2)),
+            ("Dust Sheet {v}", ["Cotton 12x9ft", "Plastic 3-pack"], (3, 12), (0.3, 1.3)),
+        ],
+    ),
+    "Plumbing": (
+        "steady",
+        WH_S,
+        False,
+        [
+            ("Copper Pipe {v} 2m", ["15mm", "22mm"], (7, 14), (0.8, 1.3)),
+            ("Compression Elbow {v}", ["15mm", "22mm"], (1.6, 3.2), (0.05, 0.1)),
+            ("PTFE Tape {v}", ["12m", "Gas 5m"], (0.6, 1.5), (0.01, 0.02)),
+            ("Silicone Sealant {v}", ["White", "Clear", "Anti-mould"], (3.5, 7), (0.3, 0.35)),
+            ("Basin Waste {v}", ["Slotted", "Click-clack"], (6, 15), (0.2, 0.4)),
+            ("Radiator Valve {v}", ["Straight", "Angled", "Thermostatic"], (6, 24), (0.3, 0.5)),
+        ],
+    ),
+    "Electrical": (
+        "winter",
+        WH_N,
+        False,
+        [
+            (
+                "LED Bulb {v}",
+                ["E27 9W Warm", "E27 9W Cool", "GU10 5W", "B22 9W", "E14 5W Candle"],
+                (1.2, 4),
+                (0.03, 0.06),
+            ),
+            ("Extension Lead {v}", ["4 gang 2m", "6 gang 5m", "Reel 25m"], (8, 38), (0.5, 3.5)),
+            ("Fuse {v} (10)", ["3A", "5A", "13A"], (1.2, 2.2), (0.02, 0.03)),
+            ("Batteries {v}", ["AA 8pk", "AAA 8pk", "9V 2pk"], (3, 8), (0.1, 0.2)),
+            ("Outdoor Light {v}", ["PIR Floodlight", "Wall Lantern"], (18, 45), (0.8, 1.5)),
+        ],
+    ),
+    "Winter": (
+        "winter",
+        WH_S,
+        False,
+        [
+            ("Snow Shovel {v}", ["Plastic", "Steel"], (11, 24), (1.2, 2)),
+            ("De-icing Salt {v}", ["10kg", "25kg"], (4, 9), (10, 25)),
+            ("Draught Excluder {v}", ["Door", "Window strip 5m"], (4, 12), (0.2, 0.6)),
+            ("Pipe Lagging {v} 1m", ["15mm", "22mm"], (0.8, 1.6), (0.05, 0.08)),
+            ("Windscreen De-icer {v}", ["500ml", "1L"], (2.5, 4.5), (0.5, 1)),
+        ],
+    ),
+    "Bulk": (
+        "steady",
+        WH_N,
+        True,
+        [  # sold by the metre: fractional quantities
+            (
+                "Rope {v} (per m)",
+                ["6mm Nylon", "10mm Polyprop", "12mm Manila"],
+                (0.4, 1.4),
+                (0.02, 0.1),
+            ),
+            (
+                "Chain {v} (per m)",
+                ["4mm Zinc", "6mm Zinc", "8mm Galvanised"],
+                (1.2, 4.5),
+                (0.3, 1.2),
+            ),
+            ("Wire {v} (per m)", ["Garden 2mm", "Fencing 3mm"], (0.15, 0.4), (0.02, 0.05)),
+        ],
+    ),
 }
 
 SUPPLIERS = {  # category -> supplier names (first is the main one)
@@ -142,20 +236,78 @@ SUPPLIERS = {  # category -> supplier names (first is the main one)
     "Winter": ["Hillside Horticulture", "Northflow Plumbing Supplies"],
     "Bulk": ["Harbour Rope & Chain"],
 }
-BRANDS = {"Garden": "GreenThumb", "Tools": "Brennan Pro", "Fasteners": "FixRight Trade",
-          "Paint": "Colourworks Trade", "Plumbing": "Northflow Pro", "Electrical": "Sparkline",
-          "Winter": "Frostguard", "Bulk": "Harbour Marine"}
+BRANDS = {
+    "Garden": "GreenThumb",
+    "Tools": "Brennan Pro",
+    "Fasteners": "FixRight Trade",
+    "Paint": "Colourworks Trade",
+    "Plumbing": "Northflow Pro",
+    "Electrical": "Sparkline",
+    "Winter": "Frostguard",
+    "Bulk": "Harbour Marine",
+}
 OLD_SUPPLIER = "Greaves & Sons Hardware"  # went out of business: a deleted partner
 
-TRADE_CUSTOMERS = ["Oakfield Builders Ltd", "Marsh Lane Landscaping", "Riverside Property Care",
-                   "Kestrel Joinery", "Town Council Parks Dept", "Bright Spark Electrics",
-                   "Hartley & Daughter Plumbing", "Greenway Schools Trust"]
-FIRST = ["Alice", "Ben", "Chloe", "Dev", "Ella", "Farid", "Grace", "Hugo", "Isla", "Jonah",
-         "Keira", "Liam", "Mei", "Noah", "Olu", "Poppy", "Rafi", "Sofia", "Theo", "Uma"]
-LAST = ["Ashworth", "Bennett", "Chowdhury", "Dalton", "Evans", "Fischer", "Garcia", "Hughes",
-        "Iqbal", "Jensen", "Kowalski", "Lopez", "Murphy", "Nakamura", "O'Brien", "Patel"]
-STREETS = ["High Street", "Mill Lane", "Station Road", "Church Walk", "Orchard Close",
-           "Victoria Road", "Meadow Way", "Park Avenue"]
+TRADE_CUSTOMERS = [
+    "Oakfield Builders Ltd",
+    "Marsh Lane Landscaping",
+    "Riverside Property Care",
+    "Kestrel Joinery",
+    "Town Council Parks Dept",
+    "Bright Spark Electrics",
+    "Hartley & Daughter Plumbing",
+    "Greenway Schools Trust",
+]
+FIRST = [
+    "Alice",
+    "Ben",
+    "Chloe",
+    "Dev",
+    "Ella",
+    "Farid",
+    "Grace",
+    "Hugo",
+    "Isla",
+    "Jonah",
+    "Keira",
+    "Liam",
+    "Mei",
+    "Noah",
+    "Olu",
+    "Poppy",
+    "Rafi",
+    "Sofia",
+    "Theo",
+    "Uma",
+]
+LAST = [
+    "Ashworth",
+    "Bennett",
+    "Chowdhury",
+    "Dalton",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Hughes",
+    "Iqbal",
+    "Jensen",
+    "Kowalski",
+    "Lopez",
+    "Murphy",
+    "Nakamura",
+    "O'Brien",
+    "Patel",
+]
+STREETS = [
+    "High Street",
+    "Mill Lane",
+    "Station Road",
+    "Church Walk",
+    "Orchard Close",
+    "Victoria Road",
+    "Meadow Way",
+    "Park Avenue",
+]
 
 SHOP_MEMBERS = [  # id, name, role, deleted, weight as transaction author
     (7001, "Maya Okafor", "admin", False, 2),
@@ -172,6 +324,7 @@ SHOP_ATTRS = [  # id, type, name, rank
     (9104, "date", "Introduced", 4),
     (9105, "barcode", "Case barcode", 5),
 ]
+
 
 # -- the shop's branches (location mode) -------------------------------------------------------
 class Branch(NamedTuple):
@@ -195,55 +348,132 @@ class Branch(NamedTuple):
 
 
 BRANCHES = [
-    Branch(1, "harrogate", "Harrogate", 48377, 0.7,
-           (("Back store", None), ("Shop floor", None), ("Stockroom", "First floor, goods lift"),
-            ("Garden yard", "Behind the car park; bulky and outdoor goods")),
-           (("Nadia Karim", "admin", 2), ("Owen Price", "member", 4),
-            ("Ruth Adeyemi", "member", 3), ("Callum Shaw", "viewer", 0))),
-    Branch(2, "york", "York", 48502, 0.55,
-           (("Back store", None), ("Shop floor", None), ("Warehouse", "Unit 2, Foss Islands Road"),
-            ("Outdoor store", "Side gate, Walmgate")),
-           (("Hannah Lowe", "admin", 3), ("Kwame Boateng", "member", 4),
-            ("Imogen Clarke", "viewer", 0))),
-    Branch(3, "wakefield", "Wakefield", 48644, 0.85,
-           (("Back store", None), ("Shop floor", None), ("Warehouse East", "Unit 7, Calder Park"),
-            ("Warehouse West", "Unit 12, Calder Park")),
-           (("Declan Moss", "admin", 2), ("Aisha Rahman", "member", 4),
-            ("Pete Lister", "member", 3), ("Lena Vogel", "member", 2),
-            ("Marcus Webb", "viewer", 0))),
-    Branch(4, "ilkley", "Ilkley", 48790, 0.4,
-           (("Back room", None), ("Shop floor", None), ("Cellar", None), ("Yard", None)),
-           (("Fran Whitaker", "admin", 3), ("Joe Sutcliffe", "member", 3))),
+    Branch(
+        1,
+        "harrogate",
+        "Harrogate",
+        48377,
+        0.7,
+        (
+            ("Back store", None),
+            ("Shop floor", None),
+            ("Stockroom", "First floor, goods lift"),
+            ("Garden yard", "Behind the car park; bulky and outdoor goods"),
+        ),
+        (
+            ("Nadia Karim", "admin", 2),
+            ("Owen Price", "member", 4),
+            ("Ruth Adeyemi", "member", 3),
+            ("Callum Shaw", "viewer", 0),
+        ),
+    ),
+    Branch(
+        2,
+        "york",
+        "York",
+        48502,
+        0.55,
+        (
+            ("Back store", None),
+            ("Shop floor", None),
+            ("Warehouse", "Unit 2, Foss Islands Road"),
+            ("Outdoor store", "Side gate, Walmgate"),
+        ),
+        (
+            ("Hannah Lowe", "admin", 3),
+            ("Kwame Boateng", "member", 4),
+            ("Imogen Clarke", "viewer", 0),
+        ),
+    ),
+    Branch(
+        3,
+        "wakefield",
+        "Wakefield",
+        48644,
+        0.85,
+        (
+            ("Back store", None),
+            ("Shop floor", None),
+            ("Warehouse East", "Unit 7, Calder Park"),
+            ("Warehouse West", "Unit 12, Calder Park"),
+        ),
+        (
+            ("Declan Moss", "admin", 2),
+            ("Aisha Rahman", "member", 4),
+            ("Pete Lister", "member", 3),
+            ("Lena Vogel", "member", 2),
+            ("Marcus Webb", "viewer", 0),
+        ),
+    ),
+    Branch(
+        4,
+        "ilkley",
+        "Ilkley",
+        48790,
+        0.4,
+        (("Back room", None), ("Shop floor", None), ("Cellar", None), ("Yard", None)),
+        (("Fran Whitaker", "admin", 3), ("Joe Sutcliffe", "member", 3)),
+    ),
 ]
 
 
 def branch_team(branch: Branch) -> dict:
     """The team record of a branch (as ``GET /v1/teams/linked`` answers it)."""
-    return {**SHOP_TEAM, "id": branch.team_id,
-            "name": f"{SHOP_TEAM['name']} ({branch.town})",
-            "memo": f"Demo data: the {branch.town} branch of a hardware and garden shop"}
+    return {
+        **SHOP_TEAM,
+        "id": branch.team_id,
+        "name": f"{SHOP_TEAM['name']} ({branch.town})",
+        "memo": f"Demo data: the {branch.town} branch of a hardware and garden shop",
+    }
 
 
 # -- the café (basic mode) -------------------------------------------------------------------
-BASIC_TEAM = {"id": 51877, "name": "Corner Café", "mode": 0, "currency_symbol": "£",
-              "memo": None, "currency_code": "GBP", "price_decimal_places": 2}
+BASIC_TEAM = {
+    "id": 51877,
+    "name": "Corner Café",
+    "mode": 0,
+    "currency_symbol": "£",
+    "memo": None,
+    "currency_code": "GBP",
+    "price_decimal_places": 2,
+}
 CAFE_ITEMS = [  # name, category, cost
-    ("Espresso Beans 1kg", "Coffee", 11.5), ("Decaf Beans 1kg", "Coffee", 12.9),
-    ("Filter Coffee 500g", "Coffee", 6.2), ("Oat Milk 1L", "Dairy", 1.4),
-    ("Whole Milk 2L", "Dairy", 1.3), ("Butter 250g", "Dairy", 1.9),
-    ("Croissant (frozen, 10)", "Bakery", 4.8), ("Sourdough Loaf", "Bakery", 2.6),
-    ("Blueberry Muffin (12)", "Bakery", 7.5), ("Earl Grey Tea (100)", "Tea", 5.5),
-    ("Green Tea (50)", "Tea", 4.2), ("Chai Syrup 1L", "Syrups", 7.9),
-    ("Vanilla Syrup 1L", "Syrups", 6.9), ("Caramel Syrup 1L", "Syrups", 6.9),
-    ("Takeaway Cup 8oz (50)", "Packaging", 3.9), ("Takeaway Cup 12oz (50)", "Packaging", 4.4),
-    ("Cup Lid (100)", "Packaging", 3.1), ("Paper Napkins (500)", "Packaging", 4.9),
-    ("Sugar Sticks (1000)", "Sundries", 8.5), ("Wooden Stirrers (1000)", "Sundries", 3.5),
-    ("Hot Chocolate Powder 1kg", "Sundries", 7.2), ("Sparkling Water (24)", "Drinks", 9.6),
-    ("Orange Juice 1L", "Drinks", 1.8), ("Dish Soap 5L", "Cleaning", 6.4),
+    ("Espresso Beans 1kg", "Coffee", 11.5),
+    ("Decaf Beans 1kg", "Coffee", 12.9),
+    ("Filter Coffee 500g", "Coffee", 6.2),
+    ("Oat Milk 1L", "Dairy", 1.4),
+    ("Whole Milk 2L", "Dairy", 1.3),
+    ("Butter 250g", "Dairy", 1.9),
+    ("Croissant (frozen, 10)", "Bakery", 4.8),
+    ("Sourdough Loaf", "Bakery", 2.6),
+    ("Blueberry Muffin (12)", "Bakery", 7.5),
+    ("Earl Grey Tea (100)", "Tea", 5.5),
+    ("Green Tea (50)", "Tea", 4.2),
+    ("Chai Syrup 1L", "Syrups", 7.9),
+    ("Vanilla Syrup 1L", "Syrups", 6.9),
+    ("Caramel Syrup 1L", "Syrups", 6.9),
+    ("Takeaway Cup 8oz (50)", "Packaging", 3.9),
+    ("Takeaway Cup 12oz (50)", "Packaging", 4.4),
+    ("Cup Lid (100)", "Packaging", 3.1),
+    ("Paper Napkins (500)", "Packaging", 4.9),
+    ("Sugar Sticks (1000)", "Sundries", 8.5),
+    ("Wooden Stirrers (1000)", "Sundries", 3.5),
+    ("Hot Chocolate Powder 1kg", "Sundries", 7.2),
+    ("Sparkling Water (24)", "Drinks", 9.6),
+    ("Orange Juice 1L", "Drinks", 1.8),
+    ("Dish Soap 5L", "Cleaning", 6.4),
 ]
-CAFE_PARTNERS = [(0, "Bean There Roasters"), (0, "Dale Farm Dairy"), (0, "Crumb & Co Bakery"),
-                 (0, "PackRight Catering"), (1, "Northgate Office Catering"),
-                 (1, "St Mary's Hall")]  # type, name
-CAFE_MEMBERS = [(7101, "Jo Castillo", "admin"), (7102, "Ade Mensah", "member"),
-                (7103, "Rosa Lind", "viewer")]
+CAFE_PARTNERS = [
+    (0, "Bean There Roasters"),
+    (0, "Dale Farm Dairy"),
+    (0, "Crumb & Co Bakery"),
+    (0, "PackRight Catering"),
+    (1, "Northgate Office Catering"),
+    (1, "St Mary's Hall"),
+]  # type, name
+CAFE_MEMBERS = [
+    (7101, "Jo Castillo", "admin"),
+    (7102, "Ade Mensah", "member"),
+    (7103, "Rosa Lind", "viewer"),
+]
 CAFE_ATTRS = [(9201, "text", "Category", 1), (9202, "number", "Shelf life (days)", 2)]

@@ -79,10 +79,12 @@ def build(seed: int = 0, size: int | None = None, shops: int = 1) -> dict[str, T
     if size < 50:
         raise ValueError(f"size is the number of shop transactions and must be >= 50, not {size}")
     if isinstance(shops, bool) or not isinstance(shops, int) or not 1 <= shops <= MAX_SHOPS:
-        raise ValueError(f"shops is how many location-mode demo teams to serve, from 1 to "
-                         f"{MAX_SHOPS} (the shop and its branches), not {shops!r}")
+        raise ValueError(
+            f"shops is how many location-mode demo teams to serve, from 1 to "
+            f"{MAX_SHOPS} (the shop and its branches), not {shops!r}"
+        )
     stores = {"shop": _build_shop(seed, size), "basic": _build_basic(seed)}
-    for branch in BRANCHES[:shops - 1]:
+    for branch in BRANCHES[: shops - 1]:
         stores[branch.key] = _build_shop(seed, max(50, round(size * branch.size)), branch)
     return stores
 
@@ -119,45 +121,77 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     supplier_id: dict[str, int] = {}
     pid = 6101 + off
     for name in sorted({s for names in SUPPLIERS.values() for s in names} | {OLD_SUPPLIER}):
-        partners[pid] = {"id": pid, "type": 0, "name": name, "phone": _phone(rng),
-                         "email": f"orders@{_slug(name)}.example",
-                         "address": f"{rng.randint(1, 120)} {rng.choice(STREETS)}, {town}",
-                         "memo": "Account closed" if name == OLD_SUPPLIER else None,
-                         "deleted": name == OLD_SUPPLIER}
+        partners[pid] = {
+            "id": pid,
+            "type": 0,
+            "name": name,
+            "phone": _phone(rng),
+            "email": f"orders@{_slug(name)}.example",
+            "address": f"{rng.randint(1, 120)} {rng.choice(STREETS)}, {town}",
+            "memo": "Account closed" if name == OLD_SUPPLIER else None,
+            "deleted": name == OLD_SUPPLIER,
+        }
         supplier_id[name] = pid
         pid += 1
     trade_ids, walkin_ids = [], []
     for name in TRADE_CUSTOMERS:
-        partners[pid] = {"id": pid, "type": 1, "name": name, "phone": _phone(rng),
-                         "email": f"accounts@{_slug(name)}.example",
-                         "address": f"{rng.randint(1, 200)} {rng.choice(STREETS)}, {town}",
-                         "memo": "Trade account, 30 days", "deleted": False}
+        partners[pid] = {
+            "id": pid,
+            "type": 1,
+            "name": name,
+            "phone": _phone(rng),
+            "email": f"accounts@{_slug(name)}.example",
+            "address": f"{rng.randint(1, 200)} {rng.choice(STREETS)}, {town}",
+            "memo": "Trade account, 30 days",
+            "deleted": False,
+        }
         trade_ids.append(pid)
         pid += 1
     people = sorted({f"{given} {family}" for given in FIRST for family in LAST})
     for name in rng.sample(people, 34):
-        partners[pid] = {"id": pid, "type": 1, "name": name,
-                         "phone": _phone(rng) if rng.random() < 0.7 else None,
-                         "email": (f"{name.split()[0].lower()}.{_slug(name.split()[1])}"
-                                   "@mail.example" if rng.random() < 0.6 else None),
-                         "address": None, "memo": "Loyalty card" if rng.random() < 0.3 else None,
-                         "deleted": False}
+        partners[pid] = {
+            "id": pid,
+            "type": 1,
+            "name": name,
+            "phone": _phone(rng) if rng.random() < 0.7 else None,
+            "email": (
+                f"{name.split()[0].lower()}.{_slug(name.split()[1])}@mail.example"
+                if rng.random() < 0.6
+                else None
+            ),
+            "address": None,
+            "memo": "Loyalty card" if rng.random() < 0.3 else None,
+            "deleted": False,
+        }
         walkin_ids.append(pid)
         pid += 1
     partners[walkin_ids[-1]]["deleted"] = True  # asked to be forgotten; old sales still refer
 
     # (id, name, role, deleted, weight as transaction author)
-    staff = (SHOP_MEMBERS if branch is None else
-             [(7001 + off + k, name, role, False, weight)
-              for k, (name, role, weight) in enumerate(branch.members)])
+    staff = (
+        SHOP_MEMBERS
+        if branch is None
+        else [
+            (7001 + off + k, name, role, False, weight)
+            for k, (name, role, weight) in enumerate(branch.members)
+        ]
+    )
     members = {m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": m[3]} for m in staff}
-    attrs = {a[0] + off: {"id": a[0] + off, "attr_type": a[1], "attr_name": a[2], "rank": a[3]}
-             for a in SHOP_ATTRS}
-    named = LOCATIONS if branch is None else [
-        (loc[0], name, memo) for loc, (name, memo) in zip(LOCATIONS, branch.locations,
-                                                          strict=True)]
-    locations = {loc + off: {"id": loc + off, "name": name, "memo": memo}
-                 for loc, name, memo in named}
+    attrs = {
+        a[0] + off: {"id": a[0] + off, "attr_type": a[1], "attr_name": a[2], "rank": a[3]}
+        for a in SHOP_ATTRS
+    }
+    named = (
+        LOCATIONS
+        if branch is None
+        else [
+            (loc[0], name, memo)
+            for loc, (name, memo) in zip(LOCATIONS, branch.locations, strict=True)
+        ]
+    )
+    locations = {
+        loc + off: {"id": loc + off, "name": name, "memo": memo} for loc, name, memo in named
+    }
     a = 9100 + off  # item attribute ids: a + rank
 
     # Items.
@@ -180,24 +214,52 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
                         {"id": a + 2, "type": "text", "name": "Supplier", "value": supplier},
                     ]
                     if rng.random() < 0.9:
-                        attr_vals.append({"id": a + 3, "type": "number", "name": "Weight (kg)",
-                                          "value": round(rng.uniform(w_lo, w_hi), 2)})
-                    attr_vals.append({"id": a + 4, "type": "date", "name": "Introduced",
-                                      "value": introduced.strftime("%Y-%m-%d")})
+                        attr_vals.append(
+                            {
+                                "id": a + 3,
+                                "type": "number",
+                                "name": "Weight (kg)",
+                                "value": round(rng.uniform(w_lo, w_hi), 2),
+                            }
+                        )
+                    attr_vals.append(
+                        {
+                            "id": a + 4,
+                            "type": "date",
+                            "name": "Introduced",
+                            "value": introduced.strftime("%Y-%m-%d"),
+                        }
+                    )
                     if rng.random() < 0.4:
-                        attr_vals.append({"id": a + 5, "type": "barcode", "name": "Case barcode",
-                                          "value": _ean13(rng, "9")})
+                        attr_vals.append(
+                            {
+                                "id": a + 5,
+                                "type": "barcode",
+                                "name": "Case barcode",
+                                "value": _ean13(rng, "9"),
+                            }
+                        )
                     items[iid] = {
-                        "id": iid, "name": name,
+                        "id": iid,
+                        "name": name,
                         "sku": f"GH-{cat[:3].upper()}-{iid - first + 1:04d}",  # as the shop's
                         "barcode": _ean13(rng),
-                        "photo_url": (f"https://images.example.com/greenfield/{iid}.jpg"
-                                      if rng.random() < 0.35 else None),
-                        "attrs": attr_vals, "cost": _money(cost), "price": _money(price),
+                        "photo_url": (
+                            f"https://images.example.com/greenfield/{iid}.jpg"
+                            if rng.random() < 0.35
+                            else None
+                        ),
+                        "attrs": attr_vals,
+                        "cost": _money(cost),
+                        "price": _money(price),
                         "deleted": False,
                     }
-                    meta[iid] = {"season": season, "home": home + off, "fractional": fractional,
-                                 "supplier": supplier_id[supplier]}
+                    meta[iid] = {
+                        "season": season,
+                        "home": home + off,
+                        "fractional": fractional,
+                        "supplier": supplier_id[supplier],
+                    }
                     iid += 1
     item_ids = list(items)
     # Popularity: a long tail (a few best sellers, many slow movers).
@@ -208,13 +270,28 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     backorder = {i: _window(rng) for i in rng.sample(item_ids, 6)}  # supplier out of stock
 
     team = dict(SHOP_TEAM) if branch is None else branch_team(branch)
-    store = TeamStore(key=key, team=team, items=items, locations=locations, partners=partners,
-                      members=members, attrs=attrs, log=TxLog(BASE_TX_ID + 10 * off))
-    plan = ShopPlan(start_day=start_day, meta=meta, pop=pop, discontinued=discontinued,
-                    backorder=backorder, trade_ids=trade_ids, walkin_ids=walkin_ids,
-                    locations=tuple(locations),
-                    authors=[(m[0], m[4]) for m in staff if m[4]],
-                    leaver=next((m[0] for m in staff if m[3]), None))
+    store = TeamStore(
+        key=key,
+        team=team,
+        items=items,
+        locations=locations,
+        partners=partners,
+        members=members,
+        attrs=attrs,
+        log=TxLog(BASE_TX_ID + 10 * off),
+    )
+    plan = ShopPlan(
+        start_day=start_day,
+        meta=meta,
+        pop=pop,
+        discontinued=discontinued,
+        backorder=backorder,
+        trade_ids=trade_ids,
+        walkin_ids=walkin_ids,
+        locations=tuple(locations),
+        authors=[(m[0], m[4]) for m in staff if m[4]],
+        leaver=next((m[0] for m in staff if m[3]), None),
+    )
     simulate(store, rng, plan, seed=seed, size=size)
     for i in discontinued:
         items[i]["deleted"] = True
@@ -230,27 +307,55 @@ def _window(rng: random.Random) -> tuple[int, int]:
 # -- the café (basic mode) -------------------------------------------------------------------
 def _build_basic(seed: int) -> TeamStore:
     rng = random.Random(f"invtools-basic-{seed}")
-    attrs = {a[0]: {"id": a[0], "attr_type": a[1], "attr_name": a[2], "rank": a[3]}
-             for a in CAFE_ATTRS}
+    attrs = {
+        a[0]: {"id": a[0], "attr_type": a[1], "attr_name": a[2], "rank": a[3]} for a in CAFE_ATTRS
+    }
     items = {}
     for k, (name, cat, cost) in enumerate(CAFE_ITEMS):
         iid = 200001 + k
         c = round(cost * rng.uniform(0.9, 1.1), 2)
         items[iid] = {
-            "id": iid, "name": name, "sku": f"CC-{k + 1:03d}", "barcode": _ean13(rng),
+            "id": iid,
+            "name": name,
+            "sku": f"CC-{k + 1:03d}",
+            "barcode": _ean13(rng),
             "photo_url": None,
-            "attrs": [{"id": 9201, "type": "text", "name": "Category", "value": cat},
-                      {"id": 9202, "type": "number", "name": "Shelf life (days)",
-                       "value": rng.choice((3, 7, 30, 180, 365))}],
-            "cost": _money(c), "price": _money(c * 1.6), "deleted": False,
+            "attrs": [
+                {"id": 9201, "type": "text", "name": "Category", "value": cat},
+                {
+                    "id": 9202,
+                    "type": "number",
+                    "name": "Shelf life (days)",
+                    "value": rng.choice((3, 7, 30, 180, 365)),
+                },
+            ],
+            "cost": _money(c),
+            "price": _money(c * 1.6),
+            "deleted": False,
         }
     partners = {}
     for k, (ptype, name) in enumerate(CAFE_PARTNERS):
         pid = 6601 + k
-        partners[pid] = {"id": pid, "type": ptype, "name": name, "phone": _phone(rng),
-                         "email": f"hello@{_slug(name)}.example", "address": None, "memo": None,
-                         "deleted": False}
-    members = {m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": False}
-               for m in CAFE_MEMBERS}
-    return TeamStore(key="basic", team=dict(BASIC_TEAM), items=items, locations={},
-                     partners=partners, members=members, attrs=attrs, log=None)
+        partners[pid] = {
+            "id": pid,
+            "type": ptype,
+            "name": name,
+            "phone": _phone(rng),
+            "email": f"hello@{_slug(name)}.example",
+            "address": None,
+            "memo": None,
+            "deleted": False,
+        }
+    members = {
+        m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": False} for m in CAFE_MEMBERS
+    }
+    return TeamStore(
+        key="basic",
+        team=dict(BASIC_TEAM),
+        items=items,
+        locations={},
+        partners=partners,
+        members=members,
+        attrs=attrs,
+        log=None,
+    )

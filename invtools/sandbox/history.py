@@ -48,8 +48,7 @@ class ShopPlan:
     leaver: int | None  # a member who leaves after the first third of the history, if any
 
 
-def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
-             size: int) -> None:
+def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int, size: int) -> None:
     """Write the shop's history into ``store.log``: ``size`` live transactions, replayed, then
     a few backdated and a few edited ones. ``rng`` continues the shop's seeded generator."""
     log = store.log
@@ -89,8 +88,10 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     times.sort()
 
     # Sale weights per month (popularity x category season), as cumulative weights.
-    cum_by_month = [list(accumulate(pop[i] * SEASONS[meta[i]["season"]][m] for i in item_ids))
-                    for m in range(12)]
+    cum_by_month = [
+        list(accumulate(pop[i] * SEASONS[meta[i]["season"]][m] for i in item_ids))
+        for m in range(12)
+    ]
 
     stock: dict[tuple[int, int], float] = {}
     leaves_at = DAYS // 3
@@ -100,12 +101,29 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     authors_all = [mid for mid, w in plan.authors for _ in range(w)]
     authors_later = [mid for mid in authors_all if mid != plan.leaver]
 
-    def emit(t: int, type_code: int, to: int, lines, *, frm: int = NO_ID, partner: int = NO_ID,
-             memo=None, day: int = 0) -> int:
+    def emit(
+        t: int,
+        type_code: int,
+        to: int,
+        lines,
+        *,
+        frm: int = NO_ID,
+        partner: int = NO_ID,
+        memo=None,
+        day: int = 0,
+    ) -> int:
         pool = authors_all if day <= leaves_at else authors_later
-        return log.append(time=t, created=t + (5 + int(rand() * 86)) * 1000, type_code=type_code,
-                          partner=partner, from_loc=frm, to_loc=to,
-                          creator=pool[int(rand() * len(pool))], memo=memo, lines=lines)
+        return log.append(
+            time=t,
+            created=t + (5 + int(rand() * 86)) * 1000,
+            type_code=type_code,
+            partner=partner,
+            from_loc=frm,
+            to_loc=to,
+            creator=pool[int(rand() * len(pool))],
+            memo=memo,
+            lines=lines,
+        )
 
     # Opening stock counts: shelf full, home location holds one order's worth.
     for k, loc in enumerate((back, floor, wh_n, wh_s)):
@@ -140,8 +158,9 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         if key not in orders:
             orders[key] = {}
             due_day = (win[1] if win is not None and late else day) + rng.randint(2, 5)
-            heapq.heappush(arrivals, (start_ms + due_day * DAY_MS + rng.randint(7, 9) * 3_600_000,
-                                      *key))
+            heapq.heappush(
+                arrivals, (start_ms + due_day * DAY_MS + rng.randint(7, 9) * 3_600_000, *key)
+            )
         orders[key][i] = float(order_qty[i])
         on_order.add(i)
 
@@ -195,9 +214,16 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                     lines.append((i, delta))
                     need_refill(i)
             if lines:
-                emit(t, ADJUST, loc, lines, memo=rng.choice(
-                    ("Cycle count", "Cycle count", "Damaged in storage", "Found in stocktake")),
-                     day=day)
+                emit(
+                    t,
+                    ADJUST,
+                    loc,
+                    lines,
+                    memo=rng.choice(
+                        ("Cycle count", "Cycle count", "Damaged in storage", "Found in stocktake")
+                    ),
+                    day=day,
+                )
                 continue
         # A sale: mostly walk-in at the shop floor, sometimes a trade order from a warehouse.
         trade = rand() < 0.08
@@ -233,15 +259,27 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             need_refill(i)
             if src != floor:
                 check_reorder(i, t, day)
-        partner = (rng.choice(trade_ids) if trade else
-                   (walkin_ids[int(rand() * len(walkin_ids))] if rand() < 0.25 else NO_ID))
+        partner = (
+            rng.choice(trade_ids)
+            if trade
+            else (walkin_ids[int(rand() * len(walkin_ids))] if rand() < 0.25 else NO_ID)
+        )
         memo = "Trade account" if trade else (None if rand() < 0.85 else "Card payment")
         r = emit(t, OUT, src, lines, partner=partner, memo=memo, day=day)
         if rand() < 0.0012:
             # A duplicate entered by mistake and deleted a minute later (never counted).
-            log.append(time=t + 1000, created=t + 60_000, type_code=OUT, partner=partner,
-                       from_loc=NO_ID, to_loc=src, creator=log.creator[r], memo=memo,
-                       lines=lines, deleted=True)
+            log.append(
+                time=t + 1000,
+                created=t + 60_000,
+                type_code=OUT,
+                partner=partner,
+                from_loc=NO_ID,
+                to_loc=src,
+                creator=log.creator[r],
+                memo=memo,
+                lines=lines,
+                deleted=True,
+            )
 
     _mark_backdated(log, rng, size, start_ms)
     if log.finish():  # the simulation keeps stock >= 0; replay must agree
@@ -252,9 +290,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 def _mark_backdated(log: TxLog, rng: random.Random, size: int, start_ms: int) -> None:
     """Deliveries and counts recorded days after they happened (created_at >> time)."""
     end_ms = int(ANCHOR.timestamp() * 1000)
-    candidates = [r for r in range(4, len(log.time))
-                  if log.type[r] in (IN, ADJUST) and not log.deleted[r]
-                  and log.time[r] < end_ms - 14 * DAY_MS]
+    candidates = [
+        r
+        for r in range(4, len(log.time))
+        if log.type[r] in (IN, ADJUST) and not log.deleted[r] and log.time[r] < end_ms - 14 * DAY_MS
+    ]
     for r in rng.sample(candidates, min(len(candidates), max(24, size // 150))):
         log.created[r] = log.time[r] + rng.randint(2, 12) * DAY_MS + rng.randint(1, 5) * 3_600_000
         log.memo[r] = (log.memo.get(r, "") + " (entered late from the paper note)").strip()

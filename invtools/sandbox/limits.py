@@ -31,8 +31,9 @@ class RateLimiter:
         self._hits: dict[object, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, key: object, *, limit: int, now: float,
-            window: float = WINDOW) -> tuple[bool, int, float]:
+    def hit(
+        self, key: object, *, limit: int, now: float, window: float = WINDOW
+    ) -> tuple[bool, int, float]:
         """Try to spend one request of ``key``'s budget at time ``now``.
 
         Returns ``(allowed, remaining, reset)``: ``remaining`` requests left in the window
@@ -117,14 +118,17 @@ class Faults:
     seed: int = 0
     _count: int = field(default=0, init=False, repr=False, compare=False)
     _rng: random.Random = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
-                                  compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(FAULT_KINDS)
         if unknown or not self.kinds:
-            raise ValueError(f"fault kinds must be a non-empty subset of {FAULT_KINDS}, "
-                             f"got {tuple(self.kinds)!r}")
+            raise ValueError(
+                f"fault kinds must be a non-empty subset of {FAULT_KINDS}, "
+                f"got {tuple(self.kinds)!r}"
+            )
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"rate is a probability between 0 and 1, not {self.rate!r}")
         self.kinds = tuple(self.kinds)
@@ -141,5 +145,6 @@ class Faults:
         with self._lock:
             self._count += 1
             hit = self._count in self.on_requests or (
-                self.rate > 0 and self._rng.random() < self.rate)
+                self.rate > 0 and self._rng.random() < self.rate
+            )
             return self._rng.choice(self.kinds) if hit else None

@@ -61,15 +61,27 @@ class ApiError(Exception):
     (404, '/errors/not-found', 'Item 7 was not found', 'ex_', 'rq_')
     """
 
-    def __init__(self, status: int, type_: str, title: str, *,
-                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        status: int,
+        type_: str,
+        title: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(title)
         self.status, self.type, self.title, self.extra = status, type_, title, extra
         self.headers = dict(headers or {})
 
     def body(self) -> dict:
-        return {"id": _rand_id("ex_"), "type": self.type, "title": self.title,
-                "correlation_id": _rand_id("rq_"), **self.extra}
+        return {
+            "id": _rand_id("ex_"),
+            "type": self.type,
+            "title": self.title,
+            "correlation_id": _rand_id("rq_"),
+            **self.extra,
+        }
 
 
 def _not_found(what: str) -> ApiError:
@@ -77,8 +89,9 @@ def _not_found(what: str) -> ApiError:
 
 
 def _invalid(errors: list[dict]) -> ApiError:
-    return ApiError(400, "/errors/invalid-request", "The request has invalid parameters",
-                    errors=errors)
+    return ApiError(
+        400, "/errors/invalid-request", "The request has invalid parameters", errors=errors
+    )
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -142,8 +155,13 @@ class Params:
 # -- handlers: (store, params, id, quirks) -> JSON-able --------------------------------------
 def _page(rows: list[dict], limit: int, has_more: bool, quirks: set[str]) -> dict:
     cursor = rows[-1]["id"] if rows and (has_more or "last_cursor_not_null" in quirks) else None
-    return {"items": rows, "count": len(rows), "limit": limit, "cursor": cursor,
-            "has_more": has_more}
+    return {
+        "items": rows,
+        "count": len(rows),
+        "limit": limit,
+        "cursor": cursor,
+        "has_more": has_more,
+    }
 
 
 def _paging(p: Params) -> tuple[int, int | None]:
@@ -161,11 +179,16 @@ def _items(store: TeamStore, p: Params, _id, quirks: set[str]):
     location_ids = p.int_list("location_ids")
     p.check()
     wanted = set(item_ids) if item_ids else None
-    ids = [i for i in sorted(store.items)
-           if not store.items[i]["deleted"] and (cursor is None or i > cursor)
-           and (wanted is None or i in wanted)]
-    return _page([store.item_json(i, location_ids) for i in ids[:limit]], limit,
-                 len(ids) > limit, quirks)
+    ids = [
+        i
+        for i in sorted(store.items)
+        if not store.items[i]["deleted"]
+        and (cursor is None or i > cursor)
+        and (wanted is None or i in wanted)
+    ]
+    return _page(
+        [store.item_json(i, location_ids) for i in ids[:limit]], limit, len(ids) > limit, quirks
+    )
 
 
 def _item(store: TeamStore, p: Params, item_id, quirks: set[str]):
@@ -187,9 +210,16 @@ def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
     if cursor is not None:
         after = log.row(cursor)
         if after is None:
-            raise _invalid([{"parameter": "cursor", "given": str(cursor),
-                             "message": "cursor is not one this list handed out; "
-                                        "start again without a cursor"}])
+            raise _invalid(
+                [
+                    {
+                        "parameter": "cursor",
+                        "given": str(cursor),
+                        "message": "cursor is not one this list handed out; "
+                        "start again without a cursor",
+                    }
+                ]
+            )
     rows, has_more = log.page_newest_first(after, limit, type_code)
     return _page([store.tx_row_json(r) for r in rows], limit, has_more, quirks)
 
@@ -219,9 +249,13 @@ def _partners(store: TeamStore, p: Params, _id, quirks: set[str]):
     limit, cursor = _paging(p)
     ptype = p.choice("type", {"0": 0, "1": 1})
     p.check()
-    ids = [i for i in sorted(store.partners)
-           if not store.partners[i]["deleted"] and (cursor is None or i > cursor)
-           and (ptype is None or store.partners[i]["type"] == ptype)]
+    ids = [
+        i
+        for i in sorted(store.partners)
+        if not store.partners[i]["deleted"]
+        and (cursor is None or i > cursor)
+        and (ptype is None or store.partners[i]["type"] == ptype)
+    ]
     rows = [public(store.partners[i]) for i in ids[:limit]]
     return _page(rows, limit, len(ids) > limit, quirks)
 

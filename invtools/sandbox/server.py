@@ -93,9 +93,12 @@ class Server(ThreadingHTTPServer):
         super().__init__(addr, Handler)
 
     def process_request(self, request, client_address) -> None:
-        thread = threading.Thread(target=self.process_request_thread,
-                                  args=(request, client_address), daemon=True,
-                                  name=f"invtools-sandbox-{self.server_address[1]}-connection")
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            daemon=True,
+            name=f"invtools-sandbox-{self.server_address[1]}-connection",
+        )
         with self._open_lock:
             self._open[request] = thread
         thread.start()
@@ -134,12 +137,24 @@ class Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None = None,
-          quirks=(), faults: Faults | None = None,
-          log: Callable[[str], None] | None = None, clock=time, latency: float = 0.0,
-          jitter: float = 0.25, rate_limit_scope: str = "endpoint",
-          shops: int = 1, rate_window: float = 1.0, stated_budget: bool = False,
-          count_after_latency: bool = False) -> Iterator[Sandbox]:
+def serve(
+    *,
+    port: int = 0,
+    rate_limit: int = 5,
+    seed: int = 0,
+    size: int | None = None,
+    quirks=(),
+    faults: Faults | None = None,
+    log: Callable[[str], None] | None = None,
+    clock=time,
+    latency: float = 0.0,
+    jitter: float = 0.25,
+    rate_limit_scope: str = "endpoint",
+    shops: int = 1,
+    rate_window: float = 1.0,
+    stated_budget: bool = False,
+    count_after_latency: bool = False,
+) -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
     ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
@@ -178,15 +193,29 @@ def serve(*, port: int = 0, rate_limit: int = 5, seed: int = 0, size: int | None
     if rate_limit_scope not in ("endpoint", "token"):
         raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
     quirks = ({quirks} if isinstance(quirks, str) else set(quirks or ())) | (
-        {"shared_rate_limit"} if rate_limit_scope == "token" else set())
-    sandbox = Sandbox(build(seed=seed, size=size, shops=shops), seed=seed, rate_limit=rate_limit,
-                      quirks=quirks, faults=faults, clock=clock, latency=latency, jitter=jitter,
-                      rate_window=rate_window, stated_budget=stated_budget,
-                      count_after_latency=count_after_latency)
+        {"shared_rate_limit"} if rate_limit_scope == "token" else set()
+    )
+    sandbox = Sandbox(
+        build(seed=seed, size=size, shops=shops),
+        seed=seed,
+        rate_limit=rate_limit,
+        quirks=quirks,
+        faults=faults,
+        clock=clock,
+        latency=latency,
+        jitter=jitter,
+        rate_window=rate_window,
+        stated_budget=stated_budget,
+        count_after_latency=count_after_latency,
+    )
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              name=f"invtools-sandbox-{server.server_address[1]}", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": 0.05},
+        name=f"invtools-sandbox-{server.server_address[1]}",
+        daemon=True,
+    )
     thread.start()
     try:
         yield sandbox

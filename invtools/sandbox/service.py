@@ -46,6 +46,7 @@ from invtools.sandbox.store import TeamStore, TeamView
 
 __all__ = ["Sandbox", "RequestRecord", "QUIRKS", "respond"]
 
+
 class Headers(Protocol):
     """A request's headers as the service reads them: by name with ``get`` (a dict, or the
     case-insensitive ``email.message.Message`` that ``http.server`` hands over)."""
@@ -53,10 +54,16 @@ class Headers(Protocol):
     def get(self, name: str, /) -> str | None: ...
 
 
-QUIRKS = frozenset({
-    "last_cursor_not_null", "team_wrapped", "shared_rate_limit",
-    "ratelimit_headers:reset", "ratelimit_headers:retry_after", "ratelimit_headers:none",
-})
+QUIRKS = frozenset(
+    {
+        "last_cursor_not_null",
+        "team_wrapped",
+        "shared_rate_limit",
+        "ratelimit_headers:reset",
+        "ratelimit_headers:retry_after",
+        "ratelimit_headers:none",
+    }
+)
 _TOKEN_CHARS = string.ascii_lowercase + string.digits
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -74,12 +81,18 @@ class RequestRecord:
     fault: str | None = None
 
 
-def _record_for(method: str, target: str, fault: str | None = None,
-                status: int | None = None) -> RequestRecord:
+def _record_for(
+    method: str, target: str, fault: str | None = None, status: int | None = None
+) -> RequestRecord:
     parts = urlsplit(target)
-    return RequestRecord(method=method, path=parts.path, route=None,
-                         params=parse_qs(parts.query, keep_blank_values=True), status=status,
-                         fault=fault)
+    return RequestRecord(
+        method=method,
+        path=parts.path,
+        route=None,
+        params=parse_qs(parts.query, keep_blank_values=True),
+        status=status,
+        fault=fault,
+    )
 
 
 class Sandbox:
@@ -92,21 +105,34 @@ class Sandbox:
     :meth:`clear_log`).
     """
 
-    def __init__(self, stores: dict[str, TeamStore], *, seed: int, rate_limit: int,
-                 quirks=(), faults: Faults | None = None, clock=time,
-                 latency: float = 0.0, jitter: float = 0.25, rate_window: float = 1.0,
-                 stated_budget: bool = False, count_after_latency: bool = False) -> None:
+    def __init__(
+        self,
+        stores: dict[str, TeamStore],
+        *,
+        seed: int,
+        rate_limit: int,
+        quirks=(),
+        faults: Faults | None = None,
+        clock=time,
+        latency: float = 0.0,
+        jitter: float = 0.25,
+        rate_window: float = 1.0,
+        stated_budget: bool = False,
+        count_after_latency: bool = False,
+    ) -> None:
         self._stores = stores
         self.latency = Latency(latency, jitter=jitter, seed=seed)
         self.clock = clock  # anything with monotonic(): the rate window runs on its time
         rng = random.Random(f"invtools-tokens-{seed}")
-        self.tokens = {key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32))
-                       for key in stores}
+        self.tokens = {
+            key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32)) for key in stores
+        }
         self._by_token = {tok: stores[key] for key, tok in self.tokens.items()}
         self.rate_limit = rate_limit
         if not (isinstance(rate_window, (int, float)) and 0 < rate_window < float("inf")):
-            raise ValueError(f"rate_window is the seconds a budget counts over, > 0; "
-                             f"got {rate_window!r}")
+            raise ValueError(
+                f"rate_window is the seconds a budget counts over, > 0; got {rate_window!r}"
+            )
         self.rate_window = float(rate_window)
         self.stated_budget = bool(stated_budget)
         self.count_after_latency = bool(count_after_latency)
@@ -226,8 +252,7 @@ class Sandbox:
         return store
 
     # -- request handling (called from connection threads) --------------------------------
-    def handle(self, method: str, target: str, headers: Headers,
-               fault: str | None = None) -> Reply:
+    def handle(self, method: str, target: str, headers: Headers, fault: str | None = None) -> Reply:
         """Answer one request: ``(status, headers, body)``; records it in ``requests``."""
         rec = _record_for(method, target, fault)
         try:
@@ -247,14 +272,20 @@ class Sandbox:
             raise ApiError(404, "/errors/not-found", f"No endpoint at {rec.path}")
         rec.route = route.template
         if method != "GET":
-            raise ApiError(405, "/errors/method-not-allowed",
-                           f"{method} is not supported here; this sandbox is read-only")
+            raise ApiError(
+                405,
+                "/errors/method-not-allowed",
+                f"{method} is not supported here; this sandbox is read-only",
+            )
         limit_headers = self._rate_check(store.key, route.template)
         if route.location_only and not store.uses_locations:
-            raise ApiError(400, "/errors/invalid-team-mode",
-                           f"{route.template} is only available to teams that manage stock by "
-                           f"location; team {store.team['name']!r} is in mode "
-                           f"{store.team['mode']}")
+            raise ApiError(
+                400,
+                "/errors/invalid-team-mode",
+                f"{route.template} is only available to teams that manage stock by "
+                f"location; team {store.team['name']!r} is in mode "
+                f"{store.team['mode']}",
+            )
         with store.lock:
             payload = route.handler(store, Params(rec.params), obj_id, self._quirks)
         return 200, limit_headers, payload
@@ -265,13 +296,15 @@ class Sandbox:
         # Without the Bearer scheme the whole header is taken as the (then unknown) token.
         token = rest.strip() if scheme.lower() == "bearer" else header
         if not token:
-            raise ApiError(401, "/errors/tokens/required",
-                           "An API token is required: send 'Authorization: Bearer <token>'")
+            raise ApiError(
+                401,
+                "/errors/tokens/required",
+                "An API token is required: send 'Authorization: Bearer <token>'",
+            )
         store = self._by_token.get(token)
         if store is None:
             # The real service echoes the token it was given; clients must not log it.
-            raise ApiError(401, "/errors/tokens/invalid", "The API token is invalid",
-                           given=token)
+            raise ApiError(401, "/errors/tokens/invalid", "The API token is invalid", given=token)
         return store
 
     def _rate_check(self, team: str, template: str) -> dict[str, str]:
@@ -280,20 +313,28 @@ class Sandbox:
             return {}
         quirks = self._quirks
         key = (team, "*" if "shared_rate_limit" in quirks else template)
-        allowed, remaining, reset = self.limiter.hit(key, limit=limit, now=self.clock.monotonic(),
-                                                     window=self.rate_window)
-        variant = next((q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")),
-                       None)
+        allowed, remaining, reset = self.limiter.hit(
+            key, limit=limit, now=self.clock.monotonic(), window=self.rate_window
+        )
+        variant = next(
+            (q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")), None
+        )
         if allowed:
             if self.stated_budget:  # the budget on every answer, as some services state it
-                return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining),
-                        "X-Ratelimit-Reset": f"{reset:.3f}"}
+                return {
+                    "X-Ratelimit-Limit": str(limit),
+                    "X-Ratelimit-Remaining": str(remaining),
+                    "X-Ratelimit-Reset": f"{reset:.3f}",
+                }
             if variant is None:
                 return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
             return {}
         if variant is None:
-            headers = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": "0",
-                       "X-Ratelimit-Reset": f"{reset:.3f}"}
+            headers = {
+                "X-Ratelimit-Limit": str(limit),
+                "X-Ratelimit-Remaining": "0",
+                "X-Ratelimit-Reset": f"{reset:.3f}",
+            }
         elif variant == "reset":
             headers = {"X-Ratelimit-Reset": f"{reset:.3f}"}
         elif variant == "retry_after":
@@ -301,9 +342,12 @@ class Sandbox:
         else:
             headers = {}
         per = "second" if self.rate_window == 1 else f"{self.rate_window:g} seconds"
-        raise ApiError(429, "/errors/too-many-requests",
-                       f"Too many requests: at most {limit} per {per} for this endpoint",
-                       headers=headers)
+        raise ApiError(
+            429,
+            "/errors/too-many-requests",
+            f"Too many requests: at most {limit} per {per} for this endpoint",
+            headers=headers,
+        )
 
 
 def respond(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
@@ -340,9 +384,11 @@ def _answer(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | 
     if kind in ("500", "502", "503"):
         status = int(kind)
         phrase = HTTPStatus(status).phrase
-        body = (f"<html><head><title>{status} {phrase}</title></head>"
-                f"<body><h1>{status} {phrase}</h1>"
-                f"<p>The upstream server is having trouble.</p></body></html>").encode()
+        body = (
+            f"<html><head><title>{status} {phrase}</title></head>"
+            f"<body><h1>{status} {phrase}</h1>"
+            f"<p>The upstream server is having trouble.</p></body></html>"
+        ).encode()
         sb._record(_record_for(method, target, kind, status))
         return status, {"Content-Type": "text/html; charset=utf-8"}, body
     reply = sb.handle(method, target, headers, fault=kind)

@@ -77,11 +77,15 @@ class TeamStore:
     # -- rendering (wire format) ---------------------------------------------------------
     def item_json(self, item_id: int, location_ids: list[int] | None = None) -> dict:
         rec = self.items[item_id]
-        locs = [loc for loc in (location_ids if location_ids else sorted(self.locations))
-                if loc in self.locations]
+        locs = [
+            loc
+            for loc in (location_ids if location_ids else sorted(self.locations))
+            if loc in self.locations
+        ]
         at = self.log.stock_at if self.log else {}
-        quantities = [{"location_id": loc, "quantity": num(at.get((item_id, loc), 0.0))}
-                      for loc in locs]
+        quantities = [
+            {"location_id": loc, "quantity": num(at.get((item_id, loc), 0.0))} for loc in locs
+        ]
         return {
             "id": item_id,
             "name": rec["name"],
@@ -130,17 +134,19 @@ class TeamStore:
         for j in log.lines(r):
             rec = self.items[log.l_item[j]]
             f, t = log.l_from[j], log.l_to[j]
-            lines.append({
-                "id": log.l_item[j],
-                "name": rec["name"],
-                "sku": rec["sku"],
-                "barcode": rec["barcode"],
-                "quantity": num(log.l_qty[j]),
-                "deleted": rec["deleted"],
-                "new_stock_level": num(log.l_lvl[j]),
-                "from_location_new_stock_level": None if math.isnan(f) else num(f),
-                "to_location_new_stock_level": None if math.isnan(t) else num(t),
-            })
+            lines.append(
+                {
+                    "id": log.l_item[j],
+                    "name": rec["name"],
+                    "sku": rec["sku"],
+                    "barcode": rec["barcode"],
+                    "quantity": num(log.l_qty[j]),
+                    "deleted": rec["deleted"],
+                    "new_stock_level": num(log.l_lvl[j]),
+                    "from_location_new_stock_level": None if math.isnan(f) else num(f),
+                    "to_location_new_stock_level": None if math.isnan(t) else num(t),
+                }
+            )
         out["items"] = lines
         return out
 
@@ -179,16 +185,28 @@ class TeamStore:
             live = [i for i, rec in sorted(self.items.items()) if not rec["deleted"]]
             return [(i, 3.0) for i in live[:count]]
         # out/move: items that have stock at the location, one unit each
-        have = sorted(i for (i, at_loc), q in log.stock_at.items()
-                      if at_loc == loc and q >= 1 and not self.items[i]["deleted"])
+        have = sorted(
+            i
+            for (i, at_loc), q in log.stock_at.items()
+            if at_loc == loc and q >= 1 and not self.items[i]["deleted"]
+        )
         if not have:
             raise ValueError(f"no stock at location {loc}; pass lines=[(item_id, qty), ...]")
         return [(i, 1.0) for i in have[:count]]
 
-    def add_transaction(self, *, type: str = "out", lines=None, partner: int | None = None,  # noqa: A002
-                        from_location: int | None = None, to_location: int | None = None,
-                        memo: str | None = None, transaction_time: Time | None = None,
-                        created_at: Time | None = None, created_by: int | None = None) -> dict:
+    def add_transaction(
+        self,
+        *,
+        type: str = "out",
+        lines=None,
+        partner: int | None = None,  # noqa: A002
+        from_location: int | None = None,
+        to_location: int | None = None,
+        memo: str | None = None,
+        transaction_time: Time | None = None,
+        created_at: Time | None = None,
+        created_by: int | None = None,
+    ) -> dict:
         """Append a transaction; defaults are realistic (a shop-floor sale of one unit of two
         items that have stock). A ``transaction_time`` earlier than ``created_at`` backdates it;
         later levels are recomputed. Times are what :func:`~invtools.sandbox.wire.parse_time`
@@ -200,8 +218,11 @@ class TeamStore:
         locs = sorted(self.locations)
         floor = next((i for i, lo in self.locations.items() if lo["name"] == "Shop floor"), locs[0])
         if code == MOVE:
-            frm = from_location if from_location is not None else next(
-                (i for i in locs if i != floor), locs[0])
+            frm = (
+                from_location
+                if from_location is not None
+                else next((i for i in locs if i != floor), locs[0])
+            )
             to = to_location if to_location is not None else floor
             if frm == to:
                 raise ValueError("a move needs different from_location and to_location")
@@ -215,24 +236,47 @@ class TeamStore:
             raise ValueError(f"partner {partner} does not belong to team {self.key!r}")
         if created_by is not None and created_by not in self.members:
             raise ValueError(f"member {created_by} does not belong to team {self.key!r}")
-        lines = ([(int(i), float(q)) for i, q in lines] if lines is not None
-                 else self._default_lines(code, frm if code == MOVE else to))
+        lines = (
+            [(int(i), float(q)) for i, q in lines]
+            if lines is not None
+            else self._default_lines(code, frm if code == MOVE else to)
+        )
         self._check_lines(lines)
         created = parse_time(created_at) if created_at is not None else self._clock()
         when = parse_time(transaction_time) if transaction_time is not None else created
-        creator = created_by if created_by is not None else min(
-            i for i, m in self.members.items() if m["role"] != "viewer" and not m["deleted"])
-        r = log.append(time=when, created=created, type_code=code,
-                       partner=NO_ID if partner is None else partner, from_loc=frm, to_loc=to,
-                       creator=creator, memo=memo, lines=lines,
-                       tx_id=log.base_id + len(log.row_of_id))
+        creator = (
+            created_by
+            if created_by is not None
+            else min(
+                i for i, m in self.members.items() if m["role"] != "viewer" and not m["deleted"]
+            )
+        )
+        r = log.append(
+            time=when,
+            created=created,
+            type_code=code,
+            partner=NO_ID if partner is None else partner,
+            from_loc=frm,
+            to_loc=to,
+            creator=creator,
+            memo=memo,
+            lines=lines,
+            tx_id=log.base_id + len(log.row_of_id),
+        )
         log.row_of_id.append(r)
         log.insert_live(r)
         log.replay()
         return self.tx_detail_json(r)
 
-    def edit_transaction(self, tx_id: int, *, lines=None, memo: Any = ..., partner: Any = ...,
-                         transaction_time: Time | None = None) -> dict:
+    def edit_transaction(
+        self,
+        tx_id: int,
+        *,
+        lines=None,
+        memo: Any = ...,
+        partner: Any = ...,
+        transaction_time: Time | None = None,
+    ) -> dict:
         """Edit a live transaction: revision + 1, the old version kept for ``?revision=N``.
 
         With no changes, one line's quantity changes (in/adjust: +1; out/move: -1 when the

@@ -82,9 +82,21 @@ class TxLog:
         return len(self.order)
 
     # -- building ------------------------------------------------------------------------
-    def append(self, *, time: int, created: int, type_code: int, partner: int, from_loc: int,
-               to_loc: int, creator: int, memo: str | None, lines: list[tuple[int, float]],
-               deleted: bool = False, tx_id: int | None = None) -> int:
+    def append(
+        self,
+        *,
+        time: int,
+        created: int,
+        type_code: int,
+        partner: int,
+        from_loc: int,
+        to_loc: int,
+        creator: int,
+        memo: str | None,
+        lines: list[tuple[int, float]],
+        deleted: bool = False,
+        tx_id: int | None = None,
+    ) -> int:
         """Add a row (not yet in ``order``; call :meth:`finish` or :meth:`insert_live`)."""
         r = len(self.time)
         self.ids.append(-1 if tx_id is None else tx_id)
@@ -213,8 +225,9 @@ class TxLog:
             return self.row_of_id[i]
         return None
 
-    def page_newest_first(self, after_row: int | None, limit: int,
-                          type_code: int | None = None) -> tuple[list[int], bool]:
+    def page_newest_first(
+        self, after_row: int | None, limit: int, type_code: int | None = None
+    ) -> tuple[list[int], bool]:
         """Rows strictly older than ``after_row``'s ``(time, id)`` key, newest first.
 
         Returns up to ``limit`` rows and whether more match. ``after_row`` may be a deleted

@@ -45,8 +45,10 @@ def parse_time(value: str | int | datetime) -> int:
     elif isinstance(value, str):
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     else:
-        raise TypeError(f"a time is an ISO-8601 string, milliseconds since the epoch (int) or "
-                        f"a datetime, not {type(value).__name__}")
+        raise TypeError(
+            f"a time is an ISO-8601 string, milliseconds since the epoch (int) or "
+            f"a datetime, not {type(value).__name__}"
+        )
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return round(dt.timestamp() * 1000)

@@ -83,8 +83,19 @@ def plot_activity(
     if kind not in _KINDS:
         raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
     since, until = renamed_window("plot_activity", since, until, start, end)
-    table = table_of("plot_activity", df, freq, by, metric, top=top, since=since, until=until,
-                     tz=tz, signed=signed, exclude_opening_counts=exclude_opening_counts)
+    table = table_of(
+        "plot_activity",
+        df,
+        freq,
+        by,
+        metric,
+        top=top,
+        since=since,
+        until=until,
+        tz=tz,
+        signed=signed,
+        exclude_opening_counts=exclude_opening_counts,
+    )
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
@@ -96,8 +107,9 @@ def plot_activity(
         title += ", without opening stock counts"
     ax.set_title(title)
     units = "signed" if signed else "absolute"
-    ax.set_ylabel(f"{what} per {noun}" if metric == "count"
-                  else f"quantity (units, {units}) per {noun}")
+    ax.set_ylabel(
+        f"{what} per {noun}" if metric == "count" else f"quantity (units, {units}) per {noun}"
+    )
     ax.set_xlabel(f"{noun} (starting)" if noun != "day" else "day")
 
     if table.empty or not table.to_numpy().any():
@@ -116,8 +128,14 @@ def plot_activity(
         _draw_bars(ax, table, starts, widths, colors)
     else:
         for col in table.columns:
-            ax.plot(starts.to_numpy(), table[col].to_numpy(dtype=float), marker="o",
-                    markersize=3, label=col, color=colors[col])
+            ax.plot(
+                starts.to_numpy(),
+                table[col].to_numpy(dtype=float),
+                marker="o",
+                markersize=3,
+                label=col,
+                color=colors[col],
+            )
         if len(starts) > 1:  # a line's last point is at the last period's start
             # matplotlib takes datetime64 through its date converter; its stubs say float
             ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())  # type: ignore[arg-type]
@@ -143,8 +161,15 @@ def _draw_stairs(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
     for col in table.columns:
         values = table[col].to_numpy(dtype=float)
         bottom = stack.put(values)
-        ax.stairs(bottom + values, edges, baseline=bottom, fill=True, label=col,
-                  color=colors[col], linewidth=0)
+        ax.stairs(
+            bottom + values,
+            edges,
+            baseline=bottom,
+            fill=True,
+            label=col,
+            color=colors[col],
+            linewidth=0,
+        )
     ax.set_xlim(edges[0], edges[-1])
 
 
@@ -154,8 +179,16 @@ def _draw_bars(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
     w = (widths * 0.8).to_numpy()
     for col in table.columns:
         heights = table[col].to_numpy(dtype=float)
-        ax.bar(x, heights, width=w, bottom=stack.put(heights), align="edge", label=col,
-               color=colors[col], linewidth=0)
+        ax.bar(
+            x,
+            heights,
+            width=w,
+            bottom=stack.put(heights),
+            align="edge",
+            label=col,
+            color=colors[col],
+            linewidth=0,
+        )
     ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
 
 

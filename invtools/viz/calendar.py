@@ -58,8 +58,19 @@ def plot_calendar(
     elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
     year = int(year)
-    table = table_of("plot_calendar", df, "D", None, metric, top=None, since=f"{year}-01-01",
-                     until=f"{year}-12-31", tz=tz, signed=False, exclude_opening_counts=False)
+    table = table_of(
+        "plot_calendar",
+        df,
+        "D",
+        None,
+        metric,
+        top=None,
+        since=f"{year}-01-01",
+        until=f"{year}-12-31",
+        tz=tz,
+        signed=False,
+        exclude_opening_counts=False,
+    )
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
     label = "Transactions" if what == "transactions" else what.capitalize()
@@ -82,31 +93,51 @@ def plot_calendar(
 
     # Quiet days in a faint neutral "under" colour (readable on light and dark styles), so the
     # colour scale is spent on the days with activity.
-    colormap = mpl.colormaps[cmap or mpl.rcParams["image.cmap"]] if not isinstance(
-        cmap, mpl.colors.Colormap) else cmap
+    colormap = (
+        mpl.colormaps[cmap or mpl.rcParams["image.cmap"]]
+        if not isinstance(cmap, mpl.colors.Colormap)
+        else cmap
+    )
     colormap = colormap.with_extremes(under=(0.5, 0.5, 0.5, 0.2), bad=(0, 0, 0, 0))
     positive = grid[np.isfinite(grid) & (grid > 0)]
     vmin = (1.0 if metric == "count" else float(positive.min())) if positive.size else 1.0
     vmax = max(float(positive.max()), vmin + 1e-9) if positive.size else vmin + 1.0
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap=colormap, aspect="equal",
-                      interpolation="nearest", origin="upper", vmin=vmin, vmax=vmax,
-                      extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5))
+    image = ax.imshow(
+        np.ma.masked_invalid(grid),
+        cmap=colormap,
+        aspect="equal",
+        interpolation="nearest",
+        origin="upper",
+        vmin=vmin,
+        vmax=vmax,
+        extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5),
+    )
     ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
     month_starts = [d for d in days if d.day == 1]
-    ax.set_xticks([int((d - first_monday).days // 7) for d in month_starts],
-                  [d.strftime("%b") for d in month_starts])
+    ax.set_xticks(
+        [int((d - first_monday).days // 7) for d in month_starts],
+        [d.strftime("%b") for d in month_starts],
+    )
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"
-    bar = ax.figure.colorbar(image, ax=ax, label=label, shrink=0.8, pad=0.01, extend="min",
-                             extendfrac=0.08)
+    bar = ax.figure.colorbar(
+        image, ax=ax, label=label, shrink=0.8, pad=0.01, extend="min", extendfrac=0.08
+    )
     if metric == "count":
         from matplotlib.ticker import MaxNLocator
 
         bar.locator = MaxNLocator(integer=True)
         bar.update_ticks()
     if not np.nansum(daily):
-        ax.text(0.5, 0.5, f"no transactions in {year}", transform=ax.transAxes, ha="center",
-                va="center", fontsize="large")
+        ax.text(
+            0.5,
+            0.5,
+            f"no transactions in {year}",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize="large",
+        )
     return ax

@@ -89,8 +89,10 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     said = pd.Series(False, index=df.index)
     if "memo" in df.columns:
         memo = df["memo"].astype("string")
-        said = (memo.str.contains(_OPENING, case=False, regex=True)
-                & memo.str.contains(_STOCK, case=False, regex=True)).fillna(False)
+        said = (
+            memo.str.contains(_OPENING, case=False, regex=True)
+            & memo.str.contains(_STOCK, case=False, regex=True)
+        ).fillna(False)
     first_activity = times[kinds.isin(_ACTIVITY_TYPES).fillna(False)].min()
     opens = pd.Series(False, index=df.index)
     if pd.notna(first_activity):

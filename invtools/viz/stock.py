@@ -107,8 +107,9 @@ def plot_stock_history(
     if until is not None:
         h = h[(h["_t"] <= end).fillna(False).to_numpy(dtype=bool)]
     deleted = deleted_items(h)
-    h = leave_out_deleted(h, deleted, include=include_deleted or items is not None,
-                          who="plot_stock_history")
+    h = leave_out_deleted(
+        h, deleted, include=include_deleted or items is not None, who="plot_stock_history"
+    )
     names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
     label_of = _item_labels(h["item_id"], names)
     for item_id in set(deleted) & set(label_of):
@@ -122,8 +123,9 @@ def plot_stock_history(
         ax.set_title("Stock history")
         no_data(ax, "no stock history")
         return ax
-    ax.set_title(f"Stock of {label_of[wanted[0]]}" if len(wanted) == 1
-                 else f"Stock of {len(wanted)} items")
+    ax.set_title(
+        f"Stock of {label_of[wanted[0]]}" if len(wanted) == 1 else f"Stock of {len(wanted)} items"
+    )
 
     by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
     cycle = color_cycle()
@@ -132,8 +134,9 @@ def plot_stock_history(
     n = 0
     for item_id in wanted:
         rows = h[h["item_id"] == item_id]
-        groups = (rows.groupby("location_id", dropna=False, sort=True) if by_location
-                  else [(None, rows)])
+        groups = (
+            rows.groupby("location_id", dropna=False, sort=True) if by_location else [(None, rows)]
+        )
         for loc, part in groups:
             part = part.sort_values("_t", kind="stable")
             if part.empty:  # every row of it after ``until``
@@ -147,27 +150,43 @@ def plot_stock_history(
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
             held = pd.notna(end) and len(x) and x[-1] < end  # the last level holds to the end
-            ax.plot(np.append(x, np.array([end]).astype(x.dtype)) if held else x,
-                    np.append(y, y[-1]) if held else y, drawstyle="steps-post", color=color,
-                    label=label)
+            ax.plot(
+                np.append(x, np.array([end]).astype(x.dtype)) if held else x,
+                np.append(y, y[-1]) if held else y,
+                drawstyle="steps-post",
+                color=color,
+                label=label,
+            )
             out = y <= 0
             if out.any():
-                ax.plot(x[out], y[out], linestyle="none", marker="x", markersize=8,
-                        markeredgewidth=2, color=OUT_OF_STOCK_COLOR, zorder=3,
-                        label=None if marked else "out of stock")
+                ax.plot(
+                    x[out],
+                    y[out],
+                    linestyle="none",
+                    marker="x",
+                    markersize=8,
+                    markeredgewidth=2,
+                    color=OUT_OF_STOCK_COLOR,
+                    zorder=3,
+                    label=None if marked else "out of stock",
+                )
                 marked = True
                 for lo, hi in _runs(out):
                     right = x[hi + 1] if hi + 1 < len(x) else end
                     if right > x[lo]:
-                        ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12,
-                                   linewidth=0)
+                        ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12, linewidth=0)
 
     for item_id, level in _min_levels(min_stock, wanted, label_of, names, h["item_id"]):
         single = not isinstance(min_stock, Mapping)
-        ax.axhline(level, linestyle="--", linewidth=1,
-                   color=OTHER_COLOR if single else color_of[item_id],
-                   label=f"minimum stock ({level:g})" if single
-                   else f"minimum {label_of[item_id]} ({level:g})")
+        ax.axhline(
+            level,
+            linestyle="--",
+            linewidth=1,
+            color=OTHER_COLOR if single else color_of[item_id],
+            label=f"minimum stock ({level:g})"
+            if single
+            else f"minimum {label_of[item_id]} ({level:g})",
+        )
     date_axis(ax)
     legend_outside(ax)
     return ax

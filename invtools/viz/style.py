@@ -78,13 +78,22 @@ def date_axis(ax: Axes) -> None:
 
 def legend_outside(ax: Axes, title: str | None = None) -> None:
     """The legend to the right of the plotting area, so it never hides a bar or a line."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, title=title,
-              frameon=False)
+    ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, title=title, frameon=False
+    )
 
 
 def no_data(ax: Axes, message: str) -> None:
     """Say ``message`` in the middle of an empty Axes (in the style's text colour)."""
-    ax.text(0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center",
-            fontsize="large", alpha=0.8)
+    ax.text(
+        0.5,
+        0.5,
+        message,
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize="large",
+        alpha=0.8,
+    )
     ax.set_xticks([])
     ax.set_yticks([])

@@ -129,27 +129,48 @@ def activity_table(
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
     since, until = renamed_window("activity_table", since, until, start, end)
-    return table_of("activity_table", df, freq, by, metric, top=top, since=since, until=until,
-                    tz=tz, signed=signed, exclude_opening_counts=exclude_opening_counts)
+    return table_of(
+        "activity_table",
+        df,
+        freq,
+        by,
+        metric,
+        top=top,
+        since=since,
+        until=until,
+        tz=tz,
+        signed=signed,
+        exclude_opening_counts=exclude_opening_counts,
+    )
 
 
 def renamed_window(who: str, since: Any, until: Any, start: Any, end: Any) -> tuple[Any, Any]:
     """``since``/``until``, or the old ``start``/``end`` with a ``DeprecationWarning``."""
-    return (renamed(who, "start", "since", start, since),
-            renamed(who, "end", "until", end, until))
+    return (renamed(who, "start", "since", start, since), renamed(who, "end", "until", end, until))
 
 
-def table_of(who: str, df: pd.DataFrame, freq: str, by: str | None, metric: str, *,
-             top: int | None, since: Any, until: Any, tz: str | None, signed: bool,
-             exclude_opening_counts: bool) -> pd.DataFrame:
+def table_of(
+    who: str,
+    df: pd.DataFrame,
+    freq: str,
+    by: str | None,
+    metric: str,
+    *,
+    top: int | None,
+    since: Any,
+    until: Any,
+    tz: str | None,
+    signed: bool,
+    exclude_opening_counts: bool,
+) -> pd.DataFrame:
     """:func:`activity_table` for ``who`` (the function the user called, named by errors)."""
     pfreq, _noun = period_freq(freq)
     if metric not in METRICS:
         raise ConfigError(f"{who}: metric={metric!r} is not one of {choices_text(METRICS)}.")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer))
-                            or top < 1):
-        raise ConfigError(f"{who}: top={top!r} must be a positive whole number (or None for "
-                          "all).")
+    if top is not None and (
+        isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1
+    ):
+        raise ConfigError(f"{who}: top={top!r} must be a positive whole number (or None for all).")
     for name, flag in (("signed", signed), ("exclude_opening_counts", exclude_opening_counts)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ConfigError(f"{who}: {name}={flag!r} must be True or False.")
@@ -176,39 +197,50 @@ def table_of(who: str, df: pd.DataFrame, freq: str, by: str | None, metric: str,
     periods = local.dt.to_period(pfreq)
 
     seen = periods.dropna()  # a row without a time cannot be placed in any period
-    first = pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq) if lo is not None else (
-        seen.min() if len(seen) else None)
-    last = pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq) if hi is not None else (
-        seen.max() if len(seen) else None)
+    first = (
+        pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq)
+        if lo is not None
+        else (seen.min() if len(seen) else None)
+    )
+    last = (
+        pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq)
+        if hi is not None
+        else (seen.max() if len(seen) else None)
+    )
     if first is None or last is None:  # nothing in range and no explicit range
         return _empty_table(by, metric, tz)
     if last < first:
         raise ConfigError(f"{who}: {_before_start(until, since)}")
     full = pd.period_range(first, last, freq=pfreq)
 
-    frame = pd.DataFrame({"period": periods.array, "cat": categories[rows].to_numpy(),
-                          "value": values[rows].to_numpy()})
-    table = frame.pivot_table(index="period", columns="cat", values="value", aggfunc="sum",
-                              fill_value=0, observed=True)
+    frame = pd.DataFrame(
+        {
+            "period": periods.array,
+            "cat": categories[rows].to_numpy(),
+            "value": values[rows].to_numpy(),
+        }
+    )
+    table = frame.pivot_table(
+        index="period", columns="cat", values="value", aggfunc="sum", fill_value=0, observed=True
+    )
     table = table.reindex(full, fill_value=0)
     table = _top(table, top, by)
     table = table.astype("int64" if metric == "count" else "float64")
     # no freq on the index: a saved table (Parquet, Feather) comes back without one
     # (stubs: freq=None, which drops it, is allowed)
-    table.index = pd.DatetimeIndex(_localize(full.start_time, tz),
-                                   freq=None, name="period")  # type: ignore[arg-type]
+    table.index = pd.DatetimeIndex(_localize(full.start_time, tz), freq=None, name="period")  # type: ignore[arg-type]
     # Plain text labels, the Index type pandas infers for them: the one read_parquet and
     # read_feather give back, so a saved table is equal to the table.
-    table.columns = pd.Index([str(c) for c in table.columns],
-                             name=by if by is not None else None)
+    table.columns = pd.Index([str(c) for c in table.columns], name=by if by is not None else None)
     return table
 
 
 def _empty_table(by: str | None, metric: str, tz: str) -> pd.DataFrame:
     index = pd.DatetimeIndex([], tz=tz, name="period")
     columns = pd.Index([], dtype=object, name=by)
-    return pd.DataFrame(index=index, columns=columns,
-                        dtype="int64" if metric == "count" else "float64")
+    return pd.DataFrame(
+        index=index, columns=columns, dtype="int64" if metric == "count" else "float64"
+    )
 
 
 # ------------------------------------------------------------------------------- shared helpers
@@ -242,7 +274,8 @@ def check_tz(tz: str | None) -> str:
         pd.Timestamp("2026-01-01", tz=tz)
     except Exception as exc:  # pandas raises several types for a bad zone name
         raise ConfigError(
-            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris').") from exc
+            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')."
+        ) from exc
     return tz
 
 
@@ -292,8 +325,9 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
     if by is None:
         return pd.Series("all", index=df.index, dtype=object)
     if not isinstance(by, str):
-        raise ConfigError(f"by={by!r} must be one of {choices_text(BY_CHOICES)}, None or a "
-                          "column name.")
+        raise ConfigError(
+            f"by={by!r} must be one of {choices_text(BY_CHOICES)}, None or a column name."
+        )
     if by == "type":
         col = _need(df, "type", by)
     elif by == "location" and "location_name" in df.columns:  # the frames' own choice
@@ -341,8 +375,9 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
 
 def _need(df: pd.DataFrame, column: str, by: str) -> pd.Series:
     if column not in df.columns:
-        raise ConfigError(f"by={by!r} needs a {column!r} column; this frame has "
-                          f"{columns_text(df)}.")
+        raise ConfigError(
+            f"by={by!r} needs a {column!r} column; this frame has {columns_text(df)}."
+        )
     return df[column]
 
 
@@ -399,14 +434,17 @@ def _in_words(value: Any) -> str:
 
 
 def _before_start(until: Any, since: Any) -> str:
-    return (f"until ({_in_words(until)}) is before since ({_in_words(since)}); give an until "
-            "on or after the since.")
+    return (
+        f"until ({_in_words(until)}) is before since ({_in_words(since)}); give an until "
+        "on or after the since."
+    )
 
 
 def _localize(index: pd.DatetimeIndex, tz: str) -> pd.DatetimeIndex:
     # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
-    return index.tz_localize(tz, nonexistent="shift_forward",
-                             ambiguous=np.zeros(len(index), dtype=bool))
+    return index.tz_localize(
+        tz, nonexistent="shift_forward", ambiguous=np.zeros(len(index), dtype=bool)
+    )
 
 
 def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:

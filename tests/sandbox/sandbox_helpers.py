@@ -27,8 +27,17 @@ class Reply:
         return json.loads(self.raw)
 
 
-def call(sb, path: str, params=None, *, team: str | None = "shop", token: str | None = None,
-         method: str = "GET", auth: str | None = None, timeout: float = 10) -> Reply:
+def call(
+    sb,
+    path: str,
+    params=None,
+    *,
+    team: str | None = "shop",
+    token: str | None = None,
+    method: str = "GET",
+    auth: str | None = None,
+    timeout: float = 10,
+) -> Reply:
     """One request to the sandbox; ``params`` may hold lists (repeated keys)."""
     url = sb.base_url + path
     if params:
@@ -81,15 +90,21 @@ def replay(details):
             if d["type"] == "move":
                 at[(i, frm)] -= q
                 at[(i, to)] += q
-                got = (line["new_stock_level"], line["from_location_new_stock_level"],
-                       line["to_location_new_stock_level"])
+                got = (
+                    line["new_stock_level"],
+                    line["from_location_new_stock_level"],
+                    line["to_location_new_stock_level"],
+                )
                 want = (total[i], at[(i, frm)], at[(i, to)])
             else:
                 delta = -q if d["type"] == "out" else q
                 at[(i, to)] += delta
                 total[i] += delta
-                got = (line["new_stock_level"], line["from_location_new_stock_level"],
-                       line["to_location_new_stock_level"])
+                got = (
+                    line["new_stock_level"],
+                    line["from_location_new_stock_level"],
+                    line["to_location_new_stock_level"],
+                )
                 want = (total[i], None, at[(i, to)])
             if got != pytest.approx(want) and got != want:
                 problems.append((d["id"], i, got, want))

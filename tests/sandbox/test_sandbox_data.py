@@ -13,9 +13,13 @@ from invtools.sandbox import serve
 
 def test_levels_and_current_stock_agree_with_the_history(shop_server):
     details = assert_consistent(shop_server)
-    levels = [line[k] for d in details for line in d["items"]
-              for k in ("new_stock_level", "to_location_new_stock_level",
-                        "from_location_new_stock_level") if line[k] is not None]
+    levels = [
+        line[k]
+        for d in details
+        for line in d["items"]
+        for k in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level")
+        if line[k] is not None
+    ]
     assert min(levels) >= 0  # stock never negative
 
 
@@ -37,9 +41,16 @@ def test_the_shop_looks_like_a_small_business(shop_server):
     assert (max(times) - min(times)).days >= 540
     weekday = Counter(t.weekday() for t, r in zip(times, rows, strict=True) if r["type"] == "out")
     assert weekday[5] > weekday[0] > weekday[6]  # busy Saturdays, quiet Sundays
-    backdated = [r for r in rows if r["created_at"][:10] > r["transaction_time"][:10]
-                 and (datetime.fromisoformat(r["created_at"][:19])
-                      - datetime.fromisoformat(r["transaction_time"][:19])).days >= 1]
+    backdated = [
+        r
+        for r in rows
+        if r["created_at"][:10] > r["transaction_time"][:10]
+        and (
+            datetime.fromisoformat(r["created_at"][:19])
+            - datetime.fromisoformat(r["transaction_time"][:19])
+        ).days
+        >= 1
+    ]
     assert len(backdated) >= 20
     edited = [r for r in rows if r["revision"] > 0]
     assert 20 <= len(edited) <= 100
@@ -52,14 +63,18 @@ def test_the_shop_looks_like_a_small_business(shop_server):
 
 def test_garden_sales_peak_in_spring_and_summer(shop_server):
     view = shop_server.data("shop")
-    garden = {i["id"] for i in view.items
-              if any(a["name"] == "Category" and a["value"] == "Garden" for a in i["attrs"])}
+    garden = {
+        i["id"]
+        for i in view.items
+        if any(a["name"] == "Category" and a["value"] == "Garden" for a in i["attrs"])
+    }
     by_month = Counter()
     for row in view.transactions:
         if row["type"] == "out":
             d = view.transaction(row["id"])
-            by_month[row["transaction_time"][5:7]] += sum(1 for ln in d["items"]
-                                                         if ln["id"] in garden)
+            by_month[row["transaction_time"][5:7]] += sum(
+                1 for ln in d["items"] if ln["id"] in garden
+            )
     assert by_month["05"] > 2 * by_month["01"] and by_month["06"] > 2 * by_month["11"]
 
 
@@ -69,8 +84,11 @@ def test_some_items_sit_at_zero_for_a_while_then_come_back(shop_server):
     for d in details:
         for line in d["items"]:
             floor_levels[line["id"]].append((d["transaction_time"], line["new_stock_level"]))
-    came_back = [i for i, seq in floor_levels.items()
-                 if any(lvl == 0 for _, lvl in seq[:-1]) and seq[-1][1] > 0]
+    came_back = [
+        i
+        for i, seq in floor_levels.items()
+        if any(lvl == 0 for _, lvl in seq[:-1]) and seq[-1][1] > 0
+    ]
     assert len(came_back) >= 3
 
 
@@ -89,10 +107,19 @@ def test_basic_team_has_a_catalogue_but_no_history(shop_server):
 
 
 def test_same_seed_same_bytes_other_seed_other_data():
-    paths = ["/v1/items", "/v1/location-txs", "/v1/partners", "/v1/locations", "/v1/members",
-             "/v1/teams/linked"]
-    with serve(seed=3, size=400, rate_limit=0) as a, serve(seed=3, size=400, rate_limit=0) as b, \
-            serve(seed=4, size=400, rate_limit=0) as c:
+    paths = [
+        "/v1/items",
+        "/v1/location-txs",
+        "/v1/partners",
+        "/v1/locations",
+        "/v1/members",
+        "/v1/teams/linked",
+    ]
+    with (
+        serve(seed=3, size=400, rate_limit=0) as a,
+        serve(seed=3, size=400, rate_limit=0) as b,
+        serve(seed=4, size=400, rate_limit=0) as c,
+    ):
         assert a.tokens == b.tokens and a.tokens != c.tokens
         tx = a.data("shop").transactions[10]["id"]
         for path in [*paths, f"/v1/location-txs/{tx}"]:
@@ -134,13 +161,17 @@ def test_branches_are_location_teams_of_their_own_and_change_nothing_of_the_othe
         # ... and answers its own token only.
         york = call(three, "/v1/teams/linked", team="york").json
         assert york["name"] == "Greenfield Hardware & Garden (York)"
-        assert call(three, "/v1/location-txs", {"limit": 1}, team="york").json["items"][0][
-            "id"] == views["york"].transactions[0]["id"]
+        assert (
+            call(three, "/v1/location-txs", {"limit": 1}, team="york").json["items"][0]["id"]
+            == views["york"].transactions[0]["id"]
+        )
 
 
 def test_branch_histories_are_consistent_and_seeded():
-    with serve(rate_limit=0, size=400, shops=5, seed=3) as sb, \
-            serve(rate_limit=0, size=400, shops=5, seed=3) as again:
+    with (
+        serve(rate_limit=0, size=400, shops=5, seed=3) as sb,
+        serve(rate_limit=0, size=400, shops=5, seed=3) as again,
+    ):
         for team in ("harrogate", "york", "wakefield", "ilkley"):
             assert_consistent(sb, team)
             assert sb.data(team).transactions == again.data(team).transactions

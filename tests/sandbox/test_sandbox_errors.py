@@ -39,24 +39,36 @@ def test_a_revoked_token_is_401_invalid_and_the_other_teams_are_not():
     with serve(rate_limit=0, size=50) as sb:
         assert call(sb, "/v1/teams/linked", token=sb.tokens["shop"]).status == 200
         sb.revoke_token("shop")
-        assert_envelope(call(sb, "/v1/teams/linked", token=sb.tokens["shop"]), 401,
-                        "/errors/tokens/invalid")
+        assert_envelope(
+            call(sb, "/v1/teams/linked", token=sb.tokens["shop"]), 401, "/errors/tokens/invalid"
+        )
         assert call(sb, "/v1/teams/linked", token=sb.tokens["basic"]).status == 200
         with pytest.raises(KeyError, match="teams"):
             sb.revoke_token("nope")
 
 
 def test_every_endpoint_needs_a_token(shop_server):
-    for path in ["/v1/teams/linked", "/v1/partners", "/v1/members", "/v1/item-attrs",
-                 "/v1/location-txs/5200001"]:
+    for path in [
+        "/v1/teams/linked",
+        "/v1/partners",
+        "/v1/members",
+        "/v1/item-attrs",
+        "/v1/location-txs/5200001",
+    ]:
         assert call(shop_server, path, team=None).status == 401
 
 
-@pytest.mark.parametrize("params,bad", [
-    ({"limit": 0}, ["limit"]), ({"limit": 101}, ["limit"]), ({"limit": "ten"}, ["limit"]),
-    ({"cursor": "abc"}, ["cursor"]), ({"cursor": -5}, ["cursor"]),
-    ({"limit": 500, "cursor": "x"}, ["limit", "cursor"]),
-])
+@pytest.mark.parametrize(
+    "params,bad",
+    [
+        ({"limit": 0}, ["limit"]),
+        ({"limit": 101}, ["limit"]),
+        ({"limit": "ten"}, ["limit"]),
+        ({"cursor": "abc"}, ["cursor"]),
+        ({"cursor": -5}, ["cursor"]),
+        ({"limit": 500, "cursor": "x"}, ["limit", "cursor"]),
+    ],
+)
 @pytest.mark.parametrize("path", ["/v1/items", "/v1/location-txs", "/v1/partners"])
 def test_bad_paging_parameters_are_400_with_errors(shop_server, path, params, bad):
     r = call(shop_server, path, params)
@@ -65,13 +77,16 @@ def test_bad_paging_parameters_are_400_with_errors(shop_server, path, params, ba
     assert all(e["message"] for e in body["errors"])
 
 
-@pytest.mark.parametrize("path,params,bad", [
-    ("/v1/location-txs", {"type": "sale"}, "type"),
-    ("/v1/partners", {"type": 2}, "type"),
-    ("/v1/items", {"location_ids": "north"}, "location_ids"),
-    ("/v1/items", {"item_ids": "1.5"}, "item_ids"),
-    ("/v1/location-txs/5200010", {"revision": "latest"}, "revision"),
-])
+@pytest.mark.parametrize(
+    "path,params,bad",
+    [
+        ("/v1/location-txs", {"type": "sale"}, "type"),
+        ("/v1/partners", {"type": 2}, "type"),
+        ("/v1/items", {"location_ids": "north"}, "location_ids"),
+        ("/v1/items", {"item_ids": "1.5"}, "item_ids"),
+        ("/v1/location-txs/5200010", {"revision": "latest"}, "revision"),
+    ],
+)
 def test_bad_filters_are_400(shop_server, path, params, bad):
     body = assert_envelope(call(shop_server, path, params), 400, "/errors/invalid-request")
     assert body["errors"][0]["parameter"] == bad
@@ -83,15 +98,24 @@ def test_a_cursor_that_was_never_handed_out_is_400(shop_server):
     assert body["errors"][0]["parameter"] == "cursor"
 
 
-@pytest.mark.parametrize("path", ["/v1/items/999999", "/v1/location-txs/1",
-                                  "/v1/transactions/2147483647", "/v1/locations/1",
-                                  "/v1/members/1", "/v1/item-attrs/1"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/items/999999",
+        "/v1/location-txs/1",
+        "/v1/transactions/2147483647",
+        "/v1/locations/1",
+        "/v1/members/1",
+        "/v1/item-attrs/1",
+    ],
+)
 def test_unknown_ids_are_404(shop_server, path):
     assert_envelope(call(shop_server, path), 404, "/errors/not-found")
 
 
-@pytest.mark.parametrize("path", ["/v1/nothing", "/v2/items", "/v1/items/", "/v1/items/abc",
-                                  "/", "/v1/teams"])
+@pytest.mark.parametrize(
+    "path", ["/v1/nothing", "/v2/items", "/v1/items/", "/v1/items/abc", "/", "/v1/teams"]
+)
 def test_unknown_paths_are_404(shop_server, path):
     assert_envelope(call(shop_server, path), 404, "/errors/not-found")
 
@@ -113,8 +137,9 @@ def test_deleted_records_are_referenced_but_not_served(shop_server):
     lines = [ln for r in rows for ln in view.transaction(r["id"])["items"]]
     deleted_items = {ln["id"] for ln in lines if ln["deleted"]}
     deleted_members = {r["created_by"]["id"] for r in rows if r["created_by"]["deleted"]}
-    deleted_partners = {r["partner"]["id"] for r in rows
-                        if r["partner"] and r["partner"]["deleted"]}
+    deleted_partners = {
+        r["partner"]["id"] for r in rows if r["partner"] and r["partner"]["deleted"]
+    }
     assert deleted_items and deleted_members and deleted_partners  # still referenced
     for item in deleted_items:
         assert call(shop_server, f"/v1/items/{item}").status == 404
@@ -135,8 +160,9 @@ def test_one_team_never_sees_another_teams_objects(shop_server):
     assert call(shop_server, f"/v1/item-attrs/{shop_attr}", team="basic").status == 404
     assert call(shop_server, f"/v1/item-attrs/{basic_attr}", team="shop").status == 404
     shop_partners = {p["id"] for p in call(shop_server, "/v1/partners").json["items"]}
-    basic_partners = {p["id"] for p in call(shop_server, "/v1/partners", team="basic")
-                      .json["items"]}
+    basic_partners = {
+        p["id"] for p in call(shop_server, "/v1/partners", team="basic").json["items"]
+    }
     assert shop_partners and basic_partners and not shop_partners & basic_partners
     basic_item = basic.items[0]["id"]
     assert call(shop_server, f"/v1/items/{basic_item}").status == 404

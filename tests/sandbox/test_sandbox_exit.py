@@ -70,9 +70,14 @@ def run_script(code: str, tmp_path: Path) -> tuple[float, subprocess.CompletedPr
     # tests/conftest.py has removed every INVTOOLS_* variable: the demo server it is
     env = {**os.environ, "INVTOOLS_CACHE_DIR": str(tmp_path / "cache")}
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         out, err = proc.communicate(timeout=HANG)
     except subprocess.TimeoutExpired:
@@ -95,8 +100,9 @@ def test_leaving_serve_with_an_idle_keep_alive_client_returns_at_once():
     with serve(size=200) as sb:
         port = int(sb.base_url.rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("GET", "/v1/teams/linked",
-                     headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+        conn.request(
+            "GET", "/v1/teams/linked", headers={"Authorization": f"Bearer {sb.tokens['shop']}"}
+        )
         assert json.loads(conn.getresponse().read())["mode"] == 2  # the connection stays open
         started = time.monotonic()
     try:
@@ -107,9 +113,12 @@ def test_leaving_serve_with_an_idle_keep_alive_client_returns_at_once():
 
 def test_cli_stops_promptly_on_ctrl_c_with_a_client_still_connected():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "invtools", "sandbox", "--port", "0", "--size", "200",
-         "--quiet"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [sys.executable, "-m", "invtools", "sandbox", "--port", "0", "--size", "200", "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     conn = None
     try:
         first = proc.stdout.readline()

@@ -30,7 +30,7 @@ def imported(tree: ast.Module) -> list[tuple[str, list[str]]]:
 
 def sandbox_deps(tree: ast.Module) -> set[str]:
     prefix = "invtools.sandbox."
-    return {mod[len(prefix):].split(".")[0] for mod, _ in imported(tree) if mod.startswith(prefix)}
+    return {mod[len(prefix) :].split(".")[0] for mod, _ in imported(tree) if mod.startswith(prefix)}
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -45,22 +45,34 @@ def test_no_private_names_of_another_module(name):
     tree = MODULES[name]
     for mod, names in imported(tree):
         assert not [n for n in names if n.startswith("_")], f"{name}: from {mod} import {names}"
-    own = {n.name for n in ast.walk(tree)
-           if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
-    own |= {t.attr for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Attribute)}
+    own = {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+    }
+    own |= {
+        t.attr
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Attribute)
+    }
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                and not node.attr.startswith("__")):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             receiver = node.value.id if isinstance(node.value, ast.Name) else None
             assert receiver in ("self", "cls") or node.attr in own, (
-                f"{name}.py line {node.lineno}: .{node.attr} belongs to another module")
+                f"{name}.py line {node.lineno}: .{node.attr} belongs to another module"
+            )
 
 
 def test_no_import_cycles():
-    graph = {name: sandbox_deps(tree) - {name} for name, tree in MODULES.items()
-             if name != "__init__"}
+    graph = {
+        name: sandbox_deps(tree) - {name} for name, tree in MODULES.items() if name != "__init__"
+    }
     done: set[str] = set()
 
     def visit(name: str, path: tuple[str, ...]) -> None:

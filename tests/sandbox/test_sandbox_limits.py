@@ -46,7 +46,8 @@ def test_limiter_counts_a_rolling_second_and_rejections_cost_nothing():
 
 # -- over HTTP -------------------------------------------------------------------------------
 def test_sixth_rapid_request_is_429_with_headers_and_other_endpoints_are_not_affected(
-        sb, fake_clock):
+    sb, fake_clock
+):
     replies = burst(sb, "/v1/members", 6)
     assert [r.status for r in replies[:5]] == [200] * 5
     assert replies[0].headers["X-Ratelimit-Limit"] == "5"
@@ -84,14 +85,26 @@ def test_rate_limit_is_settable_at_runtime(sb):
     assert [r.status for r in burst(sb, "/v1/item-attrs", 3)] == [200, 200, 429]
 
 
-@pytest.mark.parametrize("quirk,present,absent", [
-    ("ratelimit_headers:reset", {"X-Ratelimit-Reset"},
-     {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "Retry-After"}),
-    ("ratelimit_headers:retry_after", {"Retry-After"},
-     {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"}),
-    ("ratelimit_headers:none", set(),
-     {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After"}),
-])
+@pytest.mark.parametrize(
+    "quirk,present,absent",
+    [
+        (
+            "ratelimit_headers:reset",
+            {"X-Ratelimit-Reset"},
+            {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "Retry-After"},
+        ),
+        (
+            "ratelimit_headers:retry_after",
+            {"Retry-After"},
+            {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"},
+        ),
+        (
+            "ratelimit_headers:none",
+            set(),
+            {"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After"},
+        ),
+    ],
+)
 def test_ratelimit_header_variants(sb, quirk, present, absent):
     sb.quirks = {quirk}
     r = burst(sb, "/v1/members", 6)[-1]
@@ -247,8 +260,9 @@ class _Order:
         return 0.01
 
 
-@pytest.mark.parametrize("after, expected", [(False, ["count", "latency"]),
-                                             (True, ["latency", "count"])])
+@pytest.mark.parametrize(
+    "after, expected", [(False, ["count", "latency"]), (True, ["latency", "count"])]
+)
 def test_a_request_is_counted_on_arrival_or_after_its_latency(after, expected):
     order = _Order()
     with serve(size=200, clock=order, count_after_latency=after) as server:

@@ -42,8 +42,14 @@ def test_add_with_defaults_is_a_sale_newest_and_deterministic(sb):
 
 
 def test_add_with_every_field(sb):
-    tx = sb.add_transaction(type="move", lines=[(100003, 1)], from_location=3103,
-                            to_location=3101, memo="to the back", created_by=7003)
+    tx = sb.add_transaction(
+        type="move",
+        lines=[(100003, 1)],
+        from_location=3103,
+        to_location=3101,
+        memo="to the back",
+        created_by=7003,
+    )
     assert tx["from_location"]["id"] == 3103 and tx["to_location"]["id"] == 3101
     assert tx["memo"] == "to the back" and tx["created_by"]["id"] == 7003
     with pytest.raises(ValueError, match="type"):
@@ -60,8 +66,9 @@ def test_backdated_add_recomputes_every_later_level(sb):
     first_time = sb.data("shop").transaction(before[0][0])["transaction_time"]
     mid = sb.data("shop").transaction(before[len(before) // 2][0])
     # the same time as an existing row: the (time, id) tiebreak puts the new one after it
-    tx = sb.add_transaction(type="in", lines=[(item, 7)], to_location=3103,
-                            transaction_time=mid["transaction_time"])
+    tx = sb.add_transaction(
+        type="in", lines=[(item, 7)], to_location=3103, transaction_time=mid["transaction_time"]
+    )
     assert tx["created_at"] > tx["transaction_time"]  # backdated
     after = dict(levels_of(sb, item))
     for tx_id, level in before:
@@ -78,8 +85,9 @@ def test_edit_bumps_revision_keeps_the_old_version_and_recomputes(sb):
     new = sb.edit_transaction(delivery["id"])
     assert new["revision"] == old["revision"] + 1
     assert [ln["quantity"] for ln in new["items"]] != [ln["quantity"] for ln in old["items"]]
-    again = call(sb, f"/v1/location-txs/{delivery['id']}",
-                 {"revision": old["revision"]}).json["item"]
+    again = call(sb, f"/v1/location-txs/{delivery['id']}", {"revision": old["revision"]}).json[
+        "item"
+    ]
     assert again == old
     rows, _ = walk(sb, "/v1/location-txs", {"type": "in"})
     assert next(r for r in rows if r["id"] == delivery["id"])["revision"] == new["revision"]
@@ -106,8 +114,12 @@ def test_delete_removes_from_list_404s_detail_and_recomputes(sb):
     assert call(sb, f"/v1/location-txs/{victim['id']}", {"revision": 0}).status == 404
     assert victim["id"] not in [x["id"] for x in sb.data("shop").transactions]
     after = dict(levels_of(sb, item["id"]))
-    later = [t for t in after if (sb.data("shop").transaction(t)["transaction_time"], t)
-             > (victim["transaction_time"], victim["id"])]
+    later = [
+        t
+        for t in after
+        if (sb.data("shop").transaction(t)["transaction_time"], t)
+        > (victim["transaction_time"], victim["id"])
+    ]
     assert later and all(after[t] == before[t] + item["quantity"] for t in later)
     with pytest.raises(KeyError):
         sb.delete_transaction(victim["id"])
@@ -137,8 +149,13 @@ def test_mutations_from_threads_while_serving(sb):
 
 def test_times_given_to_mutations_may_be_strings_milliseconds_or_datetimes(sb):
     wire = "2026-03-01T09:30:00.000Z"
-    given = [wire, "2026-03-01T10:30:00+01:00", 1772357400000,
-             datetime(2026, 3, 1, 9, 30), datetime(2026, 3, 1, 9, 30, tzinfo=UTC)]
+    given = [
+        wire,
+        "2026-03-01T10:30:00+01:00",
+        1772357400000,
+        datetime(2026, 3, 1, 9, 30),
+        datetime(2026, 3, 1, 9, 30, tzinfo=UTC),
+    ]
     for when in given:
         tx = sb.add_transaction(type="in", lines=[(100001, 1)], transaction_time=when)
         assert tx["transaction_time"] == wire, when

@@ -35,8 +35,11 @@ def test_last_page_has_null_cursor_and_exact_fit_has_no_extra_page(shop_server):
     n = len(shop_server.data("shop").items)
     body = call(shop_server, "/v1/items", {"limit": 100, "cursor": 0}).json
     assert body["has_more"] is True
-    last = call(shop_server, "/v1/items", {"limit": 100,
-                                           "cursor": shop_server.data("shop").items[-101]["id"]})
+    last = call(
+        shop_server,
+        "/v1/items",
+        {"limit": 100, "cursor": shop_server.data("shop").items[-101]["id"]},
+    )
     assert last.json["has_more"] is False and last.json["cursor"] is None
     assert last.json["count"] == 100 == min(100, n)
 
@@ -46,8 +49,9 @@ def test_last_cursor_not_null_quirk(shop_server):
     try:
         body = call(shop_server, "/v1/items", {"item_ids": [100001, 100002]}).json
         assert body["has_more"] is False and body["cursor"] == 100002
-        tail = call(shop_server, "/v1/items", {"cursor": body["cursor"],
-                                               "item_ids": [100001, 100002]}).json
+        tail = call(
+            shop_server, "/v1/items", {"cursor": body["cursor"], "item_ids": [100001, 100002]}
+        ).json
         assert tail["items"] == [] and tail["cursor"] is None and tail["has_more"] is False
     finally:
         shop_server.quirks = ()
@@ -62,10 +66,10 @@ def test_added_newer_rows_are_not_seen_and_older_backdated_ones_are(sb):
             added["new"] = sb.add_transaction(type="in", lines=[(100001, 5)], partner=6101)
             oldest_seen = page["items"][-1]["transaction_time"]
             # backdated to a week before the oldest row seen so far: still ahead of the walk
-            t = page["items"][-1]["transaction_time"].replace(oldest_seen[:4],
-                                                              str(int(oldest_seen[:4]) - 1))
-            added["old"] = sb.add_transaction(type="in", lines=[(100002, 2)],
-                                              transaction_time=t)
+            t = page["items"][-1]["transaction_time"].replace(
+                oldest_seen[:4], str(int(oldest_seen[:4]) - 1)
+            )
+            added["old"] = sb.add_transaction(type="in", lines=[(100002, 2)], transaction_time=t)
 
     rows, _ = walk(sb, "/v1/location-txs", between=mutate)
     got = ids(rows)

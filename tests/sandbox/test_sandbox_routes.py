@@ -17,8 +17,15 @@ def test_linked_team_is_bare_with_every_field(shop_server):
     assert r.status == 200
     assert r.headers["Content-Type"].startswith("application/json")
     team = r.json
-    assert set(team) == {"id", "name", "mode", "currency_symbol", "memo", "currency_code",
-                         "price_decimal_places"}
+    assert set(team) == {
+        "id",
+        "name",
+        "mode",
+        "currency_symbol",
+        "memo",
+        "currency_code",
+        "price_decimal_places",
+    }
     assert team["mode"] == 2
     basic = call(shop_server, "/v1/teams/linked", team="basic").json
     assert basic["mode"] == 0 and basic["id"] != team["id"]
@@ -32,8 +39,18 @@ def test_items_page_envelope_and_item_fields(shop_server):
     ids = [i["id"] for i in body["items"]]
     assert ids == sorted(ids)
     item = body["items"][0]
-    assert set(item) == {"id", "name", "sku", "barcode", "photo_url", "attrs", "cost", "price",
-                         "quantity", "quantities"}
+    assert set(item) == {
+        "id",
+        "name",
+        "sku",
+        "barcode",
+        "photo_url",
+        "attrs",
+        "cost",
+        "price",
+        "quantity",
+        "quantities",
+    }
     assert MONEY.match(item["cost"]) and MONEY.match(item["price"])
     assert len(item["barcode"]) == 13 and item["barcode"].isdigit()
     assert {a["type"] for a in item["attrs"]} <= {"text", "number", "date", "barcode"}
@@ -76,9 +93,21 @@ def test_transaction_rows_have_exactly_the_documented_fields(shop_server, path):
     body = call(shop_server, path, {"limit": 50}).json
     assert body["count"] == 50 and body["has_more"] is True
     for row in body["items"]:
-        assert set(row) == {"id", "type", "transaction_time", "created_at", "created_by",
-                            "count_of_items", "total_quantity", "url", "memo", "revision",
-                            "partner", "from_location", "to_location"}
+        assert set(row) == {
+            "id",
+            "type",
+            "transaction_time",
+            "created_at",
+            "created_by",
+            "count_of_items",
+            "total_quantity",
+            "url",
+            "memo",
+            "revision",
+            "partner",
+            "from_location",
+            "to_location",
+        }
         assert row["type"] in {"in", "out", "move", "adjust"}
         assert TIME.match(row["transaction_time"]) and TIME.match(row["created_at"])
         assert set(row["created_by"]) == REF_KEYS and set(row["to_location"]) == REF_KEYS
@@ -114,9 +143,17 @@ def test_transaction_detail_has_lines(shop_server):
     assert len(detail["items"]) == row["count_of_items"]
     assert sum(line["quantity"] for line in detail["items"]) == row["total_quantity"]
     for line in detail["items"]:
-        assert set(line) == {"id", "name", "sku", "barcode", "quantity", "deleted",
-                             "new_stock_level", "from_location_new_stock_level",
-                             "to_location_new_stock_level"}
+        assert set(line) == {
+            "id",
+            "name",
+            "sku",
+            "barcode",
+            "quantity",
+            "deleted",
+            "new_stock_level",
+            "from_location_new_stock_level",
+            "to_location_new_stock_level",
+        }
         assert line["from_location_new_stock_level"] is not None  # a move has both
     sale = call(shop_server, "/v1/location-txs", {"limit": 1, "type": "out"}).json["items"][0]
     line = call(shop_server, f"/v1/transactions/{sale['id']}").json["item"]["items"][0]
@@ -132,8 +169,9 @@ def test_locations_list_and_detail(shop_server):
     items = shop_server.data("shop").items
     for loc in body["items"]:
         assert set(loc) == {"id", "name", "quantity", "memo"}
-        total = sum(q["quantity"] for i in items for q in i["quantities"]
-                    if q["location_id"] == loc["id"])
+        total = sum(
+            q["quantity"] for i in items for q in i["quantities"] if q["location_id"] == loc["id"]
+        )
         assert loc["quantity"] == pytest.approx(total)
     one = call(shop_server, f"/v1/locations/{body['items'][1]['id']}").json
     assert one == {"item": body["items"][1]}
@@ -144,8 +182,7 @@ def test_partners_walk_and_type_filter(shop_server):
     assert pages > 2
     ids = [p["id"] for p in rows]
     assert ids == sorted(set(ids))
-    assert all(set(p) == {"id", "type", "name", "phone", "email", "address", "memo"}
-               for p in rows)
+    assert all(set(p) == {"id", "type", "name", "phone", "email", "address", "memo"} for p in rows)
     suppliers, _ = walk(shop_server, "/v1/partners", {"type": 0}, limit=3)
     customers, _ = walk(shop_server, "/v1/partners", {"type": 1})
     assert suppliers and all(p["type"] == 0 for p in suppliers)
@@ -175,9 +212,18 @@ def test_shop_item_attributes_cover_every_type(shop_server):
     assert [a["rank"] for a in attrs] == sorted(a["rank"] for a in attrs)
 
 
-@pytest.mark.parametrize("path", ["/v1/items", "/v1/items/100001", "/v1/location-txs",
-                                  "/v1/transactions", "/v1/location-txs/5200001",
-                                  "/v1/locations", "/v1/locations/3101"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/items",
+        "/v1/items/100001",
+        "/v1/location-txs",
+        "/v1/transactions",
+        "/v1/location-txs/5200001",
+        "/v1/locations",
+        "/v1/locations/3101",
+    ],
+)
 def test_location_only_endpoints_refuse_the_basic_team(shop_server, path):
     r = call(shop_server, path, team="basic")
     assert r.status == 400

@@ -21,8 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def sandbox_threads():
-    return [t for t in threading.enumerate() if t.name.startswith("invtools-sandbox")
-            or "process_request_thread" in t.name]
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("invtools-sandbox") or "process_request_thread" in t.name
+    ]
 
 
 def test_exit_stops_every_thread_and_closes_the_port_even_with_open_connections():
@@ -30,8 +33,9 @@ def test_exit_stops_every_thread_and_closes_the_port_even_with_open_connections(
     with serve(size=200) as sb:
         port = int(sb.base_url.rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("GET", "/v1/teams/linked",
-                     headers={"Authorization": f"Bearer {sb.tokens['shop']}"})
+        conn.request(
+            "GET", "/v1/teams/linked", headers={"Authorization": f"Bearer {sb.tokens['shop']}"}
+        )
         assert json.loads(conn.getresponse().read())["mode"] == 2  # keep-alive left open
         sb.faults = Faults(on_requests={1}, kinds=("slow",), slow_seconds=30)
         outcome = []
@@ -82,16 +86,39 @@ def test_requests_are_logged_with_route_params_and_team(shop_server):
     call(shop_server, "/v1/partners", team="basic")
     a, b = shop_server.requests
     assert (a.method, a.path, a.route, a.status, a.team) == (
-        "GET", "/v1/items/100001", "/v1/items/{id}", 200, "shop")
+        "GET",
+        "/v1/items/100001",
+        "/v1/items/{id}",
+        200,
+        "shop",
+    )
     assert a.params == {"location_ids": ["3101", "3102"]}
     assert b.team == "basic" and b.route == "/v1/partners"
 
 
 def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "invtools", "sandbox", "--port", "0", "--size", "200",
-         "--rate-limit", "0", "--seed", "2", "--latency", "0.2"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "invtools",
+            "sandbox",
+            "--port",
+            "0",
+            "--size",
+            "200",
+            "--rate-limit",
+            "0",
+            "--seed",
+            "2",
+            "--latency",
+            "0.2",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = []
         while not any(line.startswith("Ctrl-C") for line in lines):
@@ -107,8 +134,9 @@ def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
             started = time.monotonic()
-            conn.request("GET", "/v1/teams/linked",
-                         headers={"Authorization": f"Bearer {tokens['basic']}"})
+            conn.request(
+                "GET", "/v1/teams/linked", headers={"Authorization": f"Bearer {tokens['basic']}"}
+            )
             assert json.loads(conn.getresponse().read())["name"] == "Corner Café"
             assert time.monotonic() - started >= 0.15  # --latency 0.2, +-25 %
         finally:
@@ -128,24 +156,58 @@ def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
 def test_cli_reports_a_busy_port():
     with serve(size=200) as sb:
         port = sb.base_url.rsplit(":", 1)[1]
-        proc = subprocess.run([sys.executable, "-m", "invtools", "sandbox", "--port", port,
-                               "--size", "200"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "invtools", "sandbox", "--port", port, "--size", "200"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 1
     assert "--port" in proc.stderr
 
 
 def test_cli_refuses_a_negative_latency_in_words():
-    proc = subprocess.run([sys.executable, "-m", "invtools", "sandbox", "--port", "0",
-                           "--size", "200", "--latency", "-1"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "invtools",
+            "sandbox",
+            "--port",
+            "0",
+            "--size",
+            "200",
+            "--latency",
+            "-1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "latency" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_refuses_too_many_shops_in_words():
-    proc = subprocess.run([sys.executable, "-m", "invtools", "sandbox", "--port", "0",
-                           "--size", "200", "--shops", "9"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "invtools",
+            "sandbox",
+            "--port",
+            "0",
+            "--size",
+            "200",
+            "--shops",
+            "9",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "shops" in proc.stderr and "Traceback" not in proc.stderr
