@@ -50,7 +50,11 @@ detail already stored.
 What lives where:
 
 - :mod:`~invtools.mirror.store` -- the file: default path, schema and version, connection,
-  write transactions, meta, the per-file OS sync lock, staging and the detail batch writer;
+  write transactions, meta, staging and the detail batch writer;
+- :mod:`~invtools.mirror.lock` -- one sync at a time: the per-file OS lock;
+- :mod:`~invtools.mirror.claim` -- whose file it is (a client's team and service checked, a
+  new file claimed), its frames' provenance and its summary;
+- :mod:`~invtools.mirror.filters` -- the client's ``since``/``until``/``type`` on its frames;
 - :mod:`~invtools.mirror.sync` -- the four steps above;
 - :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
 - :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team,

@@ -15,11 +15,9 @@ sync finished, and ``data_as_of``, when it started walking the list -- how fresh
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import os
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +30,9 @@ from invtools._provenance import Provenance
 from invtools._types import TXS_PATH, parse_duration
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.mirror import store
+from invtools.mirror.claim import check_team, file_info, origin_of, stamped
 from invtools.mirror.filters import asked, window_of, within
+from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -125,7 +125,7 @@ class TransactionMirror:
         if self.read_only:
             if team is not None:
                 with store.connect(path, readonly=True) as conn:
-                    self._check_team(conn, client, team, claim=False)
+                    check_team(conn, path, client, team, claim=False)
             return
         try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
             private_file(path)
@@ -137,51 +137,7 @@ class TransactionMirror:
         with store.connect(path) as conn:
             store.init_schema(conn, path)
             if team is not None:
-                self._check_team(conn, client, team)
-
-    def _check_team(
-        self, conn: sqlite3.Connection, client: Any, team: Any, *, claim: bool = True
-    ) -> None:
-        """Refuse a client of another service or team; then claim the file for this one
-        (a Location-mode team only: nothing is written for a team that cannot sync, nor with
-        ``claim=False``)."""
-        base_url = str(client.base_url)
-        stored_url = store.get_meta(conn, "base_url")
-        stored_name = store.get_meta(conn, "team_name")
-        if stored_url is not None and stored_url != base_url:
-            raise ConfigError(
-                f"{self._path} mirrors team {stored_name!r} of the API at "
-                f"{stored_url}, but this client talks to {base_url}. Use another file for that "
-                "service, e.g. TransactionMirror(None, client) for its default file."
-            )
-        stored = store.get_meta(conn, "team_id")
-        if stored is not None and int(stored) != int(team.id):
-            raise ConfigError(
-                f"{self._path} mirrors team {stored_name!r} (id {stored}), but "
-                f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
-                "another file for that team, e.g. TransactionMirror(None, client) for its "
-                "default file."
-            )
-        # The client's own TeamModeError, naming the team, its mode and what works.
-        client.require_locations(TXS_PATH)
-        if not claim:
-            return
-        if stored is None:
-            with store.write_transaction(conn):
-                store.set_meta(
-                    conn,
-                    team_id=str(team.id),
-                    team_name=str(team.name),
-                    team_mode=str(getattr(team, "mode", "")),
-                    base_url=base_url,
-                )
-            return
-        if stored_url is None:  # a file claimed before the base URL was recorded
-            with store.write_transaction(conn):
-                store.set_meta(conn, base_url=base_url)
-        if stored_name != str(team.name):  # teams get renamed; the id is what counts
-            with store.write_transaction(conn):
-                store.set_meta(conn, team_name=str(team.name))
+                check_team(conn, path, client, team)
 
     # ---- sync
 
@@ -243,8 +199,8 @@ class TransactionMirror:
             )
         # Two syncs of one file would share the staging table: the second one's re-walk
         # empties it under the first, whose apply step would then mark every row removed.
-        with store.sync_lock(self.path), store.connect(self.path) as conn:
-            self._check_team(conn, client, team)
+        with sync_lock(self.path), store.connect(self.path) as conn:
+            check_team(conn, self.path, client, team)
             return run_sync(
                 conn,
                 client,
@@ -275,7 +231,7 @@ class TransactionMirror:
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return _stamped(read_changes(conn), self._origin(conn))
+            return stamped(read_changes(conn), origin_of(conn))
 
     def transactions_df(
         self,
@@ -304,7 +260,7 @@ class TransactionMirror:
                     JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC"""
             ).fetchall()
-            origin = self._origin(conn)
+            origin = origin_of(conn)
         df = frames.transactions_df([json.loads(row) for row, _ in fetched])
         if include_removed:
             df["removed_at"] = (
@@ -312,7 +268,7 @@ class TransactionMirror:
                 .astype("datetime64[ms, UTC]")
                 .to_numpy()
             )
-        return _stamped(
+        return stamped(
             within(df, *window),
             origin,
             include_removed=include_removed or None,
@@ -345,7 +301,7 @@ class TransactionMirror:
         """
         window = window_of(since, until, type)
         lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return _stamped(
+        return stamped(
             within(lines, *window),
             origin,
             include_removed=include_removed or None,
@@ -363,7 +319,7 @@ class TransactionMirror:
                     ORDER BY t.t_ms DESC, t.id DESC"""
                 )
             ]
-            origin = self._origin(conn)
+            origin = origin_of(conn)
         lines = frames.lines_df(details)
         return (lines if include_removed else frames.rebase_levels(lines)), origin
 
@@ -385,7 +341,7 @@ class TransactionMirror:
             item_ids = [item_ids]
         lines, origin = self._lines(include_removed=False)
         history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
-        return _stamped(
+        return stamped(
             history,
             origin,
             item_ids=None if item_ids is None else list(item_ids),
@@ -402,7 +358,7 @@ class TransactionMirror:
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
-            origin = self._origin(conn)
+            origin = origin_of(conn)
         for col in ("started_at", "finished_at"):
             df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
                 "datetime64[ms, UTC]"
@@ -415,7 +371,7 @@ class TransactionMirror:
                 "cutoff_ms": "Int64",
             }
         )
-        return _stamped(df, origin)
+        return stamped(df, origin)
 
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.
@@ -429,24 +385,7 @@ class TransactionMirror:
          'interrupted_sync_pending']
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return _info(self.path, conn)
-
-    def _origin(self, conn: sqlite3.Connection) -> Provenance:
-        """Whose rows these are and how fresh: the file's team and service, and when its
-        last sync finished."""
-        last = conn.execute(
-            "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        team_id = store.get_meta(conn, "team_id")
-        return Provenance(
-            source="mirror",
-            team_id=None if team_id is None else int(team_id),
-            team_name=store.get_meta(conn, "team_name"),
-            base_url=store.get_meta(conn, "base_url"),
-            endpoint=TXS_PATH,
-            fetched_at=None if last is None else last[0],
-            data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime(),
-        )
+            return file_info(self.path, conn)
 
     def _peek(self) -> tuple[dict | None, str | None]:
         """:meth:`info` for a display, read without creating or changing any file, never
@@ -455,7 +394,7 @@ class TransactionMirror:
             return None, "the team's default file, found on first use"
         try:
             with store.peek(self._path) as conn:
-                return _info(self._path, conn), None
+                return file_info(self._path, conn), None
         except FileNotFoundError:
             return None, "file missing"
         except Exception as exc:  # noqa: BLE001 - a display must not raise
@@ -485,37 +424,3 @@ class TransactionMirror:
             for k, v in shown.items()
         )
         return f"<b>TransactionMirror</b><table>{rows}</table>"
-
-
-def _info(path: Path, conn: sqlite3.Connection) -> dict:
-    """What :meth:`TransactionMirror.info` says, read from ``conn``."""
-    one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
-    last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
-    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
-    team_id = store.get_meta(conn, "team_id")
-    return {
-        "path": str(path),
-        "team_id": None if team_id is None else int(team_id),
-        "team_name": store.get_meta(conn, "team_name"),
-        "base_url": store.get_meta(conn, "base_url"),
-        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL")[0],
-        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL")[0],
-        "lines": one(
-            "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
-            "JOIN details d ON d.id = t.id AND d.revision = t.revision "
-            "WHERE t.removed_at IS NULL"
-        )[0],
-        "revisions": one("SELECT count(*) FROM revisions")[0],
-        "syncs": one("SELECT count(*) FROM syncs")[0],
-        "last_sync": None if last is None else pd.Timestamp(last[0]),
-        "last_sync_kind": None if last is None else last[1],
-        "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
-        "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
-    }
-
-
-def _stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
-    """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
-    None values left out) and the rows returned."""
-    record = dataclasses.replace(origin, filters=filters, rows=len(df))
-    return frames.with_provenance(df, record)

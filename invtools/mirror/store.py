@@ -1,5 +1,6 @@
-"""The mirror file itself: where it lives, its SQLite schema and version, how it is opened,
-written and locked. Knows nothing of the API: it stores what it is given.
+"""The mirror file itself: where it lives, its SQLite schema and version, how it is opened
+and written (one sync at a time: :mod:`invtools.mirror.lock`). Knows nothing of the API: it
+stores what it is given.
 
 Every write goes through :func:`write_transaction`, so what is atomic is visible at the call.
 Connections are in autocommit mode otherwise.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import time
@@ -27,16 +27,7 @@ from pathlib import Path
 
 from invtools._provenance import utc_stamp
 from invtools.api.walkrecord import WalkRecord
-from invtools.errors import ConfigError, LockedError
-
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-try:  # Windows
-    import msvcrt
-except ImportError:
-    msvcrt = None  # type: ignore[assignment]
+from invtools.errors import ConfigError
 
 __all__ = [
     "APP_ID",
@@ -51,8 +42,6 @@ __all__ = [
     "write_transaction",
     "get_meta",
     "set_meta",
-    "lock_path",
-    "sync_lock",
     "stage",
     "DetailBatch",
     "ListCursors",
@@ -350,64 +339,6 @@ class ListCursors:
         if slot == "whole":
             with write_transaction(self.conn):
                 set_meta(self.conn, **{self.KEY: record.to_json()})
-
-
-# ------------------------------------------------------------------------------ one sync at a time
-
-
-def lock_path(path: Path) -> Path:
-    """The lock file of a mirror file: ``<file>.lock`` next to it.
-
-    >>> lock_path(Path("m/shop.sqlite")).name
-    'shop.sqlite.lock'
-    """
-    return path.with_name(path.name + ".lock")
-
-
-@contextlib.contextmanager
-def sync_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
-    :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it.
-    The OS drops the lock when its holder dies, so a killed sync never leaves the file
-    locked. The lock file is left in place: removing it would let a waiting opener lock an
-    unlinked file."""
-    fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        if not _try_lock(fd):
-            raise LockedError(
-                f"another sync of this mirror is running ({path}); wait for it to finish, "
-                "then sync again"
-            )
-        try:
-            yield
-        finally:
-            _unlock(fd)
-    finally:
-        os.close(fd)
-
-
-def _try_lock(fd: int) -> bool:
-    if fcntl is not None:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-    if msvcrt is not None:  # pragma: no cover - Windows: lock the first byte
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    return True  # pragma: no cover - no OS locking here: concurrent syncs are not prevented
-
-
-def _unlock(fd: int) -> None:
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    elif msvcrt is not None:  # pragma: no cover - Windows
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 
 # ------------------------------------------------------------------------------ what a sync writes

@@ -16,10 +16,11 @@ What lives where (``->``: the package's modules it imports; there are no cycles)
     routes     routes, parameter checks, endpoint handlers, the error envelope
                                                         -> store, txlog
     limits     the rate limiter and the fault injector (pure, clock passed in)
-    data       build(): the demo teams' records (the shop, its branches, the café), seeded
-                                                        -> catalogue, history, store, txlog
+    data       build(): the demo teams' records (the shop, its branches, the café)
+                                               -> catalogue, teams, history, store, txlog
     history    a shop's simulated history               -> catalogue, store, txlog
-    catalogue  the demo teams' fixed data (catalogue, locations, members, ...)
+    catalogue  the shop's fixed data (catalogue, locations, members, ...)
+    teams      the other demo teams' fixed data (branches, café)  -> catalogue
     store      TeamStore (one team: JSON views, mutations), TeamView
                                                         -> txlog, wire
     txlog      the columnar transaction log: replay, keyset paging

@@ -8,7 +8,7 @@ The teams:
   time; the simulation is :mod:`invtools.sandbox.history`).
 * ``basic`` — "Corner Café", basic mode (0): a small catalogue, partners, members, attributes.
 * with ``shops=N`` (default 1), the shop's first N-1 branches
-  (:data:`~invtools.sandbox.catalogue.BRANCHES`: ``harrogate``, ``york``, ...), location mode:
+  (:data:`~invtools.sandbox.teams.BRANCHES`: ``harrogate``, ``york``, ...), location mode:
   the same catalogue and suppliers, each with its own seeded prices, popularity, customers and
   history, its own size (a fraction of the shop's), locations, members and ids.
 
@@ -33,13 +33,7 @@ from datetime import timedelta
 from invtools.sandbox.catalogue import (
     ANCHOR,
     BASE_TX_ID,
-    BASIC_TEAM,
-    BRANCHES,
     BRANDS,
-    CAFE_ATTRS,
-    CAFE_ITEMS,
-    CAFE_MEMBERS,
-    CAFE_PARTNERS,
     CATALOGUE,
     DAYS,
     FIRST,
@@ -52,11 +46,19 @@ from invtools.sandbox.catalogue import (
     STREETS,
     SUPPLIERS,
     TRADE_CUSTOMERS,
-    Branch,
-    branch_team,
 )
 from invtools.sandbox.history import ShopPlan, simulate
 from invtools.sandbox.store import TeamStore
+from invtools.sandbox.teams import (
+    BASIC_TEAM,
+    BRANCHES,
+    CAFE_ATTRS,
+    CAFE_ITEMS,
+    CAFE_MEMBERS,
+    CAFE_PARTNERS,
+    Branch,
+    branch_team,
+)
 from invtools.sandbox.txlog import TxLog
 
 __all__ = ["build", "DEFAULT_SIZE", "MAX_SHOPS"]

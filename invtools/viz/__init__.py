@@ -17,8 +17,10 @@ you can call to print the same figures as a table.
 
 What lives here:
 
-- :mod:`~invtools.viz.tables`: :func:`activity_table` and the pure helpers it needs (times,
-  categories, values, the range, frequencies, top N). No matplotlib.
+- :mod:`~invtools.viz.tables`: :func:`activity_table` and the pure helpers it needs
+  (categories, values, the range, top N). No matplotlib.
+- :mod:`~invtools.viz.common`: what every plot shares (a frame's times, frequencies, time
+  zones, the words of errors). Pure.
 - :mod:`~invtools.viz.rows`: which rows a picture counts: :func:`opening_counts` (the
   stocktake a record starts with) and :func:`partner_types` (supplier or customer). Pure.
 - :mod:`~invtools.viz.style`: :data:`TYPE_COLORS`, a new Axes, the date axis, the legend,

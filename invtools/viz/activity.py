@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
+from invtools.viz.common import choices_text, is_lines, period_freq
 from invtools.viz.style import (
     OTHER_COLOR,
     category_colors,
@@ -23,7 +24,7 @@ from invtools.viz.style import (
     new_axes,
     no_data,
 )
-from invtools.viz.tables import choices_text, is_lines, period_freq, renamed_window, table_of
+from invtools.viz.tables import renamed_window, table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

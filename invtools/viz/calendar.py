@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
+from invtools.viz.common import check_tz, frame_times, is_lines
 from invtools.viz.style import new_axes
-from invtools.viz.tables import check_tz, frame_times, is_lines, table_of
+from invtools.viz.tables import table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

@@ -19,6 +19,7 @@ from invtools._deprecation import renamed
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
+from invtools.viz.common import check_tz, columns_text, frame_times
 from invtools.viz.style import (
     OTHER_COLOR,
     OUT_OF_STOCK_COLOR,
@@ -28,7 +29,6 @@ from invtools.viz.style import (
     new_axes,
     no_data,
 )
-from invtools.viz.tables import check_tz, columns_text, frame_times
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

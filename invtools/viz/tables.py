@@ -4,17 +4,18 @@ Reading a frame's times, its categories (``by=``) and values (``metric=``), the 
 (``since``/``until``), the frequencies plots understand, and the top-N lumping into ``"other"``.
 No matplotlib here: everything is pandas in, pandas out.
 
-The helpers without a leading underscore (:func:`period_freq`, :func:`check_tz`,
-:func:`frame_times`, :func:`is_lines`, :func:`columns_text`, :func:`choices_text`) are shared
-with the plotting modules of :mod:`invtools.viz`; they are not part of its ``__all__``.
+The helpers every plot shares (a frame's times, frequencies, time zones, the words of an
+error) are in :mod:`invtools.viz.common`.
 
->>> period_freq("W"), period_freq("ME")
-(('W-SUN', 'week'), ('M', 'month'))
+>>> import pandas as pd
+>>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-02"], utc=True),
+...                    "type": ["in"]})
+>>> activity_table(tx, "W").to_dict("list")
+{'in': [1]}
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any
 
@@ -24,6 +25,13 @@ import pandas as pd
 from invtools._deprecation import renamed
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
+from invtools.viz.common import (
+    check_tz,
+    choices_text,
+    columns_text,
+    frame_times,
+    period_freq,
+)
 from invtools.viz.rows import opening_counts, partner_types
 
 __all__ = ["activity_table"]
@@ -36,25 +44,6 @@ NONE = "(none)"
 PARTNER_SIDES = ("supplier", "customer")
 BY_CHOICES = ("type", "location", "supplier", "customer", "partner", "member", "item")
 METRICS = ("count", "quantity")
-
-# User-facing frequency -> (pandas Period frequency, singular noun for labels).
-# Periods rather than resample bins: a period has an unambiguous start (weeks start on Monday)
-# and ``period_range`` gives every period between two dates, so empty ones show as zero.
-_FREQS: dict[str, tuple[str, str]] = {
-    "D": ("D", "day"),
-    "W": ("W-SUN", "week"),
-    "M": ("M", "month"),
-    "ME": ("M", "month"),
-    "MS": ("M", "month"),
-    "Q": ("Q-DEC", "quarter"),
-    "QE": ("Q-DEC", "quarter"),
-    "QS": ("Q-DEC", "quarter"),
-    "Y": ("Y-DEC", "year"),
-    "YE": ("Y-DEC", "year"),
-    "YS": ("Y-DEC", "year"),
-    "A": ("Y-DEC", "year"),
-}
-_WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 
 
 def activity_table(
@@ -241,80 +230,6 @@ def _empty_table(by: str | None, metric: str, tz: str) -> pd.DataFrame:
     return pd.DataFrame(
         index=index, columns=columns, dtype="int64" if metric == "count" else "float64"
     )
-
-
-# ------------------------------------------------------------------------------- shared helpers
-
-
-def period_freq(freq: str) -> tuple[str, str]:
-    """Map a user frequency to a pandas Period frequency and a noun ("week")."""
-    if not isinstance(freq, str):
-        raise ConfigError(f"freq={freq!r} must be a string such as 'D', 'W' or 'M'.")
-    key = freq.strip()
-    upper = key.upper()
-    if upper in _FREQS:
-        return _FREQS[upper]
-    if upper.startswith("W-") and upper[2:] in _WEEKDAYS:
-        return upper, "week"
-    raise ConfigError(
-        f"freq={freq!r} is not a frequency plots understand; use 'D' (days), 'W' (weeks "
-        "starting Monday), 'M' (months), 'Q' or 'Y', or a pandas spelling like 'ME' or 'W-SAT'."
-    )
-
-
-def check_tz(tz: str | None) -> str:
-    """``tz`` if pandas knows the zone (``None`` is UTC), else a :class:`ConfigError`.
-
-    >>> check_tz(None), check_tz("Asia/Seoul")
-    ('UTC', 'Asia/Seoul')
-    """
-    if tz is None:
-        return "UTC"
-    try:
-        pd.Timestamp("2026-01-01", tz=tz)
-    except Exception as exc:  # pandas raises several types for a bad zone name
-        raise ConfigError(
-            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')."
-        ) from exc
-    return tz
-
-
-def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") -> pd.Series:
-    """The time column as tz-aware UTC datetimes (naive times are taken as UTC)."""
-    if not isinstance(df, pd.DataFrame):
-        raise ConfigError(f"{who} needs a pandas DataFrame, got {type(df).__name__}.")
-    if column not in df.columns:
-        raise ConfigError(
-            f"{who} needs a {column!r} column; this frame has {columns_text(df)}. Pass a frame "
-            "from invtools.frames (transactions_df or lines_df) or client.transactions_df()."
-        )
-    col = df[column]
-    if not pd.api.types.is_datetime64_any_dtype(col):
-        try:
-            col = pd.to_datetime(col, utc=True)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
-    if getattr(col.dt, "tz", None) is None:
-        col = col.dt.tz_localize("UTC")
-    return col.dt.tz_convert("UTC")
-
-
-def is_lines(df: pd.DataFrame) -> bool:
-    """A lines frame (one row per transaction line) rather than one row per transaction."""
-    cols = set(df.columns)
-    return "total_quantity" not in cols and bool(cols & {"item_id", "item_name", "quantity"})
-
-
-def columns_text(df: pd.DataFrame) -> str:
-    """The frame's columns for a message: ``columns ['a', 'b', ...]`` (at most 12 shown)."""
-    names = [str(c) for c in df.columns]
-    shown = ", ".join(repr(n) for n in names[:12])
-    return f"columns [{shown}{', ...' if len(names) > 12 else ''}]" if names else "no columns"
-
-
-def choices_text(values: Iterable[str]) -> str:
-    """``'a', 'b'``: the allowed values for a message."""
-    return ", ".join(repr(v) for v in values)
 
 
 # ------------------------------------------------------------------------------- categories, values

@@ -1,0 +1,124 @@
+"""Whose file a mirror is, and what it holds: the check of a client's team and service
+against the file (and the claim of a new file), the provenance its frames carry, its summary.
+
+>>> import sqlite3
+>>> from invtools.mirror.store import init_schema
+>>> conn = sqlite3.connect(":memory:", isolation_level=None)
+>>> init_schema(conn, ":memory:")
+>>> origin_of(conn).source, file_info(Path("m.sqlite"), conn)["syncs"]
+('mirror', 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from invtools import frames
+from invtools._provenance import Provenance
+from invtools._types import TXS_PATH
+from invtools.errors import ConfigError
+from invtools.mirror import store
+
+__all__ = ["check_team", "origin_of", "file_info", "stamped"]
+
+
+def check_team(
+    conn: sqlite3.Connection, path: Path, client: Any, team: Any, *, claim: bool = True
+) -> None:
+    """Refuse a client of another service or team; then claim the file for this one
+    (a Location-mode team only: nothing is written for a team that cannot sync, nor with
+    ``claim=False``)."""
+    base_url = str(client.base_url)
+    stored_url = store.get_meta(conn, "base_url")
+    stored_name = store.get_meta(conn, "team_name")
+    if stored_url is not None and stored_url != base_url:
+        raise ConfigError(
+            f"{path} mirrors team {stored_name!r} of the API at "
+            f"{stored_url}, but this client talks to {base_url}. Use another file for that "
+            "service, e.g. TransactionMirror(None, client) for its default file."
+        )
+    stored = store.get_meta(conn, "team_id")
+    if stored is not None and int(stored) != int(team.id):
+        raise ConfigError(
+            f"{path} mirrors team {stored_name!r} (id {stored}), but "
+            f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
+            "another file for that team, e.g. TransactionMirror(None, client) for its "
+            "default file."
+        )
+    # The client's own TeamModeError, naming the team, its mode and what works.
+    client.require_locations(TXS_PATH)
+    if not claim:
+        return
+    if stored is None:
+        with store.write_transaction(conn):
+            store.set_meta(
+                conn,
+                team_id=str(team.id),
+                team_name=str(team.name),
+                team_mode=str(getattr(team, "mode", "")),
+                base_url=base_url,
+            )
+        return
+    if stored_url is None:  # a file claimed before the base URL was recorded
+        with store.write_transaction(conn):
+            store.set_meta(conn, base_url=base_url)
+    if stored_name != str(team.name):  # teams get renamed; the id is what counts
+        with store.write_transaction(conn):
+            store.set_meta(conn, team_name=str(team.name))
+
+
+def origin_of(conn: sqlite3.Connection) -> Provenance:
+    """Whose rows these are and how fresh: the file's team and service, and when its
+    last sync finished."""
+    last = conn.execute(
+        "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    team_id = store.get_meta(conn, "team_id")
+    return Provenance(
+        source="mirror",
+        team_id=None if team_id is None else int(team_id),
+        team_name=store.get_meta(conn, "team_name"),
+        base_url=store.get_meta(conn, "base_url"),
+        endpoint=TXS_PATH,
+        fetched_at=None if last is None else last[0],
+        data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime(),
+    )
+
+
+def file_info(path: Path, conn: sqlite3.Connection) -> dict:
+    """What :meth:`TransactionMirror.info` says, read from ``conn``."""
+    one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
+    last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
+    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
+    team_id = store.get_meta(conn, "team_id")
+    return {
+        "path": str(path),
+        "team_id": None if team_id is None else int(team_id),
+        "team_name": store.get_meta(conn, "team_name"),
+        "base_url": store.get_meta(conn, "base_url"),
+        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL")[0],
+        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL")[0],
+        "lines": one(
+            "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+            "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+            "WHERE t.removed_at IS NULL"
+        )[0],
+        "revisions": one("SELECT count(*) FROM revisions")[0],
+        "syncs": one("SELECT count(*) FROM syncs")[0],
+        "last_sync": None if last is None else pd.Timestamp(last[0]),
+        "last_sync_kind": None if last is None else last[1],
+        "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
+        "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
+    }
+
+
+def stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
+    None values left out) and the rows returned."""
+    record = dataclasses.replace(origin, filters=filters, rows=len(df))
+    return frames.with_provenance(df, record)
