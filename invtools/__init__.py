@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for mypy, pyright and editor
     from invtools.api.cacheinfo import cache_info, prune_cache
     from invtools.mirror import SyncReport, TransactionMirror
     from invtools.notebook.connection import connect, demo_server, is_demo, team_tokens
-    from invtools.notebook.explorer import activity_explorer
+    from invtools.notebook.explore import activity_explorer
     from invtools.notebook.picker import token_picker
     from invtools.notebook.teams import TeamResults, each_team
     from invtools.viz import activity_table, plot_activity, plot_calendar, plot_stock_history
@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "TransactionMirror": "invtools.mirror",
     "SyncReport": "invtools.mirror",
     "token_picker": "invtools.notebook.picker",
-    "activity_explorer": "invtools.notebook.explorer",
+    "activity_explorer": "invtools.notebook.explore",
     "connect": "invtools.notebook.connection",
     "demo_server": "invtools.notebook.connection",
     "team_tokens": "invtools.notebook.connection",
