@@ -30,7 +30,6 @@ from invtools.api.walkrecord import WalkStore
 __all__ = ["WalksPart", "Walk", "store_of"]  # Walk and store_of: from walking
 
 
-
 class WalksPart(ClientCore):
     """``pages``, ``walk``, ``walk_frame``; needs the client's request path."""
 
