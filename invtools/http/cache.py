@@ -33,7 +33,7 @@ from requests_cache.policy.expiration import NEVER_EXPIRE
 
 from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
-from invtools.errors import ArgumentTypeError, CacheError, ConfigError
+from invtools.errors import CacheError, ConfigError
 
 __all__ = [
     "NEVER_EXPIRE",
@@ -88,7 +88,7 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     if cache is True:
         return default_cache_path()
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
-        raise ArgumentTypeError("cache must be True, False or a path, not an empty string")
+        raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()
     if path.is_dir() or str(cache).endswith(("/", os.sep)):
         return path / "responses.sqlite"
