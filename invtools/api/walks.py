@@ -19,9 +19,7 @@ from invtools._types import parse_duration
 from invtools.api.core import ClientCore
 from invtools.api.framemerge import frame_keys, frame_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, check_walk_args
-from invtools.api.plan import (
-    chain_count,
-)
+from invtools.api.plan import chain_count
 from invtools.api.policy import default_max_age
 from invtools.api.walker import Spec
 from invtools.api.walking import Walk, store_of
