@@ -35,10 +35,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: module -> (the files mutated, the tests run against them). The files' doctests run too.
 MODULES: dict[str, tuple[list[str], list[str]]] = {
-    "walk engine": (["invtools/api/plan.py", "invtools/api/walker.py",
-                     "invtools/api/walkrecord.py"],
-                    ["tests/test_client_chains.py", "tests/test_walk_replay.py",
-                     "tests/test_windows.py"]),
+    # The walk engine, one file at a time ("walk" for the three).
+    "walk plan": (["invtools/api/plan.py"],
+                  ["tests/test_plan.py", "tests/test_client_chains.py",
+                   "tests/test_walk_replay.py", "tests/test_windows.py"]),
+    "walk record": (["invtools/api/walkrecord.py"],
+                    ["tests/test_walkrecord.py", "tests/test_client_chains.py",
+                     "tests/test_walk_replay.py", "tests/test_windows.py"]),
+    "walker": (["invtools/api/walker.py"],
+               ["tests/test_client_chains.py", "tests/test_walk_replay.py",
+                "tests/test_windows.py"]),
     "retries": (["invtools/http/retries.py"],
                 ["tests/test_retries.py", "tests/test_client_resilience.py",
                  "tests/test_client_errors.py", "tests/test_client_faults.py"]),
@@ -88,7 +94,7 @@ def results(name: str) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)} "
-                        "('walk' for the walk engine); all when none")
+                        "('walk' for the walk engine's three files); all when none")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -126,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<12} {total:>8} {killed:>7} {survived:>9} {100 * killed / total:>8.1f}%")
     if len(rows) > 1:
         total, killed = sum(r[1] for r in rows), sum(r[2] for r in rows)
-        print(f"{'all':<12} {total:>8} {killed:>7} {total - killed:>9} {100 * killed / total:>8.1f}%")
+        print(f"{'all':<12} {total:>8} {killed:>7} {total - killed:>9} "
+              f"{100 * killed / total:>8.1f}%")
     return 1 if failed else 0
 
 
