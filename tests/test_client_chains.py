@@ -375,6 +375,18 @@ def test_since_and_until_with_chains_equal_the_plain_walk(sb, client, plan, wind
     pd.testing.assert_frame_equal(frame, client.transactions_df(since=since, until=until, chains=1))
 
 
+@pytest.mark.parametrize("chains", [1, None])
+def test_since_between_the_last_two_rows_of_a_page_gives_exactly_the_rows_since(sb, client, chains):
+    rows = first_rows(sb)
+    at = lambda i: datetime.fromisoformat(rows[i]["transaction_time"])  # noqa: E731
+    # the page's second-to-last row is the oldest kept; its last row is older: left out
+    i = next(i for i in range(198, len(rows) - 1, 100) if at(i) > at(i + 1))
+    since = rows[i]["transaction_time"]
+    want = [r["id"] for r in rows if datetime.fromisoformat(r["transaction_time"]) >= at(i)]
+    assert rows[i]["id"] in want and rows[i + 1]["id"] not in want
+    assert ids(client.transactions(since=since, chains=chains)) == want
+
+
 # ------------------------------------------------------------------------------ the mirror
 
 
