@@ -266,10 +266,12 @@ def _superseded(
 
 
 def _compact(cache: SQLiteCache) -> None:
+    # On a connection of its own, outside any transaction: requests-cache 1.3.0's vacuum()
+    # runs VACUUM inside its write transaction, which SQLite refuses.
     try:
-        cache.responses.vacuum()
-        with cache.responses.connection() as con:  # hand the log's pages back to the file
-            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with closing(sqlite3.connect(cache.db_path, timeout=1.0, isolation_level=None)) as con:
+            con.execute("VACUUM")
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the log's pages back to the file
     except sqlite3.OperationalError as exc:  # another process holds it: next time
         logger.debug("cache not compacted: %s", exc)
 

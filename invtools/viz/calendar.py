@@ -123,7 +123,9 @@ def plot_calendar(
     for spine in ax.spines.values():
         spine.set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"
-    bar = ax.figure.colorbar(
+    figure = ax.figure  # typed Optional by matplotlib 3.8; an Axes drawn on has one
+    assert figure is not None
+    bar = figure.colorbar(
         image, ax=ax, label=label, shrink=0.8, pad=0.01, extend="min", extendfrac=0.08
     )
     if metric == "count":
