@@ -25,6 +25,7 @@ import re
 import secrets
 import sqlite3
 import time
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -294,15 +295,16 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
         chunk = wanted[start : start + _CHUNK]
         if not all(_KEY.fullmatch(k) for k in chunk):
             raise ValueError("not a cache key of CacheKeys")
-        # Literal keys, not placeholders, like requests-cache's own reads on this shared,
-        # multi-threaded connection (its note: placeholders break under concurrency).
-        listed = ",".join(f"'{k}'" for k in chunk)
-        with responses.connection() as con:
+        # On a short connection of its own: a multi-row read on requests-cache's connection,
+        # which every thread of the process shares, broke another thread's write at once
+        # ("another row available").
+        marks = ",".join("?" * len(chunk))
+        with closing(sqlite3.connect(responses.db_path, timeout=_LOCK_WAIT)) as con:
             found.update(
                 k
                 for (k,) in con.execute(
-                    f"SELECT key FROM {responses.table_name} WHERE key IN ({listed})"
-                )
+                    f"SELECT key FROM {responses.table_name} WHERE key IN ({marks})", chunk
+                ).fetchall()
             )
     return [k in found for k in wanted]
 
