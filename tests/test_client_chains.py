@@ -317,6 +317,7 @@ def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog
     assert "chain 4 could not start: its cursor was refused" in walk.fallback
     assert "fell back to one chain from chain 3" in caplog.text
     assert [r.status for r in list_requests(sb) if r.params.get("cursor") == ["17"]] == [400]
+    assert walk.complete  # the fallback chain walked on to the list's end: a whole walk
     store.save("whole", replace(record, seams=tuple(seams)))  # the frame path, the same way
     df = client.transactions_df()
     assert "refused" in df.attrs["walk"]["fallback"]

@@ -274,8 +274,10 @@ class Run:
         page = None
         try:
             for page in pages:
-                if self._stop.is_set() or j > self.cut:
+                if self._stop.is_set():
                     self.short = True
+                    return
+                if j > self.cut:  # cut off (a fallback, ``since``): its rows no longer count
                     return
                 piece = Piece(j, page._replace(number=page.number + number))
                 if not self._first[j].done():
@@ -286,7 +288,7 @@ class Run:
                 yield piece
                 if done or one_page:
                     return
-            if page is not None and page.has_more:  # max_pages
+            if page is not None and page.has_more and j <= self.cut:  # max_pages
                 self.short = True
         except (InvalidRequestError, NotFoundError) as exc:
             if page is not None or not j:

@@ -1,0 +1,431 @@
+"""The walk engine (:class:`invtools.api.walker.Run`) against an in-memory model of the
+transactions list: no HTTP, no cache, so every plan and every way a chain ends is checked in
+milliseconds (the HTTP tests of the same behaviour are in ``test_client_chains.py``).
+
+The model (:class:`FakeList`) serves the list as the specification describes it: newest first by
+``(transaction_time, id)``, pages of ``limit``, the cursor is the id of a page's last row and the
+next page starts after that row's place, ``type=`` filters, and a cursor it never handed out is a
+400. Each test compares the walk's rows with the model's truth (ids *and* revisions) and says
+what the walk turned out to be (``complete``, ``window``, ``fallback``, ``ran``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from invtools._types import TX_TYPES
+from invtools.api.plan import Plan, row_key, seam_starts
+from invtools.api.walker import Run, Spec
+from invtools.errors import InvalidRequestError, ServerError
+
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+LIMIT = 10
+
+
+def wire(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def make_rows(n: int, *, types=TX_TYPES, same_time_every: int = 7) -> list[dict]:
+    """``n`` transactions of every type in turn, a minute apart, a few sharing a time (their
+    order is then by id)."""
+    rows = []
+    for i in range(n):
+        minutes = i - (i % same_time_every == 1)  # every 7th row shares its time with the last
+        rows.append(
+            {
+                "id": 1000 + i,
+                "type": types[i % len(types)],
+                "transaction_time": wire(T0 + timedelta(minutes=minutes)),
+                "revision": 1,
+            }
+        )
+    return rows
+
+
+class FakeList:
+    """The transactions list, newest first; ``hold(j)`` makes chain ``j``'s requests wait for
+    ``release(j)``; ``ignore_type`` makes it serve every type whatever ``type=`` says."""
+
+    def __init__(self, rows: list[dict], *, ignore_type: bool = False) -> None:
+        self.rows = sorted(rows, key=row_key, reverse=True)
+        self.places = {r["id"]: row_key(r) for r in self.rows}  # deleted rows keep their place
+        self.ignore_type = ignore_type
+        self.calls: list[dict] = []
+        self.gates: dict[str, threading.Event] = {}
+        self.lock = threading.Lock()
+        self.on_call = None
+
+    def truth(self, *, since: datetime | None = None, types=None) -> list[tuple[int, int]]:
+        """(id, revision) of the rows a walk must give, newest first."""
+        since_key = (row_key({"transaction_time": wire(since)})[0], -1) if since else None
+        return [
+            (r["id"], r["revision"])
+            for r in self.rows
+            if (since_key is None or row_key(r) >= since_key)
+            and (types is None or r["type"] in types)
+        ]
+
+    def keys(self) -> list:
+        return [row_key(r) for r in self.rows]
+
+    def hold(self, j: int) -> threading.Event:
+        return self.gates.setdefault(f"invtools-chain-{j}", threading.Event())
+
+    # -- changes between two walks (or during one)
+
+    def add(self, row: dict) -> None:
+        with self.lock:
+            self.rows = sorted([*self.rows, row], key=row_key, reverse=True)
+            self.places[row["id"]] = row_key(row)
+
+    def delete(self, rid: int) -> None:
+        with self.lock:
+            self.rows = [r for r in self.rows if r["id"] != rid]
+
+    def redate(self, rid: int, when: datetime) -> None:
+        with self.lock:
+            row = next(r for r in self.rows if r["id"] == rid)
+            moved = {**row, "transaction_time": wire(when), "revision": row["revision"] + 1}
+            self.rows = sorted(
+                [moved if r["id"] == rid else r for r in self.rows], key=row_key, reverse=True
+            )
+            self.places[rid] = row_key(moved)
+
+    # -- the endpoint
+
+    def __call__(self, call: dict) -> bytes:
+        gate = self.gates.get(threading.current_thread().name)
+        if gate is not None:
+            assert gate.wait(10), "a held chain was never released"
+        with self.lock:
+            self.calls.append(dict(call))
+            if self.on_call is not None:
+                self.on_call(call)
+            wanted = None if self.ignore_type else call.get("type")
+            rows = [r for r in self.rows if wanted is None or r["type"] == wanted]
+            cursor = call.get("cursor")
+            if cursor is not None:
+                if cursor not in self.places:
+                    raise InvalidRequestError("cursor not found", status=400)
+                rows = [r for r in rows if row_key(r) < self.places[cursor]]
+            page = rows[: call["limit"]]
+            more = len(rows) > len(page)
+            body = {"items": page, "cursor": page[-1]["id"] if more else None, "has_more": more}
+            return json.dumps(body).encode()
+
+
+def walked(run: Run) -> list[tuple[int, int]]:
+    return [(r["id"], r["revision"]) for r in run.rows()]
+
+
+def pieced(run: Run) -> list[tuple[int, int]]:
+    """The rows of a walk's pages (the frame path), put in the list's order and -- a merge --
+    each chain's own type kept, as :meth:`Run.pieces` says its caller does."""
+    plan = run.plan
+    rows = [
+        r
+        for p in run.pieces()
+        for r in p.kept()
+        if plan.kind != "merge" or r["type"] == plan.types[p.j]
+    ]
+    if plan.merged:
+        rows.sort(key=row_key, reverse=True)
+    return [(r["id"], r["revision"]) for r in rows]
+
+
+def seams_of(fake: FakeList, chains: int) -> tuple:
+    return seam_starts(fake.keys(), chains=chains, limit=LIMIT)
+
+
+SPEC = Spec(params={"type": None}, limit=LIMIT)
+
+
+# ------------------------------------------------------------------------------ whole walks
+
+
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_one_chain_gives_the_whole_list_newest_first(how):
+    fake = FakeList(make_rows(95))
+    run = Run(Plan(), SPEC, fake)
+    assert how(run) == fake.truth()
+    assert run.complete and not run.window and not run.short and run.fallback is None
+    assert run.ran == Plan() and len(fake.calls) == 10
+
+
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_type_chains_give_the_whole_list_merged_newest_first(how):
+    fake = FakeList(make_rows(95))
+    run = Run(Plan("types"), SPEC, fake, keys=True)
+    assert how(run) == fake.truth()
+    assert run.complete and run.fallback is None and run.ran == Plan("types")
+    assert {c.get("type") for c in fake.calls} == {None, *TX_TYPES}
+    assert sum(c.get("type") is None for c in fake.calls) == 1  # the head page only
+
+
+def test_a_type_walk_records_every_rows_key_in_the_lists_order():
+    fake = FakeList(make_rows(95))
+    run = Run(Plan("types"), SPEC, fake, keys=True)
+    list(run.rows())
+    assert run.keys == fake.keys()
+
+
+@pytest.mark.parametrize("chains", [2, 4, 8])
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_seam_chains_give_the_whole_list_and_each_stops_at_the_next_ones_start(how, chains):
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, chains)
+    run = Run(Plan("seams", starts), SPEC, fake)
+    assert how(run) == fake.truth()
+    assert run.complete and run.fallback is None and run.ran == Plan("seams", starts)
+    # each chain stopped at its seam: no page more than a plain walk's, one per chain at most
+    assert len(fake.calls) <= 20 + chains - 1
+
+
+def test_a_list_of_one_page_walked_by_type_chains_ends_with_the_head():
+    fake = FakeList(make_rows(7))
+    run = Run(Plan("types"), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete and len(fake.calls) == 1
+    assert run.ran == Plan()  # nothing but the head: a replay walks one chain
+
+
+def test_a_type_with_no_rows_is_a_chain_that_ends_at_once():
+    fake = FakeList(make_rows(60, types=("in", "out", "adjust")))  # no "move"
+    run = Run(Plan("types"), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete and run.fallback is None and run.ran == Plan("types")
+
+
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_several_types_are_merged_newest_first_and_each_chain_keeps_its_own(how):
+    fake = FakeList(make_rows(95), ignore_type=True)  # even from a server that ignores type=
+    run = Run(Plan("merge", types=("in", "adjust")), SPEC, fake)
+    assert how(run) == fake.truth(types=("in", "adjust"))
+    assert run.complete
+
+
+def test_every_page_is_seen_as_it_arrives():
+    fake = FakeList(make_rows(95))
+    seen = []
+    run = Run(Plan("types"), SPEC, fake, on_page=lambda piece: seen.append(piece.page.body))
+    list(run.rows())
+    assert len(seen) == len(fake.calls)
+    assert sorted(r["id"] for b in seen for r in json.loads(b)["items"]) == sorted(
+        i for i, _ in fake.truth()
+    )
+
+
+# ------------------------------------------------------------------------------ changes
+
+
+def test_rows_added_at_the_head_since_the_seams_were_recorded_are_walked():
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    for i in range(25):
+        fake.add({**make_rows(1)[0], "id": 5000 + i, "transaction_time": wire(T0 + timedelta(1))})
+    run = Run(Plan("seams", starts), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete and run.fallback is None
+
+
+def test_a_seam_row_deleted_since_is_met_by_the_next_chains_first_row():
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    fake.delete(starts[1][1])
+    run = Run(Plan("seams", starts), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete and run.fallback is None
+
+
+def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there():
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    fake.redate(starts[1][1], T0 + timedelta(days=1))  # now the newest row
+    fetch = LateChain(fake, fallback=1, late=3)
+    run = fetch.run = Run(Plan("seams", starts), SPEC, fetch)
+    assert walked(run) == fake.truth()
+    assert "chain 1 did not meet row" in run.fallback and str(starts[1][1]) in run.fallback
+    assert run.complete and run.ran == Plan("seams", starts[:1])
+
+
+def test_a_row_moved_across_a_seam_during_the_walk_is_given_once_at_its_new_place():
+    # the last chain gives a row, then the row is re-dated into chain 0's part of the list,
+    # which chain 0 walks only then: the server hands it out twice, the walk gives it once
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    victim = fake.truth()[-25][0]  # on the last chain's second-to-last page
+    release = fake.hold(0)
+
+    def move_once(call):  # the last chain asks for the page after the victim's
+        if (
+            threading.current_thread().name == "invtools-chain-3"
+            and call.get("cursor") is not None
+            and fake.places[call["cursor"]] < fake.places[victim]
+            and not release.is_set()
+        ):
+            row = next(r for r in fake.rows if r["id"] == victim)
+            row.update(transaction_time=wire(T0 + timedelta(minutes=190)), revision=2)
+            fake.rows.sort(key=row_key, reverse=True)
+            fake.places[victim] = row_key(row)
+            release.set()
+
+    fake.on_call = move_once
+    run = Run(Plan("seams", starts), SPEC, fake)
+    got = walked(run)
+    assert release.is_set()
+    assert [i for i, _ in got].count(victim) == 1
+    assert got == fake.truth()  # at its new place, at its new revision
+
+
+class LateChain:
+    """``fake``, with chain ``late`` answering only after the walk fell back, and the
+    fallback chain ``fallback`` then waiting for chain ``late`` to end: chain ``late`` sees for
+    sure that its rows no longer count."""
+
+    def __init__(self, fake: FakeList, *, fallback: int, late: int) -> None:
+        self.fake, self.fallback, self.late = fake, fallback, late
+        self.run: Run | None = None
+
+    def __call__(self, call: dict) -> bytes:
+        name, deadline = threading.current_thread().name, time.monotonic() + 10
+        if name == f"invtools-chain-{self.late}":
+            while self.run.fallback is None and time.monotonic() < deadline:
+                time.sleep(0.002)
+        elif name == f"invtools-chain-{self.fallback}" and self.run.fallback is not None:
+            late = f"invtools-chain-{self.late}"
+            while any(t.name == late for t in threading.enumerate()):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
+        return self.fake(call)
+
+
+def test_a_refused_cursor_falls_back_and_the_walk_is_still_whole():
+    # chain 2's cursor was never handed out, so chain 1 walks on from its seam to the end; chain
+    # 3 answers only after that fallback and so finds itself cut off -- the walk is whole all
+    # the same (a race once left it "not complete", and then it was never recorded as whole)
+    fake = FakeList(make_rows(195))
+    starts = list(seams_of(fake, 4))
+    starts[1] = (starts[1][0], 17)
+    fetch = LateChain(fake, fallback=1, late=3)
+    run = fetch.run = Run(Plan("seams", tuple(starts)), SPEC, fetch)
+    assert walked(run) == fake.truth()
+    assert "chain 2 could not start: its cursor was refused" in run.fallback
+    assert run.complete and not run.short
+    assert run.ran == Plan("seams", tuple(starts[:1]))
+
+
+def test_a_type_chain_whose_cursor_is_refused_falls_back_to_the_head_chain():
+    fake = FakeList(make_rows(95))
+    real = fake.__call__
+
+    def refusing(call):
+        if call.get("type") == "out":
+            raise InvalidRequestError("cursor not found", status=400)
+        return real(call)
+
+    run = Run(Plan("types"), SPEC, refusing)
+    assert walked(run) == fake.truth()
+    assert "type chain 2 (out) could not start: its cursor was refused" in run.fallback
+    assert run.complete and run.ran == Plan()
+
+
+def test_a_server_that_ignores_type_makes_a_type_walk_fall_back_to_one_chain():
+    fake = FakeList(make_rows(95), ignore_type=True)
+    run = Run(Plan("types"), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert "holds rows of other types" in run.fallback
+    assert run.complete and run.ran == Plan()
+
+
+def test_a_row_with_a_nested_type_field_is_judged_by_its_own_type():
+    rows = make_rows(95)
+    for r in rows[::3]:
+        r["partner"] = {"type": "supplier", "name": "A"}  # "type" twice in the row's bytes
+    fake = FakeList(rows)
+    run = Run(Plan("types"), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.fallback is None and run.complete
+    ignoring = FakeList(rows, ignore_type=True)
+    run = Run(Plan("types"), SPEC, ignoring)
+    assert walked(run) == ignoring.truth()
+    assert "holds rows of other types" in run.fallback
+
+
+def test_a_fifth_type_on_the_head_page_walks_one_chain():
+    rows = make_rows(95)
+    rows[-1]["type"] = "transfer"  # the newest row
+    fake = FakeList(rows)
+    run = Run(Plan("types"), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert "the head page shows type(s) ['transfer'] besides the four" in run.fallback
+    assert run.complete and {c.get("type") for c in fake.calls} == {None}
+
+
+def test_a_seam_chain_that_reaches_the_lists_end_before_its_seam_falls_back():
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    last = fake.truth()[-1][0]
+    for rid, _ in fake.truth()[-60:]:  # the list's tail is gone, the seams' rows with it...
+        if rid != starts[1][1] and rid != last:
+            fake.delete(rid)
+    run = Run(Plan("seams", starts), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete
+
+
+# ------------------------------------------------------------------------------ partial walks
+
+
+@pytest.mark.parametrize("plan", [Plan(), Plan("types"), "seams"])
+def test_a_window_ends_every_chain_at_since_and_is_not_whole(plan):
+    fake = FakeList(make_rows(195))
+    plan = Plan("seams", seams_of(fake, 4)) if plan == "seams" else plan
+    since = T0 + timedelta(minutes=150)
+    spec = Spec(
+        params={"type": None}, limit=LIMIT, since_ms=row_key({"transaction_time": wire(since)})[0]
+    )
+    run = Run(plan, spec, fake)
+    assert walked(run) == fake.truth(since=since)
+    assert run.window and not run.complete
+    assert len(fake.calls) < 20  # it stopped: the older pages were never asked for
+
+
+def test_max_pages_ends_a_walk_short_and_not_whole():
+    fake = FakeList(make_rows(95))
+    run = Run(Plan(), Spec(params={}, limit=LIMIT, max_pages=3), fake)
+    assert walked(run) == fake.truth()[:30]
+    assert run.short and not run.complete
+
+
+def test_a_walk_closed_half_way_sends_nothing_more_and_is_not_whole():
+    fake = FakeList(make_rows(995))
+    run = Run(Plan("seams", seams_of(fake, 4)), SPEC, fake)
+    rows = run.rows()
+    first = [next(rows) for _ in range(15)]
+    assert [(r["id"], r["revision"]) for r in first] == fake.truth()[:15]
+    run.close()
+    sent = len(fake.calls)
+    time.sleep(0.3)
+    assert len(fake.calls) <= sent + 4  # at most a request in flight per chain
+    assert not run.complete
+
+
+def test_a_chain_that_fails_raises_in_the_caller():
+    fake = FakeList(make_rows(195))
+    real = fake.__call__
+
+    def failing(call):
+        if call.get("type") == "adjust":
+            raise ServerError("boom", status=503)
+        return real(call)
+
+    run = Run(Plan("types"), SPEC, failing)
+    with pytest.raises(ServerError, match="boom"):
+        walked(run)
