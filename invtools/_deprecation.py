@@ -19,7 +19,7 @@ from typing import Any
 
 from invtools.errors import ConfigError
 
-__all__ = ["renamed", "REMOVED_IN"]
+__all__ = ["renamed", "withdrawn", "REMOVED_IN"]
 
 #: The release that drops the old spellings.
 REMOVED_IN = "0.3"
@@ -41,3 +41,26 @@ def renamed(
         stacklevel=stacklevel,
     )
     return old_value
+
+
+def withdrawn(who: str, options: dict, name: str, why: str, *, stacklevel: int = 4) -> Any:
+    """Take ``name`` out of ``options`` (a function's ``**keywords``) and return its value
+    (None when not given), with a ``DeprecationWarning`` saying ``why``: a keyword on its way
+    out of a public signature (it goes in :data:`REMOVED_IN`).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     withdrawn("walk", {"before": print}, "before", "is ignored: the walk checks it")
+    <built-in function print>
+    >>> str(seen[0].message)
+    'walk(before=...) is ignored: the walk checks it (before= goes in 0.3)'
+    """
+    if name not in options:
+        return None
+    warnings.warn(
+        f"{who}({name}=...) {why} ({name}= goes in {REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return options.pop(name)

@@ -34,6 +34,8 @@ __all__ = [
     "TXS_PATH",
     "ITEMS_PATH",
     "LOCATIONS_PATH",
+    "LOCATION_ONLY_PATHS",
+    "location_only",
     "PARTNERS_PATH",
     "MEMBERS_PATH",
     "ATTRS_PATH",
@@ -56,6 +58,10 @@ PARTNERS_PATH = "/v1/partners"
 MEMBERS_PATH = "/v1/members"
 ATTRS_PATH = "/v1/item-attrs"
 
+#: The lists (and their details) only a team that manages stock by location can read: the
+#: service answers 400 ``/errors/invalid-team-mode`` to any other team (spec part 7).
+LOCATION_ONLY_PATHS = (TXS_PATH, ITEMS_PATH, LOCATIONS_PATH)
+
 #: The transaction types, in the order every table and picture shows them.
 TX_TYPES = ("in", "out", "move", "adjust")
 
@@ -76,6 +82,16 @@ def route_of(path: str) -> str:
     """
     path = path.split("?", 1)[0].split("#", 1)[0]
     return _ID_SEGMENT.sub("/{id}", path.rstrip("/") or "/")
+
+
+def location_only(path: str) -> bool:
+    """Whether only a Location-mode team can read ``path`` (:data:`LOCATION_ONLY_PATHS`).
+
+    >>> location_only("/v1/location-txs/7"), location_only("/v1/partners")
+    (True, False)
+    """
+    route = route_of(path)
+    return any(route == p or route.startswith(p + "/") for p in LOCATION_ONLY_PATHS)
 
 
 _RESOURCES = {

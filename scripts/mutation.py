@@ -56,7 +56,12 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "walker": (
         ["invtools/api/walker.py"],
-        ["tests/test_client_chains.py", "tests/test_walk_replay.py", "tests/test_windows.py"],
+        [
+            "tests/test_walker.py",
+            "tests/test_client_chains.py",
+            "tests/test_walk_replay.py",
+            "tests/test_windows.py",
+        ],
     ),
     "retries": (
         ["invtools/http/retries.py"],

@@ -136,6 +136,12 @@ def test_plain_lists(sb, make_client):
         (lambda c: list(c.transactions()), "/v1/location-txs"),
         (lambda c: c.transaction(1), "/v1/location-txs/{id}"),
         (lambda c: c.locations(), "/v1/locations"),
+        (lambda c: c.transactions_df(), "/v1/location-txs"),
+        # the general walks too: any walk of a location-only list checks the mode first
+        (lambda c: list(c.pages("/v1/location-txs")), "/v1/location-txs"),
+        (lambda c: list(c.rows("/v1/items")), "/v1/items"),
+        (lambda c: list(c.walk("/v1/location-txs", {"type": "in"})), "/v1/location-txs"),
+        (lambda c: c.walk_frame("/v1/location-txs"), "/v1/location-txs"),
     ],
 )
 def test_location_only_endpoints_refused_client_side_without_a_request(sb, make_client, call, path):
@@ -199,6 +205,7 @@ def test_walking_a_plain_list_as_pages_is_a_pagination_error(sb, make_client):
 
 def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     c = make_client(sb)
+    c.team()  # known before: a walk of a location-only list asks for it first
     params = {"type": "in"}
     with c.measure() as cold:
         rows = list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
@@ -248,3 +255,28 @@ def test_a_netrc_entry_for_the_host_does_not_replace_the_token(
     assert client.team().name == sb.data("shop").team["name"]
     assert "other-secret" not in repr(client.__dict__)
     assert all(r.status == 200 for r in sb.requests)  # the server saw the team's token
+
+
+def test_the_walks_take_no_engine_parameters_and_the_old_ones_warn(sb, make_client):
+    # issue 20: how the engine keeps its records and checks the team is not the caller's
+    # business; the two that were public keep working for a release, with a warning
+    import inspect
+
+    from invtools.api.walkrecord import MemoryStore
+
+    c = make_client(sb)
+    engine = {"store", "before", "start", "cache_only", "stored_within"}
+    for method in (c.pages, c.walk, c.walk_frame):
+        assert not engine & set(inspect.signature(method).parameters), method.__name__
+    store = MemoryStore("a test of its own")
+    with pytest.warns(DeprecationWarning, match=r"walk\(store=\.\.\.\) is deprecated"):
+        rows = list(c.walk("/v1/location-txs", {"type": "in"}, store=store))
+    assert [r["id"] for r in rows] == [
+        t["id"] for t in sb.data("shop").transactions if t["type"] == "in"
+    ]
+    assert store.load("whole") is not None  # the record went where it was told
+    with pytest.warns(DeprecationWarning, match=r"walk_frame\(before=\.\.\.\) is ignored"):
+        df = c.walk_frame("/v1/location-txs", before=lambda: None)
+    assert len(df) == len(sb.data("shop").transactions)
+    with pytest.raises(TypeError, match="walk_frame.. got an unexpected keyword argument 'bogus'"):
+        c.walk_frame("/v1/location-txs", bogus=1)

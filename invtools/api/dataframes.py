@@ -116,7 +116,6 @@ class FramesPart(DetailsPart):
                     TXS_PATH,
                     {"type": type},
                     chains=chains,
-                    before=lambda: self.require_locations(TXS_PATH),
                     refresh=bool(walk.get("refresh")),
                     max_age=walk.get("max_age"),
                 )

@@ -161,7 +161,6 @@ class EndpointsPart(WalksPart):
             since=lo,
             until=hi,
             chains=chains,
-            before=lambda: self.require_locations(TXS_PATH),
             **walk,
         )
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from invtools._progress import progress_bar
-from invtools._types import TXS_PATH, resource_of
+from invtools._types import TXS_PATH, location_only, resource_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, choose_plan, seam_starts, time_ms
 from invtools.api.walker import NotInCache, Piece, Run, Spec
@@ -96,13 +96,12 @@ class _Walking:
         mode: str,
         chains: int,
         store: WalkStore | None = None,
-        before: Callable[[], None] | None = None,
         refresh: bool = False,
         max_age: timedelta | None = None,
         progress: bool | None = None,
     ) -> None:
         self._client, self._path, self._spec, self._mode = client, path, spec, mode
-        self._chains, self._store, self._before = chains, store, before
+        self._chains, self._store = chains, store
         self._refresh, self._max_age = refresh, max_age
         self._show = client.progress if progress is None else progress
         self.pages = self._rows = 0
@@ -125,8 +124,8 @@ class _Walking:
 
     def run(self) -> Generator[Any, None, None]:
         c, spec = self._client, self._spec
-        if self._before is not None:
-            self._before()
+        if location_only(self._path):  # a team in another mode: its TeamModeError, unsent
+            c.require_locations(self._path)
         store = self._store or store_of(c, self._path, spec.params, spec.limit)
         for record in () if self._refresh else self._records(store):
             done = self._replay(record)

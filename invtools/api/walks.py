@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from invtools._deprecation import withdrawn
 from invtools._types import parse_duration
 from invtools.api.core import ClientCore
 from invtools.api.framemerge import frame_keys, frame_of
@@ -23,7 +24,7 @@ from invtools.api.plan import chain_count
 from invtools.api.policy import default_max_age
 from invtools.api.walker import Spec
 from invtools.api.walking import Walk, store_of
-from invtools.api.walkrecord import WalkStore
+from invtools.errors import ArgumentTypeError
 
 __all__ = ["WalksPart", "Walk", "store_of"]  # Walk and store_of: from walking
 
@@ -86,8 +87,6 @@ class WalksPart(ClientCore):
         since: datetime | None = None,
         until: datetime | None = None,
         chains: int | None = None,
-        store: WalkStore | None = None,
-        before: Callable[[], None] | None = None,
         refresh: bool = False,
         max_age: Any = None,
         limit: int = DEFAULT_LIMIT,
@@ -98,10 +97,16 @@ class WalksPart(ClientCore):
         ``type`` filter, in several chains at once (at most ``chains``, default
         ``client.concurrency``; 1 = one plain chain, as with ``max_pages``, ``max_rows``,
         ``keep`` or ``stop_at`` in ``trim``). ``since``/``until`` (aware datetimes) keep a
-        window, ``since`` ending each chain at its first older row. ``store``: where records
-        are found and left (default: beside the cache). ``before()`` runs when the walk starts
-        (the team-mode check). Arguments are checked now; nothing is sent yet.
+        window, ``since`` ending each chain at its first older row. A walk of a list only
+        Location-mode teams can read checks the team's mode when it starts. Arguments are
+        checked now; nothing is sent yet.
+
+        >>> walk = client.walk("/v1/location-txs", {"type": "in"})
+        >>> sum(1 for _ in walk), walk.complete
+        (12, True)
         """
+        store = withdrawn("walk", trim, "store", _STORE)
+        withdrawn("walk", trim, "before", _BEFORE)
         params = dict(params or {})
         check_walk_args(limit, trim.get("max_pages"), trim.get("max_rows"))
         n = 1 if trim else chain_count(getattr(self, "concurrency", None), chains)
@@ -119,7 +124,6 @@ class WalksPart(ClientCore):
             mode="rows",
             chains=n,
             store=store,
-            before=before,
             refresh=refresh,
             max_age=self._max_age(path, max_age),
             progress=progress,
@@ -131,13 +135,16 @@ class WalksPart(ClientCore):
         params: Mapping[str, Any] | None = None,
         *,
         chains: int | None = None,
-        before: Callable[[], None] | None = None,
         refresh: bool = False,
         max_age: Any = None,
+        **withdrawn_options: Any,
     ) -> pd.DataFrame:
         """The transactions frame of a whole walk (no window) from its page bytes
         (:func:`invtools.frames.transactions_df_from_pages`), in several chains when that
         helps; ``df.attrs["walk"]`` says how (plan, chains, pages, fallback)."""
+        withdrawn("walk_frame", withdrawn_options, "before", _BEFORE)
+        for name in withdrawn_options:
+            raise ArgumentTypeError(f"walk_frame() got an unexpected keyword argument {name!r}")
         n = chain_count(getattr(self, "concurrency", None), chains)
         walk = Walk(
             self,
@@ -145,7 +152,6 @@ class WalksPart(ClientCore):
             Spec(params=dict(params or {})),
             mode="pieces",
             chains=n,
-            before=before,
             refresh=refresh,
             max_age=self._max_age(path, max_age),
         )
@@ -168,6 +174,9 @@ class WalksPart(ClientCore):
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Engine parameters that left the public signatures (issue 20).
+_STORE = "is deprecated: a walk keeps its record beside the cache"
+_BEFORE = "is ignored: a walk of a list only Location-mode teams can read checks the mode itself"
 
 
 def _ms(when: datetime | None, *, ceil: bool) -> int | None:

@@ -29,6 +29,9 @@ from invtools import frames
 from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
+from invtools.api.plan import chain_count
+from invtools.api.walker import Spec
+from invtools.api.walking import Walk as ListWalk
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import (
@@ -140,13 +143,16 @@ def walk_list(
 def _walk_whole(
     conn: sqlite3.Connection, client: Any, progress: bool | None, chains: int | None, walk: Walk
 ) -> Walk:
-    rows = client.walk(
+    # the client's walk engine, keeping its record (the next sync's seams) in the mirror's file
+    rows = ListWalk(
+        client,
         TXS_PATH,
-        {"type": None},
+        Spec(params={"type": None}),
+        mode="rows",
+        chains=chain_count(getattr(client, "concurrency", None), chains),
+        store=ListCursors(conn),
         refresh=True,
         progress=progress,
-        chains=chains,
-        store=ListCursors(conn),
     )
     try:
         batch: list[tuple[int, dict]] = []
