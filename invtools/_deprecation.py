@@ -19,7 +19,7 @@ from typing import Any
 
 from invtools.errors import ConfigError
 
-__all__ = ["renamed", "withdrawn", "REMOVED_IN"]
+__all__ = ["renamed", "withdrawn", "attribute_renamed", "REMOVED_IN"]
 
 #: The release that drops the old spellings.
 REMOVED_IN = "0.3"
@@ -64,3 +64,22 @@ def withdrawn(who: str, options: dict, name: str, why: str, *, stacklevel: int =
         stacklevel=stacklevel,
     )
     return options.pop(name)
+
+
+def attribute_renamed(owner: str, old: str, new: str, value: Any) -> Any:
+    """``value``, read under an attribute's ``old`` name, with a ``DeprecationWarning``.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     attribute_renamed("ActivityExplorer", "start", "since", 42)
+    42
+    >>> str(seen[0].message)
+    'ActivityExplorer.start is deprecated: it is .since (the old name works until 0.3)'
+    """
+    warnings.warn(
+        f"{owner}.{old} is deprecated: it is .{new} (the old name works until {REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return value

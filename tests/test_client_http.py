@@ -278,5 +278,7 @@ def test_the_walks_take_no_engine_parameters_and_the_old_ones_warn(sb, make_clie
     with pytest.warns(DeprecationWarning, match=r"walk_frame\(before=\.\.\.\) is ignored"):
         df = c.walk_frame("/v1/location-txs", before=lambda: None)
     assert len(df) == len(sb.data("shop").transactions)
-    with pytest.raises(TypeError, match="walk_frame.. got an unexpected keyword argument 'bogus'"):
+    with pytest.raises(
+        TypeError, match=r"walk_frame\(\) got an unexpected keyword argument 'bogus'"
+    ):
         c.walk_frame("/v1/location-txs", bogus=1)

@@ -56,7 +56,7 @@ def test_units_are_said_and_can_be_signed():
 
     ex.units.value = "signed"
     expected = activity_table(
-        tx, "W", metric="quantity", signed=True, since=ex.start.value, until=ex.end.value
+        tx, "W", metric="quantity", signed=True, since=ex.since.value, until=ex.until.value
     )
     assert_drawn(ex, expected)
     assert ex.table.to_numpy().sum() == pytest.approx(q.sum())
@@ -96,12 +96,12 @@ def test_leaving_out_opening_counts_changes_what_is_plotted_and_says_so(demo):
         "M",
         metric="quantity",
         exclude_opening_counts=True,
-        since=ex.start.value,
-        until=ex.end.value,
+        since=ex.since.value,
+        until=ex.until.value,
     )
     assert_drawn(ex, expected)
     left = tx.loc[opening_counts(tx), "total_quantity"].sum()
-    whole = activity_table(tx, "M", metric="quantity", since=ex.start.value, until=ex.end.value)
+    whole = activity_table(tx, "M", metric="quantity", since=ex.since.value, until=ex.until.value)
     assert whole.to_numpy().sum() - ex.table.to_numpy().sum() == pytest.approx(left)
     assert f"Left out: 4 opening stock counts ({left:,.0f} units)" in ex.summary_html.value
     assert ex.ax.get_title().endswith("without opening stock counts")
@@ -129,7 +129,7 @@ def test_the_item_view_leaves_out_the_stocktakes_lines(demo):
     kept = lines[~lines["transaction_id"].isin(ids)]
     assert len(kept) < len(lines)
     expected = activity_table(
-        kept, "W", "item", "quantity", top=8, since=ex.start.value, until=ex.end.value
+        kept, "W", "item", "quantity", top=8, since=ex.since.value, until=ex.until.value
     )
     assert_drawn(ex, expected)
     assert "Left out: 4 opening stock counts" in ex.summary_html.value

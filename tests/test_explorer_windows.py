@@ -60,7 +60,7 @@ def test_since_a_duration_is_the_same_data_as_the_explicit_date(sb, make_client,
     assert ex.data.attrs["filters"]["since"] == str(since)  # passed to the client as given
     # What is counted is that window: every transaction in it, once.
     assert int(ex.table.to_numpy().sum()) == len(expected)
-    assert ex.start.value == rows.loc[rows["time"] >= moment, "time"].min().date()
+    assert ex.since.value == rows.loc[rows["time"] >= moment, "time"].min().date()
 
 
 def test_a_month_window_from_a_client_and_from_a_frame(sb, make_client):

@@ -26,6 +26,7 @@ import ipywidgets as widgets
 import pandas as pd
 from matplotlib.figure import Figure
 
+from invtools._deprecation import attribute_renamed
 from invtools._types import TX_TYPES
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice, inline_label
@@ -46,8 +47,8 @@ _LEAVE_OUT = "Leave out opening stock counts"
 class ActivityExplorer(widgets.VBox):
     """Transaction activity with controls; see :func:`activity_explorer`.
 
-    Controls (set their ``.value`` from code too): ``start``, ``end`` (DatePicker, bounded by
-    the frame's first and last day),
+    Controls (set their ``.value`` from code too): ``since``, ``until`` (DatePicker, bounded
+    by the frame's first and last day; ``start``/``end`` before 0.2, deprecated),
     ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``units`` ("absolute"/"signed",
     for quantities), ``by`` ("type"/"location"/"supplier"/"customer", "item" with lines),
     ``types`` (a :class:`~invtools.notebook.controls.TypeChoice`: a tuple of
@@ -97,14 +98,14 @@ class ActivityExplorer(widgets.VBox):
         # The range follows the frame: its first and last day are the pickers' bounds and the
         # default range (a frame fetched with since= is not drawn over the lines' whole past).
         first, last = self._date_bounds()
-        self.start = widgets.DatePicker(
+        self.since = widgets.DatePicker(
             value=first,
             min=first,
             max=last,
             description="From",
             layout=widgets.Layout(width="18em"),
         )
-        self.end = widgets.DatePicker(
+        self.until = widgets.DatePicker(
             value=last, min=first, max=last, description="To", layout=widgets.Layout(width="18em")
         )
         self.freq = widgets.ToggleButtons(
@@ -150,7 +151,7 @@ class ActivityExplorer(widgets.VBox):
         self.message = widgets.HTML()
         controls = widgets.VBox(
             [
-                widgets.HBox([self.start, self.end, self.by]),
+                widgets.HBox([self.since, self.until, self.by]),
                 # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
                 widgets.HBox(
                     [inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
@@ -167,8 +168,8 @@ class ActivityExplorer(widgets.VBox):
         )
         super().__init__(children=[controls, self.message, self.image, self.summary_html])
         for control in (
-            self.start,
-            self.end,
+            self.since,
+            self.until,
             self.freq,
             self.metric,
             self.units,
@@ -207,11 +208,21 @@ class ActivityExplorer(widgets.VBox):
             "by": self.by.value,
             "metric": self.metric.value,
             "top": self.top,
-            "since": self.start.value,
-            "until": self.end.value,
+            "since": self.since.value,
+            "until": self.until.value,
             "tz": self.tz,
             "signed": self.signed,
         }
+
+    @property
+    def start(self) -> widgets.DatePicker:
+        """The From picker's old name: :attr:`since` (deprecated; it goes in 0.3)."""
+        return attribute_renamed("ActivityExplorer", "start", "since", self.since)
+
+    @property
+    def end(self) -> widgets.DatePicker:
+        """The To picker's old name: :attr:`until` (deprecated; it goes in 0.3)."""
+        return attribute_renamed("ActivityExplorer", "end", "until", self.until)
 
     @property
     def signed(self) -> bool:
@@ -335,10 +346,10 @@ class ActivityExplorer(widgets.VBox):
         if "transaction_time" in rows.columns:
             days = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
             keep = pd.Series(True, index=rows.index)
-            if self.start.value is not None:
-                keep &= days.dt.date >= self.start.value
-            if self.end.value is not None:
-                keep &= days.dt.date <= self.end.value
+            if self.since.value is not None:
+                keep &= days.dt.date >= self.since.value
+            if self.until.value is not None:
+                keep &= days.dt.date <= self.until.value
             rows = rows[keep.to_numpy(dtype=bool)]
         if rows.empty:
             return ""
