@@ -12,6 +12,7 @@ what the walk turned out to be (``complete``, ``window``, ``fallback``, ``ran``)
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,8 @@ import pytest
 
 from invtools._types import TX_TYPES
 from invtools.api.plan import Plan, row_key, seam_starts
-from invtools.api.walker import Run, Spec
+from invtools.api.walker import Run
+from invtools.api.walkparts import Spec
 from invtools.errors import InvalidRequestError, ServerError
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -243,14 +245,16 @@ def test_a_seam_row_deleted_since_is_met_by_the_next_chains_first_row():
     assert run.complete and run.fallback is None
 
 
-def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there():
+def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there(caplog):
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
     fake.redate(starts[1][1], T0 + timedelta(days=1))  # now the newest row
     fetch = LateChain(fake, fallback=1, late=3)
     run = fetch.run = Run(Plan("seams", starts), SPEC, fetch)
-    assert walked(run) == fake.truth()
+    with caplog.at_level(logging.INFO, logger="invtools"):
+        assert walked(run) == fake.truth()
     assert "chain 1 did not meet row" in run.fallback and str(starts[1][1]) in run.fallback
+    assert f"walk fell back to one chain from chain 1 of 4: {run.fallback}" in caplog.text
     assert run.complete and run.ran == Plan("seams", starts[:1])
 
 
@@ -336,12 +340,16 @@ def test_a_type_chain_whose_cursor_is_refused_falls_back_to_the_head_chain():
     assert run.complete and run.ran == Plan()
 
 
-def test_a_server_that_ignores_type_makes_a_type_walk_fall_back_to_one_chain():
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_a_server_that_ignores_type_makes_a_type_walk_fall_back_to_one_chain(how):
     fake = FakeList(make_rows(95), ignore_type=True)
     run = Run(Plan("types"), SPEC, fake)
-    assert walked(run) == fake.truth()
+    assert how(run) == fake.truth()
     assert "holds rows of other types" in run.fallback
     assert run.complete and run.ran == Plan()
+    # the head chain walked on from the head's cursor: no page of the list asked for twice
+    plain = [c for c in fake.calls if c.get("type") is None]
+    assert len(plain) == 10 and len({c.get("cursor") for c in plain}) == 10
 
 
 def test_a_row_with_a_nested_type_field_is_judged_by_its_own_type():
@@ -358,12 +366,14 @@ def test_a_row_with_a_nested_type_field_is_judged_by_its_own_type():
     assert "holds rows of other types" in run.fallback
 
 
-def test_a_fifth_type_on_the_head_page_walks_one_chain():
+@pytest.mark.parametrize("how", [walked, pieced])
+def test_a_fifth_type_on_the_head_page_walks_one_chain(how):
     rows = make_rows(95)
     rows[-1]["type"] = "transfer"  # the newest row
     fake = FakeList(rows)
     run = Run(Plan("types"), SPEC, fake)
-    assert walked(run) == fake.truth()
+    assert how(run) == fake.truth()
+    assert len(fake.calls) == 10  # each page once
     assert "the head page shows type(s) ['transfer'] besides the four" in run.fallback
     assert run.complete and {c.get("type") for c in fake.calls} == {None}
 
@@ -387,14 +397,15 @@ def test_a_seam_chain_that_reaches_the_lists_end_before_its_seam_falls_back():
 def test_a_window_ends_every_chain_at_since_and_is_not_whole(plan):
     fake = FakeList(make_rows(195))
     plan = Plan("seams", seams_of(fake, 4)) if plan == "seams" else plan
-    since = T0 + timedelta(minutes=150)
-    spec = Spec(
-        params={"type": None}, limit=LIMIT, since_ms=row_key({"transaction_time": wire(since)})[0]
-    )
-    run = Run(plan, spec, fake)
+    since = T0 + timedelta(minutes=80, seconds=30)  # in the third of four seam chains
+    since_ms = row_key({"transaction_time": wire(since)})[0]
+    run = Run(plan, Spec(params={"type": None}, limit=LIMIT, since_ms=since_ms), fake)
     assert walked(run) == fake.truth(since=since)
     assert run.window and not run.complete
     assert len(fake.calls) < 20  # it stopped: the older pages were never asked for
+    if plan.kind == "seams":  # a replay runs the chains that counted, those newer than since
+        assert run.ran == Plan("seams", tuple(k for k in plan.starts if k[0] >= since_ms))
+        assert len(run.ran.starts) == 2
 
 
 def test_max_pages_ends_a_walk_short_and_not_whole():
@@ -429,3 +440,87 @@ def test_a_chain_that_fails_raises_in_the_caller():
     run = Run(Plan("types"), SPEC, failing)
     with pytest.raises(ServerError, match="boom"):
         walked(run)
+
+
+# ------------------------------------------------------------------------------ threads and time
+
+
+def test_a_one_chain_walk_sends_from_the_callers_own_thread():
+    # no thread is started for one chain: Ctrl-C interrupts its request, context stays put
+    fake = FakeList(make_rows(45))
+    threads = set()
+
+    def fetch(call):
+        threads.add(threading.current_thread())
+        return fake(call)
+
+    assert walked(Run(Plan(), SPEC, fetch)) == fake.truth()
+    assert threads == {threading.current_thread()}
+
+
+class Slow:
+    """``fake``, each page of the chains in ``chains`` taking ``seconds`` (the real service
+    takes about 0.8 s, longer than the walk's 0.1 s poll)."""
+
+    def __init__(self, fake: FakeList, chains: set[int], seconds: float) -> None:
+        self.fake, self.names, self.seconds = fake, {f"invtools-chain-{j}" for j in chains}, seconds
+
+    def __call__(self, call: dict) -> bytes:
+        if threading.current_thread().name in self.names:
+            time.sleep(self.seconds)
+        return self.fake(call)
+
+
+@pytest.mark.parametrize("kind", ["types", "seams"])
+def test_chains_slower_than_the_walks_poll_lose_no_rows_and_do_not_fall_back(kind):
+    fake = FakeList(make_rows(95))
+    plan = Plan("types") if kind == "types" else Plan("seams", seams_of(fake, 4))
+    # types: the "move" chain is slow; seams: chain 2, whose first row chain 1 waits for
+    run = Run(plan, SPEC, Slow(fake, {3} if kind == "types" else {2}, 0.25))
+    assert walked(run) == fake.truth()
+    assert run.fallback is None and run.complete
+
+
+def test_closing_a_walk_while_a_chain_waits_for_the_next_ones_first_row_ends_it_at_once():
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    gate = fake.hold(2)  # chain 2's first page never comes while the test holds it
+    run = Run(Plan("seams", starts), SPEC, fake)
+    got: list = []
+    consumer = threading.Thread(target=lambda: got.extend(walked(run)), daemon=True)
+    consumer.start()
+    time.sleep(0.3)  # chain 1 reached its seam and waits for chain 2's first row
+    closer = threading.Thread(target=run.close, daemon=True)
+    closer.start()
+    consumer.join(1.5)
+    ended = not consumer.is_alive()
+    gate.set()
+    closer.join(10)
+    assert ended  # without waiting for chain 2's request to end
+    assert got == fake.truth()[: len(got)] and 0 < len(got) < len(fake.truth())
+    assert not run.complete and run.fallback is None  # closed, not fallen back
+
+
+def test_a_time_nested_in_a_row_is_not_taken_for_the_rows_own():
+    # each row carries another "transaction_time" after its own: the page's last one is not
+    # its last row's time, so every page is read row by row to find where since falls
+    rows = make_rows(95)
+    for r in rows:
+        r["source"] = {"transaction_time": "2030-01-01T00:00:00.000Z"}
+    fake = FakeList(rows)
+    since = T0 + timedelta(minutes=40, seconds=30)
+    since_ms = row_key({"transaction_time": wire(since)})[0]
+    for plan in (Plan(), Plan("seams", seams_of(fake, 3))):
+        run = Run(plan, Spec(params={"type": None}, limit=LIMIT, since_ms=since_ms), fake)
+        assert walked(run) == fake.truth(since=since), plan
+        assert run.window
+    run = Run(Plan("seams", seams_of(fake, 3)), SPEC, fake)
+    assert walked(run) == fake.truth() and run.fallback is None and run.complete
+
+
+@pytest.mark.parametrize("plan", [Plan(), Plan("types"), Plan("merge", types=("in", "out"))])
+def test_a_walk_closed_before_it_starts_sends_nothing_and_gives_nothing(plan):
+    fake = FakeList(make_rows(45))
+    run = Run(plan, SPEC, fake)
+    run.close()
+    assert walked(run) == [] and fake.calls == [] and not run.complete

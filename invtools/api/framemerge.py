@@ -12,7 +12,7 @@ import pandas as pd
 
 from invtools import frames
 from invtools.api.plan import NO_TIME
-from invtools.api.walker import Piece
+from invtools.api.walkparts import Piece
 from invtools.errors import PaginationError
 
 __all__ = ["frame_of", "frame_keys"]

@@ -22,20 +22,19 @@ from __future__ import annotations
 
 import contextvars
 import heapq
-import json
 import logging
 import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
 from invtools._types import TX_TYPES
 from invtools.api.pagination import RawPage, iter_raw_pages
 from invtools.api.plan import NO_TIME, Key, Plan, row_key, time_ms
+from invtools.api.walkparts import Piece, Spec
 from invtools.errors import InvalidRequestError, NotFoundError
 
 __all__ = ["Spec", "Piece", "Run", "NotInCache", "JOIN_SECONDS"]
@@ -44,7 +43,9 @@ logger = logging.getLogger("invtools")
 
 #: How long stopping a walk waits for chains in the middle of a request (seconds).
 JOIN_SECONDS = 5.0
-_POLL = 0.1  # how often a waiting thread (the caller's too) looks up: Ctrl-C gets through
+# How often a waiting thread looks up: a chain to see the walk closed, the caller's for Ctrl-C
+# (a blocking queue get cannot be interrupted on Windows).
+_POLL = 0.1
 _TIME = re.compile(rb'"transaction_time"\s*:\s*"([^"\\]*)"')
 _TYPE = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
 _EMPTY, _REFUSED = "empty", "refused"  # a chain's first row, when it has none
@@ -54,43 +55,8 @@ class NotInCache(Exception):
     """A recorded page is missing from the cache or not what the walk read: no replay."""
 
 
-@dataclass(frozen=True)
-class Spec:
-    """What a walk asks for: the list's ``params``, ``limit``, a window (``since_ms``,
-    ``until_ms``; ``since`` ends every chain at its first older row) and, for a plain walk,
-    ``max_pages``, ``max_rows``, ``keep(row)`` and ``stop_at(row)`` (see
-    :func:`invtools.api.pagination.iter_pages`)."""
-
-    params: Mapping[str, Any] = field(default_factory=dict)
-    limit: int = 100
-    since_ms: int | None = None
-    until_ms: int | None = None
-    max_pages: int | None = None
-    max_rows: int | None = None
-    keep: Callable[[dict], bool] | None = None
-    stop_at: Callable[[dict], bool] | None = None
-
-
-@dataclass
-class Piece:
-    """One page of chain ``j`` and how many of its rows count (``keep``; None: all)."""
-
-    j: int
-    page: RawPage
-    keep: int | None = None
-    _rows: list | None = None
-
-    def rows(self) -> list[dict]:
-        """The page's rows, decoded once."""
-        if self._rows is None:
-            items = json.loads(self.page.body).get("items")
-            self._rows = (
-                [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
-            )
-        return self._rows
-
-    def kept(self) -> list[dict]:
-        return self.rows() if self.keep is None else self.rows()[: self.keep]
+class _Ended(Exception):
+    """A chain ends here: the walk was closed, or the chain cut off."""
 
 
 class _Failed:
@@ -194,7 +160,7 @@ class Run:
                 self._start(j)
             for j in range(self.plan.chains):
                 yield from self._drain(j)
-                if not self._proved[j] or j >= self.cut:
+                if not self._proved[j]:  # it went on to the end, reached since, or stopped
                     break
         self._finish()
 
@@ -202,8 +168,7 @@ class Run:
         """A type walk's head page; then its type chains started -- or, when the list ends
         there, ``since`` is reached, the head shows a type outside the four, or a type chain
         cannot start or holds other types, the head chain walking on alone."""
-        chain0 = self._chain(0, one_page=True)
-        head = next(chain0, None)
+        head = next(self._chain(0), None)  # the rest of that chain is never asked for
         if head is None:
             return
         yield head
@@ -217,8 +182,10 @@ class Run:
                 self._start(j, start=head.page.cursor)
             for j in range(1, self.plan.chains):
                 first = self._wait(self._first[j])
-                if isinstance(first, str) and first != _EMPTY:
-                    why = f"type chain {j} ({TX_TYPES[j - 1]}) {self._why(j)}"
+                if first is None:  # the walk was closed
+                    return
+                if first == _REFUSED:
+                    why = f"type chain {j} ({TX_TYPES[j - 1]}) {self._refused[j]}"
                     break
         if why is None:
             self._typed = True
@@ -257,15 +224,19 @@ class Run:
 
     # -- one chain
 
-    def _chain(
-        self, j: int, *, one_page: bool = False, start: Any = None, number: int = 0
-    ) -> Iterator[Piece]:
+    def _chain(self, j: int, *, start: Any = None, number: int = 0) -> Iterator[Piece]:
         """Chain ``j``'s pages, judged (:meth:`_judge`), until its end, ``since``, its seam,
         or the walk stops. ``start``: where it begins (a type chain: the head's cursor; the
         head chain walking on after ``number`` pages)."""
         params, cursor = self.plan.chain(j, self.spec.params)
+
+        def fetch(call: dict) -> bytes:  # no request once the walk is closed or j cut off
+            if self._stop.is_set() or j > self.cut:
+                raise _Ended
+            return self._fetch(call)
+
         pages = iter_raw_pages(
-            self._fetch,
+            fetch,
             params,
             limit=self.spec.limit,
             max_pages=self.spec.max_pages,
@@ -273,12 +244,9 @@ class Run:
         )
         page = None
         try:
-            for page in pages:
-                if self._stop.is_set():
-                    self.short = True
-                    return
-                if j > self.cut:  # cut off (a fallback, ``since``): its rows no longer count
-                    return
+            for page in pages:  # a page that came back after that is not handed out either
+                if self._stop.is_set() or j > self.cut:
+                    raise _Ended
                 piece = Piece(j, page._replace(number=page.number + number))
                 if not self._first[j].done():
                     self._first[j].set_result(self._first_of(piece))
@@ -286,10 +254,12 @@ class Run:
                 if self._on_page is not None:
                     self._on_page(piece)
                 yield piece
-                if done or one_page:
+                if done:
                     return
-            if page is not None and page.has_more and j <= self.cut:  # max_pages
+            if page is not None and page.has_more:  # max_pages
                 self.short = True
+        except _Ended:  # closed: the walk is short; cut off (a fallback, since): it is not
+            self.short = self.short or self._stop.is_set()
         except (InvalidRequestError, NotFoundError) as exc:
             if page is not None or not j:
                 raise
@@ -330,10 +300,12 @@ class Run:
             if stop is None or key > stop:
                 continue
             nxt = self._wait(self._first[j + 1])
+            if nxt is None:  # the walk was closed
+                return True
             if nxt == _EMPTY:  # nothing after the seam: this chain walks to the end
                 self._cut_at(j, since=False)
             elif isinstance(nxt, str):
-                self._fall_back(j, f"chain {j + 1} {self._why(j + 1)}")
+                self._fall_back(j, f"chain {j + 1} {self._refused[j + 1]}")
             elif key == stop or key == nxt:  # met the cursor row, or (it was deleted) the
                 piece.keep = i + (key == stop)  # next chain's first row: the seam holds
                 self._proved[j] = True
@@ -346,7 +318,10 @@ class Run:
                 )
             stop = None
         if stop is not None and not piece.page.has_more:
-            if self._wait(self._first[j + 1]) == _EMPTY:
+            nxt = self._wait(self._first[j + 1])
+            if nxt is None:
+                return True
+            if nxt == _EMPTY:
                 self._cut_at(j, since=False)
             else:
                 self._fall_back(
@@ -389,19 +364,18 @@ class Run:
                 continue
             if item is _DONE:
                 return
-            if j > self.cut:
-                continue
             if isinstance(item, _Failed):
                 raise item.exc
             yield item
 
     def _wait(self, future: Future) -> Any:
+        """The future's result; None once the walk is closed."""
         while not self._stop.is_set():
             try:
                 return future.result(timeout=_POLL)
             except TimeoutError:
                 continue
-        return _REFUSED
+        return None
 
     # -- outcomes
 
@@ -419,9 +393,6 @@ class Run:
             self.cut = min(self.cut, j)
             self.fallback = self.fallback or why
         logger.info("walk fell back to one chain from chain %d of %d: %s", j, self.plan.chains, why)
-
-    def _why(self, j: int) -> str:
-        return self._refused.get(j, "stopped")
 
     def _finish(self) -> None:
         """The walk reached its end: what it turned out to be."""

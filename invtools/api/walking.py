@@ -22,7 +22,8 @@ from invtools._progress import progress_bar
 from invtools._types import TXS_PATH, location_only, resource_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, Trim
 from invtools.api.plan import DEFAULT_CHAINS, NO_TIME, Plan, choose_plan, seam_starts, time_ms
-from invtools.api.walker import NotInCache, Piece, Run, Spec
+from invtools.api.walker import NotInCache, Run
+from invtools.api.walkparts import Piece, Spec
 from invtools.api.walkrecord import SLOTS, FileStore, MemoryStore, WalkRecord, WalkStore, digest
 from invtools.http.cache import cached_entry
 

@@ -22,8 +22,8 @@ from invtools.api.framemerge import frame_keys, frame_of
 from invtools.api.pagination import DEFAULT_LIMIT, Page, check_walk_args
 from invtools.api.plan import chain_count
 from invtools.api.policy import default_max_age
-from invtools.api.walker import Spec
 from invtools.api.walking import Walk, store_of
+from invtools.api.walkparts import Spec
 from invtools.errors import ArgumentTypeError
 
 __all__ = ["WalksPart", "Walk", "store_of"]  # Walk and store_of: from walking

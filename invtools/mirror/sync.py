@@ -30,8 +30,8 @@ from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.api.plan import chain_count
-from invtools.api.walker import Spec
 from invtools.api.walking import Walk as ListWalk
+from invtools.api.walkparts import Spec
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import (
