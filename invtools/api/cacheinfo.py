@@ -24,13 +24,16 @@ import time
 from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from invtools._types import TEAM_PATH, parse_duration
 from invtools.api.walkrecord import FileStore
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path
+
+if TYPE_CHECKING:  # pandas is imported when a frame is made
+    import pandas as pd
 
 __all__ = ["cache_info", "prune_cache", "prune_if_due", "INFO_COLUMNS"]
 
@@ -96,7 +99,7 @@ def prune_cache(
         return upkeep.prune(opened, older_than=older, now=now, versions=_revision_of, compact=True)
 
 
-def cache_info(cache: bool | str | os.PathLike = True) -> Any:
+def cache_info(cache: bool | str | os.PathLike = True) -> pd.DataFrame:
     """What a response cache holds, per team: a DataFrame with one row per token's entries
     (``team`` name when its team answer is cached, ``service``, ``prefix``: a salted hash of
     the token, never the token; ``entries``, ``expired``, ``bytes`` of the cached bodies,

@@ -203,9 +203,21 @@ class Client(FramesPart):
 
     # -- settings, read through the one request path
 
-    timeout = property(lambda self: self._requester.timeout)
-    retries = property(lambda self: self._requester.retries)
-    backoff = property(lambda self: self._requester.backoff)
+    @property
+    def timeout(self) -> tuple[float, float]:
+        """Seconds to connect and to read each answer."""
+        return self._requester.timeout
+
+    @property
+    def retries(self) -> int:
+        """How many times a failed request is sent again."""
+        return self._requester.retries
+
+    @property
+    def backoff(self) -> float:
+        """The retries' backoff in seconds: the first waits about that long, each next one
+        twice as long (half of each wait random)."""
+        return self._requester.backoff
 
     # -- lifecycle and display
 

@@ -41,11 +41,14 @@ import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
 from invtools.api import Client
 from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
+
+if TYPE_CHECKING:  # the stand-in is imported when it is started
+    from invtools.sandbox import Sandbox
 
 __all__ = [
     "connect",
@@ -72,7 +75,7 @@ _clients: weakref.WeakValueDictionary[int, Client] = weakref.WeakValueDictionary
 _made = itertools.count()
 
 
-def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any):
+def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandbox:
     """Start (once per process) and return the built-in demo server.
 
     The demo server answers like the real API on 127.0.0.1 with seeded demo data: the

@@ -33,13 +33,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invtools._clock import cancel_scope
 from invtools._progress import progress_bar
 from invtools.api import Client, Measurement, RequestStats
 from invtools.errors import ArgumentTypeError, Cancelled, ConfigError, InvtoolsError
 from invtools.notebook.connection import connect, demo_server, team_tokens
+
+if TYPE_CHECKING:  # pandas is imported when a frame is made
+    import pandas as pd
 
 __all__ = ["each_team", "TeamResults", "TeamOutcome"]
 
@@ -116,7 +119,7 @@ class TeamResults(Mapping):
         """name -> error, for the teams that could not answer."""
         return {n: o.error for n, o in self._outcomes.items() if o.error is not None}
 
-    def frame(self) -> Any:
+    def frame(self) -> pd.DataFrame:
         """Every team's value in one DataFrame.
 
         DataFrames are stacked with a ``team`` column first (each keeps its index); Series
@@ -156,7 +159,7 @@ class TeamResults(Mapping):
         out.attrs = {"teams": {n: dict(v.attrs) for n, v in values.items()}}
         return out
 
-    def summary(self) -> Any:
+    def summary(self) -> pd.DataFrame:
         """One row per team: ``ok``, ``value`` (its type and size) or ``error`` (its type and
         message), ``seconds``, requests ``sent`` and answered ``from_cache``."""
         import pandas as pd
