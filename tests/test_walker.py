@@ -254,7 +254,8 @@ def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there(caplog):
     with caplog.at_level(logging.INFO, logger="invtools"):
         assert walked(run) == fake.truth()
     assert "chain 1 did not meet row" in run.fallback and str(starts[1][1]) in run.fallback
-    assert f"walk fell back to one chain from chain 1 of 4: {run.fallback}" in caplog.text
+    said = [r.getMessage() for r in caplog.records if "fell back" in r.getMessage()]
+    assert said == [f"walk fell back to one chain from chain 1 of 4: {run.fallback}"]
     assert run.complete and run.ran == Plan("seams", starts[:1])
 
 
@@ -325,18 +326,20 @@ def test_a_refused_cursor_falls_back_and_the_walk_is_still_whole():
     assert run.ran == Plan("seams", tuple(starts[:1]))
 
 
-def test_a_type_chain_whose_cursor_is_refused_falls_back_to_the_head_chain():
+@pytest.mark.parametrize("refused", TX_TYPES)
+def test_a_type_chain_whose_cursor_is_refused_falls_back_to_the_head_chain(refused):
     fake = FakeList(make_rows(95))
     real = fake.__call__
 
     def refusing(call):
-        if call.get("type") == "out":
+        if call.get("type") == refused:
             raise InvalidRequestError("cursor not found", status=400)
         return real(call)
 
     run = Run(Plan("types"), SPEC, refusing)
     assert walked(run) == fake.truth()
-    assert "type chain 2 (out) could not start: its cursor was refused" in run.fallback
+    j = TX_TYPES.index(refused) + 1
+    assert f"type chain {j} ({refused}) could not start: its cursor was refused" in run.fallback
     assert run.complete and run.ran == Plan()
 
 
@@ -524,3 +527,49 @@ def test_a_walk_closed_before_it_starts_sends_nothing_and_gives_nothing(plan):
     run = Run(plan, SPEC, fake)
     run.close()
     assert walked(run) == [] and fake.calls == [] and not run.complete
+
+
+def test_closing_waits_for_a_chain_in_a_request_no_longer_than_join_seconds(monkeypatch):
+    from invtools.api import walker
+
+    monkeypatch.setattr(walker, "JOIN_SECONDS", 0.2)
+    fake = FakeList(make_rows(195))
+    gate = fake.hold(3)  # the last chain's first request does not come back
+    run = Run(Plan("seams", seams_of(fake, 4)), SPEC, fake)
+    rows = run.rows()
+    next(rows)
+    began = time.monotonic()
+    closer = threading.Thread(target=run.close, daemon=True)
+    closer.start()
+    closer.join(5)
+    took = time.monotonic() - began
+    gate.set()
+    assert not closer.is_alive() and took < 0.8  # about JOIN_SECONDS, not the request's end
+
+
+def test_a_process_that_ends_mid_walk_is_not_held_by_the_walks_threads(tmp_path):
+    # a script or kernel that stops half way through a walk exits at once; its chains are
+    # daemon threads, not waited for at exit
+    import subprocess
+    import sys
+
+    script = tmp_path / "half_way.py"
+    script.write_text(
+        "import json, threading, time\n"
+        "from invtools.api.plan import Plan\n"
+        "from invtools.api.walker import Run\n"
+        "from invtools.api.walkparts import Spec\n"
+        "def row(i):\n"
+        "    return {'id': i, 'type': 'in', 'transaction_time': f'2026-05-01T00:00:{i:02d}Z'}\n"
+        "def fetch(call):\n"
+        "    if call.get('cursor') == 5:  # chain 1: its request hangs\n"
+        "        time.sleep(60)\n"
+        "    rows = [row(i) for i in (10, 9, 8)]\n"
+        "    return json.dumps({'items': rows, 'cursor': 8, 'has_more': True}).encode()\n"
+        "run = Run(Plan('seams', ((1777593605000, 5),)), Spec(), fetch)\n"
+        "print(next(run.rows())['id'], flush=True)  # then the script ends, mid-walk\n"
+    )
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=20)
+    assert done.stdout.strip() == "10", done.stderr
+    assert time.monotonic() - began < 15

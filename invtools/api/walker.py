@@ -172,8 +172,7 @@ class Run:
         if head is None:
             return
         yield head
-        if not head.page.has_more or head.keep is not None:
-            self._cut_at(0, since=False)
+        if not head.page.has_more or head.keep is not None:  # the list or the window ends
             return
         others = sorted({str(r.get("type")) for r in head.rows()} - set(TX_TYPES))
         why = f"the head page shows type(s) {others} besides the four" if others else None
@@ -191,7 +190,7 @@ class Run:
             self._typed = True
             return
         self._fall_back(0, why)
-        yield from self._chain(0, start=head.page.cursor, number=1)
+        yield from self._chain(0, start=head.page.cursor)
 
     def _start_all(self) -> None:
         for j in range(self.plan.chains):
@@ -224,10 +223,10 @@ class Run:
 
     # -- one chain
 
-    def _chain(self, j: int, *, start: Any = None, number: int = 0) -> Iterator[Piece]:
+    def _chain(self, j: int, *, start: Any = None) -> Iterator[Piece]:
         """Chain ``j``'s pages, judged (:meth:`_judge`), until its end, ``since``, its seam,
-        or the walk stops. ``start``: where it begins (a type chain: the head's cursor; the
-        head chain walking on after ``number`` pages)."""
+        or the walk stops. ``start``: where it begins (a type chain, or the head chain walking on
+        alone: the head's cursor)."""
         params, cursor = self.plan.chain(j, self.spec.params)
 
         def fetch(call: dict) -> bytes:  # no request once the walk is closed or j cut off
@@ -247,7 +246,7 @@ class Run:
             for page in pages:  # a page that came back after that is not handed out either
                 if self._stop.is_set() or j > self.cut:
                     raise _Ended
-                piece = Piece(j, page._replace(number=page.number + number))
+                piece = Piece(j, page)
                 if not self._first[j].done():
                     self._first[j].set_result(self._first_of(piece))
                 done = self._judge(piece)
