@@ -245,18 +245,23 @@ def test_a_seam_row_deleted_since_is_met_by_the_next_chains_first_row():
     assert run.complete and run.fallback is None
 
 
-def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there(caplog):
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there(caplog, k):
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
-    fake.redate(starts[1][1], T0 + timedelta(days=1))  # now the newest row
-    fetch = LateChain(fake, fallback=1, late=3)
+    fake.redate(starts[k][1], T0 + timedelta(days=1))  # now the newest row
+    fetch = LateChain(fake, fallback=k, late=3)
     run = fetch.run = Run(Plan("seams", starts), SPEC, fetch)
     with caplog.at_level(logging.INFO, logger="invtools"):
         assert walked(run) == fake.truth()
-    assert "chain 1 did not meet row" in run.fallback and str(starts[1][1]) in run.fallback
+    assert run.fallback == (
+        f"chain {k} did not meet row {starts[k][1]}, where chain {k + 1} began "
+        "(the list changed there during the walk)"
+    )
     said = [r.getMessage() for r in caplog.records if "fell back" in r.getMessage()]
-    assert said == [f"walk fell back to one chain from chain 1 of 4: {run.fallback}"]
-    assert run.complete and run.ran == Plan("seams", starts[:1])
+    assert said == [f"walk fell back to one chain from chain {k} of 4: {run.fallback}"]
+    # a replay runs the chains that counted: from chain 0 alone, one plain chain
+    assert run.complete and run.ran == (Plan("seams", starts[:k]) if k else Plan())
 
 
 def test_a_row_moved_across_a_seam_during_the_walk_is_given_once_at_its_new_place():
@@ -348,7 +353,7 @@ def test_a_server_that_ignores_type_makes_a_type_walk_fall_back_to_one_chain(how
     fake = FakeList(make_rows(95), ignore_type=True)
     run = Run(Plan("types"), SPEC, fake)
     assert how(run) == fake.truth()
-    assert "holds rows of other types" in run.fallback
+    assert run.fallback == "type chain 1 (in) holds rows of other types (the server ignores type=?)"
     assert run.complete and run.ran == Plan()
     # the head chain walked on from the head's cursor: no page of the list asked for twice
     plain = [c for c in fake.calls if c.get("type") is None]
@@ -573,3 +578,37 @@ def test_a_process_that_ends_mid_walk_is_not_held_by_the_walks_threads(tmp_path)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=20)
     assert done.stdout.strip() == "10", done.stderr
     assert time.monotonic() - began < 15
+
+
+def test_a_seam_row_sharing_its_time_with_its_pages_last_row_is_met():
+    # rows 18 and 19 (the end of page 2) share a time; chain 1 starts after row 18: chain 0
+    # must look into that page, though its last row is no newer than the seam
+    rows = make_rows(40, same_time_every=1000)
+    fake = FakeList(rows)
+    seam_row, last_row = fake.rows[18], fake.rows[19]
+    last_row["transaction_time"] = seam_row["transaction_time"]
+    fake.rows.sort(key=row_key, reverse=True)
+    fake.places[last_row["id"]] = row_key(last_row)
+    assert fake.rows[18] is seam_row and fake.rows[19] is last_row
+    run = Run(Plan("seams", (row_key(seam_row),)), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.fallback is None and run.complete
+
+
+def test_a_row_whose_time_cannot_be_read_does_not_end_a_window():
+    # the server lists it among rows newer than since; its own time says nothing: kept,
+    # and the walk goes on to the first row that is really older
+    fake = FakeList(make_rows(95))
+    odd = fake.rows[15]  # not at a page's end: its place serves no cursor
+    odd["transaction_time"] = "last Tuesday"
+    since = T0 + timedelta(minutes=40, seconds=30)
+    since_ms = row_key({"transaction_time": wire(since)})[0]
+    expected = []
+    for r in fake.rows:
+        if r is not odd and row_key(r)[0] < since_ms:
+            break
+        expected.append((r["id"], r["revision"]))
+    assert (odd["id"], odd["revision"]) in expected
+    for plan in (Plan(), Plan("types")):
+        run = Run(plan, Spec(params={"type": None}, limit=LIMIT, since_ms=since_ms), fake)
+        assert sorted(walked(run)) == sorted(expected), plan

@@ -274,8 +274,8 @@ class Run:
         if self.plan.kind == "types" and j and not _of_type(piece, TX_TYPES[j - 1]):
             self._refused[j] = "holds rows of other types (the server ignores type=?)"
             return _REFUSED
-        keys = _keys(piece, 1)
-        return keys[0] if keys else _EMPTY
+        rows = piece.rows()
+        return row_key(rows[0]) if rows else _EMPTY
 
     def _judge(self, piece: Piece) -> bool:
         """Set how many of the page's rows count; True when chain ``piece.j`` ends here."""
@@ -291,7 +291,7 @@ class Run:
             and (stop is None or last > stop[0])
         ):
             return False  # every row newer than both: nothing to decide on this page
-        for i, key in enumerate(_keys(piece)):
+        for i, key in enumerate(row_key(r) for r in piece.rows()):
             if since is not None and NO_TIME < key[0] < since:
                 piece.keep = i
                 self._cut_at(j, since=True)
@@ -407,10 +407,6 @@ def _of_type(piece: Piece, wanted: str) -> bool:
     if len(found) == piece.page.n_rows:
         return all(t == wanted.encode() for t in found)
     return all(r.get("type") == wanted for r in piece.rows())
-
-
-def _keys(piece: Piece, n: int | None = None) -> list[Key]:
-    return [row_key(r) for r in piece.rows()[:n]]
 
 
 def _last_ms(page: RawPage) -> int | None:
