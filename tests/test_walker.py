@@ -250,8 +250,11 @@ def test_a_seam_row_moved_since_falls_back_to_one_chain_from_there(caplog, k):
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
     fake.redate(starts[k][1], T0 + timedelta(days=1))  # now the newest row
-    fetch = LateChain(fake, fallback=k, late=3)
-    run = fetch.run = Run(Plan("seams", starts), SPEC, fetch)
+    if k + 1 < 3:  # chain 3, beyond the one chain k waits for, sees itself cut off
+        fetch = LateChain(fake, fallback=k, late=3)
+        run = fetch.run = Run(Plan("seams", starts), SPEC, fetch)
+    else:
+        run = Run(Plan("seams", starts), SPEC, fake)
     with caplog.at_level(logging.INFO, logger="invtools"):
         assert walked(run) == fake.truth()
     assert run.fallback == (
@@ -303,17 +306,20 @@ class LateChain:
         self.run: Run | None = None
 
     def __call__(self, call: dict) -> bytes:
-        name, deadline = threading.current_thread().name, time.monotonic() + 10
+        name = threading.current_thread().name
         if name == f"invtools-chain-{self.late}":
-            while self.run.fallback is None and time.monotonic() < deadline:
-                time.sleep(0.002)
+            _until(lambda: self.run.fallback is not None, "the walk never fell back")
         elif name == f"invtools-chain-{self.fallback}" and self.run.fallback is not None:
             late = f"invtools-chain-{self.late}"
-            while any(t.name == late for t in threading.enumerate()):
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.002)
+            _until(lambda: all(t.name != late for t in threading.enumerate()), "chain went on")
         return self.fake(call)
+
+
+def _until(condition, why: str) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, why  # the test's own set-up is wrong
+        time.sleep(0.002)
 
 
 def test_a_refused_cursor_falls_back_and_the_walk_is_still_whole():
