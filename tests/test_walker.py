@@ -392,16 +392,64 @@ def test_a_fifth_type_on_the_head_page_walks_one_chain(how):
     assert run.complete and {c.get("type") for c in fake.calls} == {None}
 
 
-def test_a_seam_chain_that_reaches_the_lists_end_before_its_seam_falls_back():
+def test_a_last_chain_with_nothing_left_lets_the_chain_before_it_walk_to_the_end():
+    # every row after the last seam row was deleted since the seams were recorded
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
-    last = fake.truth()[-1][0]
-    for rid, _ in fake.truth()[-60:]:  # the list's tail is gone, the seams' rows with it...
-        if rid != starts[1][1] and rid != last:
+    for rid, _ in fake.truth():
+        if fake.places[rid] < starts[-1]:
             fake.delete(rid)
     run = Run(Plan("seams", starts), SPEC, fake)
     assert walked(run) == fake.truth()
-    assert run.complete
+    assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
+
+
+def test_a_list_that_now_ends_before_a_chains_seam_is_walked_whole():
+    # the seam row of chain 2 and everything older were deleted since: chain 2 reaches the
+    # list's end, and chain 3 (from the deleted row) finds nothing: no fallback needed
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    for rid, _ in fake.truth():
+        if fake.places[rid] <= starts[2]:
+            fake.delete(rid)
+    run = Run(Plan("seams", starts), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
+
+
+def test_a_list_cut_short_during_the_walk_falls_back_and_gives_what_is_left():
+    # chain 3 read its first page; then the seam row of chain 2 and everything older were
+    # deleted, before chain 2 got there: chain 2 reaches the end before its seam
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    read = threading.Event()
+
+    def fetch(call):
+        name = threading.current_thread().name
+        if name == "invtools-chain-2":
+            _until(read.is_set, "chain 3 never asked")
+        body = fake(call)
+        if name == "invtools-chain-3" and not read.is_set():
+            for rid, _ in fake.truth():
+                if fake.places[rid] <= starts[2]:
+                    fake.delete(rid)
+            read.set()
+        return body
+
+    run = Run(Plan("seams", starts), SPEC, fetch)
+    assert walked(run) == fake.truth()
+    assert run.fallback == (
+        f"chain 2 reached the end of the list before row {starts[2][1]}, where chain 3 began"
+    )
+    assert run.complete and run.ran == Plan("seams", starts[:2])
+
+
+def test_a_seam_row_at_the_end_of_a_page_ends_its_chain_with_that_page():
+    fake = FakeList(make_rows(40))
+    seam = row_key(fake.rows[19])  # page 2's last row: chain 1 starts on page 3
+    run = Run(Plan("seams", (seam,)), SPEC, fake)
+    assert walked(run) == fake.truth()
+    assert run.fallback is None and len(fake.calls) == 4  # each page once, none more
 
 
 # ------------------------------------------------------------------------------ partial walks
@@ -417,6 +465,9 @@ def test_a_window_ends_every_chain_at_since_and_is_not_whole(plan):
     assert walked(run) == fake.truth(since=since)
     assert run.window and not run.complete
     assert len(fake.calls) < 20  # it stopped: the older pages were never asked for
+    if plan.kind == "one":  # down to the page of the first row older than since, no further
+        older = [row_key(r)[0] < since_ms for r in fake.rows].index(True)
+        assert len(fake.calls) == older // LIMIT + 1
     if plan.kind == "seams":  # a replay runs the chains that counted, those newer than since
         assert run.ran == Plan("seams", tuple(k for k in plan.starts if k[0] >= since_ms))
         assert len(run.ran.starts) == 2
