@@ -631,8 +631,17 @@ def test_a_process_that_ends_mid_walk_is_not_held_by_the_walks_threads(tmp_path)
         "run = Run(Plan('seams', ((1777593605000, 5),)), Spec(), fetch)\n"
         "print(next(run.rows())['id'], flush=True)  # then the script ends, mid-walk\n"
     )
+    import os
+    from pathlib import Path
+
+    import invtools
+
+    # the invtools this test imported (a copy under test, say), not whichever is installed
+    env = {**os.environ, "PYTHONPATH": str(Path(invtools.__file__).parents[1])}
     began = time.monotonic()
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=20)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=20, env=env
+    )
     assert done.stdout.strip() == "10", done.stderr
     assert time.monotonic() - began < 15
 
