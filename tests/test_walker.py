@@ -158,6 +158,7 @@ def test_one_chain_gives_the_whole_list_newest_first(how):
     assert how(run) == fake.truth()
     assert run.complete and not run.window and not run.short and run.fallback is None
     assert run.ran == Plan() and len(fake.calls) == 10
+    assert run.keys is None  # not asked for: not kept
 
 
 @pytest.mark.parametrize("how", [walked, pieced])

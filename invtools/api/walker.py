@@ -180,8 +180,9 @@ class Run:
             for j in range(1, self.plan.chains):
                 self._start(j, start=head.page.cursor)
             for j in range(1, self.plan.chains):
-                first = self._wait(self._first[j])
-                if first is None:  # the walk was closed
+                try:
+                    first = self._wait(self._first[j])
+                except _Ended:  # the walk was closed
                     return
                 if first == _REFUSED:
                     why = f"type chain {j} ({TX_TYPES[j - 1]}) {self._refused[j]}"
@@ -299,8 +300,6 @@ class Run:
             if stop is None or key > stop:
                 continue
             nxt = self._wait(self._first[j + 1])
-            if nxt is None:  # the walk was closed
-                return True
             if nxt == _EMPTY:  # nothing after the seam: this chain walks to the end
                 self._cut_at(j, since=False)
             elif isinstance(nxt, str):
@@ -318,8 +317,6 @@ class Run:
             stop = None
         if stop is not None and not piece.page.has_more:
             nxt = self._wait(self._first[j + 1])
-            if nxt is None:
-                return True
             if nxt == _EMPTY:
                 self._cut_at(j, since=False)
             else:
@@ -368,13 +365,13 @@ class Run:
             yield item
 
     def _wait(self, future: Future) -> Any:
-        """The future's result; None once the walk is closed."""
+        """The future's result; :class:`_Ended` once the walk is closed."""
         while not self._stop.is_set():
             try:
                 return future.result(timeout=_POLL)
             except TimeoutError:
                 continue
-        return None
+        raise _Ended
 
     # -- outcomes
 
