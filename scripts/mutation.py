@@ -59,6 +59,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/test_walker.py",
             "tests/test_client_chains.py",
+            "tests/test_mirror_chains.py",
             "tests/test_walk_replay.py",
             "tests/test_windows.py",
         ],
@@ -89,7 +90,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["invtools/frames/columns.py"],
         ["tests/test_columns.py", "tests/test_frames.py", "tests/test_fast_paths.py"],
     ),
-    "sync": (["invtools/mirror/sync.py"], ["tests/test_mirror.py", "tests/test_windows.py"]),
+    "sync": (
+        ["invtools/mirror/sync.py"],
+        ["tests/test_mirror.py", "tests/test_mirror_chains.py", "tests/test_windows.py"],
+    ),
 }
 
 KILLED = {"killed", "timeout", "caught by type check"}

@@ -7,7 +7,6 @@ so chains really overlap; every result is compared with one plain chain (``chain
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from dataclasses import replace
 from datetime import datetime
@@ -18,8 +17,6 @@ import pytest
 from invtools.api import walker
 from invtools.api.walkrecord import forget_walks
 from invtools.api.walks import store_of
-from invtools.mirror import TransactionMirror
-from invtools.mirror.store import ListCursors
 
 pytestmark = pytest.mark.network
 
@@ -45,15 +42,6 @@ def sb():
 @pytest.fixture
 def client(sb, make_client):
     return make_client(sb, cache=False)  # every walk fetched afresh
-
-
-@pytest.fixture
-def quick(make_client):
-    """A stand-in that answers at once, for the mirror (a sync fetches every detail)."""
-    from invtools.sandbox import serve
-
-    with serve(port=0, rate_limit=0, seed=0, size=600) as server:
-        yield server, make_client(server, cache=False)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -386,58 +374,6 @@ def test_since_between_the_last_two_rows_of_a_page_gives_exactly_the_rows_since(
     want = [r["id"] for r in rows if datetime.fromisoformat(r["transaction_time"]) >= at(i)]
     assert rows[i]["id"] in want and rows[i + 1]["id"] not in want
     assert ids(client.transactions(since=since, chains=chains)) == want
-
-
-# ------------------------------------------------------------------------------ the mirror
-
-
-def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(quick, tmp_path):
-    sb, client = quick
-    chained = TransactionMirror(tmp_path / "chains.sqlite", client)
-    first = chained.sync()
-    with sqlite3.connect(tmp_path / "chains.sqlite") as conn:
-        cursors = [i for _ms, i in ListCursors(conn).load("whole").seams]
-    assert first.kind == "full" and len(cursors) == 5  # 6 pages: 6 chains
-    rows = first_rows(sb)
-    sb.edit_transaction(rows[150]["id"], transaction_time=rows[450]["transaction_time"])
-    sb.delete_transaction(rows[300]["id"])
-    sb.add_transaction()
-    sb.edit_transaction(rows[550]["id"])
-    sb.clear_log()
-    report = chained.sync()
-    sent = list_requests(sb)
-    assert {str(c) for c in cursors} <= {r.params.get("cursor", [None])[0] for r in sent}
-    assert report.list_pages == len(sent) <= 7
-    assert (report.new, report.changed, report.removed) == (1, 2, 1)
-    single = TransactionMirror(tmp_path / "one.sqlite", client)
-    single.sync(chains=1)
-    pd.testing.assert_frame_equal(chained.transactions_df(), single.transactions_df())
-    pd.testing.assert_frame_equal(chained.lines_df(), single.lines_df())
-
-
-def test_an_interrupted_sync_leaves_no_thread_running_and_the_next_one_completes(
-    quick, tmp_path, monkeypatch
-):
-    import invtools.mirror.sync as sync
-
-    _sb, client = quick
-    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
-    mirror.sync()
-    calls = []
-    stage = sync.stage
-
-    def interrupted(conn, batch):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        stage(conn, batch)
-
-    monkeypatch.setattr(sync, "stage", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        mirror.sync()
-    assert chain_threads() == []
-    monkeypatch.setattr(sync, "stage", stage)
-    assert mirror.sync().unchanged == 600
 
 
 # ------------------------------------------------------------------------------ threads

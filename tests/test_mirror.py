@@ -287,6 +287,24 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     assert full.changes["transaction_id"].tolist() == [old]
 
 
+def test_a_window_sync_reads_an_unseen_row_fresh_not_as_the_client_cached_it(sb, mirror, client):
+    # the analyst looked at a transaction (its detail is in the client's cache); it is then
+    # re-dated to before the window: the window sync must see where it went, and store the row
+    # as the list shows it (no lines in it)
+    rows = rows_by_time(sb)
+    moved = rows[1]["id"]
+    client.transaction(moved)  # cached, at its old time inside the window
+    sb.edit_transaction(moved, transaction_time=rows[-3]["transaction_time"])
+    report = mirror.sync(window="30D")
+    assert report.kind == "window"
+    assert report.changes["change"].astype(str).tolist() == ["edited"]
+    now = {r["id"]: r for r in rows_by_time(sb)}
+    got = mirror.transactions_df().set_index("id")
+    assert got.loc[moved, "transaction_time"] == pd.Timestamp(now[moved]["transaction_time"])
+    assert got.loc[moved, "revision"] == now[moved]["revision"]
+    assert_same_frame(mirror.transactions_df(), frames.transactions_df(rows_by_time(sb)))
+
+
 def test_window_reaching_the_end_of_the_list_is_a_full_sync(sb, mirror):
     report = mirror.sync(window="3650D")
     assert report.kind == "full" and report.unchanged == SIZE

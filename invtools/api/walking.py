@@ -101,6 +101,8 @@ class _Walking:
         max_age: timedelta | None = None,
         progress: bool | None = None,
     ) -> None:
+        if mode not in ("rows", "pages", "pieces"):
+            raise ValueError(f"a walk gives rows, pages or pieces, not {mode!r}")
         self._client, self._path, self._spec, self._mode = client, path, spec, mode
         self._chains, self._store = chains, store
         self._refresh, self._max_age = refresh, max_age

@@ -24,7 +24,7 @@ tool)::
 
 1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed per page; a full
    sync walks several chains at once, from the cursors the previous full sync kept
-   (:mod:`invtools.api.chains`);
+   (:mod:`invtools.api.walker`);
 2. fetch the details that are not stored yet (new rows, raised revisions), committed in small
    batches, so a killed or failed sync keeps every detail that arrived;
 3. window syncs only: ask the detail endpoint about stored rows inside the window that the

@@ -158,7 +158,7 @@ class TransactionMirror:
         A full sync walks the list in several chains at once (at most ``chains``; default the
         client's ``concurrency``, else 8; ``chains=1`` for one), from cursors the previous full
         sync kept in the file, and stages exactly the rows of one plain walk
-        (:mod:`invtools.api.chains`).
+        (:mod:`invtools.api.walker`).
 
         Requests: one per list page, plus one detail per new transaction or raised revision
         (details are kept for good), plus, for a window sync, one per stored transaction inside
