@@ -108,6 +108,7 @@ def test_first_sync_is_full_and_mirrors_rows_and_lines_exactly(sb, client, tmp_p
     assert sb.requests == [] and not (tmp_path / "m.sqlite").exists()
     report = mirror.sync()
     assert (report.kind, report.new, report.changed, report.removed) == ("full", SIZE, 0, 0)
+    assert report.anchor == pd.Timestamp(rows_by_time(sb)[0]["transaction_time"])
     assert report.changes["change"].astype(str).tolist() == ["new"] * SIZE
     # The team once, then one list page + one detail per transaction (what the report counts).
     assert routes(sb)[0] == "/v1/teams/linked" and routes(sb).count("/v1/teams/linked") == 1

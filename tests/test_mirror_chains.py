@@ -109,6 +109,8 @@ def test_a_full_resync_runs_as_many_chains_as_the_call_or_the_client_allows(
     report = TransactionMirror(path, client).sync(chains=chains)
     asked = {r.params.get("cursor", [None])[0] for r in list_requests(sb)}
     assert report.kind == "full" and len({str(i) for i in seams} & asked) == started
+    # its anchor: the newest transaction's time (the rows came in six batches, newest first)
+    assert report.anchor == pd.Timestamp(first_rows(sb)[0]["transaction_time"])
     got = TransactionMirror(path, client).transactions_df()
     assert got["id"].tolist() == [r["id"] for r in first_rows(sb)]
     assert got["revision"].tolist() == [r["revision"] for r in first_rows(sb)]
