@@ -278,6 +278,8 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     )
     assert changes == {recent[1]["id"]: "edited", recent[2]["id"]: "removed", moved: "edited"}
     assert report.list_pages == 1 and report.requests < 10
+    # the edited one's new revision, then the two the walk did not see (one 404)
+    assert report.details_fetched == routes(sb).count(DETAIL) == 3
     text = str(report)
     assert "Window sync" in text and "90 days" in text
     assert "not seen until the next full sync" in text

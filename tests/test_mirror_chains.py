@@ -114,3 +114,15 @@ def test_a_full_resync_runs_as_many_chains_as_the_call_or_the_client_allows(
     got = TransactionMirror(path, client).transactions_df()
     assert got["id"].tolist() == [r["id"] for r in first_rows(sb)]
     assert got["revision"].tolist() == [r["revision"] for r in first_rows(sb)]
+
+
+@pytest.mark.parametrize(("client_shows", "asked"), [(False, True), (True, False)])
+def test_a_syncs_progress_argument_overrides_the_clients(
+    quick, tmp_path, make_client, capsys, client_shows, asked
+):
+    sb, _ = quick
+    client = make_client(sb, cache=False, progress=client_shows)
+    TransactionMirror(tmp_path / "m.sqlite", client).sync(progress=asked)
+    err = capsys.readouterr().err
+    # the list's bar (six pages) and the details' bar (600), or nothing at all
+    assert ("transactions" in err and "/600" in err) if asked else err == ""
