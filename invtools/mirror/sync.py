@@ -117,27 +117,21 @@ def walk_list(
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
     if window is None:
         return _walk_whole(conn, client, progress, chains, walk)
-    pages = client.pages(TXS_PATH, refresh=True, progress=progress)
-    try:
+    with client.pages(TXS_PATH, refresh=True, progress=progress) as pages:  # closed early too
         for page in pages:
             walk.pages += 1
             stamped = [_stamp(row) for row in page.rows]
             if walk.anchor_ms is None and stamped:
                 walk.anchor_ms = max(ms for ms, _ in stamped)
-                if window is not None:
-                    walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
+                walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
             keep = [
                 (ms, row) for ms, row in stamped if walk.cutoff_ms is None or ms >= walk.cutoff_ms
             ]
             stage(conn, keep)
             if len(keep) < len(stamped):
                 return walk  # the list is newest first: everything in the window is staged
-        walk.complete = True
-        return walk
-    finally:
-        close = getattr(pages, "close", None)
-        if close is not None:
-            close()
+    walk.complete = True
+    return walk
 
 
 def _walk_whole(
