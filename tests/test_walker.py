@@ -679,3 +679,33 @@ def test_a_row_whose_time_cannot_be_read_does_not_end_a_window():
     for plan in (Plan(), Plan("types")):
         run = Run(plan, Spec(params={"type": None}, limit=LIMIT, since_ms=since_ms), fake)
         assert sorted(walked(run)) == sorted(expected), plan
+
+
+@pytest.mark.parametrize("plan", [Plan(), Plan("types")])
+def test_a_walk_whose_first_request_is_refused_raises_the_servers_error(plan):
+    # a filter the server refuses: the caller gets its 400, not an empty walk
+    def refusing(call):
+        raise InvalidRequestError("unknown filter", status=400)
+
+    run = Run(plan, SPEC, refusing)
+    with pytest.raises(InvalidRequestError, match="unknown filter"):
+        walked(run)
+
+
+def test_a_seam_chain_refused_after_its_first_page_raises():
+    # only a chain's start cursor may be refused (then the walk falls back); a refusal later on
+    # is the server's error, and the caller gets it
+    fake = FakeList(make_rows(195))
+    starts = seams_of(fake, 4)
+    real, seen = fake.__call__, []
+
+    def failing(call):
+        if threading.current_thread().name == "invtools-chain-1":
+            seen.append(call)
+            if len(seen) == 2:
+                raise InvalidRequestError("cursor expired", status=400)
+        return real(call)
+
+    run = Run(Plan("seams", starts), SPEC, failing)
+    with pytest.raises(InvalidRequestError, match="cursor expired"):
+        walked(run)

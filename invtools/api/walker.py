@@ -72,7 +72,7 @@ class Run:
     once) or :meth:`pieces` (the pages, for a frame). ``on_page(piece)`` sees every page as it
     arrives (from the chains' threads). Afterwards: ``ran`` (the plan of the chains whose rows
     counted: what a replay runs), ``fallback``, ``complete`` (it reached the list's end),
-    ``window`` (it stopped at ``since``), ``short`` (``max_pages`` or a stop ended it),
+    ``window`` (it stopped at ``since``), ``short`` (``max_pages`` ended it),
     ``keys`` (every row's key, with ``keys=True``)."""
 
     def __init__(
@@ -91,7 +91,7 @@ class Run:
         self.fallback: str | None = None
         self.complete = self.window = False
         self.keys: list[Key] | None = [] if keys else None
-        self.short = False  # a chain ended before the list did (max_pages, a stop)
+        self.short = False  # max_pages ended a chain before the list did
         self._first: list[Future] = [Future() for _ in range(n)]  # first key, or why none
         self._refused: dict[int, str] = {}
         self._proved = [False] * n
@@ -258,8 +258,8 @@ class Run:
                     return
             if page is not None and page.has_more:  # max_pages
                 self.short = True
-        except _Ended:  # closed: the walk is short; cut off (a fallback, since): it is not
-            self.short = self.short or self._stop.is_set()
+        except _Ended:  # closed (then it is not complete), or cut off (a fallback, since)
+            pass
         except (InvalidRequestError, NotFoundError) as exc:
             if page is not None or not j:
                 raise
