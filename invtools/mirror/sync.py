@@ -7,9 +7,10 @@
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
-:meth:`TransactionMirror.sync`'s). The client is used through its public methods only:
-``pages``, ``walk`` (a full sync's list, in several chains), ``transaction_details``,
-``transaction``, ``measure`` and ``progress``.
+:meth:`TransactionMirror.sync`'s). The client is used through its public methods
+(``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
+list is a walk of the client's walk engine (:class:`invtools.api.walking.Walk`, in several
+chains) that keeps its record in the mirror's file.
 
 >>> backdated_flags([])
 []
