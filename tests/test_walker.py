@@ -90,6 +90,13 @@ class FakeList:
         with self.lock:
             self.rows = [r for r in self.rows if r["id"] != rid]
 
+    def drop_tail(self, key, *, including: bool) -> None:
+        """Delete every row older than ``key`` (and the row at ``key`` when ``including``)."""
+        with self.lock:
+            self.rows = [
+                r for r in self.rows if row_key(r) > key or (row_key(r) == key and not including)
+            ]
+
     def redate(self, rid: int, when: datetime) -> None:
         with self.lock:
             row = next(r for r in self.rows if r["id"] == rid)
@@ -397,9 +404,7 @@ def test_a_last_chain_with_nothing_left_lets_the_chain_before_it_walk_to_the_end
     # every row after the last seam row was deleted since the seams were recorded
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
-    for rid, _ in fake.truth():
-        if fake.places[rid] < starts[-1]:
-            fake.delete(rid)
+    fake.drop_tail(starts[-1], including=False)
     run = Run(Plan("seams", starts), SPEC, fake)
     assert walked(run) == fake.truth()
     assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
@@ -410,9 +415,7 @@ def test_a_list_that_now_ends_before_a_chains_seam_is_walked_whole():
     # list's end, and chain 3 (from the deleted row) finds nothing: no fallback needed
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
-    for rid, _ in fake.truth():
-        if fake.places[rid] <= starts[2]:
-            fake.delete(rid)
+    fake.drop_tail(starts[2], including=True)
     run = Run(Plan("seams", starts), SPEC, fake)
     assert walked(run) == fake.truth()
     assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
@@ -431,9 +434,7 @@ def test_a_list_cut_short_during_the_walk_falls_back_and_gives_what_is_left():
             _until(read.is_set, "chain 3 never asked")
         body = fake(call)
         if name == "invtools-chain-3" and not read.is_set():
-            for rid, _ in fake.truth():
-                if fake.places[rid] <= starts[2]:
-                    fake.delete(rid)
+            fake.drop_tail(starts[2], including=True)
             read.set()
         return body
 
