@@ -375,6 +375,11 @@ print("finished")
 
 def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, pristine):
     path = tmp_path / "killed.sqlite"
+    # The team, the list page and 40 details are answered (at the child's 15 a second, so
+    # its detail batches commit by time), then no request is answered until the server
+    # stops: the child is certainly mid-sync when it is killed, however loaded the machine
+    # (with every detail answered, a slow poll could see the finished sync instead).
+    sb.faults = Faults(on_requests=set(range(43, 43 + SIZE)), kinds=("slow",), slow_seconds=600)
     env = {**os.environ, "SBX_TOKEN": sb.tokens["shop"], "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-c", _CHILD, sb.base_url, str(path)],
@@ -404,6 +409,7 @@ def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, 
         child.communicate()
     assert child.returncode == -signal.SIGKILL
 
+    sb.faults = None
     with make_client(sb, tmp_path) as client:
         mirror = TransactionMirror(path, client)
         assert mirror.info()["transactions"] == 0  # nothing applied, nothing half-applied
