@@ -50,6 +50,8 @@ def test_details_fetched_while_another_writer_uses_the_file_are_right_and_raise_
     try:
         for _ in range(3):  # each round stores every detail again, and forgets older revisions
             client.clear_cache()
+            for tx_id in edited:  # what an earlier run stored: now an older revision
+                client.transaction(tx_id, revision=before[tx_id])
             lines = client.lines_df()
     finally:
         stop.set()
@@ -82,3 +84,30 @@ def test_forget_on_a_file_another_connection_holds_raises_the_package_error(sb, 
     assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]  # nothing lost
     client.forget([(path, {"revision": tx["revision"]})])  # the lock gone: done
     assert client.in_cache([(path, {"revision": tx["revision"]})]) == [False]
+
+
+def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, make_client):
+    """A transaction fetched at its revision forgets its older revisions; when none is cached
+    (the usual case: a first fetch, or a transaction never edited) nothing is written, so
+    another process mid-write neither delays the fetch nor fails the cleanup. Before, every
+    detail fetched deleted on a connection of its own: with eight in flight those deletes,
+    the client's own writes and a second writer starved each other (the second writer waited
+    over 10 s in CI)."""
+    from invtools.errors import CacheError
+
+    client = make_client(sb)
+    tx = sb.data("shop").transactions[0]
+    path = f"/v1/location-txs/{tx['id']}"
+    client.transaction(tx["id"], revision=tx["revision"])  # a cached answer: not asked about
+    holder = sqlite3.connect(client.cache_path, timeout=0, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held: another process mid-write
+    try:
+        client.forget([(path, {"revision": tx["revision"] + 1}), ("/v1/items", None)])
+        with pytest.raises(CacheError, match="busy"):  # one that is cached still needs it
+            client.forget(
+                [(path, {"revision": tx["revision"] + 1}), (path, {"revision": tx["revision"]})]
+            )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]

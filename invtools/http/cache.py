@@ -289,24 +289,30 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
     if keys is None:
         return [False] * len(urls)
     wanted = [keys.key(authorization, "GET", url) for url in urls]
-    responses = session.cache.responses
+    if not all(_KEY.fullmatch(k) for k in wanted):
+        raise ValueError("not a cache key of CacheKeys")
+    found = _stored(session.cache, wanted)
+    return [k in found for k in wanted]
+
+
+def _stored(cache, keys: list[str]) -> set[str]:
+    """Which of ``keys`` the cache file holds: a read, one query per 500 keys, on a short
+    connection of its own (a multi-row read on requests-cache's connection, which every
+    thread of the process shares, broke another thread's write at once: "another row
+    available"). It takes no write lock: in WAL mode a writer does not block it."""
+    responses = cache.responses
     found: set[str] = set()
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        if not all(_KEY.fullmatch(k) for k in chunk):
-            raise ValueError("not a cache key of CacheKeys")
-        # On a short connection of its own: a multi-row read on requests-cache's connection,
-        # which every thread of the process shares, broke another thread's write at once
-        # ("another row available").
-        marks = ",".join("?" * len(chunk))
-        with closing(sqlite3.connect(responses.db_path, timeout=_LOCK_WAIT)) as con:
+    with closing(sqlite3.connect(responses.db_path, timeout=_LOCK_WAIT)) as con:
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
             found.update(
                 k
                 for (k,) in con.execute(
                     f"SELECT key FROM {responses.table_name} WHERE key IN ({marks})", chunk
                 ).fetchall()
             )
-    return [k in found for k in wanted]
+    return found
 
 
 def forget(session, authorization: str, urls: list[str]) -> None:
@@ -351,12 +357,20 @@ def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
     of the process and then rewrites the redirects table on a second one, so a walk record
     or another process committing in between failed it at once with ``database is locked``
     (and 1.3 waits for the lock without end).
+
+    Keys the file does not hold are not deleted, and when it holds none nothing is written:
+    every detail fetched at a revision forgets the older ones, and a delete per detail (eight
+    in flight) beside the client's own writes starved a second writer of the file for over
+    10 s.
     """
     if not keys:
         return
     path, table = cache.responses.db_path, cache.responses.table_name
     for pause in (*_RETRY_PAUSES, None):
         try:
+            keys = sorted(_stored(cache, keys))
+            if not keys:
+                return
             con = sqlite3.connect(path, timeout=_LOCK_WAIT)
             try:
                 with con:
