@@ -11,7 +11,9 @@ their walk records into the same file.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -111,3 +113,68 @@ def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, make_clien
         holder.execute("ROLLBACK")
         holder.close()
     assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]
+
+
+@contextmanager
+def _lock_held_between_calls(path):
+    """Yields a list that names each SQLite call of this thread after which the file's write
+    lock was still held (another connection could not take it): a write left open while the
+    thread goes on in Python. Such a thread needs the GIL to let the lock go, and beside
+    requests-cache's connection (shared by every thread, waiting for the lock inside SQLite
+    while another thread holding the GIL waits for that connection) the process froze until
+    a 5 s busy timeout ran out."""
+    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+    held: list[str] = []
+
+    def watch(frame, event, arg):
+        owner = getattr(arg, "__self__", None)
+        if event != "c_return" or not isinstance(owner, (sqlite3.Connection, sqlite3.Cursor)):
+            return
+        if owner is probe:
+            return
+        sys.setprofile(None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+        except sqlite3.OperationalError:
+            held.append(arg.__name__)
+        finally:
+            sys.setprofile(watch)
+
+    sys.setprofile(watch)
+    try:
+        yield held
+    finally:
+        sys.setprofile(None)
+        probe.close()
+
+
+def test_the_cleanup_never_holds_the_files_write_lock_between_two_calls(sb, make_client):
+    client = make_client(sb)
+    txs = sb.data("shop").transactions[:3]
+    calls = [(f"/v1/location-txs/{tx['id']}", {"revision": tx["revision"]}) for tx in txs]
+    for tx in txs:
+        client.transaction(tx["id"], revision=tx["revision"])
+    client.transactions_df()  # a walk record in the file too
+    assert client.in_cache(calls) == [True] * 3
+    with _lock_held_between_calls(client.cache_path) as held:
+        client.forget(calls[:1])  # a detail's older revisions, forgotten
+        client.clear_cache()  # every response and walk record of the token
+    assert held == []
+    assert client.in_cache(calls) == [False] * 3  # it did delete
+
+
+def test_a_walk_record_is_written_without_holding_the_lock_between_two_calls(tmp_path):
+    from datetime import UTC, datetime
+
+    from invtools.api.plan import Plan
+    from invtools.api.walkrecord import FileStore, WalkRecord
+
+    path = tmp_path / "cache.sqlite"
+    sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").close()  # as requests-cache
+    when = datetime(2026, 5, 1, tzinfo=UTC)
+    record = WalkRecord(began=when, ended=when, plan=Plan("seams", ((5, 41),)), pages={})
+    with _lock_held_between_calls(path) as held:
+        FileStore(path, "tok:list").save("whole", record)
+        assert FileStore.clear(path, "tok:") == 1
+    assert held == []

@@ -234,15 +234,16 @@ class FileStore:
 
 @contextmanager
 def _connect(path: Path) -> Iterator[sqlite3.Connection]:
-    """The cache file (the session made it) with the records table; commits or rolls back,
-    then closes."""
-    con = sqlite3.connect(path, timeout=10)
+    """The cache file (the session made it) with the records table, then closed. In
+    autocommit mode, each write one statement: the file's write lock is never held while
+    this thread waits for Python's GIL, which froze the process beside requests-cache's
+    shared connection (see :func:`invtools.http.cache.delete_keys`)."""
+    con = sqlite3.connect(path, timeout=10, isolation_level=None)
     try:
-        with con:
-            con.execute(
-                f"CREATE TABLE IF NOT EXISTS {TABLE} "
-                "(key TEXT PRIMARY KEY, record TEXT NOT NULL, saved REAL NOT NULL)"
-            )
-            yield con
+        con.execute(
+            f"CREATE TABLE IF NOT EXISTS {TABLE} "
+            "(key TEXT PRIMARY KEY, record TEXT NOT NULL, saved REAL NOT NULL)"
+        )
+        yield con
     finally:
         con.close()

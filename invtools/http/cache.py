@@ -348,46 +348,44 @@ _RETRY_PAUSES = (0.05, 0.25)
 
 
 def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
-    """Delete the responses stored under ``keys`` from a requests-cache SQLite ``cache``, in
-    one short transaction of its own that waits a bounded time for the file's write lock and
-    is tried three times; raises :class:`~invtools.errors.CacheError` (nothing deleted) when
-    another writer holds the lock throughout.
+    """Delete the responses stored under ``keys`` from a requests-cache SQLite ``cache``, on
+    a short connection of its own that waits a bounded time for the file's write lock and is
+    tried three times; raises :class:`~invtools.errors.CacheError` when another writer holds
+    the lock throughout (the responses not deleted stay; nothing else is lost).
 
     Not ``cache.delete()``: requests-cache 1.2 runs it on a connection shared by every thread
     of the process and then rewrites the redirects table on a second one, so a walk record
     or another process committing in between failed it at once with ``database is locked``
     (and 1.3 waits for the lock without end).
 
-    Keys the file does not hold are not deleted, and when it holds none nothing is written:
-    every detail fetched at a revision forgets the older ones, and a delete per detail (eight
-    in flight) beside the client's own writes starved a second writer of the file for over
-    10 s.
+    Keys the file does not hold are not deleted, and when it holds none nothing is written.
+    Each delete is one statement in autocommit mode: the write lock is taken and let go
+    inside SQLite, never held while this thread waits for Python's GIL. Held across it (a
+    ``with con:`` transaction), it froze the whole process for 5 s at a time: a thread of
+    requests-cache's shared connection waited for the lock inside SQLite, another thread
+    holding the GIL waited for that connection, and this thread, holding the lock, waited
+    for the GIL until requests-cache's 5 s busy timeout ran out (CI: a second writer of the
+    file waited over 10 s).
     """
     if not keys:
         return
     path, table = cache.responses.db_path, cache.responses.table_name
     for pause in (*_RETRY_PAUSES, None):
+        left: list[str] = []
         try:
-            keys = sorted(_stored(cache, keys))
-            if not keys:
-                return
-            con = sqlite3.connect(path, timeout=_LOCK_WAIT)
-            try:
-                with con:
-                    for start in range(0, len(keys), _CHUNK):
-                        chunk = keys[start : start + _CHUNK]
-                        con.execute(
-                            f"DELETE FROM {table} WHERE key IN ({','.join('?' * len(chunk))})",
-                            chunk,
-                        )
-                return
-            finally:
-                con.close()
+            left = sorted(_stored(cache, keys))
+            with closing(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None)) as con:
+                while left:
+                    chunk = left[:_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    con.execute(f"DELETE FROM {table} WHERE key IN ({marks})", chunk)
+                    del left[: len(chunk)]
+            return
         except sqlite3.OperationalError as exc:
             if pause is None:
                 raise CacheError(
                     f"the cache file {path} is busy: another writer (a second notebook or "
-                    f"script on it, a prune) held it; {len(keys)} cached responses were not "
-                    f"deleted. Try again in a moment."
+                    f"script on it, a prune) held it; {len(left) or 'some'} cached responses "
+                    f"were not deleted. Try again in a moment."
                 ) from exc
             sleep(pause)
