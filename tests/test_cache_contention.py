@@ -6,6 +6,11 @@ The defect (CI on requests-cache 1.2, README's ``each_team`` block): ``lines_df(
 'york' raised ``sqlite3.OperationalError: database is locked`` out of the cleanup that forgets
 a transaction's older revisions once the newest is stored, while the other teams' walks wrote
 their walk records into the same file.
+
+The second (CI, under full CPU load): the other writer of the test below waited over 10 s.
+The cleanup's delete and the walk records held the file's write lock across Python code, and
+beside requests-cache's connection (shared by every thread) the whole process froze for 5 s
+at a time; see ``_lock_held_between_calls``.
 """
 
 from __future__ import annotations
