@@ -400,22 +400,23 @@ def test_a_fifth_type_on_the_head_page_walks_one_chain(how):
     assert run.complete and {c.get("type") for c in fake.calls} == {None}
 
 
-def test_a_last_chain_with_nothing_left_lets_the_chain_before_it_walk_to_the_end():
-    # every row after the last seam row was deleted since the seams were recorded
+@pytest.mark.parametrize(
+    ("drop_from", "including"),
+    [
+        # every row after the last seam row was deleted since the seams were recorded: the
+        # last chain has nothing left, and the chain before it walks to the end
+        pytest.param(-1, False, id="a-last-chain-with-nothing-left"),
+        # the seam row of chain 2 and everything older were deleted since: chain 2 reaches
+        # the list's end, and chain 3 (from the deleted row) finds nothing
+        pytest.param(2, True, id="a-list-that-now-ends-before-a-chains-seam"),
+    ],
+)
+def test_a_list_whose_tail_went_since_the_seams_were_recorded_is_walked_whole_without_fallback(
+    drop_from, including
+):
     fake = FakeList(make_rows(195))
     starts = seams_of(fake, 4)
-    fake.drop_tail(starts[-1], including=False)
-    run = Run(Plan("seams", starts), SPEC, fake)
-    assert walked(run) == fake.truth()
-    assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
-
-
-def test_a_list_that_now_ends_before_a_chains_seam_is_walked_whole():
-    # the seam row of chain 2 and everything older were deleted since: chain 2 reaches the
-    # list's end, and chain 3 (from the deleted row) finds nothing: no fallback needed
-    fake = FakeList(make_rows(195))
-    starts = seams_of(fake, 4)
-    fake.drop_tail(starts[2], including=True)
+    fake.drop_tail(starts[drop_from], including=including)
     run = Run(Plan("seams", starts), SPEC, fake)
     assert walked(run) == fake.truth()
     assert run.complete and run.fallback is None and run.ran == Plan("seams", starts[:2])
