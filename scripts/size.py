@@ -90,13 +90,17 @@ def trace() -> None:
             sb.tokens["shop"], base_url=sb.base_url, cache=Path(tmp) / "c.sqlite", progress=False
         )
         client.team()
-        for call in ("transactions_df()", 'lines_df(since="90D")'):
+        calls = {
+            "transactions_df()": client.transactions_df,
+            'lines_df(since="90D")': lambda: client.lines_df(since="90D"),
+        }
+        for call, run in calls.items():
             seen.clear()
             sys.setprofile(profile)
             threading.setprofile(profile)
             active["on"] = True
             try:
-                eval(f"client.{call}")  # noqa: S307 - one of the two calls above
+                run()
             finally:
                 active["on"] = False
                 sys.setprofile(None)
