@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from invtools import Client
-from invtools.api.walkrecord import forget_walks
+from invtools.api.walkstore import MemoryStore
 from invtools.sandbox import serve
 
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=False,
         )
         client.team()  # bound once per client; not part of a walk
-        forget_walks()
+        MemoryStore.forget()
         reference = None
         print(
             f"{args.size} transactions ({-(-args.size // 100)} pages), "
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for (name, goal), kw in zip(goals.items(), [{"chains": 1}, {}, {}], strict=True):
             if name.startswith("first"):
-                forget_walks()  # what a new process does
+                MemoryStore.forget()  # what a new process does
             rows, sent, seconds, n429, summary = timed_walk(client, sb, **kw)
             reference = reference if reference is not None else rows
             rps = (sent - 1) / seconds if sent > 1 else float("nan")

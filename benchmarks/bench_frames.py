@@ -149,7 +149,7 @@ def wire_pages(n: int, seed: int = 0) -> list[bytes]:
 
 
 def wire_rows(n: int, seed: int = 0) -> list[dict]:
-    """The rows after ``json.loads`` of their pages, as ``client.rows()`` would yield them."""
+    """The rows after ``json.loads`` of their pages, as ``client.transactions()`` yields them."""
     return rows_of(wire_pages(n, seed))
 
 

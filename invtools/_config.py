@@ -11,6 +11,7 @@ token. Imports nothing of invtools but :mod:`invtools.errors`.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +30,13 @@ __all__ = [
     "redact_url",
     "is_loopback",
     "check_timeout",
+    "check_whole",
+    "check_rate",
+    "MIN_RATE_LIMIT",
 ]
+
+#: The slowest pace a client takes: one request a minute (below it, pacing would wait hours).
+MIN_RATE_LIMIT = 1 / 60
 
 #: The token of the team to investigate (``Client()`` and ``connect()`` read it).
 TOKEN_ENV = "INVTOOLS_TOKEN"
@@ -215,3 +222,34 @@ def check_timeout(timeout: Any) -> tuple[float, float]:
     if not (0 < connect < float("inf") and 0 < read < float("inf")):
         raise ConfigError(f"timeout must be finite and positive, not {timeout!r}")
     return connect, read
+
+
+def check_whole(value: Any, name: str, *, least: int = 0, what: str = "") -> int:
+    """``value`` if it is a whole number (not a bool) of at least ``least``.
+
+    >>> check_whole(3, "retries")
+    3
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ConfigError(f"{name} must be a whole number >= {least}{what}, not {value!r}")
+    return value
+
+
+def check_rate(value: Any) -> float:
+    """Requests per second: 0 or None (off), or from :data:`MIN_RATE_LIMIT` up.
+
+    >>> check_rate(5), check_rate(None)
+    (5.0, 0.0)
+    """
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or 0 < value < MIN_RATE_LIMIT
+    ):
+        raise ConfigError(
+            f"rate_limit must be requests per second, 0 (off) or from {MIN_RATE_LIMIT:g} up, "
+            f"e.g. 5; not {value!r}"
+        )
+    return float(value or 0)

@@ -3,8 +3,8 @@
 A frame from the API (``client.items_df()``) and a frame from a mirror
 (``mirror.transactions_df()``) carry one :class:`Provenance` in ``df.attrs``, as plain JSON
 values only (text, numbers, lists), so the frame survives ``to_parquet``/``read_parquet``,
-``to_pickle`` and a JSON dump with its provenance intact. ``Client.provenance()`` returns the
-same record. It never holds a token. Imports nothing of invtools.
+``to_pickle`` and a JSON dump with its provenance intact. It never holds a token. Imports
+nothing of invtools.
 
 >>> p = Provenance(source="api", team_id=7, team_name="Shop", base_url="https://h",
 ...                endpoint="/v1/items", filters={"since": __import__("datetime").date(2026, 5, 1)})

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: module -> (the files mutated, the tests run against them). The files' doctests run too.
 MODULES: dict[str, tuple[list[str], list[str]]] = {
-    # The walk engine, one file at a time ("walk" for the three).
+    # The walk engine, one file at a time.
     "walk plan": (
         ["invtools/api/plan.py"],
         [
@@ -45,21 +45,29 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_windows.py",
         ],
     ),
-    "walk record": (
-        ["invtools/api/walkrecord.py"],
+    "walk store": (
+        ["invtools/api/walkstore.py"],
         [
-            "tests/test_walkrecord.py",
-            "tests/test_client_chains.py",
+            "tests/test_walk_engine.py",
+            "tests/test_client_snapshot.py",
             "tests/test_walk_replay.py",
-            "tests/test_windows.py",
+            "tests/test_cache_upkeep.py",
         ],
     ),
-    "walker": (
-        ["invtools/api/walker.py"],
+    "chains": (
+        ["invtools/api/chains.py"],
         [
-            "tests/test_walker.py",
+            "tests/test_walk_engine.py",
             "tests/test_client_chains.py",
             "tests/test_mirror_chains.py",
+        ],
+    ),
+    "walk": (
+        ["invtools/api/walk.py"],
+        [
+            "tests/test_walk_engine.py",
+            "tests/test_client_chains.py",
+            "tests/test_client_snapshot.py",
             "tests/test_walk_replay.py",
             "tests/test_windows.py",
         ],

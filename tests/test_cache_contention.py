@@ -1,5 +1,5 @@
-"""The cache file has more writers than the client's own connection: the walk records, other
-clients of another process, several teams at once (``each_team``). A write the file's lock
+"""The cache file has more writers than the client's own connection: other clients of another
+process, several teams at once (``each_team``), another program. A write the file's lock
 refuses for a moment must never fail the user's fetch.
 
 The defect (CI on requests-cache 1.2, README's ``each_team`` block): ``lines_df()`` of team
@@ -71,29 +71,60 @@ def test_details_fetched_while_another_writer_uses_the_file_are_right_and_raise_
     assert set(revisions.index) == {tx["id"] for tx in truth.transactions}
 
 
-def test_forget_on_a_file_another_connection_holds_raises_the_package_error(sb, make_client):
+class Cached:
+    """A session of the http layer on a cache file in ``folder``, holding the details at their
+    revision of ``txs`` (the first transactions of the stand-in's shop), fetched with its
+    token: what a client's cleanup forgets."""
+
+    def __init__(self, sb, folder, n=1):
+        from invtools.http import make_session
+
+        self.session = make_session(cache_path=folder / "cache.sqlite")
+        self.auth = f"Bearer {sb.tokens['shop']}"
+        self.path = folder / "cache.sqlite"
+        self.txs = sb.data("shop").transactions[:n]
+        self.base = sb.base_url
+        for tx in self.txs:
+            got = self.session.get(self.url(tx["id"], tx["revision"]),
+                                   headers={"Authorization": self.auth})  # fmt: skip
+            assert got.status_code == 200 and not got.from_cache
+
+    def url(self, tid, revision):
+        return f"{self.base}/v1/location-txs/{tid}?revision={revision}"
+
+    def held(self, urls):
+        from invtools.http.cache import held
+
+        return held(self.session, self.auth, urls)
+
+    def forget(self, urls):
+        from invtools.http.cache import forget
+
+        forget(self.session, self.auth, urls)
+
+
+def test_forget_on_a_file_another_connection_holds_raises_the_package_error(sb, tmp_path):
     from invtools.errors import CacheError, InvtoolsError
 
-    client = make_client(sb)
-    tx = sb.data("shop").transactions[0]
-    path = f"/v1/location-txs/{tx['id']}"
-    client.transaction(tx["id"], revision=tx["revision"])
-    holder = sqlite3.connect(client.cache_path, timeout=0, isolation_level=None)
+    cached = Cached(sb, tmp_path)
+    tx = cached.txs[0]
+    url = cached.url(tx["id"], tx["revision"])
+    holder = sqlite3.connect(cached.path, timeout=0, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # the write lock, held: another process mid-write
     try:
         with pytest.raises(CacheError, match="busy") as caught:
-            client.forget([(path, {"revision": tx["revision"]})])
+            cached.forget([url])
         assert isinstance(caught.value, InvtoolsError)
         assert sb.tokens["shop"] not in str(caught.value)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]  # nothing lost
-    client.forget([(path, {"revision": tx["revision"]})])  # the lock gone: done
-    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [False]
+    assert cached.held([url]) == [True]  # nothing lost
+    cached.forget([url])  # the lock gone: done
+    assert cached.held([url]) == [False]
 
 
-def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, make_client):
+def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, tmp_path):
     """A transaction fetched at its revision forgets its older revisions; when none is cached
     (the usual case: a first fetch, or a transaction never edited) nothing is written, so
     another process mid-write neither delays the fetch nor fails the cleanup. Before, every
@@ -102,22 +133,19 @@ def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, make_clien
     over 10 s in CI)."""
     from invtools.errors import CacheError
 
-    client = make_client(sb)
-    tx = sb.data("shop").transactions[0]
-    path = f"/v1/location-txs/{tx['id']}"
-    client.transaction(tx["id"], revision=tx["revision"])  # a cached answer: not asked about
-    holder = sqlite3.connect(client.cache_path, timeout=0, isolation_level=None)
+    cached = Cached(sb, tmp_path)
+    tx = cached.txs[0]
+    now, newer = cached.url(tx["id"], tx["revision"]), cached.url(tx["id"], tx["revision"] + 1)
+    holder = sqlite3.connect(cached.path, timeout=0, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # the write lock, held: another process mid-write
     try:
-        client.forget([(path, {"revision": tx["revision"] + 1}), ("/v1/items", None)])
+        cached.forget([newer, f"{cached.base}/v1/items"])
         with pytest.raises(CacheError, match="busy"):  # one that is cached still needs it
-            client.forget(
-                [(path, {"revision": tx["revision"] + 1}), (path, {"revision": tx["revision"]})]
-            )
+            cached.forget([newer, now])
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert client.in_cache([(path, {"revision": tx["revision"]})]) == [True]
+    assert cached.held([now]) == [True]
 
 
 @contextmanager
@@ -154,32 +182,15 @@ def _lock_held_between_calls(path):
         probe.close()
 
 
-def test_the_cleanup_never_holds_the_files_write_lock_between_two_calls(sb, make_client):
-    client = make_client(sb)
-    txs = sb.data("shop").transactions[:3]
-    calls = [(f"/v1/location-txs/{tx['id']}", {"revision": tx["revision"]}) for tx in txs]
-    for tx in txs:
-        client.transaction(tx["id"], revision=tx["revision"])
-    client.transactions_df()  # a walk record in the file too
-    assert client.in_cache(calls) == [True] * 3
-    with _lock_held_between_calls(client.cache_path) as held:
-        client.forget(calls[:1])  # a detail's older revisions, forgotten
-        client.clear_cache()  # every response and walk record of the token
+def test_the_cleanup_never_holds_the_files_write_lock_between_two_calls(sb, tmp_path):
+    cached = Cached(sb, tmp_path, n=3)
+    urls = [cached.url(tx["id"], tx["revision"]) for tx in cached.txs]
+    assert cached.held(urls) == [True] * 3
+    with _lock_held_between_calls(cached.path) as held:
+        cached.forget(urls[:1])  # a detail's older revisions, forgotten
+        assert cached.held(urls) == [False, True, True]
+        from invtools.http.cache import clear_entries
+
+        clear_entries(cached.session, cached.auth)  # every response of the token
     assert held == []
-    assert client.in_cache(calls) == [False] * 3  # it did delete
-
-
-def test_a_walk_record_is_written_without_holding_the_lock_between_two_calls(tmp_path):
-    from datetime import UTC, datetime
-
-    from invtools.api.plan import Plan
-    from invtools.api.walkrecord import FileStore, WalkRecord
-
-    path = tmp_path / "cache.sqlite"
-    sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").close()  # as requests-cache
-    when = datetime(2026, 5, 1, tzinfo=UTC)
-    record = WalkRecord(began=when, ended=when, plan=Plan("seams", ((5, 41),)), pages={})
-    with _lock_held_between_calls(path) as held:
-        FileStore(path, "tok:list").save("whole", record)
-        assert FileStore.clear(path, "tok:") == 1
-    assert held == []
+    assert cached.held(urls) == [False] * 3  # it did delete

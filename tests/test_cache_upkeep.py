@@ -47,6 +47,12 @@ def _user_cache() -> Path:
     return Path(platformdirs.user_cache_dir("invtools")) / "responses.sqlite"
 
 
+def _held(path: Path, tid: int, revision: int) -> bool:
+    """Whether the cache file holds the detail of ``tid`` at ``revision`` (read on its own)."""
+    urls = {r.url for r in requests_cache.SQLiteCache(path).responses.values()}
+    return any(u.endswith(f"/v1/location-txs/{tid}?revision={revision}") for u in urls)
+
+
 def _rows(path: Path) -> int:
     with sqlite3.connect(path) as con:
         return con.execute("SELECT count(*) FROM responses").fetchone()[0]
@@ -115,10 +121,6 @@ def test_demo_runs_leave_nothing_behind(tmp_path):
 # -- pruning -------------------------------------------------------------------------------------
 
 
-def _detail(tx_id: int, revision: int) -> tuple[str, dict]:
-    return f"/v1/location-txs/{tx_id}", {"revision": revision}
-
-
 def _later(days: float) -> float:
     return time.time() + days * 86_400
 
@@ -149,19 +151,20 @@ def _foreign_held(path: Path, sb) -> bool:
 def test_a_superseded_detail_leaves_the_cache_as_soon_as_the_newer_revision_is_fetched(
     sb, make_client, tmp_path
 ):
-    c = make_client(sb, cache=tmp_path / "c.sqlite")
-    tx = next(c.transactions())
+    path = tmp_path / "c.sqlite"
+    c = make_client(sb, cache=path)
+    tx = sb.data("shop").transactions[0]
     tid, rev = tx["id"], tx["revision"]
     c.transaction(tid, revision=rev)  # cached for good
-    assert c.in_cache([_detail(tid, rev)]) == [True]
+    assert _held(path, tid, rev)
     sb.edit_transaction(tid)
     c.transaction(tid, revision=rev + 1)  # fresh from the server
-    assert c.in_cache([_detail(tid, rev), _detail(tid, rev + 1)]) == [False, True]
+    assert (_held(path, tid, rev), _held(path, tid, rev + 1)) == (False, True)
     # the same through the batch path the mirror and lines_df() use (worker threads)
     sb.edit_transaction(tid)
     [(_row, detail)] = list(c.transaction_details([(tid, rev + 2)]))
     assert detail["revision"] == rev + 2
-    assert c.in_cache([_detail(tid, rev + 1), _detail(tid, rev + 2)]) == [False, True]
+    assert (_held(path, tid, rev + 1), _held(path, tid, rev + 2)) == (False, True)
     with c.measure() as m:  # still answered from the cache
         c.transaction(tid, revision=rev + 2)
     assert (m.sent, m.from_cache) == (0, 1)
@@ -170,8 +173,8 @@ def test_a_superseded_detail_leaves_the_cache_as_soon_as_the_newer_revision_is_f
 def test_prune_removes_expired_local_and_superseded_entries_and_compacts(sb, make_client, tmp_path):
     path = tmp_path / "c.sqlite"
     c = make_client(sb, cache=path)
-    c.items_df()  # fresh for 10 minutes
-    tx = next(c.transactions())
+    c.members(), c.locations()  # fresh for 10 minutes
+    tx = sb.data("shop").transactions[0]
     sb.edit_transaction(tx["id"])
     c.transaction(tx["id"], revision=tx["revision"] + 1)  # cached for good
     # An older revision asked for afterwards (or stored by an older invtools, or another
@@ -259,7 +262,8 @@ def test_client_creation_prunes_without_compacting_the_file(sb, make_client, tmp
     # not something to do inside Client(). An explicit prune_cache() does it.
     path = tmp_path / "c.sqlite"
     c = make_client(sb, cache=path)
-    c.transactions_df(), c.items_df()
+    c.team(), c.attributes(), c.members(), c.locations()
+    list(c.transaction_details([(t["id"], None) for t in sb.data("shop").transactions[:60]]))
     c.close()
     _expire_everything(path)
     path.with_name(path.name + ".pruned").unlink()  # the daily prune is due
@@ -315,19 +319,18 @@ def test_cache_info_of_no_cache_is_empty_with_its_columns(tmp_path):
 
 
 def test_walk_records_go_with_their_team_and_with_age(sb, make_client, tmp_path):
-    from invtools.api.walks import store_of
-
     path = tmp_path / "c.sqlite"
     shop, other = make_client(sb, cache=path), make_client(sb, cache=path)
-    shop.transactions_df()
-    record = store_of(shop, "/v1/location-txs", {"type": None})
-    assert record.load("whole") is not None
-    invtools.prune_cache(path)  # a record younger than a day stays
-    assert record.load("whole") is not None
-    other.clear_cache()  # the same token: its records go too
-    assert record.load("whole") is None
-    shop.items_df()
+    cafe = make_client(sb, "basic", cache=path)
+    shop.transactions_df(), cafe.partners_df()
+    records = tmp_path / "c.sqlite.walks"
+    assert len(list(records.glob("*.walk"))) == 2
+    invtools.prune_cache(path)  # records younger than a day stay
+    assert len(list(records.glob("*.walk"))) == 2
+    other.clear_cache()  # the same token as shop: its records go too, the cafe's stay
+    assert len(list(records.glob("*.walk"))) == 1
+    with shop.measure() as m:
+        shop.transactions_df()
+    assert m.sent > 0  # walked again
     invtools.prune_cache(path, older_than=timedelta(0))
-    assert (
-        store_of(shop, "/v1/items", {"item_ids": None, "location_ids": None}).load("whole") is None
-    )
+    assert list(records.glob("*.walk")) == []

@@ -10,6 +10,8 @@ import stat
 
 import pytest
 
+from invtools.api.walkstore import Record
+
 pytestmark = pytest.mark.network
 
 
@@ -60,7 +62,10 @@ def test_no_token_bytes_in_the_cache_file_after_a_full_walk(sb, make_client, tmp
     c.locations(), c.members(), c.attributes(), list(c.partners())
     c.close()
     assert c.stats.sent > 5
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("walk.sqlite*"))
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("walk.sqlite*") if p.is_file())
+    records = [Record.from_bytes(p.read_bytes()) for p in tmp_path.glob("walk.sqlite.walks/*")]
+    assert records and all(r is not None for r in records)  # the lists' walks, readable
+    raw += b"".join(body for r in records for *_, body in r.pieces)
     assert len(raw) > 10_000
     for token in sb.tokens.values():
         assert token.encode() not in raw
@@ -69,6 +74,8 @@ def test_no_token_bytes_in_the_cache_file_after_a_full_walk(sb, make_client, tmp
         keys = [k for (k,) in db.execute("select key from responses")]
     assert keys and len({k.split(":")[0] for k in keys}) == 1
     assert stat.S_IMODE(os.stat(tmp_path / "walk.sqlite").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "walk.sqlite.walks").st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("walk.sqlite.walks/*")} == {0o600}
 
 
 def test_refresh_bypasses_the_cache_and_stores_the_new_answer(sb, make_client):
@@ -110,9 +117,11 @@ def test_only_200_is_cached(sb, make_client):
     assert len([r for r in sb.requests if r.status == 404]) == 2
 
 
-def test_a_revision_is_cached_for_good_and_the_list_briefly(sb, make_client):
+def test_a_revision_is_cached_for_good_the_latest_briefly_and_a_list_as_a_whole_walk(
+    sb, make_client
+):
     c = make_client(sb)
-    tx = next(c.transactions())
+    tx, *_ = c.transactions()  # a whole walk (one abandoned half way leaves no record)
     c.transaction(tx["id"], revision=tx["revision"])
     c.transaction(tx["id"])
     from requests_cache import SQLiteCache
@@ -124,7 +133,9 @@ def test_a_revision_is_cached_for_good_and_the_list_briefly(sb, make_client):
     latest = [exp for url, exp in by_url.items() if url.endswith(f"/v1/location-txs/{tx['id']}")]
     listing = [exp for url, exp in by_url.items() if "/v1/location-txs?" in url]
     assert rev == [None]  # never expires
-    assert latest[0] is not None and listing[0] is not None
+    assert latest[0] is not None  # the current version: briefly
+    # a list's pages are never stored one by one: its walk keeps them, whole
+    assert listing == [] and list(c.cache_path.parent.glob("*.walks/*.walk"))
 
 
 def test_cache_false_writes_nothing(sb, make_client, tmp_path):

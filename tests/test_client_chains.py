@@ -1,4 +1,4 @@
-"""Several cursor chains at once (invtools.api.walker): type chains on a first walk, seam
+"""Several cursor chains at once (invtools.api.chains): type chains on a first walk, seam
 chains from recorded cursors on a re-walk, the fallback to one chain, since/until, frames, the
 mirror, and no thread left behind. Real HTTP against a stand-in that takes 10 ms an answer,
 so chains really overlap; every result is compared with one plain chain (``chains=1``).
@@ -7,16 +7,17 @@ so chains really overlap; every result is compared with one plain chain (``chain
 from __future__ import annotations
 
 import logging
+import signal
 import threading
+import time
 from dataclasses import replace
 from datetime import datetime
 
 import pandas as pd
 import pytest
 
-from invtools.api import walker
-from invtools.api.walkrecord import forget_walks
-from invtools.api.walks import store_of
+from invtools.api.walkstore import MemoryStore, Record
+from invtools.errors import Cancelled
 
 pytestmark = pytest.mark.network
 
@@ -26,9 +27,9 @@ SIZE = 1200  # 12 pages of 100
 
 @pytest.fixture(autouse=True)
 def _fresh_memory():
-    forget_walks()
+    MemoryStore.forget()
     yield
-    forget_walks()
+    MemoryStore.forget()
 
 
 @pytest.fixture
@@ -66,7 +67,9 @@ def chain_threads():
 
 def stored_cursors(client):
     """The cursors the last whole walk recorded for the next one (row ids)."""
-    return [i for _ms, i in store_of(client, TXS, {"type": None}).load("whole").seams]
+    walk = client.transactions()  # replayed: its record's seams
+    list(walk)
+    return [i for _ms, i in walk.seams]
 
 
 def rewalk(client):
@@ -111,7 +114,7 @@ def assert_walk_invariants(got, before, after, changed):
 
 def test_type_chains_overlap_and_give_exactly_the_plain_walks_rows(sb, client):
     expected = plain(client)
-    forget_walks()
+    MemoryStore.forget()
     sb.clear_log()
     with client.measure() as m:
         walk = client.transactions()
@@ -127,13 +130,13 @@ def test_type_chains_overlap_and_give_exactly_the_plain_walks_rows(sb, client):
 
 def test_type_chains_frame_equals_the_plain_frame(sb, client):
     expected = client.transactions_df(chains=1)
-    forget_walks()
+    MemoryStore.forget()
     sb.clear_log()
     got = client.transactions_df()
     assert got.attrs["walk"]["plan"] == "types" and sb.max_in_flight >= 3
     pd.testing.assert_frame_equal(got, expected)
     assert got["backdated"].any()  # computed per row, after the merge
-    forget_walks()
+    MemoryStore.forget()
     rows = client.transactions_df(type=None, until="2100-01-01")  # the dict path
     assert rows.attrs["walk"]["plan"] == "types"
     pd.testing.assert_frame_equal(rows, expected)
@@ -153,7 +156,7 @@ def test_a_list_of_one_page_costs_one_request(make_client):
 
 def test_a_rewalk_runs_chains_from_the_stored_cursors(sb, client):
     expected = plain(client)
-    forget_walks()
+    MemoryStore.forget()
     list(client.transactions())  # a first walk keeps the cursors
     cursors = stored_cursors(client)
     assert len(cursors) == 7  # 8 chains
@@ -289,32 +292,37 @@ def test_changes_during_a_walk_never_repeat_or_lose_an_unchanged_row(sb, client,
 # ------------------------------------------------------------------------------ fallback
 
 
-def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, client, caplog):
-    expected = plain(client)
-    forget_walks()
-    list(client.transactions())
-    store = store_of(client, TXS, {"type": None})
-    record = store.load("whole")
-    seams = list(record.seams)
-    seams[3] = (seams[3][0], 17)  # an id the list never handed out
-    store.save("whole", replace(record, seams=tuple(seams)))
+def test_a_refused_cursor_falls_back_to_one_chain_and_says_so(sb, make_client, tmp_path, caplog):
+    client = make_client(sb, cache=tmp_path / "c.sqlite")
+    expected = plain(client, refresh=True)
+    list(client.transactions(refresh=True))  # a whole walk: its record names the seams
+
+    def tamper():  # a seam whose id the list never handed out
+        (path,) = (tmp_path / "c.sqlite.walks").glob("*.walk")
+        record = Record.from_bytes(path.read_bytes())
+        seams = list(record.seams)
+        seams[3] = (seams[3][0], 17)
+        path.write_bytes(replace(record, seams=tuple(seams)).to_bytes())
+
+    tamper()
     sb.clear_log()
     with caplog.at_level(logging.INFO, logger="invtools"):
-        got, walk = rewalk(client)
-    assert got == expected
+        walk = client.transactions(refresh=True)
+        got = list(walk)
+    assert got == expected and walk.plan.kind == "seams"
     assert "chain 4 could not start: its cursor was refused" in walk.fallback
     assert "fell back to one chain from chain 3" in caplog.text
     assert [r.status for r in list_requests(sb) if r.params.get("cursor") == ["17"]] == [400]
     assert walk.complete  # the fallback chain walked on to the list's end: a whole walk
-    store.save("whole", replace(record, seams=tuple(seams)))  # the frame path, the same way
-    df = client.transactions_df()
+    tamper()  # the frame path, the same way
+    df = client.transactions_df(refresh=True)
     assert "refused" in df.attrs["walk"]["fallback"]
-    pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
+    pd.testing.assert_frame_equal(df, client.transactions_df(chains=1, refresh=True))
 
 
 def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, client, caplog):
     expected = plain(client)
-    forget_walks()
+    MemoryStore.forget()
     head = first_rows(sb)[99]["id"]  # the head page's cursor, where the type chains start
     original = sb.handle
 
@@ -329,7 +337,7 @@ def test_type_chains_whose_cursor_is_refused_fall_back_to_the_head_chain(sb, cli
         got = list(walk)
     assert walk.plan.kind == "types" and "type chain 2 (out) could not start" in walk.fallback
     assert got == expected and "fell back to one chain from chain 0" in caplog.text
-    forget_walks()
+    MemoryStore.forget()
     df = client.transactions_df()
     assert "refused" in df.attrs["walk"]["fallback"]
     pd.testing.assert_frame_equal(df, client.transactions_df(chains=1))
@@ -389,6 +397,15 @@ def slow(make_client):
         yield server, make_client(server, cache=False)
 
 
+def _quiet(sb, *, settle=0.3):
+    """Requests the server receives from now on, after ``settle`` seconds: none if nothing is
+    sent any more (a request already on the wire is let finish)."""
+    time.sleep(settle)
+    seen = len(sb.requests)
+    time.sleep(settle)
+    return len(sb.requests) - seen
+
+
 def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(slow):
     sb, client = slow
     list(client.transactions())
@@ -398,39 +415,85 @@ def test_rows_come_while_the_walk_runs_and_closing_it_stops_every_chain(slow):
     assert first["id"] == first_rows(sb)[0]["id"] and walk.plan.kind == "seams"
     assert chain_threads() and len(list_requests(sb)) < -(-SIZE // 100)
     walk.close()
-    assert chain_threads() == []
-    sent = len(sb.requests)
-    assert list(client.transactions(chains=1, max_pages=1)) and len(sb.requests) == sent + 1
+    sent = len(list_requests(sb))
+    assert _quiet(sb) == 0 and len(list_requests(sb)) <= sent + 2  # one on the wire a chain
+    assert next(walk, None) is None  # a closed walk gives nothing more
+    _until(lambda: chain_threads() == [], "a chain went on")
 
 
 def test_a_walk_dropped_half_way_stops_its_chains(slow):
-    _sb, client = slow
+    sb, client = slow
     list(client.transactions())
     walk = client.transactions(chains=2)
     for _ in range(150):
         next(walk)
     assert chain_threads()
     del walk  # no close(): freeing the walk closes it
-    assert chain_threads() == []
+    assert _quiet(sb) == 0
+    _until(lambda: chain_threads() == [], "a chain went on")
 
 
-def test_ctrl_c_while_waiting_for_a_page_stops_every_chain(slow, monkeypatch):
-    _sb, client = slow
+@pytest.fixture
+def ctrl_c():
+    """``press(after)``: a real SIGINT to this (the main) thread ``after`` seconds from now,
+    with Python's own handler (a shell may have started the tests with SIGINT ignored)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timers = []
+
+    def press(after):
+        main = threading.main_thread().ident
+        timer = threading.Timer(after, signal.pthread_kill, (main, signal.SIGINT))
+        timers.append(timer)
+        timer.start()
+
+    yield press
+    for timer in timers:
+        timer.cancel()
+    signal.signal(signal.SIGINT, old)
+
+
+@pytest.mark.parametrize("chains", [1, 2, None])
+def test_ctrl_c_while_waiting_for_a_page_stops_every_chain_at_once(slow, ctrl_c, chains):
+    sb, client = slow
     list(client.transactions())
-
-    class Interrupted(walker.queue.SimpleQueue):
-        gets = 0
-
-        def get(self, *args, **kwargs):
-            Interrupted.gets += 1
-            if Interrupted.gets == 6:
-                raise KeyboardInterrupt  # where a real Ctrl-C lands: the caller waits here
-            return super().get(*args, **kwargs)
-
-    monkeypatch.setattr(walker.queue, "SimpleQueue", Interrupted)
-    walk = client.transactions(chains=2)
+    walk = client.transactions(chains=chains)
+    ctrl_c(0.12)  # in the middle of the walk: 12 pages of 50 ms
     with pytest.raises(KeyboardInterrupt):
         list(walk)
-    assert chain_threads() == []
-    monkeypatch.undo()
+    pressed = time.monotonic()
+    assert time.monotonic() - pressed < 0.5  # back at once, not after the chains' requests
+    assert _quiet(sb) == 0  # and nothing is sent after it
+    _until(lambda: chain_threads() == [], "a chain went on")
     assert list(client.transactions()) == plain(client)
+
+
+def test_closing_a_walk_from_another_thread_stops_it_and_its_reader_at_once(slow):
+    # a widget's Stop button: the reader gets Cancelled within half a second, nothing more
+    # is sent, and the walk leaves no record (the next one is fresh and whole)
+    sb, client = slow
+    list(client.transactions())
+    walk = client.transactions()
+    got, outcome = [], []
+
+    def read():
+        try:
+            got.extend(walk)
+        except Cancelled as exc:
+            outcome.append((time.monotonic(), exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.12)
+    closed = time.monotonic()
+    walk.close()
+    reader.join(5)
+    assert outcome and outcome[0][0] - closed < 0.5 and "stopped" in str(outcome[0][1])
+    assert _quiet(sb) == 0
+    assert list(client.transactions()) == plain(client)
+
+
+def _until(condition, why: str) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.01)

@@ -137,11 +137,14 @@ def test_plain_lists(sb, make_client):
         (lambda c: c.transaction(1), "/v1/location-txs/{id}"),
         (lambda c: c.locations(), "/v1/locations"),
         (lambda c: c.transactions_df(), "/v1/location-txs"),
-        # the general walks too: any walk of a location-only list checks the mode first
+        (lambda c: c.items_df(), "/v1/items"),
+        (lambda c: c.stock_df(), "/v1/items"),
+        (lambda c: c.lines_df(), "/v1/location-txs"),
+        (lambda c: list(c.transaction_details([(1, 0)])), "/v1/location-txs"),
+        # the general walk too: any walk of a location-only list checks the mode first
         (lambda c: list(c.pages("/v1/location-txs")), "/v1/location-txs"),
-        (lambda c: list(c.rows("/v1/items")), "/v1/items"),
-        (lambda c: list(c.walk("/v1/location-txs", {"type": "in"})), "/v1/location-txs"),
-        (lambda c: c.walk_frame("/v1/location-txs"), "/v1/location-txs"),
+        (lambda c: list(c.pages("/v1/items", {"item_ids": [1]})), "/v1/items"),
+        (lambda c: list(c.transactions(type=("in", "out"))), "/v1/location-txs"),
     ],
 )
 def test_location_only_endpoints_refused_client_side_without_a_request(sb, make_client, call, path):
@@ -206,20 +209,25 @@ def test_walking_a_plain_list_as_pages_is_a_pagination_error(sb, make_client):
 def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     c = make_client(sb)
     c.team()  # known before: a walk of a location-only list asks for it first
-    params = {"type": "in"}
-    with c.measure() as cold:
-        rows = list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
-    prov = c.provenance(cold, "/v1/location-txs", params).as_attrs()
+    with c.measure() as first_pages:
+        pages = list(c.pages("/v1/location-txs", {"type": "in"}, limit=5, max_pages=2))
+    m = first_pages
+    assert (m.sent, m.from_cache, m.pages, m.rows) == (2, 0, 2, sum(len(p.rows) for p in pages))
+    df = c.transactions_df(type="in")
+    prov = df.attrs
     team = sb.data("shop").team
+    ins = [t for t in sb.data("shop").transactions if t["type"] == "in"]
     assert (prov["team_id"], prov["team_name"]) == (team["id"], team["name"])
     assert prov["base_url"] == sb.base_url and prov["source"] == "api"
-    assert prov["endpoint"] == "/v1/location-txs" and prov["filters"] == {"type": "in"}
-    assert prov["pages"] == 2 and prov["requests"] == 2 and prov["from_cache"] == 0
-    assert prov["rows"] == len(rows) == cold.rows
-    assert prov["fetched_at"].endswith("Z") and rows and all(r["type"] == "in" for r in rows)
+    assert prov["endpoint"] == "/v1/location-txs" and prov["filters"]["type"] == "in"
+    pages = -(-len(ins) // 100)
+    assert prov["pages"] == pages and prov["requests"] == pages and prov["from_cache"] == 0
+    assert prov["rows"] == len(df) == len(ins) and df["id"].tolist() == [t["id"] for t in ins]
+    assert prov["fetched_at"].endswith("Z") and set(df["type"]) == {"in"}
     with c.measure() as warm:
-        list(c.rows("/v1/location-txs", params, limit=50, max_pages=2))
-    assert (warm.sent, warm.from_cache, warm.pages) == (0, 2, 2)
+        again = c.transactions_df(type="in")
+    assert (warm.sent, warm.from_cache, warm.pages, warm.rows) == (0, pages, pages, len(ins))
+    assert again.attrs["requests"] == 0 and again.attrs["data_as_of"] == prov["data_as_of"]
     assert all(str(t) not in repr(prov) for t in sb.tokens.values())
 
 
@@ -235,7 +243,7 @@ def test_repr_html_shows_the_bound_team_not_the_token(sb, make_client):
 def test_list_methods_are_lazy(sb, make_client):
     c = make_client(sb, "basic")
     walk = c.items()
-    c.transactions(since="2026-01-01"), c.partners(), c.rows("/v1/partners")
+    c.transactions(since="2026-01-01"), c.partners(), c.pages("/v1/partners")
     assert sb.requests == []
     with pytest.raises(TeamModeError):
         next(walk)
@@ -257,28 +265,25 @@ def test_a_netrc_entry_for_the_host_does_not_replace_the_token(
     assert all(r.status == 200 for r in sb.requests)  # the server saw the team's token
 
 
-def test_the_walks_take_no_engine_parameters_and_the_old_ones_warn(sb, make_client):
-    # issue 20: how the engine keeps its records and checks the team is not the caller's
-    # business; the two that were public keep working for a release, with a warning
+@pytest.mark.parametrize(
+    "method",
+    ["pages", "items", "partners", "transactions", "transaction_details", "items_df",
+     "stock_df", "transactions_df", "lines_df", "partners_df", "locations_df"],
+)  # fmt: skip
+def test_every_option_is_a_keyword_help_and_editors_show_and_a_typo_is_a_type_error(
+    sb, make_client, method
+):
+    # issue 24: no **kwargs: help(), tab completion and mypy see every option, and a typo is
+    # Python's own TypeError naming the keyword, before anything is sent
     import inspect
 
-    from invtools.api.walkrecord import MemoryStore
-
     c = make_client(sb)
-    engine = {"store", "before", "start", "cache_only", "stored_within"}
-    for method in (c.pages, c.walk, c.walk_frame):
-        assert not engine & set(inspect.signature(method).parameters), method.__name__
-    store = MemoryStore("a test of its own")
-    with pytest.warns(DeprecationWarning, match=r"walk\(store=\.\.\.\) is deprecated"):
-        rows = list(c.walk("/v1/location-txs", {"type": "in"}, store=store))
-    assert [r["id"] for r in rows] == [
-        t["id"] for t in sb.data("shop").transactions if t["type"] == "in"
-    ]
-    assert store.load("whole") is not None  # the record went where it was told
-    with pytest.warns(DeprecationWarning, match=r"walk_frame\(before=\.\.\.\) is ignored"):
-        df = c.walk_frame("/v1/location-txs", before=lambda: None)
-    assert len(df) == len(sb.data("shop").transactions)
-    with pytest.raises(
-        TypeError, match=r"walk_frame\(\) got an unexpected keyword argument 'bogus'"
-    ):
-        c.walk_frame("/v1/location-txs", bogus=1)
+    params = inspect.signature(getattr(c, method)).parameters.values()
+    assert all(p.kind is not p.VAR_KEYWORD for p in params)
+    options = [p for p in params if p.default is not p.empty and p.name != "params"]
+    assert options and all(p.kind is p.KEYWORD_ONLY for p in options)
+    sb.clear_log()
+    args = ("/v1/items",) if method == "pages" else ([(1, 0)],) if "details" in method else ()
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'max_agee'"):
+        getattr(c, method)(*args, max_agee="1h")
+    assert sb.requests == []

@@ -113,14 +113,16 @@ def test_details_at_a_revision_are_never_refetched_even_when_the_list_is(sb, mak
 def test_the_default_age_of_a_transactions_walk_is_an_hour(sb, make_client):
     from dataclasses import replace
 
-    from invtools.api.walks import store_of
+    from invtools.api.walkstore import Record
 
     c = make_client(sb)
     c.transactions_df()
-    store = store_of(c, "/v1/location-txs", {"type": None})
-    record = store.load("whole")
+    (path,) = c.cache_path.parent.glob("*.walks/*.walk")
+    record = Record.from_bytes(path.read_bytes())
     for minutes, sends in ((59, False), (61, True)):  # as if the walk began that long ago
-        store.save("whole", replace(record, began=record.began - timedelta(minutes=minutes)))
+        path.write_bytes(
+            replace(record, began=record.began - timedelta(minutes=minutes)).to_bytes()
+        )
         sb.clear_log()
         c.transactions_df()
         assert bool(sb.requests) == sends, minutes

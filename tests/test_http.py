@@ -281,20 +281,27 @@ def test_resolve_cache_path(tmp_path, monkeypatch):
     "url, expected",
     [
         ("http://h/v1/location-txs/5?revision=2", -1),
-        ("http://h/v1/location-txs?limit=100", 86400),  # kept a day; a walk judges its age
+        # a list's pages: never stored one by one (its walk's record keeps them, whole)
+        ("http://h/v1/location-txs?limit=100", None),
+        ("http://h/v1/items?limit=100&cursor=3", None),
+        ("http://h/v1/partners?type=0&limit=100", None),
         ("http://h/v1/location-txs/5", 60),
         ("http://h/v1/teams/linked", 6 * 3600),
         ("http://h/v1/item-attrs", 6 * 3600),
-        ("http://h/v1/items?limit=100&cursor=3", 600),
+        ("http://h/v1/items/7", 600),
         ("http://h/v1/members", 600),
     ],
 )
 def test_expiry_per_endpoint(url, expected):
+    from requests_cache import DO_NOT_CACHE
     from requests_cache.policy.expiration import get_expiration_seconds, get_url_expiration
 
     got = get_url_expiration(url, EXPIRY)
     assert got is not None
-    assert (got if got == -1 else get_expiration_seconds(got)) == pytest.approx(expected, abs=1)
+    if expected is None:
+        assert got == DO_NOT_CACHE
+    else:
+        assert (got if got == -1 else get_expiration_seconds(got)) == pytest.approx(expected, abs=1)
 
 
 def test_making_and_closing_sessions_leaves_no_thread_behind(tmp_path, fake_clock):

@@ -696,15 +696,15 @@ def test_concurrent_syncs_cannot_corrupt_each_other(sb, mirror, tmp_path):
 
     new = sb.add_transaction(type="in")
     paused, resume = threading.Event(), threading.Event()
-    first_client = mirror.client
-    real = first_client.transaction
+    original = sb.handle
 
-    def slow_transaction(*args, **kw):
-        paused.set()
-        assert resume.wait(60)
-        return real(*args, **kw)
+    def slow_detail(method, target, headers, fault=None):  # the new row's detail waits
+        if f"/v1/location-txs/{new['id']}" in target:
+            paused.set()
+            assert resume.wait(60)
+        return original(method, target, headers, fault=fault)
 
-    first_client.transaction = slow_transaction
+    sb.handle = slow_detail
     result = {}
 
     def run():

@@ -1,18 +1,16 @@
-"""The mirror's full sync on the client's walk engine: chains from the cursors the file
-recorded, as many as the client or the call allows, and no chain left running after an
-interrupted sync. Real HTTP against the stand-in; frames compared with a one-chain mirror's and
-with the server's rows."""
+"""The mirror's full sync on the client's walk engine: chains from the seams the client's
+last whole walk recorded, as many as the client or the call allows, and no chain left running
+after an interrupted sync. Real HTTP against the stand-in; frames compared with a one-chain
+mirror's and with the server's rows."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 import pandas as pd
 import pytest
 
 from invtools.mirror import TransactionMirror
-from invtools.mirror.store import ListCursors
 
 TXS = "/v1/location-txs"
 
@@ -38,17 +36,18 @@ def first_rows(sb):
     return sb.data("shop").transactions
 
 
-def seams_in(path):
-    with sqlite3.connect(path) as conn:
-        record = ListCursors(conn).load("whole")
-    return [i for _ms, i in record.seams] if record else None
+def seams_of(client):
+    """The ids the next fresh whole walk's chains start from (what the last one recorded)."""
+    walk = client.transactions(refresh=True)
+    list(walk)
+    return [i for _ms, i in walk.seams]
 
 
 def test_a_full_resync_runs_chains_from_the_files_cursors_and_matches_one_chain(quick, tmp_path):
     sb, client = quick
     chained = TransactionMirror(tmp_path / "chains.sqlite", client)
     first = chained.sync()
-    cursors = seams_in(tmp_path / "chains.sqlite")
+    cursors = seams_of(client)
     assert first.kind == "full" and len(cursors) == 5  # 6 pages: 6 chains
     rows = first_rows(sb)
     sb.edit_transaction(rows[150]["id"], transaction_time=rows[450]["transaction_time"])
@@ -103,7 +102,7 @@ def test_a_full_resync_runs_as_many_chains_as_the_call_or_the_client_allows(
     sb, first = quick
     path = tmp_path / "m.sqlite"
     TransactionMirror(path, first).sync()
-    seams = seams_in(path)
+    seams = seams_of(first)
     client = make_client(sb, cache=False, concurrency=concurrency)
     sb.clear_log()
     report = TransactionMirror(path, client).sync(chains=chains)

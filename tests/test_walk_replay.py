@@ -50,9 +50,13 @@ WHOLE_WALKS = {
     "transactions(chains=1)": lambda c: pairs(c.transactions(chains=1)),
     "transactions()": lambda c: pairs(c.transactions()),
     "transactions(max_rows=...)": lambda c: pairs(c.transactions(max_rows=10**6)),
-    "transactions(keep=...)": lambda c: pairs(c.transactions(keep=lambda row: True)),
-    "transactions(stop_at=...)": lambda c: pairs(c.transactions(stop_at=lambda row: False)),
-    "rows()": lambda c: pairs(c.rows("/v1/location-txs")),
+    "transactions(max_pages=...)": lambda c: pairs(c.transactions(max_pages=10**6)),
+    "pages(keep=...)": lambda c: pairs(
+        r for p in c.pages("/v1/location-txs", keep=lambda row: True) for r in p.rows
+    ),
+    "pages(stop_at=...)": lambda c: pairs(
+        r for p in c.pages("/v1/location-txs", stop_at=lambda row: False) for r in p.rows
+    ),
 }
 
 
@@ -97,7 +101,7 @@ def test_partners_after_a_cached_first_page_are_todays(sb, make_client):
     first = sb.data().partners[:10]
     sb.edit_partner(first[2]["id"], name="Renamed Supplies Ltd")
     sb.edit_partner(first[5]["id"], deleted=True)
-    df = c.partners_df(limit=10)
+    df = c.partners_df()
     assert list(zip(df["id"], df["name"], strict=True)) == [
         (p["id"], p["name"]) for p in sb.data().partners
     ]

@@ -1,22 +1,21 @@
-"""The API client: :class:`Client` (life cycle and low-level calls), its resource methods
-(:mod:`~invtools.api.endpoints`), transaction details several at once
-(:mod:`~invtools.api.details`, over the ordered concurrent map :mod:`~invtools.api.fanout`)
-and DataFrame methods (:mod:`~invtools.api.dataframes`), the
-one request path (:mod:`~invtools.api.requester`), the spec's page-walking rules
-(:mod:`~invtools.api.pagination`, pure), list walks replayed from the cache whole or fetched
-fresh (:mod:`~invtools.api.walks`) over the walk record beside the cache
-(:mod:`~invtools.api.walkrecord`), one walk in several cursor chains merged into the rows of one
-plain walk (:mod:`~invtools.api.walker`; their plans, pure, in :mod:`~invtools.api.plan`; their
-pages as one frame in :mod:`~invtools.api.framemerge`), request statistics
-(:mod:`~invtools.api.stats`), the team and
-the team-mode rule (:mod:`~invtools.api.team`), the token's auth object
-(:mod:`~invtools.api.auth`), how long each endpoint's answers are cached
-(:mod:`~invtools.api.policy`), and what a cache holds per team and pruning it
-(:mod:`~invtools.api.cacheinfo`: ``cache_info``, ``prune_cache``).
+"""The API client: :class:`Client` (:mod:`~invtools.api.client`: settings, life cycle, the
+low-level ``get`` and ``team``), the resources it reads as the API sends them
+(:mod:`~invtools.api.resources`) and as typed frames (:mod:`~invtools.api.dataframes`), the one
+request path (:mod:`~invtools.api.requester`: the session, retries, errors), transaction
+details several at once (:mod:`~invtools.api.details` over :mod:`~invtools.api.fanout`),
+request statistics (:mod:`~invtools.api.stats`), the team and its mode
+(:mod:`~invtools.api.team`), how long answers are kept (:mod:`~invtools.api.policy`), what a
+cache holds and pruning it (:mod:`~invtools.api.cacheinfo`).
+
+The walk engine: the spec's paging rules (:mod:`~invtools.api.pagination`, pure), which chains
+a walk runs (:mod:`~invtools.api.plan`, pure), the chains of a fresh walk
+(:mod:`~invtools.api.chains`), a walk replayed or fetched and handed out
+(:mod:`~invtools.api.walk`) and its record (:mod:`~invtools.api.walkstore`). The engine knows
+nothing of the client: it is handed a fetch function, a store and counters.
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
-(``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``, ``_provenance``).
-Nothing here imports the mirror, plots, widgets or the stand-in server.
+(``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``, ``_provenance``,
+``_files``). Nothing here imports the mirror, plots, widgets or the stand-in server.
 """
 
 from invtools.api.client import Client

@@ -6,7 +6,7 @@ Pruning itself is :func:`invtools.http.upkeep.prune`: only entries invtools wrot
 requests-cache's public API. What it needs to know of the API is here: a transaction detail at
 ``?revision=N`` is one version of that transaction, so a stored newer revision supersedes it.
 (A client already forgets the older revisions when it fetches a newer one,
-:meth:`~invtools.api.endpoints.EndpointsPart.transaction`; pruning also catches those stored
+:meth:`~invtools.api.client.Client.transaction`; pruning also catches those stored
 before that, or by another process.)
 
 >>> _revision_of("http://h/v1/location-txs/7?revision=2")
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from invtools._types import TEAM_PATH, parse_duration
-from invtools.api.walkrecord import FileStore
+from invtools.api.walkstore import clear_walks, walks_folder
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path
 
@@ -58,7 +58,7 @@ def prune_if_due(cache: Any) -> dict[str, int] | None:
     compacts (rewrites) the file, so creating a client stays cheap. Never raises."""
     report = upkeep.maybe_prune(cache)
     if report is not None:
-        FileStore.clear(Path(cache.db_path), "", older_than=time.time() - RECORDS_KEPT)
+        clear_walks(walks_folder(Path(cache.db_path)), older_than=time.time() - RECORDS_KEPT)
     return report
 
 
@@ -95,7 +95,7 @@ def prune_cache(
             }
         now = time.time() if now is None else now
         kept = RECORDS_KEPT if older is None else min(RECORDS_KEPT, older.total_seconds())
-        FileStore.clear(path, "", older_than=now - kept)  # before the compaction
+        clear_walks(walks_folder(path), older_than=now - kept)
         return upkeep.prune(opened, older_than=older, now=now, versions=_revision_of, compact=True)
 
 

@@ -1,20 +1,12 @@
-"""Client: one team's view of the inventory API -- token, base URL, cache, pacing, retries.
+"""Client: one team's view of the inventory API -- token, base URL, cache, pacing, retries --
+and every resource as dicts (``items()``, ``transactions()``, ...) or typed frames
+(``items_df()``, ``transactions_df()``, ...).
 
-A typical session in a notebook::
-
-    c = Client()                      # token from INVTOOLS_TOKEN
-    c.team()                          # Team(id=..., name='Corner Shop', mode=2, ...)
-    rows = list(c.transactions(since="2026-04-01"))
-    c.stats                           # RequestStats(sent=..., from_cache=..., ...)
-
-This module holds the client's life cycle and its low-level calls (``get``, ``team``,
-``require_locations``, ``measure``, ``provenance``, ``in_cache``, ``forget``, ``clear_cache``);
-list walks (``pages``, ``walk``, ``walk_frame``) are in :mod:`invtools.api.walks`. The resource
-methods (``items()``, ``transactions()``, ...) are in :mod:`invtools.api.endpoints`, concurrent
-transaction details in :mod:`invtools.api.details` and the DataFrame methods (``items_df()``,
-...) in :mod:`invtools.api.dataframes`; all use only those public calls. Every request goes
-through :class:`invtools.api.requester.Requester`, the one place a response becomes data or an
-error.
+One class; what it composes: the one request path (:mod:`invtools.api.requester`), list walks
+(:mod:`invtools.api.walk`, their records in :mod:`invtools.api.walkstore`), transaction
+details several at once (:mod:`invtools.api.details`) and the pure frame builders
+(:mod:`invtools.frames`). The low-level calls a user may need are :meth:`Client.get` (one
+answer) and :meth:`Client.pages` (any list, page by page).
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_limit=off)
@@ -22,79 +14,62 @@ Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_li
 
 from __future__ import annotations
 
-import hashlib
 import html
 import logging
-import math
 import os
 import threading
 import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from invtools._clock import SYSTEM_CLOCK
 from invtools._config import (
     DEFAULT_BASE_URL,
     TOKEN_ENV,
     Secret,
+    check_rate,
     check_timeout,
+    check_whole,
     clean_token,
     normalise_base_url,
 )
-from invtools.api.auth import BearerAuth
-from invtools.api.cacheinfo import prune_cache, prune_if_due
-from invtools.api.dataframes import FramesPart
-from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
-from invtools.api.requester import ClientSession, Requester
-from invtools.api.stats import Counters
-from invtools.api.team import Team
-from invtools.api.walkrecord import FileStore
-from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
-from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
+from invtools._types import (
+    TEAM_PATH,
+)
+from invtools.api.cacheinfo import prune_cache
+from invtools.api.dataframes import DataFrames
+from invtools.api.requester import BearerAuth, Requester, open_session
+from invtools.api.resources import Resources
+from invtools.api.stats import Counters, Measurement, RequestStats
+from invtools.api.team import Team, require_locations, team_mode_message
+from invtools.api.walkstore import clear_walks, walks_folder
+from invtools.errors import (
+    ArgumentTypeError,
+    ConfigError,
+    InvtoolsError,
+    TeamModeError,
+)
+from invtools.http.cache import clear_entries, resolve_cache_path
 from invtools.http.pacing import BudgetView, describe
-from invtools.http.session import POOL_SIZE
 
-__all__ = ["Client", "MIN_RATE_LIMIT"]
-
-#: The slowest pace a client takes: one request a minute (below it, pacing would wait hours).
-MIN_RATE_LIMIT = 1 / 60
+__all__ = ["Client"]
 
 logger = logging.getLogger("invtools")
 
 
-def _token_budget(
-    cache_path: Path | None, base_url: str, header: str, scope: str, per_second: float, clock: Any
-):
-    """The token's budget (at this service): shared by its clients in this process and, through
-    ``budgets.sqlite`` beside the cache, by every process of the machine that uses that cache
-    folder. Found by a salted hash of the token, so no token is kept anywhere."""
-    path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
-    salt = b""
-    if path is not None:
-        try:
-            salt = open_cache_file(path)
-        except ConfigError as exc:  # a folder it cannot write: this process only
-            logger.info("budget not shared with other processes: %s", exc)
-            path = None
-    owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
-    return shared_budget(owner[:32], per_second, clock=clock, path=path)
-
-
-class Client(FramesPart):
-    """One team's view of the inventory API: token, base URL, cache, pacing, retries.
+class Client(Resources, DataFrames):
+    """One team's view of the inventory API.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
     False (off) or a path. ``rate_limit``: requests per second per endpoint (or per token
-    with ``rate_limit_scope="token"``; 0 = not paced); every client of the same token and
-    base URL in this process shares that budget. ``concurrency``: how many transaction
-    details (``lines_df()``, ``transactions_df(with_lines=True)``, the mirror's sync) may be
-    in flight at once; the default 8 fills 5 requests/s at the real service's ~0.8 s per
-    answer (4 needed) with room for slow answers, and the budget still holds the rate.
-    ``timeout``: seconds or (connect, read).
-    ``retries``: how many times a failed GET is sent again. ``backoff``: base seconds of the
-    exponential backoff. ``progress``: show progress bars on long walks. ``clock``: what
-    waits are measured and slept on (tests pass a fake one).
+    with ``rate_limit_scope="token"``; 0 = not paced), shared by every client of the token
+    on this machine. ``concurrency``: requests in flight at once for transaction details and
+    list chains (the default 8 fills 5 requests/s at the real service's ~0.8 s an answer).
+    ``timeout``: seconds, or (connect, read). ``retries``: how many times a failed GET is sent
+    again; ``backoff``: the first retry's wait in seconds (doubling). ``progress``: progress
+    bars on long fetches. ``clock``: what waits are measured and slept on (tests pass a fake).
     """
 
     def __init__(
@@ -114,76 +89,30 @@ class Client(FramesPart):
     ) -> None:
         token = os.environ.get(TOKEN_ENV) if token is None else token
         if isinstance(token, str):
-            token = Secret(token)  # from here on, no local shows it (issue 13: tracebacks)
+            token = Secret(token)  # from here on, no local shows it (a traceback's locals)
         token = clean_token(token)
         self.base_url = normalise_base_url(base_url)
         timeout = check_timeout(timeout)
-        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-            raise ConfigError(f"retries must be a whole number >= 0, not {retries!r}")
-        if not isinstance(backoff, (int, float)) or backoff < 0:
+        check_whole(retries, "retries")
+        check_whole(concurrency, "concurrency", least=1, what=" (requests in flight)")
+        if not isinstance(backoff, int | float) or isinstance(backoff, bool) or backoff < 0:
             raise ConfigError(f"backoff must be seconds >= 0, not {backoff!r}")
-        if rate_limit is not None and (
-            isinstance(rate_limit, bool)
-            or not isinstance(rate_limit, (int, float))
-            or not math.isfinite(rate_limit)
-            or rate_limit < 0
-            or 0 < rate_limit < MIN_RATE_LIMIT
-        ):
-            raise ConfigError(
-                f"rate_limit must be requests per second, 0 (off) or from "
-                f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}"
-            )
-        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-            raise ConfigError(
-                f"concurrency must be a whole number >= 1 (requests in flight), not {concurrency!r}"
-            )
-        if rate_limit_scope not in RATE_LIMIT_SCOPES:
-            raise ConfigError(
-                f"rate_limit_scope must be one of "
-                f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, "
-                f"not {rate_limit_scope!r}"
-            )
-        self.rate_limit = float(rate_limit or 0)
-        self.rate_limit_scope = rate_limit_scope
-        self.concurrency = concurrency
-        self.progress = progress
+        self.rate_limit, self.rate_limit_scope = check_rate(rate_limit), rate_limit_scope
+        self.concurrency, self.progress = concurrency, progress
         try:
             self.cache_path: Path | None = resolve_cache_path(cache)
         except TypeError:
             raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}") from None
-        auth = BearerAuth(token)
-        del token
-        budget = None
-        if self.rate_limit:
-            budget = _token_budget(
-                self.cache_path,
-                self.base_url,
-                auth.header,
-                rate_limit_scope,
-                self.rate_limit,
-                clock,
-            )
-        # Room for the details in flight, a list walk and another call of the same client.
-        # make_session gives a requests.Session with the cache and pacing mixed in; once its
-        # auth is set (below), it is what ClientSession describes.
-        session = cast(
-            ClientSession,
-            make_session(
-                cache_path=self.cache_path,
-                budget=budget,
-                rate_limit_scope=rate_limit_scope,
-                pool_size=max(POOL_SIZE, 2 * concurrency),
-                expire_after=DEFAULT_EXPIRY,
-                urls_expire_after=EXPIRY,
-            ),
+        session = open_session(
+            BearerAuth(token),
+            base_url=self.base_url,
+            cache_path=self.cache_path,
+            rate_limit=self.rate_limit,
+            scope=rate_limit_scope,
+            in_flight=concurrency,
+            clock=clock,
         )
-        if self.cache_path is not None:
-            prune_if_due(session.cache)  # at most once a day, never compacting the file
-        # The token lives only in the session's auth object, whose repr hides it: no attribute
-        # of the client holds it, so no repr, pickle of attributes or traceback locals shows it.
-        session.auth = auth
-        session.headers["Accept"] = "application/json"
-        session.headers["User-Agent"] = "invtools (+requests)"
+        del token
         self._counters = Counters()
         self._requester = Requester(
             session,
@@ -193,15 +122,12 @@ class Client(FramesPart):
             backoff=float(backoff),
             counters=self._counters,
             clock=clock,
-            on_team_mode=self._team_mode_error,
         )
-        self._team: Team | None = None
         self._team_lock = threading.RLock()
-        # A client nobody closes still lets go of its connections and cache file once it is
-        # garbage (the finalizer holds the session, never the client).
+        # A client nobody closes lets go of its connections once it is garbage.
         self._closer = weakref.finalize(self, session.close)
 
-    # -- settings, read through the one request path
+    # -- settings, life cycle, display
 
     @property
     def timeout(self) -> tuple[float, float]:
@@ -215,11 +141,8 @@ class Client(FramesPart):
 
     @property
     def backoff(self) -> float:
-        """The retries' backoff in seconds: the first waits about that long, each next one
-        twice as long (half of each wait random)."""
+        """The first retry's wait in seconds; each next one twice as long (half random)."""
         return self._requester.backoff
-
-    # -- lifecycle and display
 
     def close(self) -> None:
         """Close the connection pool and the cache file (again: harmless). A client that is
@@ -229,50 +152,42 @@ class Client(FramesPart):
     def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def __repr__(self) -> str:
         # Never raises, even on a half-built client (a traceback formatting its locals).
-        t = getattr(self, "_team", None)
+        requester = getattr(self, "_requester", None)
+        t = None if requester is None else requester.team
         team = f"{t.name!r} (id {t.id}, {t.mode_name})" if t else "<not fetched yet>"
         path = getattr(self, "cache_path", None)
-        cache = str(path) if path else "off"
         per_s, scope = getattr(self, "rate_limit", 0), getattr(self, "rate_limit_scope", "")
         rate = f"{per_s:g}/s per {scope}" if per_s else "off"
         try:  # what it learned of the budget, if anything
-            seen = self.budget
-            learned = [describe(b) for b in seen.buckets.values()] if seen else []
+            learned = [describe(b) for b in self.budget.buckets.values()] if self.budget else []
             learned = [b for b in learned if "," in b or not b.startswith(f"{per_s:.3g}/")]
         except Exception:  # noqa: BLE001 - a repr never raises
             learned = []
         if learned:
             rate += f" (now {'; '.join(learned)})"
         base = getattr(self, "base_url", "<not set>")
-        return f"Client(base_url={base!r}, team={team}, cache={cache}, rate_limit={rate})"
+        return f"Client(base_url={base!r}, team={team}, cache={path or 'off'}, rate_limit={rate})"
 
     def _repr_html_(self) -> str:
-        # A display shows what the client knows and sends nothing: waiting on the network
-        # would freeze the notebook each time the client is shown.
-        e = html.escape
-        t = self._team
+        # What the client knows; nothing is sent (a display must not wait on the network).
+        e, t, s = html.escape, self._requester.team, self.stats
         team = (
             f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
             f"{e(t.mode_name)} mode ({t.mode})"
             if t is not None
             else "<i>team not fetched yet: client.team() fetches it</i>"
         )
-        s = self.stats
+        rate = f"{self.rate_limit:g}/s per {self.rate_limit_scope}" if self.rate_limit else "off"
         rows = [
             ("Team", team),
             ("API", e(self.base_url)),
             ("Cache", e(str(self.cache_path)) if self.cache_path else "off"),
-            (
-                "Rate limit",
-                e(f"{self.rate_limit:g}/s per {self.rate_limit_scope}")
-                if self.rate_limit
-                else "off",
-            ),
+            ("Rate limit", e(rate)),
             ("Requests", f"{s.sent} sent, {s.from_cache} from cache, {s.retries} retries"),
         ]
         body = "".join(
@@ -281,14 +196,32 @@ class Client(FramesPart):
         )
         return f"<table><caption>invtools Client</caption>{body}</table>"
 
-    # -- stats and provenance
+    # -- what it did, and its cache
+
+    @property
+    def stats(self) -> RequestStats:
+        """Cumulative counts since the client was made (a snapshot): requests sent, answers
+        from the cache, pages and rows handed out, retries, 429s."""
+        return self._counters.snapshot()
+
+    @contextmanager
+    def measure(self) -> Iterator[Measurement]:
+        """Count the requests of a block -- only this call's, even while other threads use
+        the same client.
+
+        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+        >>> with c.measure() as m:
+        ...     pass
+        >>> m.sent, m.from_cache
+        (0, 0)
+        """
+        with self._counters.measure() as m:
+            yield m
 
     @property
     def budget(self) -> BudgetView | None:
-        """What the client believes of its token's budget now (None when not paced): the
-        configured pace for a server that says nothing, per bucket the pace now (slower after
-        429s), a stated budget's room and reset, 429s seen, and whether other processes share
-        it. Nothing is sent.
+        """What the client believes of its token's budget now (None when not paced); nothing
+        is sent.
 
         >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=5).budget
         BudgetView(5/s per endpoint)
@@ -297,23 +230,59 @@ class Client(FramesPart):
         return None if budget is None else budget.view(self.rate_limit_scope)
 
     def prune_cache(self, *, older_than: Any = None) -> dict[str, int] | None:
-        """Prune this client's cache file now (:func:`invtools.prune_cache`: expired and
-        superseded entries invtools wrote, a local server's older than a day, and with
-        ``older_than`` anything older; then compact the file); every team's entries in it, not
-        only this token's, and never another program's. None without a cache. Done by itself,
-        without compacting, when a client is created, at most once a day."""
+        """Prune this client's cache file now (:func:`invtools.prune_cache`); None without a
+        cache. Done by itself, without compacting, when a client is made, once a day."""
         if self.cache_path is None:
             return None
         return prune_cache(self.cache_path, older_than=older_than)
 
     def clear_cache(self) -> int:
-        """Delete this token's cached responses and walk records (other teams' stay);
-        returns how many responses."""
+        """Delete this token's cached responses and list walks (other teams' stay); returns
+        how many responses."""
         session = self._requester.session
         removed = clear_entries(session, session.auth.header)
         if self.cache_path is not None and session.cache_keys is not None:
-            FileStore.clear(self.cache_path, session.cache_keys.prefix(session.auth.header))
+            prefix = session.cache_keys.prefix(session.auth.header)
+            clear_walks(walks_folder(self.cache_path), prefix)
         with self._team_lock:
-            self._team = None
+            self._requester.team = None
         logger.info("cleared %d cached responses of this team", removed)
         return removed
+
+    # -- low level
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *, refresh: bool = False):
+        """GET one answer's decoded JSON, or raise an :mod:`invtools.errors` exception;
+        ``refresh=True`` skips the cache (and stores the fresh answer). Nothing is checked
+        first: a location-only path of a team in another mode gets the server's 400.
+
+        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
+        >>> c.get("items")
+        Traceback (most recent call last):
+        ...
+        invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'items'
+        """
+        try:
+            return self._requester.send(path, params, refresh=refresh)[0]
+        except TeamModeError as err:
+            if self._requester.team is None:  # the message names the team, once known
+                with suppress(InvtoolsError):
+                    more = f" [correlation id {err.correlation_id}]" if err.correlation_id else ""
+                    err.args = (team_mode_message(self.team(), path) + more,)
+            raise
+
+    def team(self, *, refresh: bool = False) -> Team:
+        """The team the token is bound to: fetched once per client (and cached for hours).
+        Raises :class:`AuthenticationError` if the token is refused."""
+        with self._team_lock:
+            if self._requester.team is None or refresh:
+                # The team is not data of a frame: its answer does not age one.
+                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
+                self._requester.team = Team.from_body(body)
+            return self._requester.team
+
+    # -- how the public calls are made
+
+    def _require_locations(self, path: str) -> None:
+        """Raise :class:`TeamModeError`, nothing sent, if the team cannot read ``path``."""
+        require_locations(self.team(), path)

@@ -1,23 +1,25 @@
-"""The DataFrame methods of :class:`~invtools.api.client.Client`: one line each over
-:mod:`invtools.frames`, with where the rows came from in ``df.attrs``
-(:class:`~invtools.Provenance`).
+"""The DataFrame methods of :class:`~invtools.api.client.Client` (``items_df()``,
+``transactions_df()``, ...): each a walk or a list of the client's, built into a typed frame
+by :mod:`invtools.frames`, with where it came from in ``df.attrs``
+(:class:`~invtools.Provenance`: team, endpoint, filters, when, how old, requests; no token).
 
-A mixin over the client's public calls (the resource methods, ``walk_frame``,
-``transaction_details``, ``measure``, ``provenance``, ``require_locations``). Transaction
-details (``lines_df``, ``transactions_df(with_lines=True)``) cost one request each, cached for
-good per revision, several in flight at once (the client's ``concurrency``).
+A mixin the client inherits, over its public calls (``items``, ``partners``, ``locations``,
+``measure``, ``team``) and three of its own helpers (``_tx_walk``, ``_details``,
+``_plain_list``), which :class:`DataFrames` declares for the type checker. Each frame checks
+the team's mode once, when its walk starts.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
-from contextlib import closing
+from collections.abc import Callable, Generator, Iterable, Mapping
+from contextlib import AbstractContextManager, closing
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
 from invtools import frames
+from invtools._provenance import Provenance
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -25,141 +27,169 @@ from invtools._types import (
     MEMBERS_PATH,
     PARTNERS_PATH,
     TXS_PATH,
-    check_tx_type,
 )
-from invtools.api.details import DetailsPart
-from invtools.api.endpoints import check_keywords
-from invtools.api.plan import chain_count
+from invtools.api.stats import Measurement
+from invtools.api.team import Team
+from invtools.api.walk import Walk
 
-__all__ = ["FramesPart"]
+__all__ = ["DataFrames"]
 
 
-class FramesPart(DetailsPart):
-    """``*_df`` methods; needs the resource methods and ``measure``/``provenance``."""
+class DataFrames:
+    """The ``*_df`` methods of the client."""
 
-    def items_df(self, **filters: Any) -> pd.DataFrame:
-        """Items as a typed frame (:func:`invtools.frames.items_df`); takes the keywords of
-        :meth:`items`. ``df.attrs`` says where it came from.
+    base_url: str
+    # what the client provides (see the module's docstring)
+    items: Callable[..., Walk]
+    partners: Callable[..., Walk]
+    locations: Callable[..., list[dict]]
+    members: Callable[..., list[dict]]
+    attributes: Callable[..., list[dict]]
+    _details: Callable[..., Generator[tuple[Any, dict | None], None, None]]
+    measure: Callable[[], AbstractContextManager[Measurement]]
+    team: Callable[..., Team]
+    _tx_walk: Callable[..., Walk]
+    _plain_list: Callable[..., list[dict]]
 
-        The ``attr_<name>`` columns come from the team's attribute definitions
-        (:meth:`attributes`, cached for 6 hours), so every call has the same columns, in the
-        attributes' rank order, even one that finds no item.
+    def items_df(
+        self,
+        *,
+        item_ids: Iterable[int] | None = None,
+        location_ids: Iterable[int] | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> pd.DataFrame:
+        """Items (:func:`invtools.frames.items_df`); the arguments of :meth:`items`. The
+        ``attr_<name>`` columns come from the team's attribute definitions, so every call has
+        the same columns, even one that finds no item.
 
         >>> df = client.items_df(location_ids=[3102])         # the demo shop's shop floor
         >>> df.attrs["endpoint"], df.attrs["filters"], df.attrs["rows"] == len(df)
         ('/v1/items', {'location_ids': [3102]}, True)
-        >>> client.items_df(item_ids=[999999]).columns.equals(df.columns)   # none found
-        True
         """
-        check_keywords("items_df", filters, _ITEM_FILTERS)
-        refresh = bool(filters.get("refresh"))
+        walk = self.items(
+            item_ids=item_ids,
+            location_ids=location_ids,
+            max_rows=max_rows,
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
+        )
         return self._framed(
             ITEMS_PATH,
-            _item_filters(filters),
+            walk.spec.params,
             lambda: frames.items_df(
-                self.items(**filters), attributes=self._plain_list(ATTRS_PATH, refresh, dated=False)
+                list(walk),  # first: the walk checks the team's mode before anything is sent
+                attributes=self._plain_list(ATTRS_PATH, refresh, dated=False),
             ),
         )
 
-    def stock_df(self, **filters: Any) -> pd.DataFrame:
+    def stock_df(
+        self,
+        *,
+        item_ids: Iterable[int] | None = None,
+        location_ids: Iterable[int] | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> pd.DataFrame:
         """Stock per item and location (:func:`invtools.frames.stock_df`), location names
-        included; takes the keywords of :meth:`items`."""
-        check_keywords("stock_df", filters, _ITEM_FILTERS)
-
-        def build() -> pd.DataFrame:
-            self.require_locations(ITEMS_PATH)
-            names = self._plain_list(LOCATIONS_PATH, bool(filters.get("refresh")), dated=False)
-            return frames.stock_df(self.items(**filters), names)
-
-        return self._framed(ITEMS_PATH, _item_filters(filters), build)
+        included; the arguments of :meth:`items`."""
+        walk = self.items(
+            item_ids=item_ids,
+            location_ids=location_ids,
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
+        )
+        return self._framed(
+            ITEMS_PATH,
+            walk.spec.params,
+            lambda: frames.stock_df(
+                list(walk),  # first: the walk checks the team's mode before anything is sent
+                self._plain_list(LOCATIONS_PATH, refresh, dated=False),
+            ),
+        )
 
     def transactions_df(
         self,
         *,
-        type=None,
-        since=None,
-        until=None,  # noqa: A002
+        type: str | Iterable[str] | None = None,  # noqa: A002 - the API's own name
+        since: Any = None,
+        until: Any = None,
         with_lines: bool = False,
-        **walk: Any,
+        chains: int | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
-        """Transaction rows, newest first (:func:`invtools.frames.transactions_df`); takes the
-        keywords of :meth:`transactions`. ``with_lines=True`` fetches each row's detail (one
-        request per transaction, cached for good per revision; ``since``/``until`` limit how
-        many) and returns one row per line: the transaction columns followed by the line
-        columns of :func:`invtools.frames.lines_df` (a transaction without lines keeps one
-        row with <NA> line columns).
+        """Transaction rows, newest first (:func:`invtools.frames.transactions_df`); the
+        arguments of :meth:`transactions`. A whole list is read from its page bytes by
+        pyarrow. ``with_lines=True`` fetches each row's detail (one request each, cached for
+        good per revision) and gives one row per line: the transaction's columns, then the
+        line columns of :func:`invtools.frames.lines_df`.
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
-        >>> tx["transaction_time"].min()                    # doctest: +ELLIPSIS
-        Timestamp('2026-10-...', tz='UTC')
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
         True
         """
-        check_keywords("transactions_df", walk, ("type", "since", "until", "with_lines", "chains"))
-        type = check_tx_type(type)  # noqa: A001 - the filter's own name
-        filters = {"type": _as_json(type), "since": since, "until": until}
-        if (
-            not with_lines
-            and since is None
-            and until is None
-            and not (set(walk) - {"chains", "refresh", "max_age"})
-        ):
-            # A whole walk: page bodies go to pyarrow undecoded (about 5x faster than
-            # json.loads plus the dict path on 200,000 rows, see benchmarks/bench_end_to_end.py),
-            # fetched by several chains at once (invtools.api.walker).
-            chains = walk.get("chains")
-            chain_count(self.concurrency, chains)  # checked now
-            self._max_age(TXS_PATH, walk.get("max_age"))
-
-            def build() -> pd.DataFrame:
-                return self.walk_frame(
-                    TXS_PATH,
-                    {"type": type},
-                    chains=chains,
-                    refresh=bool(walk.get("refresh")),
-                    max_age=walk.get("max_age"),
-                )
-
-            return self._framed(TXS_PATH, filters, build)
-        if not with_lines:
-            return self._framed(
-                TXS_PATH, filters, lambda: _tx_frame(self.transactions(**filters, **walk))
-            )
-        return self._framed(
-            TXS_PATH,
-            filters,
-            lambda: _join_lines(*self._rows_and_details(filters, walk), all_types=type is None),
+        walk = self._tx_walk(
+            type=type,
+            since=since,
+            until=until,
+            chains=chains,
+            max_rows=max_rows,
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
         )
+        filters = {"type": _as_json(walk.spec.params.get("type")), "since": since, "until": until}
+        if with_lines:
+            return self._framed(
+                TXS_PATH,
+                filters,
+                lambda: _join_lines(
+                    *self._rows_and_details(walk, progress), all_types=type is None
+                ),
+            )
+        plain = since is None and until is None and not walk.spec.trimmed
+        return self._framed(TXS_PATH, filters, walk.frame if plain else lambda: _tx_frame(walk))
 
     def lines_df(
         self,
         *,
-        type=None,
-        since=None,
-        until=None,  # noqa: A002
-        **walk: Any,
+        type: str | Iterable[str] | None = None,  # noqa: A002 - the API's own name
+        since: Any = None,
+        until: Any = None,
+        chains: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
-        request per transaction in the window (``since``/``until``), each cached for good per
-        revision; a progress bar shows the detail requests and the time left.
+        request per transaction in the window, each cached for good per revision.
 
-        Stock levels: when an earlier transaction is edited, the service recomputes every later
-        level without raising those transactions' revisions, so a detail cached before the edit
-        carries levels that are no longer true. Without a ``type`` filter the level columns are
-        therefore recomputed from the line quantities (:func:`invtools.frames.rebase_levels`),
-        starting from each item's earliest line in the frame; that keeps the whole history
-        right. With ``since=``, an edit *before* the window made after its details were cached
-        still shifts the whole window (``refresh=True`` refreshes the list, not the details):
-        ``client.clear_cache()`` first, or use a full history or the mirror. With a
-        ``type`` filter the levels are the stored ones (the other types' lines, needed to
-        recompute them, are not in the frame)."""
-        check_keywords("lines_df", walk, ("type", "since", "until", "chains"))
-        type = check_tx_type(type)  # noqa: A001 - the filter's own name
-        filters = {"type": _as_json(type), "since": since, "until": until}
+        Stock levels: an edit of an earlier transaction changes every later level without
+        raising those transactions' revisions, so without a ``type`` filter the levels are
+        recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
+        item's earliest line in the frame. With a ``type`` filter they are the stored ones."""
+        walk = self._tx_walk(
+            type=type,
+            since=since,
+            until=until,
+            chains=chains,
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
+        )
+        filters = {"type": _as_json(walk.spec.params.get("type")), "since": since, "until": until}
         return self._framed(
             TXS_PATH,
             filters,
-            lambda: _lines(self._rows_and_details(filters, walk)[1], all_types=type is None),
+            lambda: _lines(self._rows_and_details(walk, progress)[1], all_types=type is None),
         )
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
@@ -168,15 +198,20 @@ class FramesPart(DetailsPart):
             LOCATIONS_PATH, {}, lambda: frames.locations_df(self.locations(refresh=refresh))
         )
 
-    def partners_df(self, *, type=None, **walk: Any) -> pd.DataFrame:  # noqa: A002
-        """Partners (:func:`invtools.frames.partners_df`); takes the keywords of
-        :meth:`partners`."""
-        check_keywords("partners_df", walk, ("type",))
-        return self._framed(
-            PARTNERS_PATH,
-            {"type": type},
-            lambda: frames.partners_df(self.partners(type=type, **walk)),
+    def partners_df(
+        self,
+        *,
+        type: str | int | None = None,  # noqa: A002 - the API's own name
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> pd.DataFrame:
+        """Partners (:func:`invtools.frames.partners_df`); the arguments of :meth:`partners`."""
+        walk = self.partners(
+            type=type, max_rows=max_rows, refresh=refresh, max_age=max_age, progress=progress
         )
+        return self._framed(PARTNERS_PATH, {"type": type}, lambda: frames.partners_df(walk))
 
     def members_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """Team members (:func:`invtools.frames.members_df`)."""
@@ -190,38 +225,36 @@ class FramesPart(DetailsPart):
             ATTRS_PATH, {}, lambda: frames.attributes_df(self.attributes(refresh=refresh))
         )
 
+    def _rows_and_details(self, walk: Walk, progress: bool | None) -> tuple[list, list]:
+        """The rows of ``walk``, then their details at the revision the list shows (None:
+        deleted since, left out). The list is read whole first, so the bar knows the total."""
+        rows = list(walk)
+        with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
+            return rows, [detail for _row, detail in fetched if detail is not None]
+
     def _framed(
         self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]
     ) -> pd.DataFrame:
-        """Build a frame while counting its requests; record where it came from."""
+        """Build a frame while counting its requests; record where it came from (no token)."""
         with self.measure() as m:
             df = build()
-        record = dataclasses.replace(self.provenance(m, path, filters), rows=len(df))
+        team, s = self.team(), m.stats
+        record = Provenance(
+            source="api",
+            team_id=team.id,
+            team_name=team.name,
+            base_url=self.base_url,
+            endpoint=path,
+            filters=dict(filters),
+            fetched_at=m.finished_at or datetime.now(UTC),
+            data_as_of=m.data_as_of,
+            pages=s.pages,
+            rows=len(df),
+            requests=s.sent,
+            from_cache=s.from_cache,
+            retries=s.retries,
+        )
         return frames.with_provenance(df, record)
-
-    def _rows_and_details(self, filters: dict, walk: dict) -> tuple[list[dict], list[dict]]:
-        """The rows in the window, then their details (:meth:`transaction_details`): one
-        request each, several in flight, at the revision the list shows (cached for good, so
-        fetched once, even with ``refresh=True``, which refreshes the list). The list is read
-        whole first, so the uncached details are counted (a long fetch says so) and the bar
-        knows the total and the time left."""
-        rows = list(self.transactions(**filters, **walk))
-        with closing(self.transaction_details(rows)) as fetched:
-            # None: deleted since the list was read, no lines to show
-            details = [detail for _row, detail in fetched if detail is not None]
-        return rows, details
-
-
-def _tx_frame(rows) -> pd.DataFrame:
-    """The transactions frame of a walk's rows; how the walk ran in ``df.attrs["walk"]``."""
-    df = frames.transactions_df(rows)
-    summary = getattr(rows, "summary", None)
-    if summary is not None:
-        df.attrs["walk"] = summary()
-    return df
-
-
-_ITEM_FILTERS = ("item_ids", "location_ids")
 
 
 def _as_json(value: Any) -> Any:
@@ -229,22 +262,23 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _item_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: filters.get(k) for k in _ITEM_FILTERS}
+def _tx_frame(walk: Walk) -> pd.DataFrame:
+    df = frames.transactions_df(walk)
+    df.attrs["walk"] = walk.summary()
+    return df
 
 
-def _lines(details: list[dict], *, all_types: bool) -> pd.DataFrame:
-    """The lines of ``details``; their stock levels recomputed from the quantities when every
-    type of transaction is there to recompute them from (see ``lines_df``)."""
-    lines = frames.lines_df(details)
+def _lines(found: list[dict], *, all_types: bool) -> pd.DataFrame:
+    """The lines of the details ``found``; their stock levels recomputed from the quantities
+    when every type is there to recompute them from (see ``lines_df``)."""
+    lines = frames.lines_df(found)
     return frames.rebase_levels(lines) if all_types else lines
 
 
-def _join_lines(rows: list[dict], details: list[dict], *, all_types: bool) -> pd.DataFrame:
-    """Transactions frame left-joined with the line-only columns of their details (row order
-    kept)."""
+def _join_lines(rows: list[dict], found: list[dict], *, all_types: bool) -> pd.DataFrame:
+    """The transactions frame left-joined with the line columns of their details."""
     tx = frames.transactions_df(rows)
-    lines = _lines(details, all_types=all_types)
+    lines = _lines(found, all_types=all_types)
     own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
     return tx.merge(
         lines[own], how="left", left_on="id", right_on="transaction_id", sort=False

@@ -187,7 +187,7 @@ def iter_pages(
     ``stop_at(row)`` ends the walk at the first row it returns true for -- that row and the
     rest are dropped and no further page is fetched (how ``since=`` stops early on a list
     that is newest first). ``start`` resumes a walk: the first call carries ``cursor=start``, a
-    cursor the server handed out before (how :mod:`invtools.api.walker` runs several chains).
+    cursor the server handed out before (how :mod:`invtools.api.chains` runs several chains).
 
     >>> def fetch(params):
     ...     start = params.get("cursor", 0)

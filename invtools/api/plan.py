@@ -2,7 +2,7 @@
 
 One chain reaches about a quarter of the service's 5 requests/s at its ~0.8 s per answer
 (library notes, "Latency"), so a walk of the transactions list runs several chains at once
-(:mod:`invtools.api.walker`) and merges them into the rows of one plain walk:
+(:mod:`invtools.api.chains`) and merges them into the rows of one plain walk:
 
 - **one**: a plain walk (every list but the transactions, a filtered walk, ``chains=1``);
 - **types** (a first whole walk, nothing recorded yet): the head page, then one chain per

@@ -22,21 +22,25 @@ invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'i
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, cast
 from urllib.parse import urlencode
 
 import requests
 from requests_cache import SQLiteCache
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
-from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP
+from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret
 from invtools._types import resource_of
-from invtools.api.auth import BearerAuth
+from invtools.api.cacheinfo import prune_if_due
+from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.stats import Counters
+from invtools.api.team import Team, team_mode_message
 from invtools.errors import (
     APIError,
     AuthenticationError,
@@ -49,13 +53,47 @@ from invtools.errors import (
     TransportError,
     from_response,
 )
-from invtools.http import transport
-from invtools.http.cache import CacheKeys, cached_entry, json_of, looks_json, sound_response
+from invtools.http import make_session, shared_budget, transport
+from invtools.http.cache import (
+    CacheKeys,
+    cached_entry,
+    json_of,
+    looks_json,
+    open_cache_file,
+    sound_response,
+)
+from invtools.http.pacing import Budget
 from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
+from invtools.http.session import POOL_SIZE
 
-__all__ = ["Requester", "ClientSession"]
+__all__ = ["Requester", "ClientSession", "BearerAuth", "open_session"]
 
 logger = logging.getLogger("invtools")
+
+
+class BearerAuth(requests.auth.AuthBase):
+    """Adds ``Authorization: Bearer <token>`` to each request; its repr never shows the token.
+    Being an auth object (not a default header) also stops requests from replacing it with
+    credentials from ``~/.netrc`` for the same host.
+
+    >>> BearerAuth("s3cret")
+    BearerAuth(<hidden>)
+    """
+
+    def __init__(self, token: str) -> None:
+        self.header = Secret("Bearer " + token)  # shown as '<hidden>' in any headers dict
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = self.header
+        return request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(<hidden>)"
+
+    def __eq__(self, other: object) -> bool:  # requests compares auth objects when merging
+        return isinstance(other, BearerAuth) and other.header == self.header
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class ClientSession(Protocol):
@@ -74,9 +112,63 @@ class ClientSession(Protocol):
     def close(self) -> None: ...
 
 
+def open_session(
+    auth: BearerAuth,
+    *,
+    base_url: str,
+    cache_path: Path | None,
+    rate_limit: float,
+    scope: str,
+    in_flight: int,
+    clock: Any,
+) -> ClientSession:
+    """The session of a client: cached at ``cache_path`` (None: no cache), paced at
+    ``rate_limit`` per ``scope`` (0: not paced) on a budget the token shares with its other
+    clients on this machine, room for ``in_flight`` requests, ``auth`` on every request."""
+    budget = None
+    if rate_limit:
+        budget = _token_budget(cache_path, base_url, auth.header, scope, rate_limit, clock)
+    session = cast(
+        ClientSession,
+        make_session(
+            cache_path=cache_path,
+            budget=budget,
+            rate_limit_scope=scope,
+            pool_size=max(POOL_SIZE, 2 * in_flight),
+            expire_after=DEFAULT_EXPIRY,
+            urls_expire_after=EXPIRY,
+        ),
+    )
+    if cache_path is not None:
+        prune_if_due(session.cache)  # at most once a day, never compacting the file
+    # The token lives only in the session's auth object, whose repr hides it.
+    session.auth = auth
+    session.headers["Accept"] = "application/json"
+    session.headers["User-Agent"] = "invtools (+requests)"
+    return session
+
+
+def _token_budget(
+    cache_path: Path | None, base_url: str, header: str, scope: str, per_second: float, clock: Any
+) -> Budget:
+    """The token's budget at this service: shared by its clients in this process and, through
+    ``budgets.sqlite`` beside the cache, by every process using that cache folder. Found by a
+    salted hash of the token, so no token is kept anywhere."""
+    path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
+    salt = b""
+    if path is not None:
+        try:
+            salt = open_cache_file(path)
+        except ConfigError as exc:  # a folder it cannot write: this process only
+            logger.info("budget not shared with other processes: %s", exc)
+            path = None
+    owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
+    return shared_budget(owner[:32], per_second, clock=clock, path=path)
+
+
 class Requester:
-    """Sends GETs for one client. ``on_team_mode(path, error)`` turns the server's team-mode
-    400 into the client's own :class:`TeamModeError` (naming the team)."""
+    """Sends GETs for one client. ``team``, once the client knows it, is named in a team-mode
+    error (the server's 400 says only the rule)."""
 
     def __init__(
         self,
@@ -88,7 +180,6 @@ class Requester:
         backoff: float,
         counters: Counters,
         clock: Any = SYSTEM_CLOCK,
-        on_team_mode: Callable[[str, APIError], APIError] | None = None,
     ) -> None:
         self.session = session
         self.base_url = base_url
@@ -97,7 +188,7 @@ class Requester:
         self.backoff = backoff
         self.counters = counters
         self.clock = clock
-        self.on_team_mode = on_team_mode
+        self.team: Team | None = None
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -262,8 +353,9 @@ class Requester:
         err = from_response(
             status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
         )
-        if isinstance(err, TeamModeError) and self.on_team_mode is not None:
-            err = self.on_team_mode(path, err)
+        if isinstance(err, TeamModeError):
+            more = f" [correlation id {err.correlation_id}]" if err.correlation_id else ""
+            err.args = (team_mode_message(self.team, path) + more,)
         else:
             more = hint(err)
             if more:

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invtools._types import LOCATION_MODE, MODE_NAMES, TEAM_PATH, resource_of, route_of
-from invtools.errors import APIError
+from invtools.errors import APIError, TeamModeError
 
-__all__ = ["Team", "EVERY_TEAM", "team_mode_message"]
+__all__ = ["Team", "EVERY_TEAM", "team_mode_message", "require_locations"]
 
 #: What a team that does not manage stock by location can still call.
 EVERY_TEAM = (
@@ -106,3 +106,16 @@ def team_mode_message(team: Team | None, path: str) -> str:
         "For items, stock, locations and transactions, use a token of a team in "
         "Location mode."
     )
+
+
+def require_locations(team: Team, path: str) -> None:
+    """Raise :class:`TeamModeError` (naming the team, its mode and what works for it) if
+    ``team`` cannot read the location-only ``path``: checked before anything is sent."""
+    if not team.uses_locations:
+        raise TeamModeError(
+            team_mode_message(team, path),
+            type="/errors/invalid-team-mode",
+            title="Team mode does not allow this endpoint",
+            method="GET",
+            path=path,
+        )

@@ -1,7 +1,7 @@
 """Records in, typed DataFrames out: one function per resource, pure (no HTTP, no I/O).
 
 Each function takes any iterable of record dicts exactly as the API sends them (a list from
-``json.loads``, or a generator such as ``client.rows(...)``: rows are consumed once) and returns
+``json.loads``, or a walk such as ``client.transactions()``: rows are consumed once) and returns
 a DataFrame whose columns, order and dtypes are declared once, in :data:`SCHEMAS`:
 
 =================  ==========================================================================

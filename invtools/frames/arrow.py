@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,12 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from invtools.errors import ArgumentTypeError
+from invtools.errors import ArgumentTypeError, PaginationError
 from invtools.frames.columns import as_time, either_ref, string_array, with_categories
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
 
-__all__ = ["transactions_df_from_pages", "BLOCK_BYTES"]
+__all__ = ["transactions_df_from_pages", "walk_frame", "frame_keys", "BLOCK_BYTES"]
 
 _ARROW_REF = pa.struct([("id", pa.int64()), ("name", pa.string()), ("deleted", pa.bool_())])
 #: What a well-formed transaction row looks like on the wire. pyarrow refuses a block whose
@@ -94,6 +94,55 @@ def transactions_df_from_pages(
         if part is not None:
             frames_.append(part)
     return frames_[0] if len(frames_) == 1 else _concat(frames_)
+
+
+def walk_frame(
+    pages: Sequence[tuple[bytes, int, int | None]],
+    *,
+    merged: bool = False,
+    types: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """The transactions frame of a walk's pages, each ``(body, rows on it, rows that count or
+    None for all)`` in walk order: the rows that count, sorted newest first by
+    ``(transaction_time, id)`` when ``merged`` (chains of types), each id once (the first),
+    only ``types`` when given.
+
+    >>> body = (b'{"items":[{"id":3,"transaction_time":"2026-05-02T00:00:00Z"},'
+    ...         b'{"id":2,"transaction_time":"2026-05-01T00:00:00Z"}]}')
+    >>> walk_frame([(body, 2, 1)])["id"].tolist()
+    [3]
+    """
+    df = transactions_df_from_pages(body for body, _n, _keep in pages)
+    counts = [n for _body, n, _keep in pages]
+    if sum(counts) != len(df):
+        raise PaginationError(
+            f"the pages' counts add up to {sum(counts)} rows but they hold {len(df)}; "
+            "walk with chains=1"
+        )
+    offsets = np.cumsum([0, *counts])
+    idx = np.concatenate(
+        [np.arange(0)]
+        + [
+            np.arange(off, off + (n if keep is None else min(keep, n)))
+            for (_body, n, keep), off in zip(pages, offsets, strict=False)
+        ]
+    ).astype(np.int64)
+    ms, ids = frame_keys(df)
+    if merged:
+        idx = idx[np.lexsort((-ids[idx], -ms[idx]))]
+    first = ~pd.Series(ids[idx]).duplicated().to_numpy() | (ids[idx] == -1)
+    out = df.take(idx[first]).reset_index(drop=True)
+    if types is not None:
+        out = out[out["type"].isin(list(types)).to_numpy()].reset_index(drop=True)
+    return out
+
+
+def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's place in the list as two int64 arrays: its time in epoch ms (``-2**62``
+    when missing), its id (-1 when missing)."""
+    t = df["transaction_time"].dt.tz_convert(None).to_numpy().astype("datetime64[ms]")
+    ms = np.where(np.isnat(t), -(2**62), t.astype(np.int64))
+    return ms, df["id"].to_numpy(dtype=np.int64, na_value=-1)
 
 
 def _parse_block(bodies: list[bytes]):

@@ -152,7 +152,7 @@ class Reader:
                 raise ArgumentTypeError(
                     f"{what}: row {row} is a {type(rec).__name__}, not a record "
                     "dict; pass the rows themselves, e.g. page['items'] or "
-                    "client.rows(...)"
+                    "client.transactions()"
                 )
         for key, values in self._plain:
             values.extend(rec.get(key) for rec in chunk)
@@ -225,7 +225,7 @@ def check_iterable(records: Any, what: str) -> None:
     if not isinstance(records, Iterable):
         raise ArgumentTypeError(
             f"{what} expects an iterable of record dicts (a list of them, "
-            f"or client.rows(...)), got a {type(records).__name__}"
+            f"or client.transactions()), got a {type(records).__name__}"
         )
 
 

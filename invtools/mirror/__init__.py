@@ -12,7 +12,7 @@ a time: ``sync()`` holds an OS lock on ``<file>.lock`` and refuses to start whil
 of the same file runs (another notebook, say). Inside (all plain SQLite, readable with any
 tool)::
 
-    meta          team id/name/mode, API base URL, schema version, the list walk's cursors
+    meta          team id/name/mode, API base URL, schema version
     transactions  one row per transaction ever seen: current revision, removed_at (or NULL)
     revisions     every (id, revision) row ever applied, as the raw JSON the list returned
     details       every (id, revision) detail fetched, raw JSON with its lines
@@ -23,8 +23,8 @@ tool)::
 ``sync()`` is four plain steps, each safe to interrupt:
 
 1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed per page; a full
-   sync walks several chains at once, from the cursors the previous full sync kept
-   (:mod:`invtools.api.walker`);
+   sync walks several chains at once, from the seams the client's last whole walk of the list
+   recorded beside its cache (:mod:`invtools.api.walk`);
 2. fetch the details that are not stored yet (new rows, raised revisions), committed in small
    batches, so a killed or failed sync keeps every detail that arrived;
 3. window syncs only: ask the detail endpoint about stored rows inside the window that the

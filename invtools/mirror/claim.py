@@ -21,6 +21,7 @@ import pandas as pd
 from invtools import frames
 from invtools._provenance import Provenance
 from invtools._types import TXS_PATH
+from invtools.api.team import require_locations
 from invtools.errors import ConfigError
 from invtools.mirror import store
 
@@ -51,7 +52,7 @@ def check_team(
             "default file."
         )
     # The client's own TeamModeError, naming the team, its mode and what works.
-    client.require_locations(TXS_PATH)
+    require_locations(client.team(), TXS_PATH)
     if not claim:
         return
     if stored is None:

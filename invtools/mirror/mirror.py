@@ -28,6 +28,7 @@ from invtools import frames
 from invtools._files import private_file
 from invtools._provenance import Provenance
 from invtools._types import TXS_PATH, parse_duration
+from invtools.api.team import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
@@ -121,7 +122,7 @@ class TransactionMirror:
                 os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
             )
         elif client is not None:
-            client.require_locations(TXS_PATH)  # a team that cannot sync gets no file
+            require_locations(client.team(), TXS_PATH)  # a team that cannot sync gets no file
         if self.read_only:
             if team is not None:
                 with store.connect(path, readonly=True) as conn:
@@ -156,9 +157,9 @@ class TransactionMirror:
         full sync.
 
         A full sync walks the list in several chains at once (at most ``chains``; default the
-        client's ``concurrency``, else 8; ``chains=1`` for one), from cursors the previous full
-        sync kept in the file, and stages exactly the rows of one plain walk
-        (:mod:`invtools.api.walker`).
+        client's ``concurrency``; ``chains=1`` for one), from the seams the client's last whole
+        walk of the list recorded beside its cache, and stages exactly the rows of one plain
+        walk (:mod:`invtools.api.walk`).
 
         Requests: one per list page, plus one detail per new transaction or raised revision
         (details are kept for good), plus, for a window sync, one per stored transaction inside
@@ -188,7 +189,7 @@ class TransactionMirror:
         started = pd.Timestamp.now(tz="UTC")
         team = client.team()
         self.path  # noqa: B018 - first use: the file checked against the team, as below
-        client.require_locations(TXS_PATH)  # before the lock file or anything else is written
+        require_locations(team, TXS_PATH)  # before the lock file or anything else is written
         if not self.path.exists():
             raise store.missing(self.path)
         if self.read_only:

@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from invtools._provenance import utc_stamp
-from invtools.api.walkrecord import WalkRecord
 from invtools.errors import ConfigError
 
 __all__ = [
@@ -44,7 +43,6 @@ __all__ = [
     "set_meta",
     "stage",
     "DetailBatch",
-    "ListCursors",
 ]
 
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
@@ -303,42 +301,6 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     """Set ``meta`` values; call inside :func:`write_transaction`."""
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
-
-
-class ListCursors:
-    """Where a full sync's list walk finds and leaves its record (a
-    :class:`~invtools.api.walkrecord.WalkRecord`: the seams the next full sync's chains start
-    from): the ``list_walk`` meta entry, JSON. A value that is not a record reads as nothing
-    (the walk then starts afresh); what mirrors kept before records (``list_cursors``) still
-    gives its seams. A sync always walks fresh, so only the whole walk's record is kept.
-
-    >>> from invtools.api.walkrecord import WalkRecord
-    >>> conn = sqlite3.connect(":memory:", isolation_level=None)
-    >>> init_schema(conn, ":memory:")
-    >>> cursors = ListCursors(conn)
-    >>> cursors.load("whole") is None
-    True
-    >>> cursors.save("whole", WalkRecord.from_json('{"next": [[1777684200000, 5203997]]}'))
-    >>> cursors.load("whole").seams
-    ((1777684200000, 5203997),)
-    """
-
-    KEY, OLD_KEY = "list_walk", "list_cursors"
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def load(self, slot: str) -> WalkRecord | None:
-        if slot != "whole":
-            return None
-        return WalkRecord.from_json(get_meta(self.conn, self.KEY)) or WalkRecord.from_json(
-            get_meta(self.conn, self.OLD_KEY)
-        )
-
-    def save(self, slot: str, record: WalkRecord) -> None:
-        if slot == "whole":
-            with write_transaction(self.conn):
-                set_meta(self.conn, **{self.KEY: record.to_json()})
 
 
 # ------------------------------------------------------------------------------ what a sync writes

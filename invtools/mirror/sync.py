@@ -9,8 +9,8 @@
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods
 (``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
-list is a walk of the client's walk engine (:class:`invtools.api.walking.Walk`, in several
-chains) that keeps its record in the mirror's file.
+list is a fresh walk of the client's (``client.transactions(refresh=True)``, in several
+chains from the seams its last whole walk recorded beside the client's cache).
 
 >>> backdated_flags([])
 []
@@ -30,14 +30,10 @@ from invtools import frames
 from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
-from invtools.api.plan import chain_count
-from invtools.api.walking import Walk as ListWalk
-from invtools.api.walkparts import Spec
 from invtools.errors import NotFoundError
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import (
     DetailBatch,
-    ListCursors,
     get_meta,
     set_meta,
     stage,
@@ -111,8 +107,8 @@ def walk_list(
 ) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
     ``window``, stop at the first page that reaches past ``anchor - window``. A full sync
-    walks several chains at once (``client.walk``, at most ``chains``) from the cursors the
-    previous full sync recorded in the file."""
+    walks several chains at once (at most ``chains``) from the seams the client's last whole
+    walk of the list recorded."""
     walk = Walk()
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
@@ -138,17 +134,8 @@ def walk_list(
 def _walk_whole(
     conn: sqlite3.Connection, client: Any, progress: bool | None, chains: int | None, walk: Walk
 ) -> Walk:
-    # the client's walk engine, keeping its record (the next sync's seams) in the mirror's file
-    rows = ListWalk(
-        client,
-        TXS_PATH,
-        Spec(params={"type": None}),
-        mode="rows",
-        chains=chain_count(getattr(client, "concurrency", None), chains),
-        store=ListCursors(conn),
-        refresh=True,
-        progress=progress,
-    )
+    # a fresh walk of the client's, whose record gives the next one's seams
+    rows = client.transactions(chains=chains, refresh=True, progress=progress)
     try:
         batch: list[tuple[int, dict]] = []
         for row in rows:

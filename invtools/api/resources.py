@@ -1,0 +1,422 @@
+"""The service's resources as the API sends them, mixed into
+:class:`~invtools.api.client.Client`: every paginated list as a lazy walk (``pages()``,
+``items()``, ``partners()``, ``transactions()``; :mod:`invtools.api.walk`, each walk's record
+kept by :mod:`invtools.api.walkstore`), single objects (``item()``, ``transaction()``),
+transaction details several at once (``transaction_details()``, :mod:`invtools.api.details`)
+and the lists that are not paginated (``locations()``, ``members()``, ``attributes()``).
+
+Location-only endpoints check the team's mode once per call, before anything is sent. The
+transactions list comes newest first; ``since``/``until`` keep a window and stop the walk
+early, because the service has no date filter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Generator, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from invtools._types import (
+    ATTRS_PATH,
+    ITEMS_PATH,
+    LOCATIONS_PATH,
+    MEMBERS_PATH,
+    PARTNERS_PATH,
+    TXS_PATH,
+    check_id,
+    check_ids,
+    check_tx_type,
+    location_only,
+    parse_duration,
+    parse_time,
+    resource_of,
+)
+from invtools.api import details
+from invtools.api.pagination import DEFAULT_LIMIT, check_walk_args
+from invtools.api.plan import chain_count
+from invtools.api.policy import default_max_age
+from invtools.api.requester import Requester
+from invtools.api.stats import Counters
+from invtools.api.walk import Spec, Walk
+from invtools.api.walkstore import FileStore, MemoryStore, WalkStore, walks_folder
+from invtools.errors import APIError, CacheError, ConfigError, NotFoundError, PaginationError
+from invtools.http.cache import forget, held
+from invtools.http.pacing import bucket_of
+
+__all__ = ["Resources", "PARTNER_TYPES"]
+
+#: Partner types by name, as the wire encodes them.
+PARTNER_TYPES = {"supplier": 0, "customer": 1}
+
+logger = logging.getLogger("invtools")
+
+
+class Resources:
+    """The resource methods of the client; needs its request path, counters, settings and
+    ``_require_locations`` (declared here for the type checker)."""
+
+    cache_path: Path | None
+    concurrency: int
+    progress: bool
+    rate_limit_scope: str
+    _requester: Requester
+    _counters: Counters
+    _require_locations: Callable[[str], None]
+    get: Callable[..., Any]
+
+    def pages(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        keep: Callable[[dict], bool] | None = None,
+        stop_at: Callable[[dict], bool] | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> Walk:
+        """Any paginated list, page by page (:class:`~invtools.api.pagination.Page`), lazily
+        and as one plain chain: nothing is sent until the first page is asked for.
+        ``max_pages``/``max_rows`` stop early; ``keep(row)`` drops rows; ``stop_at(row)`` ends
+        the walk at the first row it is true for. The walk is replayed from its record -- the
+        last walk of this list that holds every page it needs, no older than ``max_age``
+        (``"1h"``, ``"10min"``, a timedelta; default: the transactions list 1 hour, other
+        lists 10 minutes) -- or fetched fresh, every page; ``refresh=True`` always fetches.
+
+        >>> [p.number for p in client.pages("/v1/items", max_pages=2)]
+        [1, 2]
+        """
+        spec = Spec(
+            dict(params or {}),
+            limit,
+            max_pages=max_pages,
+            max_rows=max_rows,
+            keep=keep,
+            stop_at=stop_at,
+        )
+        return self._walk(
+            path, spec, refresh=refresh, max_age=max_age, progress=progress, as_pages=True
+        )
+
+    # -- rows as the API sends them
+
+    def items(
+        self,
+        *,
+        item_ids: Iterable[int] | None = None,
+        location_ids: Iterable[int] | None = None,
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> Walk:
+        """Items by id ascending (Location-mode teams), lazily; ``location_ids`` makes each
+        item's ``quantity`` the sum over those locations. ``limit``, ``max_pages``,
+        ``max_rows``, ``refresh``, ``max_age``, ``progress``: as for :meth:`pages`."""
+        params = {
+            "item_ids": check_ids(item_ids, name="item_ids"),
+            "location_ids": check_ids(location_ids, name="location_ids"),
+        }
+        return self._walk(
+            ITEMS_PATH,
+            Spec(params, limit, max_pages=max_pages, max_rows=max_rows),
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
+        )
+
+    def item(
+        self,
+        id: int,
+        *,
+        location_ids: Iterable[int] | None = None,  # noqa: A002
+        refresh: bool = False,
+    ) -> dict:
+        """One item (Location-mode teams)."""
+        path = f"{ITEMS_PATH}/{check_id(id, name='item id')}"
+        params = {"location_ids": check_ids(location_ids, name="location_ids")}
+        self._require_locations(path)
+        return _unwrap(self.get(path, params, refresh=refresh), path)
+
+    def partners(
+        self,
+        *,
+        type: str | int | None = None,  # noqa: A002 - the API's own name
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> Walk:
+        """Partners by id ascending, every team; ``type``: 'supplier' (0) or 'customer' (1).
+        ``limit``, ``max_pages``, ``max_rows``, ``refresh``, ``max_age``, ``progress``: as for
+        :meth:`pages`."""
+        spec = Spec({"type": _partner_type(type)}, limit, max_pages=max_pages, max_rows=max_rows)
+        return self._walk(PARTNERS_PATH, spec, refresh=refresh, max_age=max_age, progress=progress)
+
+    def transactions(
+        self,
+        *,
+        type: str | Iterable[str] | None = None,  # noqa: A002 - the API's own name
+        since: Any = None,
+        until: Any = None,
+        chains: int | None = None,
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+    ) -> Walk:
+        """Transaction rows, newest first (Location-mode teams), lazily.
+
+        ``since``/``until`` (a datetime, date or ISO string, naive = UTC, a bare ``until``
+        date including its whole day; or a duration back from now: ``"90D"``, ``"12W"``)
+        keep a window; the service has no date filter, so the walk stops at the first row
+        older than ``since``. ``type``: in/out/move/adjust, or several (``("in", "out")``).
+        Several chains run at once (:mod:`invtools.api.chains`), at most ``chains`` (default:
+        the client's ``concurrency``; 1 = one plain chain, as with ``max_pages`` or
+        ``max_rows``). ``limit``, ``refresh``, ``max_age``, ``progress``: as for :meth:`pages`.
+
+        >>> walk = client.transactions(type="in")
+        >>> sum(1 for _ in walk), walk.complete
+        (12, True)
+        """
+        return self._tx_walk(
+            type=type,
+            since=since,
+            until=until,
+            chains=chains,
+            limit=limit,
+            max_rows=max_rows,
+            refresh=refresh,
+            max_age=max_age,
+            progress=progress,
+        )
+
+    def transaction(
+        self,
+        id: int,  # noqa: A002
+        *,
+        revision: int | None = None,
+        refresh: bool = False,
+    ) -> dict:
+        """One transaction with its lines (``items``); ``revision=N`` gets version N, which
+        never changes and so is cached for good (Location-mode teams)."""
+        path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
+        revision = None if revision is None else check_id(revision, name="revision")
+        self._require_locations(path)
+        return self._detail(path, revision, refresh)
+
+    def transaction_details(
+        self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
+    ) -> Generator[tuple[Any, dict | None], None, None]:
+        """``(row, detail)`` for each row, in order; ``detail`` is None when the transaction
+        was deleted since the list was read. ``rows``: list rows (with ``id`` and
+        ``revision``) or ``(id, revision)`` pairs, read lazily; up to ``concurrency`` requests
+        in flight; each detail cached for good per revision. For a list or tuple, the details
+        the cache lacks are counted first: a fetch expected to take over 30 s says so on
+        stderr, and the bar counts those. Ctrl-C stops it at once, keeping what was fetched.
+
+        >>> pairs = list(client.transaction_details(client.transactions(since="2026-10-25")))
+        >>> len(pairs) > 0, all(detail["id"] == row["id"] for row, detail in pairs)
+        (True, True)
+        """
+        self._require_locations(TXS_PATH)
+        return self._details(rows, refresh=refresh, progress=progress)
+
+    def _details(
+        self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
+    ) -> Generator[tuple[Any, dict | None], None, None]:
+        """:meth:`transaction_details` for a caller that checked the team's mode."""
+
+        def fetch(tid: int, revision: int | None) -> dict | None:
+            try:
+                return self._detail(f"{TXS_PATH}/{tid}", revision, refresh)
+            except NotFoundError:
+                return None  # deleted since the list was read
+
+        return details.fetch_details(
+            fetch,
+            rows,
+            held=None if refresh else self._held_details,
+            workers=self.concurrency,
+            progress=self.progress if progress is None else progress,
+            announce=self._announce,
+        )
+
+    def locations(self, *, refresh: bool = False) -> list[dict]:
+        """All locations (not paginated; Location-mode teams)."""
+        self._require_locations(LOCATIONS_PATH)
+        return self._plain_list(LOCATIONS_PATH, refresh)
+
+    def members(self, *, refresh: bool = False) -> list[dict]:
+        """All team members (not paginated; every team)."""
+        return self._plain_list(MEMBERS_PATH, refresh)
+
+    def attributes(self, *, refresh: bool = False) -> list[dict]:
+        """The item attribute definitions (not paginated; every team)."""
+        return self._plain_list(ATTRS_PATH, refresh)
+
+    def _tx_walk(
+        self,
+        *,
+        type: Any,  # noqa: A002 - the API's own name
+        since: Any,
+        until: Any,
+        chains: int | None,
+        limit: int = DEFAULT_LIMIT,
+        max_pages: int | None = None,
+        max_rows: int | None = None,
+        **walk: Any,
+    ) -> Walk:
+        """A walk of the transactions list (the team's mode already checked); ``walk``:
+        ``refresh``, ``max_age``, ``progress``."""
+        kind = check_tx_type(type)
+        lo = parse_time(since, name="since")
+        hi = parse_time(until, end=True, name="until")
+        if lo and hi and lo > hi:
+            raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        n = chain_count(self.concurrency, chains)
+        keep = None
+        if isinstance(kind, tuple) and n == 1:  # several types in one plain chain
+            keep, kind = (lambda row, kinds=kind: row.get("type") in kinds), None
+        spec = Spec(
+            {"type": kind},
+            limit,
+            since_ms=_ms(lo, ceil=True),
+            until_ms=_ms(hi, ceil=False),
+            max_pages=max_pages,
+            max_rows=max_rows,
+            keep=keep,
+        )
+        split = kind if isinstance(kind, tuple) else kind is None
+        return self._walk(TXS_PATH, spec, chains=n, split=split, **walk)
+
+    def _walk(
+        self,
+        path: str,
+        spec: Spec,
+        *,
+        chains: int = 1,
+        split: bool | tuple[str, ...] = False,
+        refresh: bool = False,
+        max_age: Any = None,
+        progress: bool | None = None,
+        as_pages: bool = False,
+    ) -> Walk:
+        check_walk_args(spec.limit, spec.max_pages, spec.max_rows)
+        requester = self._requester
+        age = (
+            default_max_age(requester.url(path))
+            if max_age is None
+            else parse_duration(max_age, name="max_age", zero=True)
+        )
+
+        def fetch(call: dict) -> bytes:
+            return requester.send(path, call, raw=True, dated=False)[0]
+
+        return Walk(
+            fetch,
+            spec,
+            store=self._walk_store(path, spec),
+            chains=chains,
+            split=split,
+            refresh=refresh,
+            max_age=age,
+            counters=self._counters,
+            progress=self.progress if progress is None else progress,
+            desc=resource_of(path),
+            pages=as_pages,
+            start=(lambda: self._require_locations(path)) if location_only(path) else None,
+        )
+
+    def _walk_store(self, path: str, spec: Spec) -> WalkStore:
+        """Where the record of a walk of this list (these filters) is kept: a file beside
+        the cache, named by the token's salted hash; in this process without a cache."""
+        session = self._requester.session
+        first = self._requester.url(path, {**spec.params, "limit": spec.limit})
+        if session.cache_keys is None or self.cache_path is None:
+            owner = hashlib.sha256(f"{session.auth.header}\0{first}".encode()).hexdigest()
+            return MemoryStore(owner)
+        walk = hashlib.blake2b(first.encode(), digest_size=16).hexdigest()
+        prefix = session.cache_keys.prefix(session.auth.header)
+        return FileStore(walks_folder(self.cache_path), f"{prefix}-{walk}")
+
+    def _detail(self, path: str, revision: int | None, refresh: bool) -> dict:
+        """A transaction's detail (its mode checked by the caller). When version N comes from
+        the server, the older ones cached are forgotten: nothing asks for them again."""
+        body, from_cache = self._requester.send(
+            path, {"revision": revision}, refresh=refresh, dated=revision is None
+        )
+        if revision and not from_cache:
+            session = self._requester.session
+            older = [self._requester.url(path, {"revision": r}) for r in range(revision)]
+            try:
+                forget(session, session.auth.header, older)
+            except CacheError as exc:  # housekeeping: prune_cache() removes them
+                logger.info("older revisions of %s kept in the cache for now: %s", path, exc)
+        return _unwrap(body, path)
+
+    def _held_details(self, pairs: list[tuple[int, int | None]]) -> list[bool]:
+        """For each ``(id, revision)``, whether its detail will come from the cache."""
+        session = self._requester.session
+        urls = [self._requester.url(f"{TXS_PATH}/{t}", {"revision": r}) for t, r in pairs]
+        found = held(session, session.auth.header, urls)
+        # A detail without a revision expires within a minute: it is a request.
+        return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
+
+    def _announce(self, misses: int) -> None:
+        budget = getattr(self._requester.session, "budget", None)
+        if budget is not None:  # not paced: the time depends only on the server
+            bucket = bucket_of(self._requester.url(f"{TXS_PATH}/1"), self.rate_limit_scope)
+            details.announce(budget, bucket, misses, self.concurrency)
+
+    def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:
+        """A list that is not paginated; ``dated=False`` when it only names or types what a
+        frame holds (its age is not the frame's)."""
+        body = self._requester.send(path, None, refresh=refresh, dated=dated)[0]
+        items = body.get("items") if isinstance(body, Mapping) else None
+        if not isinstance(items, list):
+            raise PaginationError(f"GET {path} answered without an 'items' list")
+        return items
+
+
+def _partner_type(value: Any) -> int | None:
+    if isinstance(value, str):
+        if value.lower() not in PARTNER_TYPES:
+            raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, not {value!r}")
+        return PARTNER_TYPES[value.lower()]
+    return value
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _ms(when: datetime | None, *, ceil: bool) -> int | None:
+    """Epoch ms of ``when``: rounded up for ``since`` (a row strictly older stops the walk),
+    down for ``until``; rows carry whole milliseconds, so both are exact."""
+    if when is None:
+        return None
+    micros = (when - _EPOCH) // timedelta(microseconds=1)
+    return -(-micros // 1000) if ceil else micros // 1000
+
+
+def _unwrap(body: Any, path: str) -> dict:
+    if isinstance(body, Mapping) and isinstance(body.get("item"), Mapping):
+        return dict(body["item"])
+    raise APIError(
+        f"GET {path} answered without the expected {{'item': ...}} object",
+        status=200,
+        method="GET",
+        path=path,
+    )
