@@ -53,6 +53,7 @@ from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.pacing import BudgetView, describe
+from invtools.http.retries import MAX_RATE_LIMIT_WAIT
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client", "MIN_RATE_LIMIT"]
@@ -64,11 +65,18 @@ logger = logging.getLogger("invtools")
 
 
 def _token_budget(
-    cache_path: Path | None, base_url: str, header: str, scope: str, per_second: float, clock: Any
+    cache_path: Path | None,
+    base_url: str,
+    header: str,
+    scope: str,
+    per_second: float,
+    clock: Any,
+    timeout: float,
 ):
     """The token's budget (at this service): shared by its clients in this process and, through
     ``budgets.sqlite`` beside the cache, by every process of the machine that uses that cache
-    folder. Found by a salted hash of the token, so no token is kept anywhere."""
+    folder (its lock waited for ``timeout`` seconds at most). Found by a salted hash of the
+    token, so no token is kept anywhere."""
     path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
     salt = b""
     if path is not None:
@@ -78,7 +86,7 @@ def _token_budget(
             logger.info("budget not shared with other processes: %s", exc)
             path = None
     owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
-    return shared_budget(owner[:32], per_second, clock=clock, path=path)
+    return shared_budget(owner[:32], per_second, clock=clock, path=path, timeout=timeout)
 
 
 class Client(FramesPart):
@@ -91,7 +99,9 @@ class Client(FramesPart):
     details (``lines_df()``, ``transactions_df(with_lines=True)``, the mirror's sync) may be
     in flight at once; the default 8 fills 5 requests/s at the real service's ~0.8 s per
     answer (4 needed) with room for slow answers, and the budget still holds the rate.
-    ``timeout``: seconds or (connect, read).
+    ``timeout``: seconds or (connect, read). ``max_wait``: the longest a request waits for
+    the rate limit (seconds): a 429, or an answer, saying the budget comes back later raises
+    :class:`~invtools.errors.RateLimitError` naming when, instead of waiting.
     ``retries``: how many times a failed GET is sent again. ``backoff``: base seconds of the
     exponential backoff. ``progress``: show progress bars on long walks. ``clock``: what
     waits are measured and slept on (tests pass a fake one).
@@ -111,6 +121,7 @@ class Client(FramesPart):
         backoff: float = 0.5,
         progress: bool = True,
         clock: Any = SYSTEM_CLOCK,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
         token = os.environ.get(TOKEN_ENV) if token is None else token
         if isinstance(token, str):
@@ -133,6 +144,13 @@ class Client(FramesPart):
                 f"rate_limit must be requests per second, 0 (off) or from "
                 f"{MIN_RATE_LIMIT:g} up, e.g. 5; not {rate_limit!r}"
             )
+        if (
+            isinstance(max_wait, bool)
+            or not isinstance(max_wait, (int, float))
+            or not math.isfinite(max_wait)
+            or max_wait <= 0
+        ):
+            raise ConfigError(f"max_wait must be seconds > 0, e.g. 120; not {max_wait!r}")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ConfigError(
                 f"concurrency must be a whole number >= 1 (requests in flight), not {concurrency!r}"
@@ -162,6 +180,7 @@ class Client(FramesPart):
                 rate_limit_scope,
                 self.rate_limit,
                 clock,
+                timeout[0],
             )
         # Room for the details in flight, a list walk and another call of the same client.
         # make_session gives a requests.Session with the cache and pacing mixed in; once its
@@ -175,6 +194,7 @@ class Client(FramesPart):
                 pool_size=max(POOL_SIZE, 2 * concurrency),
                 expire_after=DEFAULT_EXPIRY,
                 urls_expire_after=EXPIRY,
+                max_wait=float(max_wait),
             ),
         )
         if self.cache_path is not None:
@@ -194,6 +214,7 @@ class Client(FramesPart):
             counters=self._counters,
             clock=clock,
             on_team_mode=self._team_mode_error,
+            max_wait=float(max_wait),
         )
         self._team: Team | None = None
         self._team_lock = threading.RLock()

@@ -51,7 +51,12 @@ from invtools.errors import (
 )
 from invtools.http import transport
 from invtools.http.cache import CacheKeys, cached_entry, json_of, looks_json, sound_response
-from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
+from invtools.http.retries import (
+    MAX_RATE_LIMIT_WAIT,
+    RETRY_STATUSES,
+    backoff,
+    rate_limit_wait,
+)
 
 __all__ = ["Requester", "ClientSession"]
 
@@ -89,6 +94,7 @@ class Requester:
         counters: Counters,
         clock: Any = SYSTEM_CLOCK,
         on_team_mode: Callable[[str, APIError], APIError] | None = None,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
         self.session = session
         self.base_url = base_url
@@ -98,6 +104,7 @@ class Requester:
         self.counters = counters
         self.clock = clock
         self.on_team_mode = on_team_mode
+        self.max_wait = max_wait
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -165,7 +172,7 @@ class Requester:
             if status == 429:
                 self.counters.add(rate_limited=1)
             if status in RETRY_STATUSES and attempt <= allowed:
-                wait, why = self._wait_for(resp, attempt)
+                wait, why = self._wait_for(resp, attempt, path)
                 if wait is not None:
                     self._wait(path, why, wait, attempt, allowed)
                     continue
@@ -210,15 +217,23 @@ class Requester:
     def _backoff(self, attempt: int) -> float:
         return backoff(attempt, self.backoff)
 
-    def _wait_for(self, resp: requests.Response, attempt: int) -> tuple[float | None, str]:
+    def _wait_for(
+        self, resp: requests.Response, attempt: int, path: str
+    ) -> tuple[float | None, str]:
         """How long to wait before retrying ``resp``; None: do not retry."""
         if resp.status_code != 429:
             return self._backoff(attempt), f"{resp.status_code} {resp.reason}"
-        wait, why = rate_limit_wait(resp.headers, now=time.time())
+        wait, why = rate_limit_wait(resp.headers, now=self.clock.time(), max_wait=self.max_wait)
         if wait is None:
             wait = backoff(attempt, max(self.backoff, 0.5))
-        if wait == float("inf"):
-            return None, why  # do not block a notebook for minutes; raise instead
+        if wait == float("inf"):  # do not block a notebook for longer: say when instead
+            raise RateLimitError(
+                f"GET {path}: {why}. Try again then, or raise max_wait= to wait for it.",
+                status=429,
+                method="GET",
+                path=path,
+                attempts=attempt,
+            )
         budget = getattr(self.session, "budget", None)
         sent = getattr(resp, "invtools_sent", None)
         if budget is not None and sent is not None:
