@@ -1,15 +1,9 @@
-"""Where a pacing budget keeps what it believes of a bucket (:class:`State`): in this process
-(:class:`MemoryStore`) or in ``budgets.sqlite``, shared by every process using the cache folder
-(:class:`FileStore`); and how it is shown (:class:`BudgetView`, :func:`describe`). The rules
-are :mod:`invtools.http.pacing`'s.
-
-Every time kept is wall-clock time (``time.time()``): another process reads it, after a reboot
-too, when a monotonic clock would have started again near 0. A row that is not what this
-version writes is read as a fresh state; a file SQLite cannot use raises
-:class:`~invtools.errors.CacheError` naming it.
-
->>> State.loads('"another shape"') == State()
-True
+"""Where a pacing budget keeps what it believes of each bucket (:class:`State`): a SQLite file
+every process using the cache folder shares (``budgets.sqlite``), or ``:memory:`` for this
+process alone (:class:`Store`); and how it is shown (:class:`BudgetView`, :func:`describe`).
+The rules are :mod:`invtools.http.pacing`'s. Every time kept is wall-clock time; a row of
+another shape reads as a fresh state; a file SQLite cannot use raises
+:class:`~invtools.errors.CacheError` naming it and what to do.
 """
 
 from __future__ import annotations
@@ -28,15 +22,17 @@ from typing import Any
 from invtools._files import private_file
 from invtools.errors import CacheError
 
-__all__ = ["State", "MemoryStore", "FileStore", "BudgetView", "describe"]
+__all__ = ["State", "Store", "BudgetView", "describe"]
 
 
 @dataclass
 class State:
-    """A bucket: ``seq`` requests admitted so far, the ``last`` one when; ``held`` until
-    (a 429's reset); ``stated``: ``[remaining, after send number, until, limit]`` of the latest
-    answer that stated a budget; the ``refused`` (429s) seen; ``factor``: the pace of a server
-    that says nothing, as a fraction of the configured one."""
+    """A bucket: ``seq`` sent, the ``last`` at; ``held`` until; ``stated``: ``[remaining, after
+    send number, until, limit]``; 429s ``refused``; ``factor``: of the configured pace.
+
+    >>> State.loads('"another shape"') == State()          # another version's: afresh
+    True
+    """
 
     seq: int = 0
     last: float = 0.0
@@ -45,18 +41,16 @@ class State:
     refused: int = 0
     factor: float = 1.0
 
-    def bound(self, now: float, horizon: float) -> None:
-        """Forget a time further ahead than ``horizon`` seconds: another clock's (a month
-        ahead, before a reboot), never a wait of this one's."""
-        if self.last > now + horizon:
-            self.last = 0.0
-        if self.held > now + horizon:
-            self.held = 0.0
-        if self.stated is not None and self.stated[2] > now + horizon:
-            self.stated = None
+    def room(self) -> int:
+        return 0 if self.stated is None else self.stated[0] - (self.seq - self.stated[1])
 
-    def dumps(self) -> str:
-        return json.dumps(asdict(self))
+    def bound(self, now: float, horizon: float) -> State:
+        """Forget times further ahead than ``horizon`` s (another clock's); and a past reset."""
+        self.last = 0.0 if self.last > now + horizon else self.last
+        self.held = 0.0 if self.held > now + horizon else self.held
+        if self.stated is not None and not now < self.stated[2] <= now + horizon:
+            self.stated = None
+        return self
 
     @classmethod
     def loads(cls, text: str) -> State:
@@ -66,92 +60,58 @@ class State:
             s.factor = float(d["factor"])
             if d["stated"] is not None:
                 left, seq, until, limit = d["stated"]
-                s.stated = [
-                    int(left),
-                    int(seq),
-                    float(until),
-                    None if limit is None else int(limit),
-                ]
+                s.stated = [int(left), int(seq), float(until), limit and int(limit)]
         except (ValueError, TypeError, KeyError, AttributeError):
-            return cls()  # another version's, or damaged: start afresh
-        numbers = [s.last, s.held, s.factor, *(s.stated[2:3] if s.stated else [])]
-        return s if all(map(math.isfinite, numbers)) and 0 < s.factor <= 1 else cls()
+            return cls()
+        times = [s.last, s.held, s.factor, *(s.stated[2:3] if s.stated else [])]
+        return s if all(map(math.isfinite, times)) and 0 < s.factor <= 1 else cls()
 
 
-class MemoryStore:
-    """A budget's states in this process."""
+class Store:
+    """A budget's states in SQLite: ``budgets.sqlite`` shared by the machine's processes, or
+    ``:memory:`` for this one; a row per bucket, ``<owner>:<bucket>``. Each ``open`` is one write
+    transaction (``BEGIN IMMEDIATE``), so an admission is atomic across processes."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._states: dict[str, State] = {}
-
-    def buckets(self) -> list[str]:
-        with self._lock:
-            return sorted(self._states)
-
-    @contextmanager
-    def open(self, bucket: str) -> Iterator[State]:
-        with self._lock:
-            yield self._states.setdefault(bucket, State())
-
-
-class FileStore:
-    """A budget's states in a SQLite file every process of the machine uses, one row per
-    bucket named ``<owner>:<bucket>`` (``owner``: a salted hash of the token). Each ``open`` is
-    one write transaction (``BEGIN IMMEDIATE``), so an admission is atomic across processes;
-    the file's lock is waited for ``timeout`` seconds at most."""
-
-    def __init__(self, path: Path, owner: str, timeout: float) -> None:
-        self.path, self.owner = path, owner
-        self._lock = threading.Lock()
+    def __init__(self, path: Path | str = ":memory:", owner: str = "", timeout: float = 5.0):
+        self.path, self.owner, self._lock = path, owner, threading.Lock()
         with self._failing():
-            private_file(path)
+            if path != ":memory:":
+                private_file(Path(path))
             self._con = sqlite3.connect(
                 path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
             weakref.finalize(self, self._con.close)
             self._con.execute("PRAGMA journal_mode=WAL")
-            self._con.execute(
-                "CREATE TABLE IF NOT EXISTS buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)"
-            )
+            self._con.execute("CREATE TABLE IF NOT EXISTS buckets (bucket TEXT PRIMARY KEY, state)")
 
     @contextmanager
     def _failing(self) -> Iterator[None]:
         try:
             yield
         except (OSError, sqlite3.Error) as exc:
+            name = Path(self.path).name
             raise CacheError(
                 f"The rate-limit budget file {self.path} cannot be used ({exc}). Another "
-                "program may hold it locked, or it is damaged or not invtools': close the "
-                f"other notebooks using this cache folder, or delete {self.path.name} (it "
-                "holds only pacing state; invtools makes it again)."
+                "program may hold it locked, or it is damaged or not invtools': close the other "
+                f"notebooks using this cache folder, or delete {name} (pacing state only)."
             ) from exc
 
     def buckets(self) -> list[str]:
-        mine = f"{self.owner}:"
         with self._lock, self._failing():
             rows = self._con.execute("SELECT bucket FROM buckets ORDER BY bucket").fetchall()
-        return [b[len(mine) :] for (b,) in rows if str(b).startswith(mine)]
+        return [b.split(":", 1)[1] for (b,) in rows if b.startswith(f"{self.owner}:")]
 
     @contextmanager
     def open(self, bucket: str) -> Iterator[State]:
-        key = f"{self.owner}:{bucket}"
-        with self._lock:
-            con = self._con
-            with self._failing():
-                con.execute("BEGIN IMMEDIATE")
+        key, con = f"{self.owner}:{bucket}", self._con
+        with self._lock, self._failing():
+            con.execute("BEGIN IMMEDIATE")
             try:
-                with self._failing():
-                    row = con.execute(
-                        "SELECT state FROM buckets WHERE bucket = ?", (key,)
-                    ).fetchone()
+                row = con.execute("SELECT state FROM buckets WHERE bucket = ?", (key,)).fetchone()
                 state = State.loads(row[0]) if row else State()
                 yield state
-                with self._failing():
-                    con.execute(
-                        "INSERT OR REPLACE INTO buckets VALUES (?, ?)", (key, state.dumps())
-                    )
-                    con.execute("COMMIT")
+                con.execute("REPLACE INTO buckets VALUES (?, ?)", (key, json.dumps(asdict(state))))
+                con.execute("COMMIT")
             finally:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
@@ -160,11 +120,9 @@ class FileStore:
 @dataclass(frozen=True)
 class BudgetView:
     """What a client believes of its token's budget (``client.budget``): the configured
-    ``rate_limit`` (the pace of a server that says nothing), its ``scope``, whether the budget
-    is ``shared`` with other processes (through a file beside the cache), and per bucket: the
-    ``pace`` now (requests a second; slower after 429s), a stated budget's ``stated_room`` and
-    ``stated_limit``, seconds to its reset (``reset_in``), seconds the bucket is still held
-    (``held_for``) and the 429s seen (``rate_limited``). No token.
+    ``rate_limit`` (the pace of a silent server), its ``scope``, whether ``shared`` with other
+    processes (a file beside the cache) and, per bucket, what
+    :meth:`~invtools.http.pacing.Budget.summary` says. No token.
 
     >>> BudgetView(5.0, "token", True, {"all-endpoints": {"pace": 4.1, "stated_room": None,
     ...     "stated_limit": None, "reset_in": None, "held_for": 0.0, "rate_limited": 3}})

@@ -1,26 +1,20 @@
-"""Pacing: a request waits on the client side until the token's budget has room. Every wait is
-bounded, said when it is long, and stoppable.
+"""Pacing: a request waits on the client side until its token's budget has room; every wait is
+bounded, said when long (stderr), and stoppable. Per bucket (an endpoint, or all: ``"token"``):
 
-The real service's budget is not pinned down (5 requests a second per endpoint, documented; 300
-a minute per token, reported). What a :class:`Budget` believes, per bucket -- one per
-endpoint, or one for all endpoints (``scope="token"``):
+- **The configured rate paces a silent server**: a request every ``(1 + margin) / rate`` s. A
+  429 slows it (x0.9), other answers speed it back (+0.3 %): with arrivals jittered by +-0.2 s,
+  4 % of requests meet a 429 instead of 15 % (``benchmarks/bench_budgets.py``).
+- **A 429 holds its bucket** from when it was sent until the reset the caller read.
+- **A statement is evidence, not a schedule**: ``X-Ratelimit-Remaining``/``-Reset`` hold until
+  the bucket's next answer or the reset; the room (less what went since) goes at once, none
+  left waits for the reset. A reset in whole seconds may come a second sooner; ``Remaining``
+  above ``Limit`` is not believed; a reset beyond ``max_wait`` is not kept: the next request
+  raises :class:`~invtools.errors.RateLimitError` naming when the budget comes back.
 
-- **The configured rate is the pace of a server that says nothing**: one request every
-  ``(1 + margin) / rate`` seconds, evenly spaced (bursts bunch up when arrivals jitter). Each
-  429 slows it (x0.9), each other answer brings it back a little (+0.3 %, up to the rate).
-- **A 429 holds the bucket** until the reset the caller read from it, so that the other
-  threads do not meet a 429 of their own.
-- **A statement is evidence, not a schedule.** An answer saying ``X-Ratelimit-Remaining`` and
-  ``X-Ratelimit-Reset`` is believed until the next answer of the bucket, or its reset: its room
-  (less the requests sent since) goes at once, faster than the pace when a minute's budget
-  has room; with none left, requests wait for its reset. A reset in whole seconds (rounded up,
-  as coarse servers send it) may come a second sooner; ``Remaining`` above ``Limit`` is not
-  believed; a reset beyond ``max_wait`` is not kept (nor shared): the next request raises
-  :class:`~invtools.errors.RateLimitError` naming when the budget comes back.
-
-Times are those of the request's *sending*, on the wall clock, so that other processes (through
-``budgets.sqlite`` beside the cache, :mod:`invtools.http.budgetstore`) read them too; a time
-further ahead than ``max_wait`` is another clock's and is forgotten.
+Times are the wall-clock times requests were sent, shared by the processes of a cache folder in
+``budgets.sqlite`` (a row per bucket, named by a salted hash of the token); a time further ahead
+than ``max_wait`` is another clock's (before a reboot) and is forgotten. A file SQLite cannot
+use (after ``timeout`` s) warns, naming it, and the budget goes on in this process.
 
 >>> Budget(5).admit("/v1/items")                  # nothing sent yet: it goes at once
 Admission(seq=1, at=..., waited=0.0)
@@ -43,22 +37,11 @@ import requests
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
 from invtools.errors import CacheError, Cancelled, RateLimitError
-from invtools.http.budgetstore import BudgetView, FileStore, MemoryStore, State, describe
+from invtools.http.budgetstore import BudgetView, State, Store, describe
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
 
-__all__ = [
-    "RATE_LIMIT_SCOPES",
-    "PACING_MARGIN",
-    "SAY_AFTER",
-    "Admission",
-    "Budget",
-    "BudgetView",
-    "describe",
-    "bucket_of",
-    "stated_of",
-    "shared_budget",
-    "PacingMixin",
-]
+__all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SAY_AFTER", "Admission", "State", "Budget"]
+__all__ += ["BudgetView", "describe", "bucket_of", "stated_of", "shared_budget", "PacingMixin"]
 
 #: "endpoint": one budget per endpoint (the service's documented rule); "token": one budget
 #: shared by every endpoint (what one production client reports).
@@ -67,8 +50,7 @@ RATE_LIMIT_SCOPES = ("endpoint", "token")
 PACING_MARGIN = 0.02
 #: A wait longer than this (seconds) says so on stderr.
 SAY_AFTER = 5.0
-#: The pace after a 429 (times the current one), the least it goes down to (of the configured
-#: rate), and how much each answer that is not a 429 brings it back up.
+#: The pace after a 429 (times the current one), its floor, and each other answer's step back.
 SLOWER, SLOWEST, FASTER = 0.9, 0.3, 0.003
 
 
@@ -85,27 +67,22 @@ class Admission:
 def bucket_of(url: str, scope: str) -> str:
     """The bucket a request to ``url`` spends from.
 
-    >>> bucket_of("http://h/v1/location-txs/7?revision=2", "endpoint")
-    '/v1/location-txs/{id}'
-    >>> bucket_of("http://h/v1/items", "token")
-    'all-endpoints'
+    >>> bucket_of("http://h/v1/location-txs/7?revision=2", "endpoint"), bucket_of("/v1/x", "token")
+    ('/v1/location-txs/{id}', 'all-endpoints')
     """
     return "all-endpoints" if scope == "token" else route_of(urlsplit(url).path)
 
 
 def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, int | None] | None:
-    """``(remaining, seconds until the room may come back, limit)`` when ``headers`` state a
-    budget, else None. ``Reset`` in seconds, an epoch time or an HTTP date (``now``: the wall
-    clock); in whole seconds it may come a second sooner.
+    """``(remaining, seconds until the room may come back, limit)`` if ``headers`` state a
+    budget, else None; ``Reset`` in seconds, an epoch time or an HTTP date (``now``: the wall
+    clock). In whole seconds, rounded up, it may come a second sooner.
 
     >>> stated_of({"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "0.25"}, now=0.0)
     (0, 0.25, None)
-    >>> stated_of({"X-Ratelimit-Remaining": "9", "X-Ratelimit-Reset": "1", "X-Ratelimit-Limit":
-    ...            "300"}, now=0.0)
-    (9, 0.0, 300)
-    >>> stated_of({"X-Ratelimit-Remaining": "301", "X-Ratelimit-Reset": "9",
-    ...            "X-Ratelimit-Limit": "300"}, now=0.0) is None     # more than the limit
-    True
+    >>> stated_of({"X-Ratelimit-Remaining": "9", "X-Ratelimit-Reset": "3",
+    ...            "X-Ratelimit-Limit": "300"}, now=0.0)
+    (9, 2.0, 300)
     """
     raw = str(headers.get("X-Ratelimit-Reset", ""))
     reset = wait_seconds(raw, now=now)
@@ -116,27 +93,24 @@ def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, in
         return None
     if reset is None or reset < 0 or remaining < 0 or (limit is not None and remaining > limit):
         return None
-    if "." not in raw:  # whole seconds, rounded up: the room may come back a second sooner
-        reset = max(0.0, reset - 1)
-    return remaining, reset, limit
+    return remaining, reset if "." in raw else max(0.0, reset - 1), limit
 
 
-def _wait(state: State, now: float, interval: float) -> tuple[float, str]:
+def _wait(s: State, now: float, interval: float) -> tuple[float, str]:
     """Seconds before a request of this bucket may go (0: now), and why."""
-    if state.held > now:
-        return state.held - now, "held after a 429"
-    if state.stated is not None and now < state.stated[2]:
-        if state.stated[0] - (state.seq - state.stated[1]) > 0:
+    if s.held > now:
+        return s.held - now, "held after a 429"
+    if s.stated is not None:
+        if s.room() > 0:
             return 0.0, "stated room"
-        return state.stated[2] - now, "the server stated no room left"
-    return max(0.0, state.last + interval / state.factor - now), "the configured pace"
+        return s.stated[2] - now, "the server stated no room left"
+    return max(0.0, s.last + interval / s.factor - now), "the configured pace"
 
 
 class Budget:
     """``per_second`` requests a second per bucket for a server that says nothing, else what
-    it states (see the module docstring); waited for on ``clock``. ``path``: a file sharing
-    the budget with every process on the machine, its lock waited for ``timeout`` seconds at
-    most; a file that cannot be used warns and leaves the budget to this process."""
+    it states (see the module docstring), waited for on ``clock``; ``path``: a file sharing it
+    with the machine's processes, its lock waited for ``timeout`` s at most."""
 
     def __init__(
         self,
@@ -148,18 +122,16 @@ class Budget:
         owner: str = "",
         timeout: float = 5.0,
     ) -> None:
-        self.per_second = float(per_second)
-        self.clock = clock
+        self.per_second, self.clock = float(per_second), clock
         self.interval = (1 + margin) / self.per_second
-        self._store: MemoryStore | FileStore = MemoryStore()
         self._far: dict[str, float] = {}  # bucket -> a stated reset beyond max_wait
         self._said: dict[str, float] = {}  # bucket -> the end of the last wait said
         self._lock = threading.Lock()
-        if path is not None:
-            try:
-                self._store = FileStore(path, owner, timeout)
-            except CacheError as exc:
-                self._unshared(exc)
+        self._store = Store()
+        try:
+            self._store = Store(path, owner, timeout) if path is not None else self._store
+        except CacheError as exc:
+            warnings.warn(f"{exc} Pacing in this process only.", RuntimeWarning, stacklevel=4)
 
     def __repr__(self) -> str:
         return f"Budget({self.per_second:g}/s{', shared by file' if self.shared else ''})"
@@ -167,60 +139,52 @@ class Budget:
     @property
     def shared(self) -> bool:
         """Whether other processes share it (through its file)."""
-        return isinstance(self._store, FileStore)
-
-    def _unshared(self, exc: CacheError) -> None:
-        self._store = MemoryStore()
-        warnings.warn(f"{exc} Pacing in this process only.", RuntimeWarning, stacklevel=5)
+        return self._store.path != ":memory:"
 
     def _with(self, bucket: str, now: float, horizon: float, fn: Any) -> Any:
         """``fn(state)`` on ``bucket``'s state, its times bounded; the file failing: in memory."""
         store = self._store
         try:
             with store.open(bucket) as state:
-                state.bound(now, horizon)
-                return fn(state)
+                return fn(state.bound(now, horizon))
         except CacheError as exc:
             with self._lock:
                 if self._store is store:  # the first thread to meet it says so
-                    self._unshared(exc)
+                    self._store = Store()
+                    warnings.warn(f"{exc} Pacing in this process only.", RuntimeWarning, 5)
             return self._with(bucket, now, horizon, fn)
 
     def admit(
         self, bucket: str, cancel: Any = None, *, max_wait: float = MAX_RATE_LIMIT_WAIT
     ) -> Admission | None:
-        """Wait until a request in ``bucket`` may go and count it as sent; None when
-        ``cancel`` was set while it waited (nothing may be sent then). Raises
-        :class:`RateLimitError` when the latest answer stated a reset beyond ``max_wait``."""
+        """Wait until a request in ``bucket`` may go and count it as sent; None when ``cancel``
+        was set meanwhile (nothing may be sent). Raises :class:`RateLimitError` when the latest
+        answer stated a reset beyond ``max_wait``."""
         waited = 0.0
         while True:
             now = self.clock.time()
-            far = self._far.pop(bucket, None)
-            if far is not None and far > now:
+            far = self._far.pop(bucket, now)
+            if far > now:
                 raise RateLimitError(
                     f"{bucket}: the server stated that no request may go until "
-                    f"{comes_back(far - now, now)}: longer than max_wait={max_wait:g} s. Nothing "
+                    f"{comes_back(far - now, now)}, longer than max_wait={max_wait:g} s; nothing "
                     "was sent. Try again then, or raise max_wait= to wait for it."
                 )
 
-            def take(state: State, now: float = now) -> tuple[float, str]:
-                wait, why = _wait(state, now, self.interval)
+            def take(s: State, now: float = now) -> tuple[float, str]:
+                wait, why = _wait(s, now, self.interval)
                 if wait <= 0:
-                    state.seq, state.last = state.seq + 1, now
-                    return -state.seq, why
-                return wait, why
+                    s.seq, s.last = s.seq + 1, now
+                    return -s.seq, why
+                return min(wait, max_wait), why
 
             wait, why = self._with(bucket, now, max_wait, take)
             if wait <= 0:
                 return Admission(int(-wait), now, waited)
-            wait = min(wait, max_wait)
-            if wait > SAY_AFTER and abs(self._said.get(bucket, 0.0) - (now + wait)) > 1.0:
+            if wait > SAY_AFTER and abs(self._said.get(bucket, 0.0) - now - wait) > 1.0:
                 self._said[bucket] = now + wait
-                print(
-                    f"invtools: waiting {wait:.0f} s for {bucket} ({why}); Ctrl-C stops it",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                say = f"invtools: waiting {wait:.0f} s for {bucket} ({why}); Ctrl-C stops it"
+                print(say, file=sys.stderr, flush=True)
             if self.clock.wait(cancel, wait):
                 return None
             waited += wait
@@ -240,49 +204,36 @@ class Budget:
         hold: float | None = None,
         max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
-        """What the answer to the request ``sent`` says: a statement of the budget (replacing
-        an older answer's), and for a 429 (whose reset the caller read: ``hold`` seconds) a
-        slower pace and a hold from when it was sent."""
+        """What the answer to the request ``sent`` says: a statement of the budget (replacing an
+        older answer's), and for a 429 (whose reset the caller read: ``hold`` seconds) a slower
+        pace and a hold from when it was sent."""
         now = self.clock.time()
         said = stated_of(headers, now=now)
 
-        def learn(state: State) -> None:
-            if status == 429:
-                state.refused += 1
-                state.factor = max(SLOWEST, state.factor * SLOWER)
-                if hold is not None:
-                    state.held = max(state.held, sent.at + hold)
-            else:
-                state.factor = min(1.0, state.factor + FASTER)
-            if state.stated is not None and sent.seq < state.stated[1]:
+        def learn(s: State) -> None:
+            s.refused += status == 429
+            s.factor = (
+                max(SLOWEST, s.factor * SLOWER) if status == 429 else min(1, s.factor + FASTER)
+            )
+            if status == 429 and hold is not None:
+                s.held = max(s.held, sent.at + hold)
+            if s.stated is not None and sent.seq < s.stated[1]:
                 return  # an older answer than the statement's
-            state.stated = None
+            s.stated = None
             if said is not None and said[1] <= max_wait:
-                state.stated = [said[0], sent.seq, sent.at + said[1], said[2]]
+                s.stated = [said[0], sent.seq, sent.at + said[1], said[2]]
             elif said is not None and said[0] == 0 and status != 429:
-                self._far[bucket] = sent.at + said[1]  # this process's, once
+                self._far[bucket] = sent.at + said[1]  # this process's, for the next request
 
         self._with(bucket, now, max_wait, learn)
-
-    def view(self, scope: str) -> BudgetView:
-        """What it believes now, as a :class:`BudgetView` (``client.budget``)."""
-        return BudgetView(self.per_second, scope, self.shared, self.summary())
-
-    def _now(self, bucket: str) -> tuple[State, float]:
-        now = self.clock.time()
-        state = self._with(bucket, now, MAX_RATE_LIMIT_WAIT, lambda s: State.loads(s.dumps()))
-        if state.stated is not None and now >= state.stated[2]:
-            state.stated = None
-        return state, now
 
     def expected_seconds(self, bucket: str, n: int, *, in_flight: float) -> float:
         """About how long ``n`` requests of ``bucket`` take when at most ``in_flight`` requests
         a second can be answered (requests in flight / latency): a stated room at that speed,
         the rest at the pace of a silent server (as it is now, 429s considered)."""
-        state, _now = self._now(bucket)
-        room = 0 if state.stated is None else max(0, state.stated[0] - state.seq + state.stated[1])
-        fast = min(n, room)
-        return fast / in_flight + (n - fast) / min(state.factor / self.interval, in_flight)
+        s = self._with(bucket, self.clock.time(), MAX_RATE_LIMIT_WAIT, lambda s: s)
+        fast = min(n, max(0, s.room()))
+        return fast / in_flight + (n - fast) / min(s.factor / self.interval, in_flight)
 
     def summary(self) -> dict[str, Any]:
         """What it believes, per bucket, as plain values: the pace of a silent server
@@ -290,17 +241,22 @@ class Budget:
         429s seen."""
         out: dict[str, Any] = {}
         for bucket in self._store.buckets():
-            s, now = self._now(bucket)
+            now = self.clock.time()
+            s = self._with(bucket, now, MAX_RATE_LIMIT_WAIT, lambda s: s)
             st = s.stated
             out[bucket] = {
                 "pace": round(s.factor / self.interval, 3),
-                "stated_room": None if st is None else max(0, st[0] - s.seq + st[1]),
+                "stated_room": None if st is None else max(0, s.room()),
                 "stated_limit": None if st is None else st[3],
                 "reset_in": None if st is None else round(st[2] - now, 3),
                 "held_for": round(max(0.0, s.held - now), 3),
                 "rate_limited": s.refused,
             }
         return out
+
+    def view(self, scope: str) -> BudgetView:
+        """What it believes now, as a :class:`BudgetView` (``client.budget``)."""
+        return BudgetView(self.per_second, scope, self.shared, self.summary())
 
 
 _shared: weakref.WeakValueDictionary[tuple, Budget] = weakref.WeakValueDictionary()
@@ -316,9 +272,8 @@ def shared_budget(
     timeout: float = 5.0,
 ) -> Budget:
     """The process's one :class:`Budget` for ``owner`` (a salted hash naming the token and
-    service, never the token itself) at this rate; made on first use, gone when no client holds
-    it. ``path``: the file that shares it with the other processes of the machine, its lock
-    waited for ``timeout`` seconds at most (the first client's)."""
+    service, never the token) at this rate, while a client holds it; ``path``: the file sharing
+    it with the machine's processes, its lock waited ``timeout`` s at most (the first client's)."""
     key = (owner, float(per_second), id(clock), None if path is None else str(path))
     with _shared_lock:
         budget = _shared.get(key)
@@ -335,30 +290,24 @@ else:
 
 
 class PacingMixin(_SessionBase):
-    """Session mixin: ``send()`` first waits on ``self.budget`` for the request's bucket (at
-    most ``self.max_wait`` seconds), then tells the budget what the answer said (a 429's hold
-    is the caller's to give, see :mod:`invtools.api.requester`).
-
-    It sits *below* requests-cache's mixin, so a cache hit never reaches it and costs no
-    budget. Inside a :func:`~invtools._clock.cancel_scope` whose event is set (a stopped
-    batch of worker threads) nothing is sent: the wait ends at once and
-    :class:`~invtools.errors.Cancelled` is raised."""
+    """Session mixin below requests-cache's (a cache hit never reaches it, and costs no budget):
+    ``send()`` waits on ``self.budget`` for the request's bucket (``self.max_wait`` s at most),
+    then tells it what the answer said; a 429's hold is the caller's to give
+    (:mod:`invtools.api.requester`). In a :func:`~invtools._clock.cancel_scope` whose event is
+    set, nothing is sent: :class:`~invtools.errors.Cancelled` is raised."""
 
     budget: Budget | None = None
     rate_limit_scope: str = "endpoint"
     max_wait: float = MAX_RATE_LIMIT_WAIT
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        cancel = current_cancel()
-        budget, url = self.budget, str(request.url)
+        cancel, budget, url = current_cancel(), self.budget, str(request.url)
         bucket = bucket_of(url, self.rate_limit_scope)
-        admitted = None
-        if budget is not None:
-            admitted = budget.admit(bucket, cancel, max_wait=self.max_wait)
+        admitted = budget and budget.admit(bucket, cancel, max_wait=self.max_wait)
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"not sent, the batch was stopped: GET {urlsplit(url).path}")
         response = super().send(request, **kwargs)
-        if admitted is not None and budget is not None:
+        if admitted and budget is not None:
             # the requester holds a 429's reset from the admission this marks
             setattr(response, "invtools_sent", (bucket, admitted))  # noqa: B010 - not a Response field
             if response.status_code != 429:
