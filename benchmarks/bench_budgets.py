@@ -167,8 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                     _rate, _share, _done, words = measure(python, sb, many)
                     most = busiest_minute(stamps)
                     ok &= most <= 300 or label != "new"
-                    print(f"{'':28} {label:6} {args.minute} details: {words}; most in 60 s: "
-                          f"{most} (goal <= 300)", flush=True)
+                    print(
+                        f"{'':28} {label:6} {args.minute} details: {words}; most in 60 s: "
+                        f"{most} (goal <= 300)",
+                        flush=True,
+                    )
                     time.sleep(61)
                 else:
                     time.sleep(1.1)
