@@ -21,7 +21,7 @@ import pytest
 from invtools.errors import RateLimitError
 from invtools.http import Budget, shared_budget
 from invtools.http.budgetstore import State
-from invtools.http.pacing import PACING_MARGIN, SAY_AFTER, BudgetView
+from invtools.http.pacing import PACING_MARGIN, SAY_AFTER, BudgetView, describe
 
 SPACING = (1 + PACING_MARGIN) / 5
 
@@ -345,3 +345,48 @@ def test_a_budget_whose_file_cannot_be_used_is_this_processs_own_and_says_why(fa
     message = str(warning.message)
     assert message.startswith(f"The rate-limit budget file {tmp_path} cannot be used (")
     assert f"delete {tmp_path.name}" in message and message.endswith("process only.")
+
+
+# ----------------------------------------------------------- what is kept, and how it is shown
+
+
+def test_times_beyond_the_horizon_are_forgotten_and_those_within_kept():
+    far = State(seq=4, last=1061.0, held=1061.0, stated=[2, 4, 1061.0, None], refused=1)
+    assert far.bound(1000.0, 60.0) == State(seq=4, refused=1)
+    near = State(seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None])
+    assert near.bound(1000.0, 60.0) == State(
+        seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None]
+    )
+    past = State(seq=4, stated=[2, 4, 1000.0, None])  # its reset came: no longer a statement
+    assert past.bound(1000.0, 60.0).stated is None
+
+
+def test_the_file_is_private_and_lists_only_this_tokens_buckets(tmp_path, fake_clock):
+    path = tmp_path / "budgets.sqlite"
+    mine = Budget(5, clock=fake_clock, path=path, owner="o")
+    theirs = Budget(5, clock=fake_clock, path=path, owner="p")
+    for bucket in ("b:2", "a"):
+        mine.acquire(bucket)
+    theirs.acquire("c")
+    assert list(mine.summary()) == ["a", "b:2"] and list(theirs.summary()) == ["c"]
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+@pytest.mark.parametrize(
+    "bucket, words",
+    [
+        (
+            {"pace": 5.0, "stated_room": 3, "stated_limit": None, "reset_in": 2.4,
+             "held_for": 1.26, "rate_limited": 2},
+            "5/s, stated 3 left (reset in 2 s), held 1.3 s, 2 x 429",
+        ),
+        (
+            {"pace": 4.9, "stated_room": None, "stated_limit": None, "reset_in": None,
+             "held_for": 0.0, "rate_limited": 0},
+            "4.9/s",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bucket_in_words(bucket, words):
+    assert describe(bucket) == words
