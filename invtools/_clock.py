@@ -1,7 +1,8 @@
 """Time as invtools waits on it, and how a wait is told to stop.
 
-One object with ``monotonic()``, ``sleep(seconds)`` and ``wait(event, seconds)``, so pacing and
-retries can be driven by a fake clock in tests instead of sleeping in real time.
+One object with ``monotonic()``, ``time()`` (the wall clock: what a time kept in a file, read by
+another process, is measured on), ``sleep(seconds)`` and ``wait(event, seconds)``, so pacing
+and retries can be driven by a fake clock in tests instead of sleeping in real time.
 
 Cancellation: work handed to worker threads runs inside :func:`cancel_scope` with a
 ``threading.Event``; the pacing and the retry waits of those threads read it with
@@ -36,6 +37,7 @@ class SystemClock:
 
     monotonic = staticmethod(time.monotonic)
     sleep = staticmethod(time.sleep)
+    time = staticmethod(time.time)
 
     @staticmethod
     def wait(event: threading.Event | None, seconds: float) -> bool:

@@ -46,6 +46,12 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
         help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer",
     )
     p.add_argument(
+        "--coarse-budget",
+        action="store_true",
+        help="say the budget on every answer the coarse way: the limit per minute, the reset "
+        "in whole seconds rounded up",
+    )
+    p.add_argument(
         "--count-after-latency",
         action="store_true",
         help="count a request after its latency (arrivals jitter), not on arrival",
@@ -89,6 +95,7 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
             shops=args.shops,
             rate_window=args.rate_window,
             stated_budget=args.stated_budget,
+            coarse_budget=args.coarse_budget,
             count_after_latency=args.count_after_latency,
         ) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")

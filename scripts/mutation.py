@@ -81,13 +81,24 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_client_faults.py",
         ],
     ),
+    # The pacing's rules (what an answer states, the waits) and where its state is kept.
     "pacing": (
         ["invtools/http/pacing.py"],
         [
             "tests/test_pacing.py",
             "tests/test_http.py",
+            "tests/test_pacing_bounds.py",
             "tests/test_budgets.py",
             "tests/test_client_resilience.py",
+        ],
+    ),
+    "budgetstore": (
+        ["invtools/http/budgetstore.py"],
+        [
+            "tests/test_pacing.py",
+            "tests/test_http.py",
+            "tests/test_pacing_bounds.py",
+            "tests/test_budgets.py",
         ],
     ),
     "pagination": (

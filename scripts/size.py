@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "invtools"
 #: The modules of the walk engine and of the pacing, as the issue counts them.
 WALK_ENGINE = ["api/plan.py", "api/walk.py", "api/walkstore.py"]
-PACING = ["http/pacing.py"]
+PACING = ["http/pacing.py", "http/budgetstore.py"]
 
 
 def code_lines(path: Path) -> int:

@@ -140,6 +140,9 @@ class FakeClock:
     def monotonic(self) -> float:
         return self.now
 
+    def time(self) -> float:  # the wall clock: the same fake time
+        return self.now
+
     def sleep(self, seconds: float) -> None:
         with self._lock:
             self.slept.append(seconds)

@@ -79,7 +79,7 @@ def test_a_429_holds_its_bucket_from_when_the_refused_request_was_sent(fake_cloc
     budget.acquire("/v1/items")  # 3 s after it was sent: 2.2 s from now
     assert fake_clock.monotonic() - start == pytest.approx(2.2)
     assert budget.acquire("/v1/members") == 0.0  # another endpoint's budget is not held
-    assert budget.state("/v1/items").rate_limited == 1
+    assert budget.summary()["/v1/items"]["rate_limited"] == 1
 
 
 def test_a_429_slows_the_pace_and_answers_bring_it_back(fake_clock):
@@ -87,7 +87,7 @@ def test_a_429_slows_the_pace_and_answers_bring_it_back(fake_clock):
     refused = budget.admit("b")
     budget.observe("b", refused, status=429, headers={})
     budget.observe("b", refused, status=429, headers={})
-    slowed = budget.state("b").factor
+    slowed = budget.summary()["b"]["pace"] / 5
     assert slowed == pytest.approx(0.81)
     budget.acquire("b")
     start = fake_clock.monotonic()
@@ -95,7 +95,7 @@ def test_a_429_slows_the_pace_and_answers_bring_it_back(fake_clock):
     assert fake_clock.monotonic() - start == pytest.approx(0.2 / slowed)
     for _ in range(100):
         budget.observe("b", refused, status=200, headers={})
-    assert budget.state("b").factor == 1.0  # never faster than the configured pace
+    assert budget.summary()["b"]["pace"] == 5.0  # never faster than the configured pace
 
 
 def test_a_stated_budget_is_spent_as_fast_as_asked_and_never_more(fake_clock):
@@ -109,14 +109,14 @@ def test_a_stated_budget_is_spent_as_fast_as_asked_and_never_more(fake_clock):
         headers={
             "X-Ratelimit-Limit": "300",
             "X-Ratelimit-Remaining": "299",
-            "X-Ratelimit-Reset": "60",
+            "X-Ratelimit-Reset": "60.0",
         },
     )
     for _ in range(299):  # a minute's room: no wait at all
         assert budget.acquire("all") == 0.0
     budget.acquire("all")  # the 301st waits for the stated reset
-    waited = fake_clock.monotonic() - first  # (and the window it learned, a little more)
-    assert 60.0 <= waited <= 60.0 * (1 + PACING_MARGIN) + 0.5 + 1e-6
+    waited = fake_clock.monotonic() - first
+    assert waited == pytest.approx(60.0)
     summary = budget.summary()["all"]
     assert summary["rate_limited"] == 0 and summary["stated_limit"] in (300, None)
 
@@ -130,7 +130,7 @@ def test_an_older_statement_never_overrides_a_newer_one(fake_clock):
     early, late = budget.admit("all"), budget.admit("all")
     budget.observe("all", late, status=200, headers=say(10))
     budget.observe("all", early, status=200, headers=say(250))  # answered after the other
-    assert budget.state("all").stated.remaining == 10
+    assert budget.summary()["all"]["stated_room"] == 10
 
 
 def test_a_waiting_request_stops_when_told(fake_clock):

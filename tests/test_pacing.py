@@ -1,7 +1,8 @@
 """What a budget reports and estimates (invtools.http.pacing), to the digit: ``client.budget``
 shows ``summary()``/``view()``, the cost line of a long fetch uses ``expected_seconds``; and the
-edges of its rules -- a long window, a statement's room, a hold shorter than the spacing, a send
-count that survives an idle hour, what a 429's statement may not teach.
+edges of its rules -- what an answer states and what it does not, a statement's room and life,
+a reset beyond ``max_wait``, a hold shorter than the spacing, a long wait said, times of another
+clock, states of another shape, a locked budget file.
 
 Pure functions and :class:`Budget` on the fake clock of tests/conftest.py: nothing sleeps.
 (tests/test_http.py has the pacing itself; tests/test_budgets.py the client against servers.)
@@ -9,21 +10,20 @@ Pure functions and :class:`Budget` on the fake clock of tests/conftest.py: nothi
 
 from __future__ import annotations
 
-import logging
+import json
+import sqlite3
 import threading
+import time
+from dataclasses import asdict
 
 import pytest
 
+from invtools.errors import RateLimitError
 from invtools.http import Budget, shared_budget
-from invtools.http.pacing import (
-    PACING_MARGIN,
-    Admission,
-    BucketState,
-    BudgetView,
-    Stated,
-    learn_window,
-    wait_for,
-)
+from invtools.http.budgetstore import State
+from invtools.http.pacing import PACING_MARGIN, SAY_AFTER, BudgetView, describe
+
+SPACING = (1 + PACING_MARGIN) / 5
 
 STATED = {"X-Ratelimit-Limit": "20", "X-Ratelimit-Remaining": "10", "X-Ratelimit-Reset": "30"}
 
@@ -114,77 +114,103 @@ def test_the_estimate_spends_a_stated_room_at_the_speed_of_the_requests_in_fligh
     assert budget.expected_seconds("b", 10, in_flight=100.0) == pytest.approx(2.0)
 
 
-# ------------------------------------------------------------------------ the rules' edges
+# ------------------------------------------------------------- what an answer states
 
 
-def test_a_statements_room_is_spent_at_once_however_recent_the_last_send():
-    state = BucketState(stated=Stated(remaining=5, reset_at=60.0, seq=1))
-    assert wait_for(state, [(1, 1.0), (2, 1.0)], now=1.0, interval=0.2) == 0.0
+def stated(remaining, reset, limit=None) -> dict[str, str]:
+    headers = {"X-Ratelimit-Remaining": str(remaining), "X-Ratelimit-Reset": str(reset)}
+    return headers | ({} if limit is None else {"X-Ratelimit-Limit": str(limit)})
 
 
-@pytest.mark.parametrize(
-    "window, expected", [(2.0, 2.0 * (1 + PACING_MARGIN) + 0.5 - 0.5), (1.9, 0.0)]
-)
-def test_a_window_of_two_seconds_or_more_is_kept_by_counting_sends(window, expected):
-    """Three a window, three sent at 0: the fourth waits for the window (with margin and
-    slack) to pass the first -- a window under 2 s is paced by spacing instead."""
-    state = BucketState(window=window, window_limit=3)
-    sends = [(1, 0.0), (2, 0.0), (3, 0.0)]
-    assert wait_for(state, sends, now=0.5, interval=0.01) == pytest.approx(expected)
-
-
-def test_a_full_long_window_waits_only_until_its_oldest_send_leaves():
-    state = BucketState(window=4.0, window_limit=1)
-    span = 4.0 * (1 + PACING_MARGIN) + 0.5
-    assert wait_for(state, [(1, 0.0)], now=span - 0.5, interval=0.01) == pytest.approx(0.5)
-    assert wait_for(state, [(1, 0.0)], now=span + 1, interval=0.01) == 0.0
-
-
-def test_a_window_is_learned_from_a_successs_statement():
-    state = BucketState()
-    sends = [(1, 0.0), (2, 2.0), (3, 5.0)]
-    learn_window(state, sends, Admission(3, 5.0), remaining=297, reset=55.0, limit=300)
-    assert (state.window, state.window_limit) == (60.0, 300)
+def after_statement(budget, clock, headers, *, status=200) -> float:
+    """Seconds the next request waits after the answer to one sent now stated ``headers``."""
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=status, headers=headers)
+    start = clock.time()
+    budget.acquire("b")
+    return clock.time() - start
 
 
 @pytest.mark.parametrize(
-    "remaining, limit",
+    "reset, wait",
     [
-        (290, 300),  # its oldest send is not ours
-        (300, 300),  # nothing counted yet
-        (5, None),
+        ("2.5", 2.5),  # a success with no room left is believed: wait for its reset
+        ("0.4", 0.4),  # a sub-second reset is a statement too (the spacing alone: 0.2 s)
+        ("3", 2.0),  # whole seconds, rounded up: the room may come back a second sooner
+        ("1", 0.2),  # ... so "1" says no more than the spacing does
     ],
-)  # no limit stated
-def test_no_window_is_learned_when_the_statement_cannot_tell(remaining, limit):
-    state = BucketState()
-    learn_window(
-        state, [(1, 0.0), (2, 1.0)], Admission(2, 1.0), remaining=remaining, reset=50.0, limit=limit
-    )
-    assert (state.window, state.window_limit) == (None, None)
+)
+def test_a_success_stating_no_room_left_waits_for_its_reset(fake_clock, reset, wait):
+    budget = Budget(5, clock=fake_clock, margin=0.0)
+    assert after_statement(budget, fake_clock, stated(0, reset)) == pytest.approx(wait)
 
 
-def test_a_budget_learns_a_minutes_window_from_successes_but_not_from_a_429(fake_clock):
+def test_an_epoch_reset_is_read_as_the_time_it_names_not_as_seconds(fake_clock):
+    clock = type(fake_clock)(start=1_800_000_000.0)  # the wall clock, as servers' epoch times need
+    budget = Budget(5, clock=clock, margin=0.0)
+    headers = stated(0, f"{clock.time() + 30:.3f}")
+    assert after_statement(budget, clock, headers) == pytest.approx(30.0)
+
+
+def test_a_stated_room_is_spent_at_once_however_recent_the_last_send(fake_clock):
     budget = Budget(5, clock=fake_clock)
-    sent = []
-    for pause in (0.0, 2.0, 3.0):
-        fake_clock.sleep(pause)
-        sent.append(budget.admit("b"))
-    refused = {"X-Ratelimit-Limit": "3", "X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "7"}
-    budget.observe("b", sent[2], status=429, headers=refused, hold=7.0)
-    assert budget.state("b").window is None  # a 429's count may include others'
-    sent.append(budget.admit("b"))  # after the hold: 12 s after the first
-    budget.observe(
-        "b",
-        sent[3],
-        status=200,
-        headers={
-            "X-Ratelimit-Limit": "300",
-            "X-Ratelimit-Remaining": "296",
-            "X-Ratelimit-Reset": "55",
-        },
-    )
-    learned = budget.state("b")
-    assert (learned.window, learned.window_limit) == (pytest.approx(67.0), 300)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(3, "0.9"))
+    assert [budget.acquire("b") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert budget.acquire("b") == pytest.approx(0.9)  # none left: until the reset
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        stated(400, "60.0", limit=300),  # more left than the limit: not believed
+        stated(5, "-1"),
+        stated(-1, "60.0"),
+        {"X-Ratelimit-Remaining": "5"},  # no reset: nothing said of when
+        {"X-Ratelimit-Remaining": "five", "X-Ratelimit-Reset": "60.0"},
+        stated(5, "soon"),
+    ],
+)
+def test_what_is_not_a_statement_leaves_the_configured_pace(fake_clock, headers):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=headers)
+    assert budget.acquire("b") == pytest.approx(SPACING)
+    assert budget.summary()["b"]["stated_room"] is None
+
+
+def test_a_statement_lives_until_a_newer_answer_says_otherwise(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    early, late = budget.admit("b"), budget.admit("b")
+    budget.observe("b", early, status=200, headers=stated(50, "60.0"))
+    assert budget.summary()["b"]["stated_room"] == 49
+    budget.observe("b", late, status=200, headers={})  # the server no longer says it
+    assert budget.summary()["b"]["stated_room"] is None
+    assert budget.acquire("b") == pytest.approx(SPACING)
+
+
+def test_a_statement_beyond_max_wait_raises_once_naming_the_time(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(0, "86400.0"), max_wait=600)
+    with pytest.raises(RateLimitError, match=r"1970-01-02 00:16:40 UTC.*max_wait=600"):
+        budget.admit("b", max_wait=600)
+    assert fake_clock.slept == [] and budget.summary()["b"]["stated_room"] is None
+    assert budget.admit("b", max_wait=600) is not None  # then the server is asked again
+
+
+def test_a_statement_beyond_max_wait_with_room_left_is_not_believed(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(9000, "86400.0"))  # a day's quota
+    assert budget.acquire("b") == pytest.approx(SPACING)  # nothing raised, the pace kept
+
+
+def test_a_429s_statement_neither_raises_nor_is_kept_beyond_max_wait(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=429, headers=stated(0, "86400.0"))  # the requester raises
+    assert budget.acquire("b") == pytest.approx(SPACING / 0.9)
 
 
 def test_the_seconds_waited_add_up_over_a_hold_and_then_the_spacing(fake_clock):
@@ -193,7 +219,19 @@ def test_the_seconds_waited_add_up_over_a_hold_and_then_the_spacing(fake_clock):
     budget.observe("b", refused, status=429, headers={}, hold=0.1)
     waited = budget.acquire("b")  # 0.1 s held, then the rest of the spacing
     assert waited == pytest.approx((1 + PACING_MARGIN) / 0.9)
-    assert waited == pytest.approx(fake_clock.monotonic() - refused.at)
+    assert waited == pytest.approx(fake_clock.time() - refused.at)
+
+
+def test_a_wait_longer_than_a_few_seconds_says_so_once(fake_clock, capsys):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=429, headers={}, hold=SAY_AFTER + 2)
+    budget.acquire("b")
+    err = capsys.readouterr().err
+    assert err == "invtools: waiting 7 s for b (held after a 429); Ctrl-C stops it\n"
+    budget.observe("b", budget.admit("b"), status=429, headers={}, hold=SAY_AFTER - 1)
+    budget.acquire("b")
+    assert capsys.readouterr().err == ""  # a short wait says nothing
 
 
 def test_a_stopped_wait_reports_no_time_waited(fake_clock):
@@ -206,10 +244,78 @@ def test_a_stopped_wait_reports_no_time_waited(fake_clock):
 
 def test_send_numbers_keep_counting_after_an_idle_hour(fake_clock):
     budget = Budget(5, clock=fake_clock)
-    assert budget.try_send("b", now=0.0) == (0.0, 1)
-    assert budget.try_send("b", now=1.0) == (0.0, 2)
-    assert budget.try_send("b", now=3600.0) == (0.0, 3)  # its earlier sends forgotten
-    assert budget.try_send("b", now=3601.0) == (0.0, 4)
+    assert [budget.admit("b").seq for _ in range(2)] == [1, 2]
+    fake_clock.sleep(3600)
+    assert budget.admit("b").seq == 3
+
+
+# ------------------------------------------------------------- times of another clock
+
+
+def test_times_a_month_ahead_in_the_shared_file_are_another_clocks(tmp_path, fake_clock):
+    path = tmp_path / "budgets.sqlite"
+    ahead, now = type(fake_clock)(start=1000.0 + 30 * 86400), fake_clock
+    one = Budget(5, clock=ahead, path=path, owner="o")
+    sent = one.admit("b")
+    one.observe("b", sent, status=429, headers={}, hold=60.0)
+    one.observe("b", one.admit("b"), status=200, headers=stated(0, "60.0"))
+    two = Budget(5, clock=now, path=path, owner="o")
+    assert two.acquire("b") == 0.0 and two.summary()["b"]["held_for"] == 0.0
+
+
+def test_a_hold_within_max_wait_is_shared_with_the_other_process(tmp_path, fake_clock):
+    path = tmp_path / "budgets.sqlite"
+    one = Budget(5, clock=fake_clock, path=path, owner="o")
+    one.observe("b", one.admit("b"), status=429, headers={}, hold=30.0)
+    two = Budget(5, clock=type(fake_clock)(start=fake_clock.now), path=path, owner="o")
+    assert two.acquire("b") == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"another shape"',
+        "[]",
+        "null",
+        "not json",
+        '{"seq": 1}',
+        '{"seq": "x", "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1}',
+        '{"seq": 1, "last": NaN, "held": 0, "stated": null, "refused": 0, "factor": 1}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 0}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1.5}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": [1, 2], "refused": 0, "factor": 1}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": [1, 2, Infinity, 3], "refused": 0,'
+        ' "factor": 1}',
+    ],
+)
+def test_a_state_of_another_shape_is_a_fresh_one(text):
+    assert State.loads(text) == State()
+
+
+def test_a_state_reads_back_as_written():
+    state = State(seq=7, last=12.5, held=14.0, stated=[3, 6, 20.0, 300], refused=2, factor=0.9)
+    assert State.loads(json.dumps(asdict(state))) == state
+
+
+# ------------------------------------------------------------------------ the budget file
+
+
+def test_a_locked_budget_file_warns_naming_it_within_the_timeout(tmp_path, fake_clock):
+    path = tmp_path / "budgets.sqlite"
+    budget = Budget(5, clock=fake_clock, path=path, owner="o", timeout=0.2)
+    budget.acquire("b")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        with pytest.warns(RuntimeWarning, match=f"{path}.*Pacing in this process only"):
+            assert budget.admit("b") is not None
+        assert time.monotonic() - started < 5.0  # the 0.2 s timeout, not SQLite's default
+        assert not budget.shared
+        assert budget.acquire("b") == pytest.approx(SPACING)  # paced here, no second wait
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 # ------------------------------------------------------------------- one budget per token
@@ -231,14 +337,56 @@ def test_a_shared_budget_is_one_per_token_clock_and_file(fake_clock, tmp_path):
     assert shared_budget("tok", 5, clock=fake_clock, path=tmp_path / "b.sqlite").acquire("b") > 0
 
 
-def test_a_budget_whose_file_cannot_be_used_is_this_processs_own_and_says_why(
-    fake_clock, tmp_path, caplog
-):
-    with caplog.at_level(logging.INFO, logger="invtools"):
+def test_a_budget_whose_file_cannot_be_used_is_this_processs_own_and_says_why(fake_clock, tmp_path):
+    with pytest.warns(RuntimeWarning) as caught:
         budget = Budget(5, clock=fake_clock, path=tmp_path, owner="tok")  # a folder
     assert not budget.shared and budget.acquire("b") == 0.0
-    [record] = [r for r in caplog.records if "not shared" in r.getMessage()]
-    message = record.getMessage()
-    head = f"budget not shared with other processes ({tmp_path}): "
-    assert message.startswith(head) and len(message) > len(head)
-    assert not message.endswith("None")
+    [warning] = caught
+    message = str(warning.message)
+    assert message.startswith(f"The rate-limit budget file {tmp_path} cannot be used (")
+    assert f"delete {tmp_path.name}" in message and message.endswith("process only.")
+
+
+# ----------------------------------------------------------- what is kept, and how it is shown
+
+
+def test_times_beyond_the_horizon_are_forgotten_and_those_within_kept():
+    far = State(seq=4, last=1061.0, held=1061.0, stated=[2, 4, 1061.0, None], refused=1)
+    assert far.bound(1000.0, 60.0) == State(seq=4, refused=1)
+    near = State(seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None])
+    assert near.bound(1000.0, 60.0) == State(
+        seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None]
+    )
+    past = State(seq=4, stated=[2, 4, 1000.0, None])  # its reset came: no longer a statement
+    assert past.bound(1000.0, 60.0).stated is None
+
+
+def test_the_file_is_private_and_lists_only_this_tokens_buckets(tmp_path, fake_clock):
+    path = tmp_path / "budgets.sqlite"
+    mine = Budget(5, clock=fake_clock, path=path, owner="o")
+    theirs = Budget(5, clock=fake_clock, path=path, owner="p")
+    for bucket in ("b:2", "a"):
+        mine.acquire(bucket)
+    theirs.acquire("c")
+    assert list(mine.summary()) == ["a", "b:2"] and list(theirs.summary()) == ["c"]
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+@pytest.mark.parametrize(
+    "bucket, words",
+    [
+        (
+            {"pace": 5.0, "stated_room": 3, "stated_limit": None, "reset_in": 2.4,
+             "held_for": 1.26, "rate_limited": 2},
+            "5/s, stated 3 left (reset in 2 s), held 1.3 s, 2 x 429",
+        ),
+        (
+            {"pace": 4.9, "stated_room": None, "stated_limit": None, "reset_in": None,
+             "held_for": 0.0, "rate_limited": 0},
+            "4.9/s",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bucket_in_words(bucket, words):
+    assert describe(bucket) == words

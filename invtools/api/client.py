@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 import os
 import threading
 import weakref
@@ -53,6 +54,7 @@ from invtools.errors import (
 )
 from invtools.http.cache import clear_entries, resolve_cache_path
 from invtools.http.pacing import BudgetView, describe
+from invtools.http.retries import MAX_RATE_LIMIT_WAIT
 
 __all__ = ["Client"]
 
@@ -67,8 +69,11 @@ class Client(Resources, DataFrames):
     with ``rate_limit_scope="token"``; 0 = not paced), shared by every client of the token
     on this machine. ``concurrency``: requests in flight at once for transaction details and
     list chains (the default 8 fills 5 requests/s at the real service's ~0.8 s an answer).
-    ``timeout``: seconds, or (connect, read). ``retries``: how many times a failed GET is sent
-    again; ``backoff``: the first retry's wait in seconds (doubling). ``progress``: progress
+    ``timeout``: seconds, or (connect, read). ``max_wait``: the longest a request waits for
+    the rate limit (seconds): a 429, or an answer, saying the budget comes back later raises
+    :class:`~invtools.errors.RateLimitError` naming when, instead of waiting. ``retries``: how
+    many times a failed GET is sent again; ``backoff``: the first retry's wait in seconds
+    (doubling). ``progress``: progress
     bars on long fetches. ``clock``: what waits are measured and slept on (tests pass a fake).
     """
 
@@ -86,6 +91,7 @@ class Client(Resources, DataFrames):
         backoff: float = 0.5,
         progress: bool = True,
         clock: Any = SYSTEM_CLOCK,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
         token = os.environ.get(TOKEN_ENV) if token is None else token
         if isinstance(token, str):
@@ -97,6 +103,13 @@ class Client(Resources, DataFrames):
         check_whole(concurrency, "concurrency", least=1, what=" (requests in flight)")
         if not isinstance(backoff, int | float) or isinstance(backoff, bool) or backoff < 0:
             raise ConfigError(f"backoff must be seconds >= 0, not {backoff!r}")
+        if (
+            isinstance(max_wait, bool)
+            or not isinstance(max_wait, int | float)
+            or not math.isfinite(max_wait)
+            or max_wait <= 0
+        ):
+            raise ConfigError(f"max_wait must be seconds > 0, e.g. 120; not {max_wait!r}")
         self.rate_limit, self.rate_limit_scope = check_rate(rate_limit), rate_limit_scope
         self.concurrency, self.progress = concurrency, progress
         try:
@@ -111,6 +124,8 @@ class Client(Resources, DataFrames):
             scope=rate_limit_scope,
             in_flight=concurrency,
             clock=clock,
+            timeout=timeout[0],
+            max_wait=float(max_wait),
         )
         del token
         self._counters = Counters()
@@ -122,6 +137,7 @@ class Client(Resources, DataFrames):
             backoff=float(backoff),
             counters=self._counters,
             clock=clock,
+            max_wait=float(max_wait),
         )
         self._team_lock = threading.RLock()
         # A client nobody closes lets go of its connections once it is garbage.

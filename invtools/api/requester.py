@@ -63,7 +63,12 @@ from invtools.http.cache import (
     sound_response,
 )
 from invtools.http.pacing import Budget
-from invtools.http.retries import RETRY_STATUSES, backoff, rate_limit_wait
+from invtools.http.retries import (
+    MAX_RATE_LIMIT_WAIT,
+    RETRY_STATUSES,
+    backoff,
+    rate_limit_wait,
+)
 from invtools.http.session import POOL_SIZE
 
 __all__ = ["Requester", "ClientSession", "BearerAuth", "open_session"]
@@ -121,13 +126,17 @@ def open_session(
     scope: str,
     in_flight: int,
     clock: Any,
+    timeout: float,
+    max_wait: float,
 ) -> ClientSession:
     """The session of a client: cached at ``cache_path`` (None: no cache), paced at
     ``rate_limit`` per ``scope`` (0: not paced) on a budget the token shares with its other
     clients on this machine, room for ``in_flight`` requests, ``auth`` on every request."""
     budget = None
     if rate_limit:
-        budget = _token_budget(cache_path, base_url, auth.header, scope, rate_limit, clock)
+        budget = _token_budget(
+            cache_path, base_url, auth.header, scope, rate_limit, clock, timeout=timeout
+        )
     session = cast(
         ClientSession,
         make_session(
@@ -137,6 +146,7 @@ def open_session(
             pool_size=max(POOL_SIZE, 2 * in_flight),
             expire_after=DEFAULT_EXPIRY,
             urls_expire_after=EXPIRY,
+            max_wait=max_wait,
         ),
     )
     if cache_path is not None:
@@ -149,11 +159,19 @@ def open_session(
 
 
 def _token_budget(
-    cache_path: Path | None, base_url: str, header: str, scope: str, per_second: float, clock: Any
+    cache_path: Path | None,
+    base_url: str,
+    header: str,
+    scope: str,
+    per_second: float,
+    clock: Any,
+    *,
+    timeout: float,
 ) -> Budget:
     """The token's budget at this service: shared by its clients in this process and, through
-    ``budgets.sqlite`` beside the cache, by every process using that cache folder. Found by a
-    salted hash of the token, so no token is kept anywhere."""
+    ``budgets.sqlite`` beside the cache, by every process using that cache folder (its lock
+    waited for ``timeout`` seconds at most). Found by a salted hash of the token, so no token
+    is kept anywhere."""
     path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
     salt = b""
     if path is not None:
@@ -163,7 +181,7 @@ def _token_budget(
             logger.info("budget not shared with other processes: %s", exc)
             path = None
     owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
-    return shared_budget(owner[:32], per_second, clock=clock, path=path)
+    return shared_budget(owner[:32], per_second, clock=clock, path=path, timeout=timeout)
 
 
 class Requester:
@@ -180,6 +198,7 @@ class Requester:
         backoff: float,
         counters: Counters,
         clock: Any = SYSTEM_CLOCK,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
         self.session = session
         self.base_url = base_url
@@ -188,6 +207,7 @@ class Requester:
         self.backoff = backoff
         self.counters = counters
         self.clock = clock
+        self.max_wait = max_wait
         self.team: Team | None = None
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
@@ -256,7 +276,7 @@ class Requester:
             if status == 429:
                 self.counters.add(rate_limited=1)
             if status in RETRY_STATUSES and attempt <= allowed:
-                wait, why = self._wait_for(resp, attempt)
+                wait, why = self._wait_for(resp, attempt, path)
                 if wait is not None:
                     self._wait(path, why, wait, attempt, allowed)
                     continue
@@ -301,15 +321,23 @@ class Requester:
     def _backoff(self, attempt: int) -> float:
         return backoff(attempt, self.backoff)
 
-    def _wait_for(self, resp: requests.Response, attempt: int) -> tuple[float | None, str]:
+    def _wait_for(
+        self, resp: requests.Response, attempt: int, path: str
+    ) -> tuple[float | None, str]:
         """How long to wait before retrying ``resp``; None: do not retry."""
         if resp.status_code != 429:
             return self._backoff(attempt), f"{resp.status_code} {resp.reason}"
-        wait, why = rate_limit_wait(resp.headers, now=time.time())
+        wait, why = rate_limit_wait(resp.headers, now=self.clock.time(), max_wait=self.max_wait)
         if wait is None:
             wait = backoff(attempt, max(self.backoff, 0.5))
-        if wait == float("inf"):
-            return None, why  # do not block a notebook for minutes; raise instead
+        if wait == float("inf"):  # do not block a notebook for longer: say when instead
+            raise RateLimitError(
+                f"GET {path}: {why}. Try again then, or raise max_wait= to wait for it.",
+                status=429,
+                method="GET",
+                path=path,
+                attempts=attempt,
+            )
         budget = getattr(self.session, "budget", None)
         sent = getattr(resp, "invtools_sent", None)
         if budget is not None and sent is not None:

@@ -1,10 +1,9 @@
-"""What a pacing budget believes of a bucket (:class:`BucketState`, :class:`Stated`), a request
-it let through (:class:`Admission`), where it keeps that (:class:`MemoryStore` in this process,
-:class:`FileStore` in a SQLite file every process of the machine shares), and how it is shown
-(:class:`BudgetView`). The decisions are :mod:`invtools.http.pacing`'s.
-
->>> stated_of({"X-Ratelimit-Remaining": "4"}) is None     # no reset: not a statement
-True
+"""Where a pacing budget keeps what it believes of each bucket (:class:`State`): a SQLite file
+every process using the cache folder shares (``budgets.sqlite``), or ``:memory:`` for this
+process alone (:class:`Store`); and how it is shown (:class:`BudgetView`, :func:`describe`).
+The rules are :mod:`invtools.http.pacing`'s. Every time kept is wall-clock time; a row of
+another shape reads as a fresh state; a file SQLite cannot use raises
+:class:`~invtools.errors.CacheError` naming it and what to do.
 """
 
 from __future__ import annotations
@@ -21,93 +20,109 @@ from pathlib import Path
 from typing import Any
 
 from invtools._files import private_file
+from invtools.errors import CacheError
 
-__all__ = [
-    "BucketState",
-    "Stated",
-    "Admission",
-    "Sends",
-    "stated_of",
-    "BudgetView",
-    "describe",
-    "MemoryStore",
-    "FileStore",
-    "state_from_json",
-    "KEEP",
-]
-
-#: How long sends are remembered (seconds): enough for a minute's stated budget.
-KEEP = 120.0
-#: A bucket's sends, oldest first: ``(seq, at)``.
-Sends = list[tuple[int, float]]
+__all__ = ["State", "Store", "BudgetView", "describe"]
 
 
 @dataclass
-class Stated:
-    """What a response said of its bucket: ``remaining`` after the request ``seq`` (the
-    bucket's send number), room back at ``reset_at`` (in the frame of when requests are sent),
-    the ``limit`` per window if said."""
+class State:
+    """A bucket: ``seq`` sent, the ``last`` at; ``held`` until; ``stated``: ``[remaining, after
+    send number, until, limit]``; 429s ``refused``; ``factor``: of the configured pace.
 
-    remaining: int
-    reset_at: float
-    seq: int
-    limit: int | None = None
-
-
-@dataclass(frozen=True)
-class Admission:
-    """A request let through: its bucket's send number ``seq``, when (``at``), after waiting
-    ``waited`` seconds."""
-
-    seq: int
-    at: float
-    waited: float = 0.0
-
-
-@dataclass
-class BucketState:
-    """What a budget believes of one bucket (see the module docstring)."""
-
-    held_until: float = -math.inf
-    factor: float = 1.0  # the pace of a silent server, as a fraction of the configured
-    stated: Stated | None = None
-    rate_limited: int = 0  # 429s seen
-    last_seq: int = 0  # the bucket's last send number (sends are forgotten after KEEP)
-    window: float | None = None  # the stated budget's window (seconds), when learned
-    window_limit: int | None = None  # ... and how many requests it allows
-
-
-def stated_of(headers: Mapping[str, str]) -> tuple[int, float, int | None] | None:
-    """``(remaining, reset seconds, limit)`` when the headers state a budget, else None.
-
-    >>> stated_of({"X-Ratelimit-Remaining": "287", "X-Ratelimit-Reset": "41.5",
-    ...            "X-Ratelimit-Limit": "300"})
-    (287, 41.5, 300)
-    >>> stated_of({"X-Ratelimit-Remaining": "4"}) is None     # no reset: not a statement
+    >>> State.loads('"another shape"') == State()          # another version's: afresh
     True
     """
-    try:
-        remaining = int(headers["X-Ratelimit-Remaining"])
-        reset = float(headers["X-Ratelimit-Reset"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if remaining < 0 or not 0 <= reset < 1e6:  # an epoch timestamp is not read as seconds
-        return None
-    try:
-        limit: int | None = int(headers["X-Ratelimit-Limit"])
-    except (KeyError, TypeError, ValueError):
-        limit = None
-    return remaining, reset, limit
+
+    seq: int = 0
+    last: float = 0.0
+    held: float = 0.0
+    stated: list | None = None
+    refused: int = 0
+    factor: float = 1.0
+
+    def room(self) -> int:
+        return 0 if self.stated is None else self.stated[0] - (self.seq - self.stated[1])
+
+    def bound(self, now: float, horizon: float) -> State:
+        """Forget times further ahead than ``horizon`` s (another clock's); and a past reset."""
+        self.last = 0.0 if self.last > now + horizon else self.last
+        self.held = 0.0 if self.held > now + horizon else self.held
+        if self.stated is not None and not now < self.stated[2] <= now + horizon:
+            self.stated = None
+        return self
+
+    @classmethod
+    def loads(cls, text: str) -> State:
+        try:
+            d = json.loads(text)
+            s = cls(int(d["seq"]), float(d["last"]), float(d["held"]), None, int(d["refused"]))
+            s.factor = float(d["factor"])
+            if d["stated"] is not None:
+                left, seq, until, limit = d["stated"]
+                s.stated = [int(left), int(seq), float(until), limit and int(limit)]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return cls()
+        times = [s.last, s.held, s.factor, *(s.stated[2:3] if s.stated else [])]
+        return s if all(map(math.isfinite, times)) and 0 < s.factor <= 1 else cls()
+
+
+class Store:
+    """A budget's states in SQLite: ``budgets.sqlite`` shared by the machine's processes, or
+    ``:memory:`` for this one; a row per bucket, ``<owner>:<bucket>``. Each ``open`` is one write
+    transaction (``BEGIN IMMEDIATE``), so an admission is atomic across processes."""
+
+    def __init__(self, path: Path | str = ":memory:", owner: str = "", timeout: float = 5.0):
+        self.path, self.owner, self._lock = path, owner, threading.Lock()
+        with self._failing():
+            if path != ":memory:":
+                private_file(Path(path))
+            self._con = sqlite3.connect(
+                path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            weakref.finalize(self, self._con.close)
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("CREATE TABLE IF NOT EXISTS buckets (bucket TEXT PRIMARY KEY, state)")
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        try:
+            yield
+        except (OSError, sqlite3.Error) as exc:
+            name = Path(self.path).name
+            raise CacheError(
+                f"The rate-limit budget file {self.path} cannot be used ({exc}). Another "
+                "program may hold it locked, or it is damaged or not invtools': close the other "
+                f"notebooks using this cache folder, or delete {name} (pacing state only)."
+            ) from exc
+
+    def buckets(self) -> list[str]:
+        with self._lock, self._failing():
+            rows = self._con.execute("SELECT bucket FROM buckets ORDER BY bucket").fetchall()
+        return [b.split(":", 1)[1] for (b,) in rows if b.startswith(f"{self.owner}:")]
+
+    @contextmanager
+    def open(self, bucket: str) -> Iterator[State]:
+        key, con = f"{self.owner}:{bucket}", self._con
+        with self._lock, self._failing():
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                row = con.execute("SELECT state FROM buckets WHERE bucket = ?", (key,)).fetchone()
+                state = State.loads(row[0]) if row else State()
+                yield state
+                con.execute("REPLACE INTO buckets VALUES (?, ?)", (key, json.dumps(asdict(state))))
+                con.execute("COMMIT")
+            finally:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
 
 
 @dataclass(frozen=True)
 class BudgetView:
     """What a client believes of its token's budget (``client.budget``): the configured
-    ``rate_limit`` (the pace of a server that says nothing), its ``scope``, whether the budget
-    is ``shared`` with other processes (through a file beside the cache), and per bucket: the
-    ``pace`` now (requests a second; slower after 429s), a stated budget's ``stated_room`` and
-    ``stated_limit``, seconds to its reset (``reset_in``), seconds the bucket is still held
-    (``held_for``) and the 429s seen (``rate_limited``). No token.
+    ``rate_limit`` (the pace of a silent server), its ``scope``, whether ``shared`` with other
+    processes (a file beside the cache) and, per bucket, what
+    :meth:`~invtools.http.pacing.Budget.summary` says. No token.
 
     >>> BudgetView(5.0, "token", True, {"all-endpoints": {"pace": 4.1, "stated_room": None,
     ...     "stated_limit": None, "reset_in": None, "held_for": 0.0, "rate_limited": 3}})
@@ -120,11 +135,9 @@ class BudgetView:
     buckets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        parts = [
-            f"{self.rate_limit:g}/s per {self.scope}"
-            + (", shared with other processes" if self.shared else "")
-        ]
-        parts += [f"{bucket}: {describe(b)}" for bucket, b in self.buckets.items()]
+        head = f"{self.rate_limit:g}/s per {self.scope}"
+        head += ", shared with other processes" if self.shared else ""
+        parts = [head] + [f"{bucket}: {describe(b)}" for bucket, b in self.buckets.items()]
         return f"BudgetView({'; '.join(parts)})"
 
     @property
@@ -134,7 +147,7 @@ class BudgetView:
 
 
 def describe(bucket: Mapping[str, Any]) -> str:
-    """One bucket of :meth:`Budget.summary` in words.
+    """One bucket of :meth:`~invtools.http.pacing.Budget.summary` in words.
 
     >>> describe({"pace": 4.762, "stated_room": 287, "stated_limit": 300, "reset_in": 41.2,
     ...           "held_for": 0.0, "rate_limited": 0})
@@ -149,98 +162,3 @@ def describe(bucket: Mapping[str, Any]) -> str:
     if bucket.get("rate_limited"):
         text += f", {bucket['rate_limited']} x 429"
     return text
-
-
-class MemoryStore:
-    """A budget's state in this process."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._states: dict[str, BucketState] = {}
-        self._sends: dict[str, Sends] = {}
-
-    def buckets(self) -> list[str]:
-        with self._lock:
-            return sorted(self._states)
-
-    @contextmanager
-    def open(self, bucket: str, now: float) -> Iterator[tuple[BucketState, Sends]]:
-        with self._lock:
-            state = self._states.setdefault(bucket, BucketState())
-            sends = self._sends.setdefault(bucket, [])
-            while sends and sends[0][1] < now - KEEP:
-                sends.pop(0)
-            yield state, sends
-
-
-class FileStore:
-    """A budget's state in a SQLite file every process on the machine uses, its buckets named
-    ``<owner>:<bucket>`` (``owner``: a salted hash of the token): each ``open`` is one write
-    transaction (``BEGIN IMMEDIATE``), so an admission is atomic across processes."""
-
-    def __init__(self, path: Path, owner: str) -> None:
-        private_file(path)
-        self.path, self.owner = path, owner
-        self._lock = threading.Lock()
-        self._con = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=NORMAL")
-        self._con.execute(
-            "CREATE TABLE IF NOT EXISTS state (bucket TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        self._con.execute(
-            "CREATE TABLE IF NOT EXISTS sends (bucket TEXT NOT NULL, "
-            "seq INTEGER NOT NULL, t REAL NOT NULL)"
-        )
-        self._con.execute("CREATE INDEX IF NOT EXISTS sends_at ON sends (bucket, t)")
-        weakref.finalize(self, self._con.close)
-
-    def buckets(self) -> list[str]:
-        mine = f"{self.owner}:"
-        with self._lock:
-            return [
-                b[len(mine) :]
-                for (b,) in self._con.execute(
-                    "SELECT bucket FROM state WHERE substr(bucket, 1, ?) = ? ORDER BY bucket",
-                    (len(mine), mine),
-                )
-            ]
-
-    @contextmanager
-    def open(self, bucket: str, now: float) -> Iterator[tuple[BucketState, Sends]]:
-        bucket = f"{self.owner}:{bucket}"
-        with self._lock:
-            con = self._con
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                row = con.execute("SELECT value FROM state WHERE bucket = ?", (bucket,)).fetchone()
-                state = state_from_json(row[0]) if row else BucketState()
-                con.execute("DELETE FROM sends WHERE bucket = ? AND t < ?", (bucket, now - KEEP))
-                sends = [
-                    (n, t)
-                    for n, t in con.execute(
-                        "SELECT seq, t FROM sends WHERE bucket = ? ORDER BY seq", (bucket,)
-                    )
-                ]
-                known = len(sends)
-                yield state, sends
-                con.executemany(
-                    "INSERT INTO sends VALUES (?, ?, ?)", [(bucket, n, t) for n, t in sends[known:]]
-                )
-                con.execute(
-                    "INSERT OR REPLACE INTO state VALUES (?, ?)",
-                    (bucket, json.dumps(asdict(state))),
-                )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-
-
-def state_from_json(text: str) -> BucketState:
-    try:
-        data = json.loads(text)
-        stated = data.pop("stated")
-        return BucketState(**data, stated=None if stated is None else Stated(**stated))
-    except (TypeError, ValueError, KeyError):
-        return BucketState()  # a state written by another version: start afresh

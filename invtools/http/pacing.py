@@ -1,55 +1,33 @@
-"""Pacing: a request waits on the client side until the token's budget has room, following what
-the service says of its budget and what it does, not only our model of it.
+"""Pacing: a request waits on the client side until its token's budget has room; every wait is
+bounded, said when long (stderr), and stoppable. Per bucket (an endpoint, or all: ``"token"``):
 
-The real service's budget is not pinned down (documented as 5 requests a second per endpoint,
-reported as 300 a minute per token; its ~0.8 s of latency may come before or after its
-counter). What a :class:`Budget` believes, per bucket -- one per endpoint, or one for all
-endpoints (``scope="token"``):
+- **The configured rate paces a silent server**: a request every ``(1 + margin) / rate`` s. A
+  429 slows it (x0.9), other answers speed it back (+0.3 %): with arrivals jittered by +-0.2 s,
+  4 % of requests meet a 429 instead of 15 % (``benchmarks/bench_budgets.py``).
+- **A 429 holds its bucket** from when it was sent until the reset the caller read.
+- **A statement is evidence, not a schedule**: ``X-Ratelimit-Remaining``/``-Reset`` hold until
+  the bucket's next answer or the reset; the room (less what went since) goes at once, none
+  left waits for the reset. A reset in whole seconds may come a second sooner; ``Remaining``
+  above ``Limit`` is not believed; a reset beyond ``max_wait`` is not kept: the next request
+  raises :class:`~invtools.errors.RateLimitError` naming when the budget comes back.
 
-- **A stated budget is the truth.** A response that says ``X-Ratelimit-Remaining`` and
-  ``X-Ratelimit-Reset`` states the room left and when it comes back. While a statement holds,
-  its room (the remaining count less every request sent since the stated one) is spent as fast
-  as the requests in flight allow -- faster than the configured pace when a minute's budget
-  has room -- and never more: with no room left, requests wait for the stated reset. A long
-  window the statements reveal (their limit and reset, and our own sends, give its length: a
-  minute's 300) is then kept by counting our own sends in it, so that a statement grown old
-  is never taken for a pace.
-- **The configured rate is the pace of a server that says nothing**: ``rate_limit`` requests a
-  second, evenly spaced (one every ``(1 + margin) / rate`` seconds: even spacing, unlike
-  bursts, keeps arrivals apart when the network jitters). Each 429 slows that pace (x0.9) and
-  every answer that is not a 429 speeds it back up a little (+0.3 % of the configured rate, up
-  to it): additive increase, multiplicative decrease, which settles where about 4 % of the
-  requests meet a 429 when arrivals jitter by +-0.2 s, instead of a fifth of them.
-- **A 429 holds the bucket** until the reset it gives (``X-Ratelimit-Reset``, else
-  ``Retry-After``, else a backoff), so the other threads do not meet a 429 of their own.
+Times are the wall-clock times requests were sent, shared by the processes of a cache folder in
+``budgets.sqlite`` (a row per bucket, named by a salted hash of the token); a time further ahead
+than ``max_wait`` is another clock's (before a reboot) and is forgotten. A file SQLite cannot
+use (after ``timeout`` s) warns, naming it, and the budget goes on in this process.
 
-Every time is taken in the frame of when a request was *sent*: a statement or a reset answers
-the request sent at ``t``, whether the server counted it on arrival or after the network's
-latency, so "the room comes back ``reset`` seconds after ``t``" holds in both cases -- a
-request sent then reaches the counter after the same delay the stated one did.
-
-One budget per token for every client in this process (:func:`shared_budget`) and, with a
-``path`` (the client's cache folder), for every process on the machine: the state lives in a
-small SQLite file, its rows named by a salted hash of the token (never the token), whose write lock
-(``BEGIN IMMEDIATE``) makes each admission atomic across processes. Waiting is done here, on
-an injectable clock, so tests need not sleep.
-
->>> from invtools._clock import SYSTEM_CLOCK
->>> b = Budget(5, clock=SYSTEM_CLOCK, margin=0.0)
->>> [round(b.try_send("/v1/items", now=t)[0], 2) for t in (0.0, 0.1, 0.2, 0.3)]  # 0: sent
-[0.0, 0.1, 0.0, 0.1]
+>>> Budget(5).admit("/v1/items")                  # nothing sent yet: it goes at once
+Admission(seq=1, at=..., waited=0.0)
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import math
-import sqlite3
+import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -58,149 +36,81 @@ import requests
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
-from invtools.errors import Cancelled
-from invtools.http.budgetstore import (
-    Admission,
-    BucketState,
-    BudgetView,
-    FileStore,
-    MemoryStore,
-    Sends,
-    Stated,
-    describe,
-    state_from_json,
-    stated_of,
-)
+from invtools.errors import CacheError, Cancelled, RateLimitError
+from invtools.http.budgetstore import BudgetView, State, Store, describe
+from invtools.http.retries import MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
 
-__all__ = [
-    "RATE_LIMIT_SCOPES",
-    "PACING_MARGIN",
-    "Budget",
-    "BudgetView",
-    "BucketState",
-    "Stated",
-    "Admission",
-    "shared_budget",
-    "bucket_of",
-    "stated_of",
-    "sent_since",
-    "wait_for",
-    "learn_window",
-    "describe",
-    "PacingMixin",
-]
-
-logger = logging.getLogger("invtools")
+__all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SAY_AFTER", "Admission", "State", "Budget"]
+__all__ += ["BudgetView", "describe", "bucket_of", "stated_of", "shared_budget", "PacingMixin"]
 
 #: "endpoint": one budget per endpoint (the service's documented rule); "token": one budget
 #: shared by every endpoint (what one production client reports).
 RATE_LIMIT_SCOPES = ("endpoint", "token")
-#: How much longer (a fraction) than the server's spacing a request counts in the client's,
-#: so that a request which reached the server late has left the server's window too.
+#: How much longer (a fraction) than the server's spacing a request counts in the client's.
 PACING_MARGIN = 0.02
-#: The pace after a 429 (times the current one), the least it goes down to (of the configured
-#: rate), and how much each answer that is not a 429 brings it back up.
+#: A wait longer than this (seconds) says so on stderr.
+SAY_AFTER = 5.0
+#: The pace after a 429 (times the current one), its floor, and each other answer's step back.
 SLOWER, SLOWEST, FASTER = 0.9, 0.3, 0.003
-#: A stated window at least this long (seconds) is paced by its own count, not by a spacing;
-#: and the slack added to it for the network's jitter.
-LONG_WINDOW, WINDOW_SLACK = 2.0, 0.5
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A request let through: its bucket's send number ``seq``, when (``at``, wall clock),
+    after waiting ``waited`` seconds."""
+
+    seq: int
+    at: float
+    waited: float = 0.0
 
 
 def bucket_of(url: str, scope: str) -> str:
     """The bucket a request to ``url`` spends from.
 
-    >>> bucket_of("http://h/v1/location-txs/7?revision=2", "endpoint")
-    '/v1/location-txs/{id}'
-    >>> bucket_of("http://h/v1/items", "token")
-    'all-endpoints'
+    >>> bucket_of("http://h/v1/location-txs/7?revision=2", "endpoint"), bucket_of("/v1/x", "token")
+    ('/v1/location-txs/{id}', 'all-endpoints')
     """
     return "all-endpoints" if scope == "token" else route_of(urlsplit(url).path)
 
 
-def wait_for(state: BucketState, sends: Sends, now: float, interval: float) -> float:
-    """Seconds to wait before a request of this bucket may go (0: now). ``sends``: the
-    bucket's sends; ``interval``: the configured spacing.
+def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, int | None] | None:
+    """``(remaining, seconds until the room may come back, limit)`` if ``headers`` state a
+    budget, else None; ``Reset`` in seconds, an epoch time or an HTTP date (``now``: the wall
+    clock). In whole seconds, rounded up, it may come a second sooner.
 
-    - held after a 429: until then;
-    - a stated room (the latest statement, less what was sent since): spent at once; none
-      left: until the stated reset;
-    - a long window the server's statements revealed (a minute's 300): as many as it allows
-      in any such window of our own sends, at once -- a statement grown old is not a pace;
-    - else the configured spacing, slowed after 429s.
-
-    >>> s = BucketState(stated=Stated(remaining=2, reset_at=60.0, seq=1))
-    >>> wait_for(s, [(1, 1.0), (2, 1.5)], now=2.0, interval=0.2)        # 1 left of 2
-    0.0
-    >>> wait_for(s, [(1, 1.0), (2, 1.5), (3, 1.9)], now=2.0, interval=0.2)   # none: reset
-    58.0
-    >>> s = BucketState(window=60.0, window_limit=2)                    # 2 a minute, learned
-    >>> round(wait_for(s, [(1, 1.0), (2, 1.5)], now=2.0, interval=0.2), 1)   # 60 s, and slack
-    60.7
+    >>> stated_of({"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "0.25"}, now=0.0)
+    (0, 0.25, None)
+    >>> stated_of({"X-Ratelimit-Remaining": "9", "X-Ratelimit-Reset": "3",
+    ...            "X-Ratelimit-Limit": "300"}, now=0.0)
+    (9, 2.0, 300)
     """
-    if state.held_until > now:
-        return state.held_until - now
-    stated = state.stated
-    if stated is not None and now < stated.reset_at:
-        room = stated.remaining - sent_since(sends, stated.seq)
-        if room <= 0:
-            return stated.reset_at - now
-        if not _long(state):
-            return 0.0
-    window, limit = state.window, state.window_limit
-    if window is not None and limit and window >= LONG_WINDOW:  # _long(state), narrowed
-        span = window * (1 + PACING_MARGIN) + WINDOW_SLACK
-        recent = [at for _n, at in sends if at > now - span]
-        if len(recent) < limit:
-            return 0.0
-        return max(0.0, recent[-limit] + span - now)
-    last = sends[-1][1] if sends else -math.inf
-    return max(0.0, last + interval / state.factor - now)
+    raw = str(headers.get("X-Ratelimit-Reset", ""))
+    reset = wait_seconds(raw, now=now)
+    try:
+        remaining = int(headers["X-Ratelimit-Remaining"])
+        limit = int(headers["X-Ratelimit-Limit"]) if "X-Ratelimit-Limit" in headers else None
+    except (KeyError, TypeError, ValueError):
+        return None
+    if reset is None or reset < 0 or remaining < 0 or (limit is not None and remaining > limit):
+        return None
+    return remaining, reset if "." in raw else max(0.0, reset - 1), limit
 
 
-def _long(state: BucketState) -> bool:
-    return bool(state.window and state.window_limit and state.window >= LONG_WINDOW)
-
-
-def learn_window(
-    state: BucketState,
-    sends: Sends,
-    sent: Admission,
-    remaining: int,
-    reset: float,
-    limit: int | None,
-) -> None:
-    """What a statement of a success tells of the server's window: it holds ``limit -
-    remaining`` requests, the oldest of them ours, sent ``limit - remaining - 1`` sends before
-    this one; it leaves in ``reset`` seconds, so the window is ``reset`` plus how long ago that
-    one went. (Another client of the token elsewhere would make it look longer: it is kept
-    only while it says so again.)
-
-    >>> st = BucketState()
-    >>> learn_window(st, [(1, 0.0), (2, 2.0), (3, 5.0)], Admission(3, 5.0), 297, 55.0, 300)
-    >>> st.window, st.window_limit
-    (60.0, 300)
-    """
-    if not limit or remaining >= limit:
-        return
-    oldest = sent.seq - (limit - remaining - 1)
-    at = next((a for n, a in sends if n == oldest), None)
-    if at is not None:
-        state.window, state.window_limit = reset + (sent.at - at), limit
-
-
-def sent_since(sends: Sends, seq: int) -> int:
-    """How many of ``sends`` went after send number ``seq``.
-
-    >>> sent_since([(1, 1.0), (2, 2.0), (3, 2.0)], 1)
-    2
-    """
-    return sum(1 for n, _at in sends if n > seq)
+def _wait(s: State, now: float, interval: float) -> tuple[float, str]:
+    """Seconds before a request of this bucket may go (0: now), and why."""
+    if s.held > now:
+        return s.held - now, "held after a 429"
+    if s.stated is not None:
+        if s.room() > 0:
+            return 0.0, "stated room"
+        return s.stated[2] - now, "the server stated no room left"
+    return max(0.0, s.last + interval / s.factor - now), "the configured pace"
 
 
 class Budget:
     """``per_second`` requests a second per bucket for a server that says nothing, else what
-    it states (see the module docstring); waited for on ``clock``. ``path``: a file that
-    shares the budget with every process on the machine (None: this process only)."""
+    it states (see the module docstring), waited for on ``clock``; ``path``: a file sharing it
+    with the machine's processes, its lock waited for ``timeout`` s at most."""
 
     def __init__(
         self,
@@ -210,16 +120,18 @@ class Budget:
         margin: float = PACING_MARGIN,
         path: Path | None = None,
         owner: str = "",
+        timeout: float = 5.0,
     ) -> None:
-        self.per_second = float(per_second)
-        self.clock = clock
+        self.per_second, self.clock = float(per_second), clock
         self.interval = (1 + margin) / self.per_second
-        self._store: MemoryStore | FileStore = MemoryStore()
-        if path is not None:
-            try:
-                self._store = FileStore(path, owner)
-            except (OSError, sqlite3.Error) as exc:  # a read-only folder, say
-                logger.info("budget not shared with other processes (%s): %s", path, exc)
+        self._far: dict[str, float] = {}  # bucket -> a stated reset beyond max_wait
+        self._said: dict[str, float] = {}  # bucket -> the end of the last wait said
+        self._lock = threading.Lock()
+        self._store = Store()
+        try:
+            self._store = Store(path, owner, timeout) if path is not None else self._store
+        except CacheError as exc:
+            warnings.warn(f"{exc} Pacing in this process only.", RuntimeWarning, stacklevel=4)
 
     def __repr__(self) -> str:
         return f"Budget({self.per_second:g}/s{', shared by file' if self.shared else ''})"
@@ -227,33 +139,52 @@ class Budget:
     @property
     def shared(self) -> bool:
         """Whether other processes share it (through its file)."""
-        return isinstance(self._store, FileStore)
+        return self._store.path != ":memory:"
 
-    def try_send(self, bucket: str, *, now: float) -> tuple[float, int | None]:
-        """Admit a request of ``bucket`` at ``now``: ``(0.0, its send number)``, and it counts
-        as sent; or ``(seconds to wait first, None)``.
+    def _with(self, bucket: str, now: float, horizon: float, fn: Any) -> Any:
+        """``fn(state)`` on ``bucket``'s state, its times bounded; the file failing: in memory."""
+        store = self._store
+        try:
+            with store.open(bucket) as state:
+                return fn(state.bound(now, horizon))
+        except CacheError as exc:
+            with self._lock:
+                if self._store is store:  # the first thread to meet it says so
+                    self._store = Store()
+                    warnings.warn(f"{exc} Pacing in this process only.", RuntimeWarning, 5)
+            return self._with(bucket, now, horizon, fn)
 
-        >>> Budget(5).try_send("b", now=0.0)
-        (0.0, 1)
-        """
-        with self._store.open(bucket, now) as (state, sends):
-            wait = wait_for(state, sends, now, self.interval)
-            if wait > 0:
-                return wait, None
-            seq = (sends[-1][0] if sends else state.last_seq) + 1
-            state.last_seq = seq
-            sends.append((seq, now))
-            return 0.0, seq
-
-    def admit(self, bucket: str, cancel: Any = None) -> Admission | None:
-        """Wait until a request in ``bucket`` may go and count it as sent; None when
-        ``cancel`` was set while it waited (nothing may be sent then)."""
+    def admit(
+        self, bucket: str, cancel: Any = None, *, max_wait: float = MAX_RATE_LIMIT_WAIT
+    ) -> Admission | None:
+        """Wait until a request in ``bucket`` may go and count it as sent; None when ``cancel``
+        was set meanwhile (nothing may be sent). Raises :class:`RateLimitError` when the latest
+        answer stated a reset beyond ``max_wait``."""
         waited = 0.0
         while True:
-            now = self.clock.monotonic()
-            wait, seq = self.try_send(bucket, now=now)
-            if seq is not None:
-                return Admission(seq, now, waited)
+            now = self.clock.time()
+            far = self._far.pop(bucket, now)
+            if far > now:
+                raise RateLimitError(
+                    f"{bucket}: the server stated that no request may go until "
+                    f"{comes_back(far - now, now)}, longer than max_wait={max_wait:g} s; nothing "
+                    "was sent. Try again then, or raise max_wait= to wait for it."
+                )
+
+            def take(s: State, now: float = now) -> tuple[float, str]:
+                wait, why = _wait(s, now, self.interval)
+                if wait <= 0:
+                    s.seq, s.last = s.seq + 1, now
+                    return -s.seq, why
+                return min(wait, max_wait), why
+
+            wait, why = self._with(bucket, now, max_wait, take)
+            if wait <= 0:
+                return Admission(int(-wait), now, waited)
+            if wait > SAY_AFTER and abs(self._said.get(bucket, 0.0) - now - wait) > 1.0:
+                self._said[bucket] = now + wait
+                say = f"invtools: waiting {wait:.0f} s for {bucket} ({why}); Ctrl-C stops it"
+                print(say, file=sys.stderr, flush=True)
             if self.clock.wait(cancel, wait):
                 return None
             waited += wait
@@ -271,66 +202,61 @@ class Budget:
         status: int,
         headers: Mapping[str, str],
         hold: float | None = None,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
     ) -> None:
-        """What the answer to the request ``sent`` says: a statement of the budget, and for a
-        429 (whose reset the caller read: ``hold`` seconds) a slower pace and a hold from when
-        it was sent; any other answer speeds the pace back up a little."""
-        said = stated_of(headers)
-        with self._store.open(bucket, sent.at) as (state, sends):
-            if status == 429:
-                state.rate_limited += 1
-                state.factor = max(SLOWEST, state.factor * SLOWER)
-                if hold is not None:
-                    state.held_until = max(state.held_until, sent.at + hold)
-            else:
-                state.factor = min(1.0, state.factor + FASTER)
-            if said is not None and (state.stated is None or sent.seq > state.stated.seq):
-                remaining, reset, limit = said
-                state.stated = Stated(remaining, sent.at + reset, sent.seq, limit)
-                if status != 429:
-                    learn_window(state, sends, sent, remaining, reset, limit)
+        """What the answer to the request ``sent`` says: a statement of the budget (replacing an
+        older answer's), and for a 429 (whose reset the caller read: ``hold`` seconds) a slower
+        pace and a hold from when it was sent."""
+        now = self.clock.time()
+        said = stated_of(headers, now=now)
 
-    def state(self, bucket: str) -> BucketState:
-        """A copy of what it believes of ``bucket`` now."""
-        with self._store.open(bucket, self.clock.monotonic()) as (state, _sends):
-            return state_from_json(json.dumps(asdict(state)))
+        def learn(s: State) -> None:
+            s.refused += status == 429
+            s.factor = (
+                max(SLOWEST, s.factor * SLOWER) if status == 429 else min(1, s.factor + FASTER)
+            )
+            if status == 429 and hold is not None:
+                s.held = max(s.held, sent.at + hold)
+            if s.stated is not None and sent.seq < s.stated[1]:
+                return  # an older answer than the statement's
+            s.stated = None
+            if said is not None and said[1] <= max_wait:
+                s.stated = [said[0], sent.seq, sent.at + said[1], said[2]]
+            elif said is not None and said[0] == 0 and status != 429:
+                self._far[bucket] = sent.at + said[1]  # this process's, for the next request
 
-    def view(self, scope: str) -> BudgetView:
-        """What it believes now, as a :class:`BudgetView` (``client.budget``)."""
-        return BudgetView(self.per_second, scope, self.shared, self.summary())
+        self._with(bucket, now, max_wait, learn)
 
     def expected_seconds(self, bucket: str, n: int, *, in_flight: float) -> float:
         """About how long ``n`` requests of ``bucket`` take when at most ``in_flight`` requests
         a second can be answered (requests in flight / latency): a stated room at that speed,
         the rest at the pace of a silent server (as it is now, 429s considered)."""
-        now = self.clock.monotonic()
-        with self._store.open(bucket, now) as (state, sends):
-            stated = state.stated if state.stated and now < state.stated.reset_at else None
-            room = 0 if stated is None else max(0, stated.remaining - sent_since(sends, stated.seq))
-            pace = state.factor / self.interval
-        fast = min(n, room)
-        return fast / in_flight + (n - fast) / min(pace, in_flight)
+        s = self._with(bucket, self.clock.time(), MAX_RATE_LIMIT_WAIT, lambda s: s)
+        fast = min(n, max(0, s.room()))
+        return fast / in_flight + (n - fast) / min(s.factor / self.interval, in_flight)
 
     def summary(self) -> dict[str, Any]:
         """What it believes, per bucket, as plain values: the pace of a silent server
         (requests a second), a statement's room and seconds to its reset, seconds still held,
         429s seen."""
-        now = self.clock.monotonic()
         out: dict[str, Any] = {}
         for bucket in self._store.buckets():
-            with self._store.open(bucket, now) as (s, sends):
-                stated = s.stated if s.stated is not None and now < s.stated.reset_at else None
-                out[bucket] = {
-                    "pace": round(s.factor / self.interval, 3),
-                    "stated_room": None
-                    if stated is None
-                    else max(0, stated.remaining - sent_since(sends, stated.seq)),
-                    "stated_limit": None if stated is None else stated.limit,
-                    "reset_in": None if stated is None else round(stated.reset_at - now, 3),
-                    "held_for": round(max(0.0, s.held_until - now), 3),
-                    "rate_limited": s.rate_limited,
-                }
+            now = self.clock.time()
+            s = self._with(bucket, now, MAX_RATE_LIMIT_WAIT, lambda s: s)
+            st = s.stated
+            out[bucket] = {
+                "pace": round(s.factor / self.interval, 3),
+                "stated_room": None if st is None else max(0, s.room()),
+                "stated_limit": None if st is None else st[3],
+                "reset_in": None if st is None else round(st[2] - now, 3),
+                "held_for": round(max(0.0, s.held - now), 3),
+                "rate_limited": s.refused,
+            }
         return out
+
+    def view(self, scope: str) -> BudgetView:
+        """What it believes now, as a :class:`BudgetView` (``client.budget``)."""
+        return BudgetView(self.per_second, scope, self.shared, self.summary())
 
 
 _shared: weakref.WeakValueDictionary[tuple, Budget] = weakref.WeakValueDictionary()
@@ -338,16 +264,22 @@ _shared_lock = threading.Lock()
 
 
 def shared_budget(
-    owner: str, per_second: float, *, clock: Any = SYSTEM_CLOCK, path: Path | None = None
+    owner: str,
+    per_second: float,
+    *,
+    clock: Any = SYSTEM_CLOCK,
+    path: Path | None = None,
+    timeout: float = 5.0,
 ) -> Budget:
     """The process's one :class:`Budget` for ``owner`` (a salted hash naming the token and
-    service, never the token itself) at this rate; made on first use, gone when no client holds
-    it. ``path``: the file that shares it with the other processes of the machine."""
+    service, never the token) at this rate, while a client holds it; ``path``: the file sharing
+    it with the machine's processes, its lock waited ``timeout`` s at most (the first client's)."""
     key = (owner, float(per_second), id(clock), None if path is None else str(path))
     with _shared_lock:
         budget = _shared.get(key)
         if budget is None:
-            budget = _shared[key] = Budget(per_second, clock=clock, path=path, owner=owner)
+            budget = Budget(per_second, clock=clock, path=path, owner=owner, timeout=timeout)
+            _shared[key] = budget
         return budget
 
 
@@ -358,32 +290,32 @@ else:
 
 
 class PacingMixin(_SessionBase):
-    """Session mixin: ``send()`` first waits on ``self.budget`` for the request's bucket, then
-    tells the budget what the answer said (:meth:`Budget.observe`; a 429's hold is the
-    caller's to give, see :mod:`invtools.api.requester`).
-
-    It sits *below* requests-cache's mixin, so a cache hit never reaches it and costs no
-    budget. Inside a :func:`~invtools._clock.cancel_scope` whose event is set (a stopped
-    batch of worker threads) nothing is sent: the wait ends at once and
-    :class:`~invtools.errors.Cancelled` is raised."""
+    """Session mixin below requests-cache's (a cache hit never reaches it, and costs no budget):
+    ``send()`` waits on ``self.budget`` for the request's bucket (``self.max_wait`` s at most),
+    then tells it what the answer said; a 429's hold is the caller's to give
+    (:mod:`invtools.api.requester`). In a :func:`~invtools._clock.cancel_scope` whose event is
+    set, nothing is sent: :class:`~invtools.errors.Cancelled` is raised."""
 
     budget: Budget | None = None
     rate_limit_scope: str = "endpoint"
+    max_wait: float = MAX_RATE_LIMIT_WAIT
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        cancel = current_cancel()
-        budget = self.budget
-        url = str(request.url)
+        cancel, budget, url = current_cancel(), self.budget, str(request.url)
         bucket = bucket_of(url, self.rate_limit_scope)
-        admitted = None if budget is None else budget.admit(bucket, cancel)
+        admitted = budget and budget.admit(bucket, cancel, max_wait=self.max_wait)
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"not sent, the batch was stopped: GET {urlsplit(url).path}")
         response = super().send(request, **kwargs)
-        if admitted is not None:
+        if admitted and budget is not None:
             # the requester holds a 429's reset from the admission this marks
             setattr(response, "invtools_sent", (bucket, admitted))  # noqa: B010 - not a Response field
-            if response.status_code != 429 and budget is not None:
+            if response.status_code != 429:
                 budget.observe(
-                    bucket, admitted, status=response.status_code, headers=response.headers
+                    bucket,
+                    admitted,
+                    status=response.status_code,
+                    headers=response.headers,
+                    max_wait=self.max_wait,
                 )
         return response

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+from datetime import UTC, datetime
 from typing import Any
 
 from invtools._types import parse_time
@@ -28,6 +29,7 @@ __all__ = [
     "backoff",
     "wait_seconds",
     "rate_limit_wait",
+    "comes_back",
 ]
 
 #: Statuses worth sending again. 500 is included: every request here is a GET, so a retry
@@ -73,18 +75,38 @@ def wait_seconds(value: str | None, *, now: float) -> float | None:
     return secs
 
 
-def rate_limit_wait(headers, *, now: float) -> tuple[float | None, str]:
+def rate_limit_wait(
+    headers, *, now: float, max_wait: float = MAX_RATE_LIMIT_WAIT
+) -> tuple[float | None, str]:
     """``(seconds to wait, why)`` for a 429 from its headers; ``(None, why)`` when no header
-    says, and ``(inf, why)`` when the wait is longer than :data:`MAX_RATE_LIMIT_WAIT`.
+    says, and ``(inf, why)`` when the wait is longer than ``max_wait`` (``why`` then says when
+    the budget comes back).
 
     >>> rate_limit_wait({"X-Ratelimit-Reset": "1"}, now=0.0)
     (1.05, '429, X-Ratelimit-Reset: 1')
+    >>> rate_limit_wait({"Retry-After": "7200"}, now=0.0, max_wait=60)[1][24:]
+    'the budget comes back at 1970-01-01 02:00:00 UTC (in 2 h), after max_wait=60 s'
     """
     for header in RESET_HEADERS:
         secs = wait_seconds(headers.get(header), now=now)
         if secs is not None:
             why = f"429, {header}: {headers[header]}"
-            if secs > MAX_RATE_LIMIT_WAIT:
-                return math.inf, why
+            if secs > max_wait:
+                back = comes_back(secs, now)
+                return (
+                    math.inf,
+                    f"{why}: the budget comes back at {back}, after max_wait={max_wait:g} s",
+                )
             return max(secs, 0.0) + _PAST_RESET, why
     return None, "429 without a reset header"
+
+
+def comes_back(seconds: float, now: float) -> str:
+    """When ``seconds`` from ``now`` (the wall clock) is, in UTC and from now.
+
+    >>> comes_back(90061, 0.0)
+    '1970-01-02 01:01:01 UTC (in 25 h)'
+    """
+    when = datetime.fromtimestamp(now + seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    hours, minutes = seconds / 3600, seconds / 60
+    return f"{when} (in {f'{hours:.0f} h' if hours >= 2 else f'{minutes:.0f} min'})"

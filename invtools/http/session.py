@@ -34,6 +34,7 @@ from urllib3 import HTTPConnectionPool
 from invtools.errors import ConfigError
 from invtools.http.cache import NEVER_EXPIRE, CacheKeys, cache_error, open_cache_file, storable
 from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, PacingMixin
+from invtools.http.retries import MAX_RATE_LIMIT_WAIT
 
 __all__ = ["make_session", "POOL_SIZE"]
 
@@ -131,10 +132,12 @@ def make_session(
     pool_size: int = POOL_SIZE,
     expire_after: Any = NEVER_EXPIRE,
     urls_expire_after: Mapping[Any, Any] | None = None,
+    max_wait: float = MAX_RATE_LIMIT_WAIT,
 ) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
     per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced), keeping
-    up to ``pool_size`` connections per host (at least as many as requests in flight).
+    up to ``pool_size`` connections per host (at least as many as requests in flight); a
+    request waits ``max_wait`` seconds at most for its budget.
 
     How long a cached answer stays fresh is the caller's policy (the client passes
     :mod:`invtools.api.policy`): ``urls_expire_after`` maps URL patterns (matched without the
@@ -177,6 +180,7 @@ def make_session(
         session.cache_keys = keys
     session.budget = budget
     session.rate_limit_scope = rate_limit_scope
+    session.max_wait = max_wait
     adapter = _EagerHTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
     session.mount("https://", adapter)
     session.mount("http://", adapter)

@@ -154,6 +154,7 @@ def serve(
     rate_window: float = 1.0,
     stated_budget: bool = False,
     count_after_latency: bool = False,
+    coarse_budget: bool = False,
 ) -> Iterator[Sandbox]:
     """Run the stand-in server on 127.0.0.1 in a background thread.
 
@@ -173,7 +174,9 @@ def serve(
     down: ``rate_window`` (seconds the budget counts over: ``rate_limit=300,
     rate_window=60`` is a minute's budget of 300), ``stated_budget=True`` (``X-Ratelimit-Limit``,
     ``-Remaining`` and ``-Reset`` on every answer; by default a success says Limit and
-    Remaining, a 429 all three) and ``count_after_latency=True`` (the latency, with its jitter,
+    Remaining, a 429 all three), ``coarse_budget=True`` (all three on every answer in the common
+    coarse form: ``Limit`` per minute while the budget counts per ``rate_window``, ``Reset`` in
+    whole seconds rounded up) and ``count_after_latency=True`` (the latency, with its jitter,
     comes before the request is counted, as network time does; by default a request is counted
     on arrival and its answer delayed). Leaving the block
     closes every client connection (idle keep-alive ones included) and joins every thread;
@@ -207,6 +210,7 @@ def serve(
         rate_window=rate_window,
         stated_budget=stated_budget,
         count_after_latency=count_after_latency,
+        coarse_budget=coarse_budget,
     )
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"

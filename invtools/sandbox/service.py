@@ -14,7 +14,9 @@ Rate limit
     carries ``X-Ratelimit-Limit`` (the per-second budget), ``X-Ratelimit-Remaining`` (0) and
     ``X-Ratelimit-Reset``: seconds until a slot frees, a decimal number with millisecond
     precision rounded up (e.g. ``0.347``), so a client that waits that long gets through.
-    Accepted requests carry Limit and Remaining. Quirks ``ratelimit_headers:reset`` (only
+    Accepted requests carry Limit and Remaining; with ``coarse_budget`` every answer carries
+    all three as many services send them: Limit per minute (300 for 5 a second), Reset in whole
+    seconds rounded up. Quirks ``ratelimit_headers:reset`` (only
     ``X-Ratelimit-Reset``), ``ratelimit_headers:retry_after`` (only ``Retry-After``, whole
     seconds rounded up, as HTTP requires) and ``ratelimit_headers:none`` (no headers) change
     what a 429 carries (and accepted requests then carry none).
@@ -119,6 +121,7 @@ class Sandbox:
         rate_window: float = 1.0,
         stated_budget: bool = False,
         count_after_latency: bool = False,
+        coarse_budget: bool = False,
     ) -> None:
         self._stores = stores
         self.latency = Latency(latency, jitter=jitter, seed=seed)
@@ -136,6 +139,7 @@ class Sandbox:
         self.rate_window = float(rate_window)
         self.stated_budget = bool(stated_budget)
         self.count_after_latency = bool(count_after_latency)
+        self.coarse_budget = bool(coarse_budget)
         self.quirks = quirks
         self.faults = faults
         self.requests: list[RequestRecord] = []
@@ -319,7 +323,15 @@ class Sandbox:
         variant = next(
             (q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")), None
         )
-        if allowed:
+        if self.coarse_budget:  # as many services state it: per minute, whole seconds
+            headers = {
+                "X-Ratelimit-Limit": str(round(limit * 60 / self.rate_window)),
+                "X-Ratelimit-Remaining": str(remaining),
+                "X-Ratelimit-Reset": str(math.ceil(reset)),
+            }
+            if allowed:
+                return headers
+        elif allowed:
             if self.stated_budget:  # the budget on every answer, as some services state it
                 return {
                     "X-Ratelimit-Limit": str(limit),
@@ -329,7 +341,7 @@ class Sandbox:
             if variant is None:
                 return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
             return {}
-        if variant is None:
+        elif variant is None:
             headers = {
                 "X-Ratelimit-Limit": str(limit),
                 "X-Ratelimit-Remaining": "0",

@@ -240,6 +240,20 @@ def test_a_stated_budget_is_on_every_answer(fake_clock):
     assert later.status == 429 and later.headers["X-Ratelimit-Reset"] == "0.750"
 
 
+def test_a_coarse_budget_states_a_minute_and_whole_seconds_on_every_answer(fake_clock):
+    with serve(size=200, rate_limit=3, coarse_budget=True, clock=fake_clock) as coarse:
+        replies = [call(coarse, "/v1/members") for _ in range(3)]
+        fake_clock.sleep(0.25)
+        later = call(coarse, "/v1/members")
+        fake_clock.sleep(0.75)
+        again = call(coarse, "/v1/members")
+    assert [r.headers["X-Ratelimit-Limit"] for r in replies] == ["180"] * 3  # 3/s, a minute
+    assert [r.headers["X-Ratelimit-Remaining"] for r in replies] == ["2", "1", "0"]
+    assert all(r.headers["X-Ratelimit-Reset"] == "1" for r in replies)
+    assert later.status == 429 and later.headers["X-Ratelimit-Reset"] == "1"  # 0.75, rounded up
+    assert later.headers["X-Ratelimit-Remaining"] == "0" and again.status == 200
+
+
 def test_the_budget_says_nothing_of_its_reset_on_a_success_by_default(sb):
     reply = call(sb, "/v1/members")
     assert reply.status == 200 and "X-Ratelimit-Reset" not in reply.headers
