@@ -29,6 +29,7 @@ import math
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,7 +50,7 @@ from invtools.api.requester import ClientSession, Requester
 from invtools.api.stats import Counters
 from invtools.api.team import Team
 from invtools.api.walkrecord import FileStore
-from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.errors import APIError, ArgumentTypeError, ConfigError
 from invtools.http import RATE_LIMIT_SCOPES, make_session, shared_budget
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.pacing import BudgetView, describe
@@ -79,6 +80,14 @@ def _token_budget(
             path = None
     owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
     return shared_budget(owner[:32], per_second, clock=clock, path=path)
+
+
+def _weak_team_mode_error(client: weakref.ref[Client]) -> Callable[[str, APIError], APIError]:
+    def on_team_mode(path: str, err: APIError) -> APIError:
+        alive = client()
+        return err if alive is None else alive._team_mode_error(path, err)
+
+    return on_team_mode
 
 
 class Client(FramesPart):
@@ -193,7 +202,9 @@ class Client(FramesPart):
             backoff=float(backoff),
             counters=self._counters,
             clock=clock,
-            on_team_mode=self._team_mode_error,
+            # Not the bound method: it would put the client in a reference cycle, freed only
+            # by a garbage collection at an arbitrary allocation (issue 26: a hung kernel).
+            on_team_mode=_weak_team_mode_error(weakref.ref(self)),
         )
         self._team: Team | None = None
         self._team_lock = threading.RLock()

@@ -22,6 +22,7 @@ import logging
 import sqlite3
 import threading
 import weakref
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,8 @@ class _EagerHTTPAdapter(HTTPAdapter):
 #: cache file -> (its one backend in this process, the sessions using it: a token each).
 _backends: dict[str, tuple[SQLiteCache, set[object]]] = {}
 _backends_lock = threading.Lock()
+#: Sessions let go of (a key and a token each), not yet taken out of ``_backends``.
+_released: deque[tuple[str, object]] = deque()
 
 
 def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
@@ -106,21 +109,36 @@ def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
         session = _CachedPacedSession(backend=backend, **settings)
         token = object()
         users.add(token)
+    _close_released()
     session._release = weakref.finalize(session, _release, key, token)
     return session
 
 
 def _release(key: str, token: object) -> None:
-    with _backends_lock:
-        entry = _backends.get(key)
-        if entry is None or token not in entry[1]:
-            return
-        backend, users = entry
-        users.discard(token)
-        if users:
-            return
-        del _backends[key]
-    backend.close()
+    # A finalizer: it may run at any allocation, also in a thread that holds _backends_lock
+    # (a garbage collection while a backend is made). It never waits for that lock: the
+    # lock's holder closes what was released when it lets go (issue 26: the kernel hung).
+    _released.append((key, token))
+    _close_released()
+
+
+def _close_released() -> None:
+    while _released:
+        if not _backends_lock.acquire(blocking=False):
+            return  # its holder comes here when it lets go
+        unused: list[SQLiteCache] = []
+        try:
+            while _released:
+                key, token = _released.popleft()
+                entry = _backends.get(key)
+                if entry is not None and token in entry[1]:
+                    entry[1].discard(token)
+                    if not entry[1]:
+                        unused.append(_backends.pop(key)[0])
+        finally:
+            _backends_lock.release()
+        for backend in unused:
+            backend.close()
 
 
 def make_session(
