@@ -184,6 +184,7 @@ class Client(FramesPart):
                 pool_size=max(POOL_SIZE, 2 * concurrency),
                 expire_after=DEFAULT_EXPIRY,
                 urls_expire_after=EXPIRY,
+                lock_wait=timeout[0],  # a cache file's lock: waited for as long as a connection
             ),
         )
         if self.cache_path is not None:
