@@ -42,55 +42,32 @@ __all__ = ["CacheFile", "file_errors", "file_error", "is_cache_file", "LOCK_WAIT
 LOCK_WAIT = 5.0
 #: Keys asked about in one query (SQLite allows 999 parameters).
 _CHUNK = 500
-#: What to do, by the kind of failure (SQLite's error names).
+#: What happened and what to do, by the start of SQLite's error name.
 _ADVICE = {
-    "busy": "is busy: another program (a second notebook or script on this cache, a prune) "
-    "held its lock for longer than this client waits{waited}. Wait for it and try again, or "
-    "pass another file as cache=..., or cache=False",
-    "full": "could not be written: the disk is full (or your disk quota, or the size a file "
-    "may have, is reached); nothing was half-written. Free some space (invtools.prune_cache() "
-    "removes what no client reads again), or pass a file on another disk as cache=..., or "
-    "cache=False",
-    "damaged": "is damaged or not a database ({reason}). Delete it, with its -wal and -shm "
-    "files if any (it holds only cached answers: they are fetched again), or pass another "
-    "path as cache=..., or cache=False",
-    "read-only": "cannot be written ({reason}): a read-only file, folder or disk. Pass a file "
-    "you may write as cache=..., or cache=False",
-    "other": "failed ({reason}). Pass another path as cache=..., or cache=False",
+    ("SQLITE_BUSY", "SQLITE_LOCKED"): "is busy: another program (a second notebook or script "
+    "on this cache, a prune) held its lock for longer than this client waits{waited}. Wait "
+    "for it and try again, or pass another file as cache=..., or cache=False",
+    ("SQLITE_FULL",): "could not be written: the disk is full (or your disk quota, or the size "
+    "a file may have, is reached); nothing was half-written. Free some space "
+    "(invtools.prune_cache() removes what no client reads again), or pass a file on another "
+    "disk as cache=..., or cache=False",
+    ("SQLITE_CORRUPT", "SQLITE_NOTADB"): "is damaged or not a database ({reason}). Delete it, "
+    "with its -wal and -shm files if any (it holds only cached answers: they are fetched "
+    "again), or pass another path as cache=..., or cache=False",
+    ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"): "cannot be written ({reason}): a "
+    "read-only file, folder or disk. Pass a file you may write as cache=..., or cache=False",
 }
-_KINDS = {
-    "SQLITE_BUSY": "busy",
-    "SQLITE_LOCKED": "busy",
-    "SQLITE_FULL": "full",
-    "SQLITE_CORRUPT": "damaged",
-    "SQLITE_NOTADB": "damaged",
-    "SQLITE_READONLY": "read-only",
-    "SQLITE_CANTOPEN": "read-only",
-    "SQLITE_PERM": "read-only",
-}
+_OTHER = "failed ({reason}). Pass another path as cache=..., or cache=False"
 
 
 def file_error(path: Any, exc: BaseException, *, waited: float | None = None) -> CacheError:
     """The :class:`CacheError` for ``exc`` (an ``sqlite3`` error) of the cache file at
     ``path``: which file, what happened, what to do."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    reason = str(exc) or type(exc).__name__
-    kind = next((k for prefix, k in _KINDS.items() if name.startswith(prefix)), None)
-    if kind is None:  # an error raised without SQLite's code: go by its text
-        low = reason.lower()
-        kind = (
-            "busy"
-            if "locked" in low
-            else "full"
-            if "full" in low
-            else "damaged"
-            if "malformed" in low or "not a database" in low
-            else "other"
-        )
-    advice = _ADVICE[kind].format(
-        reason=reason, waited="" if waited is None else f" ({waited:g} s)"
-    )
-    return CacheError(f"The response cache file {str(path)!r} {advice}.")
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    advice = next((a for names, a in _ADVICE.items() if name.startswith(names)), _OTHER)
+    waited_s = "" if waited is None else f" ({waited:g} s)"
+    said = advice.format(reason=str(exc) or type(exc).__name__, waited=waited_s)
+    return CacheError(f"The response cache file {str(path)!r} {said}.")
 
 
 @contextmanager
