@@ -92,7 +92,7 @@ def test_storing_an_answer_in_a_locked_file_fails_within_the_timeout(sb, make_cl
     assert None not in outcomes, f"still waiting after {NO_HANG} s"
     for kind, err in outcomes:
         assert kind == "error"
-        _assert_names_the_file(err, client.cache_path, "another", "cache=False")
+        _assert_names_the_file(err, client.cache_path, "busy", "another program", "cache=False")
         assert sb.tokens["shop"] not in str(err)
     assert WAIT * 0.5 <= took <= NO_HANG
     assert client.members() == sb.data("shop").members  # the lock gone: it works again

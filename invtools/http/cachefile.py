@@ -117,9 +117,9 @@ class _Table(SQLiteDict):
         started = time.monotonic()
         # requests-cache takes this lock for every read and holds it through every write
         if not self._lock.acquire(timeout=self.lock_wait):
-            raise file_error(
-                self.db_path, sqlite3.OperationalError("locked"), waited=self.lock_wait
-            )
+            busy = sqlite3.OperationalError("database is locked")
+            busy.sqlite_errorname = "SQLITE_BUSY"  # as SQLite says it
+            raise file_error(self.db_path, busy, waited=self.lock_wait)
         try:
             with super().connection() as con:  # opened once, as requests-cache opens it
                 pass
