@@ -9,7 +9,7 @@ Errors are split by what the caller can do about them::
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
     ├── Cancelled                      a worker's request was not sent: its batch was stopped
-    ├── CacheError                     the cache file stayed locked by another writer
+    ├── CacheError                     the cache file: locked too long, damaged, not ours, disk full
     └── APIError                       the server answered with an error envelope
         ├── AuthenticationError        401: token missing, invalid or revoked
         ├── TeamModeError              400 /errors/invalid-team-mode (or the client's own check)
@@ -112,9 +112,10 @@ class Cancelled(InvtoolsError):
 
 
 class CacheError(InvtoolsError):
-    """The cache file could not be changed: another writer (a second notebook or script on
-    the same cache, a prune) held its lock for longer than a change waits. Nothing was lost;
-    trying again later works."""
+    """The response cache file failed: another program (a second notebook or script on it, a
+    prune) held its lock for longer than the client's connect timeout, or it is damaged,
+    another program's database, read-only, or the disk is full. The message names the file
+    and what to do; nothing in the file was half-written or changed."""
 
 
 class APIError(InvtoolsError):

@@ -10,15 +10,15 @@ their walk records into the same file.
 The second (CI, under full CPU load): the other writer of the test below waited over 10 s.
 The cleanup's delete and the walk records held the file's write lock across Python code, and
 beside requests-cache's connection (shared by every thread) the whole process froze for 5 s
-at a time; see ``_lock_held_between_calls``.
+at a time. The cleanup now deletes through requests-cache's own connection of the file, under
+its lock, whose wait is bounded (``tests/test_cache_file.py``), and the walk records are files
+of their own beside it (:mod:`invtools.api.walkstore`).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import sys
 import threading
-from contextlib import contextmanager
 
 import pytest
 
@@ -146,51 +146,3 @@ def test_forgetting_answers_that_are_not_cached_waits_for_no_lock(sb, tmp_path):
         holder.execute("ROLLBACK")
         holder.close()
     assert cached.held([now]) == [True]
-
-
-@contextmanager
-def _lock_held_between_calls(path):
-    """Yields a list that names each SQLite call of this thread after which the file's write
-    lock was still held (another connection could not take it): a write left open while the
-    thread goes on in Python. Such a thread needs the GIL to let the lock go, and beside
-    requests-cache's connection (shared by every thread, waiting for the lock inside SQLite
-    while another thread holding the GIL waits for that connection) the process froze until
-    a 5 s busy timeout ran out."""
-    probe = sqlite3.connect(path, timeout=0, isolation_level=None)
-    held: list[str] = []
-
-    def watch(frame, event, arg):
-        owner = getattr(arg, "__self__", None)
-        if event != "c_return" or not isinstance(owner, (sqlite3.Connection, sqlite3.Cursor)):
-            return
-        if owner is probe:
-            return
-        sys.setprofile(None)
-        try:
-            probe.execute("BEGIN IMMEDIATE")
-            probe.execute("ROLLBACK")
-        except sqlite3.OperationalError:
-            held.append(arg.__name__)
-        finally:
-            sys.setprofile(watch)
-
-    sys.setprofile(watch)
-    try:
-        yield held
-    finally:
-        sys.setprofile(None)
-        probe.close()
-
-
-def test_the_cleanup_never_holds_the_files_write_lock_between_two_calls(sb, tmp_path):
-    cached = Cached(sb, tmp_path, n=3)
-    urls = [cached.url(tx["id"], tx["revision"]) for tx in cached.txs]
-    assert cached.held(urls) == [True] * 3
-    with _lock_held_between_calls(cached.path) as held:
-        cached.forget(urls[:1])  # a detail's older revisions, forgotten
-        assert cached.held(urls) == [False, True, True]
-        from invtools.http.cache import clear_entries
-
-        clear_entries(cached.session, cached.auth)  # every response of the token
-    assert held == []
-    assert cached.held(urls) == [False] * 3  # it did delete

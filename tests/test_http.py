@@ -14,7 +14,7 @@ import pytest
 
 from invtools._types import route_of
 from invtools.api.policy import EXPIRY
-from invtools.errors import ConfigError
+from invtools.errors import CacheError, ConfigError
 from invtools.http import Budget, make_session, shared_budget
 from invtools.http.cache import resolve_cache_path
 from invtools.http.pacing import PACING_MARGIN, bucket_of
@@ -223,7 +223,7 @@ def test_an_existing_folder_keeps_its_mode(tmp_path, monkeypatch):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
-@pytest.mark.parametrize("where", ["under_a_file", "a_folder_as_the_file", "not_sqlite"])
+@pytest.mark.parametrize("where", ["under_a_file", "a_folder_as_the_file"])
 def test_an_unusable_cache_path_is_a_config_error_naming_it(tmp_path, where):
     afile = tmp_path / "afile.sqlite"
     afile.write_text("not a folder, not a database " * 20)
@@ -231,12 +231,20 @@ def test_an_unusable_cache_path_is_a_config_error_naming_it(tmp_path, where):
     path = {
         "under_a_file": afile / "x" / "c.sqlite",
         "a_folder_as_the_file": tmp_path / "folder.sqlite",
-        "not_sqlite": afile,
     }[where]
     with pytest.raises(ConfigError) as info:
         make_session(cache_path=path)
     msg = str(info.value)
     assert str(path) in msg and "cache=False" in msg and "INVTOOLS_CACHE_DIR" in msg
+
+
+def test_a_file_that_is_not_a_database_is_a_cache_error_naming_it(tmp_path):
+    path = tmp_path / "afile.sqlite"
+    path.write_text("not a folder, not a database " * 20)
+    with pytest.raises(CacheError) as info:
+        make_session(cache_path=path)
+    msg = str(info.value)
+    assert str(path) in msg and "cache=False" in msg and "Delete it" in msg
 
 
 def test_sessions_on_one_file_key_a_token_alike_and_other_files_do_not(tmp_path):

@@ -131,7 +131,8 @@ def open_session(
 ) -> ClientSession:
     """The session of a client: cached at ``cache_path`` (None: no cache), paced at
     ``rate_limit`` per ``scope`` (0: not paced) on a budget the token shares with its other
-    clients on this machine, room for ``in_flight`` requests, ``auth`` on every request."""
+    clients on this machine, room for ``in_flight`` requests, ``auth`` on every request;
+    files' locks waited for ``timeout`` seconds at most, the budget ``max_wait``."""
     budget = None
     if rate_limit:
         budget = _token_budget(
@@ -147,6 +148,7 @@ def open_session(
             expire_after=DEFAULT_EXPIRY,
             urls_expire_after=EXPIRY,
             max_wait=max_wait,
+            lock_wait=timeout,  # a cache file's lock: waited for as long as a connection
         ),
     )
     if cache_path is not None:

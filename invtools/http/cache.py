@@ -23,9 +23,7 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 import time
-from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -34,7 +32,7 @@ from requests_cache.policy.expiration import NEVER_EXPIRE
 
 from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
-from invtools.errors import CacheError, ConfigError
+from invtools.errors import ConfigError
 
 __all__ = [
     "NEVER_EXPIRE",
@@ -96,16 +94,6 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     return path if path.suffix else path.with_suffix(".sqlite")
 
 
-def cache_error(path: Path, exc: BaseException) -> ConfigError:
-    """The :class:`ConfigError` for a cache that cannot be used at ``path``."""
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return ConfigError(
-        f"Cannot use the response cache at {str(path)!r}: {reason}. Pass cache=False to work "
-        f"without a cache, or another folder or file as cache=... (or set {CACHE_DIR_ENV}) "
-        "where you may create files."
-    )
-
-
 def open_cache_file(path: Path) -> bytes:
     """Create the cache file (0600, missing folders 0700) and return its salt, made on first
     use. Raises :class:`ConfigError` naming the path when either cannot be made."""
@@ -113,7 +101,11 @@ def open_cache_file(path: Path) -> bytes:
         private_file(path)
         return _salt_for(path)
     except OSError as exc:
-        raise cache_error(path, exc) from exc
+        raise ConfigError(
+            f"Cannot use the response cache at {str(path)!r}: {exc.strerror or exc}. Pass "
+            f"cache=False to work without a cache, or another folder or file as cache=... (or "
+            f"set {CACHE_DIR_ENV}) where you may create files."
+        ) from exc
 
 
 def _read_salt(salt_path: Path) -> bytes | None:
@@ -257,9 +249,8 @@ def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
     return CachedEntry(response.content, stored)
 
 
-#: What :meth:`CacheKeys.key` makes: only these characters are ever put into SQL text.
+#: What :meth:`CacheKeys.key` makes.
 _KEY = re.compile(r"[0-9a-f]{16}:[0-9a-f]{32}")
-_CHUNK = 500
 
 
 def is_own_key(key: str) -> bool:
@@ -278,8 +269,8 @@ def is_own_key(key: str) -> bool:
 def held(session, authorization: str, urls: list[str]) -> list[bool]:
     """For each ``GET url`` sent with this Authorization, whether the cache holds an answer,
     fresh or not: meant for answers that never expire (a transaction detail at a revision),
-    where held means it will be answered from the cache. Reads keys only, one query per 500
-    URLs, never a response; sends nothing. Without a cache, all False.
+    where held means it will be answered from the cache. Reads keys only, never a response;
+    sends nothing. Without a cache, all False.
 
     >>> from invtools.http.session import make_session
     >>> held(make_session(cache_path=None), "Bearer t", ["http://h/v1/items"])
@@ -289,46 +280,24 @@ def held(session, authorization: str, urls: list[str]) -> list[bool]:
     if keys is None:
         return [False] * len(urls)
     wanted = [keys.key(authorization, "GET", url) for url in urls]
-    if not all(_KEY.fullmatch(k) for k in wanted):
-        raise ValueError("not a cache key of CacheKeys")
-    found = _stored(session.cache, wanted)
+    found = set(session.cache.held(wanted))
     return [k in found for k in wanted]
-
-
-def _stored(cache, keys: list[str]) -> set[str]:
-    """Which of ``keys`` the cache file holds: a read, one query per 500 keys, on a short
-    connection of its own (a multi-row read on requests-cache's connection, which every
-    thread of the process shares, broke another thread's write at once: "another row
-    available"). It takes no write lock: in WAL mode a writer does not block it."""
-    responses = cache.responses
-    found: set[str] = set()
-    with closing(sqlite3.connect(responses.db_path, timeout=_LOCK_WAIT)) as con:
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                k
-                for (k,) in con.execute(
-                    f"SELECT key FROM {responses.table_name} WHERE key IN ({marks})", chunk
-                ).fetchall()
-            )
-    return found
 
 
 def forget(session, authorization: str, urls: list[str]) -> None:
     """Delete the cached answers to ``GET url`` sent with this Authorization, for each of
-    ``urls`` (those not cached are skipped): e.g. a transaction's older revisions once a newer
-    one is stored, since nothing asks for them again. Other tokens' entries stay. Never
-    compacts the file (that would rewrite it whole while the client works). Without a cache,
-    nothing happens.
+    ``urls`` (those not cached are skipped; when none is, nothing is written): e.g. a
+    transaction's older revisions once a newer one is stored, since nothing asks for them
+    again. Other tokens' entries stay. Never compacts the file. Without a cache, nothing
+    happens. Raises :class:`~invtools.errors.CacheError` when the file stays locked (the
+    answers stay; nothing else is lost).
 
     >>> from invtools.http.session import make_session
     >>> forget(make_session(cache_path=None), "Bearer t", ["http://h/v1/items"])
     """
     keys = getattr(session, "cache_keys", None)
-    if keys is None or not urls:
-        return
-    delete_keys(session.cache, [keys.key(authorization, "GET", url) for url in urls])
+    if keys is not None and urls:
+        session.cache.delete(*(keys.key(authorization, "GET", url) for url in urls))
 
 
 def clear_entries(session, authorization: str) -> int:
@@ -336,56 +305,6 @@ def clear_entries(session, authorization: str) -> int:
     keys = getattr(session, "cache_keys", None)
     if keys is None:
         return 0
-    prefix = keys.prefix(authorization) + ":"
-    found = [k for k in session.cache.responses.keys() if k.startswith(prefix)]
-    delete_keys(session.cache, found)
+    found = session.cache.held(prefix=keys.prefix(authorization) + ":")
+    session.cache.delete(*found)
     return len(found)
-
-
-#: How long one delete waits for the file's write lock (seconds), and the pauses between tries.
-_LOCK_WAIT = 1.0
-_RETRY_PAUSES = (0.05, 0.25)
-
-
-def delete_keys(cache, keys: list[str], *, sleep=time.sleep) -> None:
-    """Delete the responses stored under ``keys`` from a requests-cache SQLite ``cache``, on
-    a short connection of its own that waits a bounded time for the file's write lock and is
-    tried three times; raises :class:`~invtools.errors.CacheError` when another writer holds
-    the lock throughout (the responses not deleted stay; nothing else is lost).
-
-    Not ``cache.delete()``: requests-cache 1.2 runs it on a connection shared by every thread
-    of the process and then rewrites the redirects table on a second one, so a walk record
-    or another process committing in between failed it at once with ``database is locked``
-    (and 1.3 waits for the lock without end).
-
-    Keys the file does not hold are not deleted, and when it holds none nothing is written.
-    Each delete is one statement in autocommit mode: the write lock is taken and let go
-    inside SQLite, never held while this thread waits for Python's GIL. Held across it (a
-    ``with con:`` transaction), it froze the whole process for 5 s at a time: a thread of
-    requests-cache's shared connection waited for the lock inside SQLite, another thread
-    holding the GIL waited for that connection, and this thread, holding the lock, waited
-    for the GIL until requests-cache's 5 s busy timeout ran out (CI: a second writer of the
-    file waited over 10 s).
-    """
-    if not keys:
-        return
-    path, table = cache.responses.db_path, cache.responses.table_name
-    for pause in (*_RETRY_PAUSES, None):
-        left: list[str] = []
-        try:
-            left = sorted(_stored(cache, keys))
-            with closing(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None)) as con:
-                while left:
-                    chunk = left[:_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    con.execute(f"DELETE FROM {table} WHERE key IN ({marks})", chunk)
-                    del left[: len(chunk)]
-            return
-        except sqlite3.OperationalError as exc:
-            if pause is None:
-                raise CacheError(
-                    f"the cache file {path} is busy: another writer (a second notebook or "
-                    f"script on it, a prune) held it; {len(left) or 'some'} cached responses "
-                    f"were not deleted. Try again in a moment."
-                ) from exc
-            sleep(pause)

@@ -19,20 +19,21 @@ True
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import weakref
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from requests_cache import CacheMixin, SQLiteCache
+from requests_cache import CacheMixin
 from urllib3 import HTTPConnectionPool
 
 from invtools.errors import ConfigError
-from invtools.http.cache import NEVER_EXPIRE, CacheKeys, cache_error, open_cache_file, storable
+from invtools.http.cache import NEVER_EXPIRE, CacheKeys, open_cache_file, storable
+from invtools.http.cachefile import LOCK_WAIT, CacheFile
 from invtools.http.pacing import RATE_LIMIT_SCOPES, Budget, PacingMixin
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT
 
@@ -84,17 +85,20 @@ class _EagerHTTPAdapter(HTTPAdapter):
 
 
 #: cache file -> (its one backend in this process, the sessions using it: a token each).
-_backends: dict[str, tuple[SQLiteCache, set[object]]] = {}
+_backends: dict[str, tuple[CacheFile, set[object]]] = {}
 _backends_lock = threading.Lock()
+#: Sessions let go of (a key and a token each), not yet taken out of ``_backends``.
+_released: deque[tuple[str, object]] = deque()
 
 
-def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
+def _cached_session(path: Path, lock_wait: float, **settings: Any) -> _CachedPacedSession:
     """A session over the process's one requests-cache backend (one SQLite connection) for the
     cache file at ``path``, shared by every session of that file: two connections of one
     process writing the same file wait on each other's write lock (SQLite's), which made two
     clients filling one cache 20 to 60 times slower than one (and several teams at once slower
     than one after another). The backend closes when the last session using it closes or is
-    garbage; a session made after that gets a new one, never a closing one."""
+    garbage; a session made after that gets a new one, never a closing one. It waits for the
+    file's lock at most the shortest ``lock_wait`` of its sessions."""
     key = str(path)
     with _backends_lock:
         backend, users = _backends.get(key) or (None, set())
@@ -102,26 +106,42 @@ def _cached_session(path: Path, **settings: Any) -> _CachedPacedSession:
             # WAL with synchronous=NORMAL: a commit per stored response no longer waits for
             # the disk (7 ms each, most of a local 4,000-detail fetch); readers do not block
             # writers. A crash of the process loses nothing committed.
-            backend = SQLiteCache(key, wal=True)
+            backend = CacheFile(path, lock_wait=lock_wait, wal=True)
             _backends[key] = (backend, users)
+        backend.lock_wait = min(backend.lock_wait, lock_wait)
         session = _CachedPacedSession(backend=backend, **settings)
         token = object()
         users.add(token)
+    _close_released()
     session._release = weakref.finalize(session, _release, key, token)
     return session
 
 
 def _release(key: str, token: object) -> None:
-    with _backends_lock:
-        entry = _backends.get(key)
-        if entry is None or token not in entry[1]:
-            return
-        backend, users = entry
-        users.discard(token)
-        if users:
-            return
-        del _backends[key]
-    backend.close()
+    # A finalizer: it may run at any allocation, also in a thread that holds _backends_lock
+    # (a garbage collection while a backend is made). It never waits for that lock: the
+    # lock's holder closes what was released when it lets go (issue 26: the kernel hung).
+    _released.append((key, token))
+    _close_released()
+
+
+def _close_released() -> None:
+    while _released:
+        if not _backends_lock.acquire(blocking=False):
+            return  # its holder comes here when it lets go
+        unused: list[CacheFile] = []
+        try:
+            while _released:
+                key, token = _released.popleft()
+                entry = _backends.get(key)
+                if entry is not None and token in entry[1]:
+                    entry[1].discard(token)
+                    if not entry[1]:
+                        unused.append(_backends.pop(key)[0])
+        finally:
+            _backends_lock.release()
+        for backend in unused:
+            backend.close()
 
 
 def make_session(
@@ -133,6 +153,7 @@ def make_session(
     expire_after: Any = NEVER_EXPIRE,
     urls_expire_after: Mapping[Any, Any] | None = None,
     max_wait: float = MAX_RATE_LIMIT_WAIT,
+    lock_wait: float = LOCK_WAIT,
 ) -> requests.Session:
     """Build the session: cached at ``cache_path`` (None = no cache), paced by ``budget``
     per endpoint (or per token with ``rate_limit_scope="token"``; None = not paced), keeping
@@ -145,8 +166,10 @@ def make_session(
     own defaults (never expire, no patterns) otherwise.
 
     ``session.cache_keys`` is the cache's :class:`~invtools.http.cache.CacheKeys` (None
-    without a cache). Raises :class:`~invtools.errors.ConfigError` naming the path if the
-    cache cannot be made there.
+    without a cache). A request waits for the cache file's lock at most ``lock_wait`` seconds,
+    and every failure of the file is a :class:`~invtools.errors.CacheError` naming it
+    (:mod:`invtools.http.cachefile`): also here, for a damaged file or another program's.
+    Raises :class:`~invtools.errors.ConfigError` naming the path if no file can be made there.
     """
     if rate_limit_scope not in RATE_LIMIT_SCOPES:
         raise ConfigError(
@@ -161,22 +184,20 @@ def make_session(
         if not cache_path.suffix:  # requests-cache would add it, and use another file
             cache_path = cache_path.with_suffix(".sqlite")
         keys = CacheKeys(open_cache_file(cache_path))
-        try:
-            session = _cached_session(
-                cache_path,
-                expire_after=expire_after,
-                urls_expire_after=urls_expire_after,
-                allowable_codes=(200,),
-                allowable_methods=("GET",),
-                key_fn=keys.key_fn,
-                # Never: it would serve a stale 200 for any error, even a revoked token's 401.
-                stale_if_error=False,
-                # Only a whole JSON object sticks in the cache: not a proxy's login page, not a
-                # truncated or empty answer (issue 13: one bad answer poisoned the cache).
-                filter_fn=storable,
-            )
-        except (OSError, sqlite3.Error) as exc:  # the file exists but SQLite cannot use it
-            raise cache_error(cache_path, exc) from exc
+        session = _cached_session(
+            cache_path,
+            lock_wait,
+            expire_after=expire_after,
+            urls_expire_after=urls_expire_after,
+            allowable_codes=(200,),
+            allowable_methods=("GET",),
+            key_fn=keys.key_fn,
+            # Never: it would serve a stale 200 for any error, even a revoked token's 401.
+            stale_if_error=False,
+            # Only a whole JSON object sticks in the cache: not a proxy's login page, not a
+            # truncated or empty answer (issue 13: one bad answer poisoned the cache).
+            filter_fn=storable,
+        )
         session.cache_keys = keys
     session.budget = budget
     session.rate_limit_scope = rate_limit_scope

@@ -22,10 +22,13 @@ about 50 us (it builds the response object), so reading the thousands of details
 every day would make creating a client slow; the full prune is ``invtools.prune_cache()``.
 
 Entries are read as requests-cache's ``CachedResponse`` objects (``created_at``, ``expires``,
-``url``, ``size``) and removed with :func:`invtools.http.cache.delete_keys`; nothing here
-reads or writes the ``responses`` table itself, so a requests-cache release that stores entries
-differently changes nothing here. Compacting the file (``VACUUM``) happens only when asked
-(``compact=True``): it rewrites the whole file and waits for other processes using it.
+``url``, ``size``) and removed with its bulk delete, through
+:class:`~invtools.http.cachefile.CacheFile` (whose wait for the file's lock is bounded, and
+whose failures are :class:`~invtools.errors.CacheError`); nothing here reads or writes the
+``responses`` table itself. A file that cannot be read, or is another program's database, is
+said to be so (:class:`~invtools.errors.CacheError`), never called empty. Compacting the file
+(``VACUUM``) happens only when asked (``compact=True``): it rewrites the whole file and waits
+for other processes using it.
 
 Nothing here knows about endpoints or teams: which URLs are versions of one thing is the
 caller's knowledge (:mod:`invtools.api.cacheinfo`).
@@ -44,10 +47,11 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import urlsplit
 
-from requests_cache import CachedResponse, SQLiteCache
+from requests_cache import CachedResponse
 
 from invtools.errors import CacheError
-from invtools.http.cache import delete_keys, is_own_key
+from invtools.http.cache import is_own_key
+from invtools.http.cachefile import CacheFile, file_errors, is_cache_file
 
 __all__ = [
     "prune",
@@ -87,33 +91,14 @@ def file_size(path: str | os.PathLike) -> int:
     return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
 
 
-def _is_cache_file(path: Path) -> bool:
-    """Whether ``path`` is an SQLite file with requests-cache's tables: only then is it opened
-    as a cache (opening creates the tables, and looking must never change another file)."""
-    if not path.is_file():
-        return False
-    try:
-        con = sqlite3.connect(path, timeout=10)
-        try:
-            return (
-                con.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'responses'"
-                ).fetchone()
-                is not None
-            )
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-
-
 @contextmanager
-def open_cache(path: str | os.PathLike) -> Iterator[SQLiteCache | None]:
-    """The cache file at ``path`` as a requests-cache ``SQLiteCache``, closed afterwards; None
-    when there is no cache there (looking never makes one)."""
+def open_cache(path: str | os.PathLike) -> Iterator[CacheFile | None]:
+    """The cache file at ``path``, closed afterwards; None when there is no cache there
+    (looking never makes one). Raises :class:`~invtools.errors.CacheError` naming the file
+    when it cannot be read or is another program's database."""
     path = Path(path)
     # No journal mode asked for: a file in WAL mode stays so, another program's file as it was.
-    cache = SQLiteCache(path) if _is_cache_file(path) else None
+    cache = CacheFile(path) if is_cache_file(path) else None
     try:
         yield cache
     finally:
@@ -137,11 +122,11 @@ def _quiet_unreadable() -> Iterator[None]:
         quiet.removeFilter(drop)
 
 
-def scan(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]:
+def scan(cache: CacheFile) -> Iterator[tuple[str, CachedResponse | None]]:
     """``(key, response)`` for every entry of ``cache``; ``response`` is None for an entry
     this requests-cache cannot read. Readable entries come in one query."""
-    keys = set(cache.responses.keys())
-    with _quiet_unreadable():
+    with file_errors(cache.db_path), _quiet_unreadable():
+        keys = set(cache.held(prefix=""))
         for response in cache.filter():  # valid and expired alike; unreadable ones are skipped
             keys.discard(response.cache_key)
             yield response.cache_key, response
@@ -149,7 +134,7 @@ def scan(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]:
         yield key, None
 
 
-def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]:
+def _expiring(cache: CacheFile) -> Iterator[tuple[str, CachedResponse | None]]:
     """``(key, response)`` for the readable entries that have an expiry, latest first. The
     ones kept for good (details at a revision: the bulk of a cache) are never read: their
     expiry is NULL, which SQLite sorts last in a descending order, so reading stops at the
@@ -158,7 +143,7 @@ def _expiring(cache: SQLiteCache) -> Iterator[tuple[str, CachedResponse | None]]
     ordered = cast(
         "Generator[CachedResponse, None, None]", cache.sorted(key="expires", reversed=True)
     )
-    with _quiet_unreadable(), closing(ordered) as entries:
+    with file_errors(cache.db_path), _quiet_unreadable(), closing(ordered) as entries:
         for response in entries:
             if response.expires is None:
                 break
@@ -177,7 +162,7 @@ def _is_local(url: str) -> bool:
 
 
 def prune(
-    cache: SQLiteCache,
+    cache: CacheFile,
     *,
     older_than: timedelta | None = None,
     now: float | None = None,
@@ -215,8 +200,7 @@ def prune(
         if reason is not None and gone is not None:
             stale.append(gone)
             report[reason] += 1
-    if stale:
-        delete_keys(cache, stale)
+    cache.delete(*stale)
     report["removed"] = len(stale)
     if compact and stale:
         _compact(cache)
@@ -265,7 +249,7 @@ def _superseded(
     return "superseded", key
 
 
-def _compact(cache: SQLiteCache) -> None:
+def _compact(cache: CacheFile) -> None:
     # On a connection of its own, outside any transaction: requests-cache 1.3.0's vacuum()
     # runs VACUUM inside its write transaction, which SQLite refuses.
     try:
@@ -276,7 +260,7 @@ def _compact(cache: SQLiteCache) -> None:
         logger.debug("cache not compacted: %s", exc)
 
 
-def maybe_prune(cache: SQLiteCache, *, every: timedelta = PRUNE_EVERY) -> dict | None:
+def maybe_prune(cache: CacheFile, *, every: timedelta = PRUNE_EVERY) -> dict | None:
     """A quick :func:`prune` of ``cache`` (expired entries only, never compacting) unless
     that was done less than ``every`` ago: a marker file next to the cache file says when.
     Never raises: a cache that cannot be pruned now is pruned another time. Returns the
@@ -291,6 +275,6 @@ def maybe_prune(cache: SQLiteCache, *, every: timedelta = PRUNE_EVERY) -> dict |
         os.close(fd)
         os.utime(marker)
         return report
-    except (OSError, sqlite3.Error, CacheError) as exc:
+    except (OSError, CacheError) as exc:
         logger.warning("could not prune the response cache %s: %s", path, exc)
         return None
