@@ -287,3 +287,57 @@ def test_every_option_is_a_keyword_help_and_editors_show_and_a_typo_is_a_type_er
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'max_agee'"):
         getattr(c, method)(*args, max_agee="1h")
     assert sb.requests == []
+
+
+# -- issue 24: what a call counts, how it chains, how often it checks the team -------------------
+
+
+def test_stats_count_the_rows_handed_out_not_the_rows_fetched(sb, make_client):
+    c = make_client(sb)
+    c.team()
+    with c.measure() as m:
+        rows = list(c.transactions(max_rows=47))
+    assert len(rows) == 47 and (m.pages, m.rows) == (1, 47)  # a page of 100 was read
+    with c.measure() as m:
+        df = c.transactions_df(type="in", max_rows=5)
+    assert len(df) == 5 and m.rows == 5 and df.attrs["rows"] == 5
+
+
+def test_one_chain_asked_for_several_types_is_one_plain_chain(sb, make_client):
+    c = make_client(sb, cache=False)
+    c.team()
+    sb.clear_log()
+    walk = c.transactions(type=("in", "adjust"), chains=1)
+    got = [(r["id"], r["revision"]) for r in walk]
+    truth = sb.data("shop").transactions
+    assert got == [(t["id"], t["revision"]) for t in truth if t["type"] in ("in", "adjust")]
+    sent = [r for r in sb.requests if r.route == "/v1/location-txs"]
+    assert walk.plan.kind == "one" and all("type" not in r.params for r in sent)
+    assert len(sent) == -(-len(truth) // 100)  # the unfiltered list, each page once
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.items_df(),
+        lambda c: c.stock_df(),
+        lambda c: c.transactions_df(since="30D"),
+        lambda c: c.transactions_df(since="30D", with_lines=True),
+        lambda c: c.lines_df(since="30D"),
+        lambda c: list(c.transaction_details([(t, 0) for t in (1, 2, 3)])),
+        lambda c: list(c.transactions(type=("in", "out"))),
+    ],
+)
+def test_a_call_checks_the_teams_mode_once(sb, make_client, monkeypatch, call):
+    # issue 24: transaction_details() checked again what the walk had checked, once per
+    # detail; items_df() checked twice and stock_df() three times
+    import invtools.api.client as client_module
+
+    checks = []
+    real = client_module.require_locations
+    monkeypatch.setattr(
+        client_module, "require_locations", lambda *a: checks.append(a[1]) or real(*a)
+    )
+    c = make_client(sb)
+    call(c)
+    assert len(checks) == 1, checks
