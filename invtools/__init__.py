@@ -35,9 +35,9 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what the lazy names below are, for mypy, pyright and editors
     from invtools import analysis, frames, sandbox
-    from invtools._provenance import Provenance
     from invtools.api import Client, Page, RequestStats, Team
     from invtools.api.cacheinfo import cache_info, prune_cache
+    from invtools.frames.provenance import Provenance
     from invtools.mirror import SyncReport, TransactionMirror
     from invtools.notebook.connection import connect, demo_server, is_demo, team_tokens
     from invtools.notebook.explore import activity_explorer
@@ -51,7 +51,7 @@ _LAZY: dict[str, str] = {
     "Team": "invtools.api",
     "Page": "invtools.api",
     "RequestStats": "invtools.api",
-    "Provenance": "invtools._provenance",
+    "Provenance": "invtools.frames.provenance",
     "TransactionMirror": "invtools.mirror",
     "SyncReport": "invtools.mirror",
     "token_picker": "invtools.notebook.picker",

@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 
 from invtools import frames
-from invtools._provenance import Provenance
 from invtools.errors import ConfigError
 from invtools.frames import (
     BACKDATE_THRESHOLD,
@@ -42,6 +41,7 @@ from invtools.frames import (
     transactions_df_from_pages,
     with_provenance,
 )
+from invtools.frames.provenance import Provenance
 
 DATA = Path(__file__).parent / "data"
 

@@ -19,7 +19,6 @@ FOUNDATION = {
     "_types",
     "_files",
     "_progress",
-    "_provenance",
     "_clock",
     "_deprecation",
 }

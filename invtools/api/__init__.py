@@ -14,7 +14,7 @@ a walk runs (:mod:`~invtools.api.plan`, pure), the chains of a fresh walk
 nothing of the client: it is handed a fetch function, a store and counters.
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
-(``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``, ``_provenance``,
+(``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``,
 ``_files``). Nothing here imports the mirror, plots, widgets or the stand-in server.
 """
 

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from invtools import frames
-from invtools._provenance import Provenance
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -31,6 +30,7 @@ from invtools._types import (
 from invtools.api.stats import Measurement
 from invtools.api.team import Team
 from invtools.api.walk import Walk
+from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
 

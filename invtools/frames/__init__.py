@@ -56,7 +56,7 @@ held at a time, so a generator's rows can be freed as they are read.
 ``benchmarks/bench_frames.py`` measures this against ``pd.json_normalize``.
 
 :func:`with_provenance` records where a frame came from in ``df.attrs`` (one
-:class:`invtools._provenance.Provenance`, as JSON values: it survives ``to_parquet``).
+:class:`~invtools.frames.provenance.Provenance`, as JSON values: it survives ``to_parquet``).
 
 What lives where (each module's docstring says more):
 
@@ -81,8 +81,8 @@ module             what it holds
                    :func:`to_excel`: frames to one workbook, with a provenance sheet
 =================  ==========================================================================
 
-Imports: of invtools only the foundation (:mod:`invtools.errors`, :mod:`invtools._types`,
-:mod:`invtools._provenance`); besides that pandas, numpy and pyarrow (and openpyxl, for
+Imports: of invtools only the foundation (:mod:`invtools.errors`, :mod:`invtools._types`);
+besides that pandas, numpy and pyarrow (and openpyxl, for
 :func:`to_excel` only). Pure: no HTTP, and no files but the workbook :func:`to_excel` is
 asked to write.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``

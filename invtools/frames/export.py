@@ -27,8 +27,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools._provenance import Provenance, json_safe
 from invtools.errors import ConfigError
+from invtools.frames.provenance import Provenance, json_safe
 
 __all__ = ["excel_ready", "to_excel", "PROVENANCE_SHEET"]
 

@@ -61,8 +61,8 @@ What lives where:
   ``sync()``, and the offline reading methods (frames carry a ``source="mirror"`` provenance).
 
 May import :mod:`invtools.api` (the client, used through its public methods only),
-:mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``,
-``_provenance``); never ``viz``, ``notebook`` or ``sandbox`` (the example above uses the
+:mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``);
+never ``viz``, ``notebook`` or ``sandbox`` (the example above uses the
 sandbox; the code does not).
 """
 

@@ -19,10 +19,10 @@ from typing import Any
 import pandas as pd
 
 from invtools import frames
-from invtools._provenance import Provenance
 from invtools._types import TXS_PATH
 from invtools.api.team import require_locations
 from invtools.errors import ConfigError
+from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 
 __all__ = ["check_team", "origin_of", "file_info", "stamped"]

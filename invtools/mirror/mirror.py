@@ -1,7 +1,7 @@
 """The :class:`TransactionMirror` class: opening a file for a team, the ``sync()`` entry point
 (the steps themselves are in :mod:`invtools.mirror.sync`), and reading the file offline.
 
-Every frame it returns carries a :class:`~invtools._provenance.Provenance` in ``df.attrs``:
+Every frame it returns carries a :class:`~invtools.frames.provenance.Provenance` in ``df.attrs``:
 ``source="mirror"``, the team and service the file belongs to, ``fetched_at``, when the last
 sync finished, and ``data_as_of``, when it started walking the list -- how fresh the rows are.
 
@@ -26,10 +26,10 @@ import pandas as pd
 
 from invtools import frames
 from invtools._files import private_file
-from invtools._provenance import Provenance
 from invtools._types import TXS_PATH, parse_duration
 from invtools.api.team import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
 from invtools.mirror.filters import asked, window_of, within

@@ -25,8 +25,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from invtools._provenance import utc_stamp
 from invtools.errors import ConfigError
+from invtools.frames.provenance import utc_stamp
 
 __all__ = [
     "APP_ID",

@@ -27,10 +27,10 @@ from typing import Any
 import pandas as pd
 
 from invtools import frames
-from invtools._provenance import utc_stamp
 from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
+from invtools.frames.provenance import utc_stamp
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import (
     DetailBatch,
