@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from invtools import Client
-from invtools.api.walkstore import MemoryStore
+from invtools.api.plan import MemoryStore
 from invtools.sandbox import serve
 
 

@@ -8,7 +8,7 @@ Errors are split by what the caller can do about them::
     │   └── LockedError                another sync holds the mirror's file
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
-    ├── Cancelled                      a worker's request was not sent: its batch was stopped
+    ├── Cancelled                      stopped: a batch's request not sent, a closed walk's reader
     ├── CacheError                     the cache file: locked too long, damaged, not ours, disk full
     └── APIError                       the server answered with an error envelope
         ├── AuthenticationError        401: token missing, invalid or revoked
@@ -106,9 +106,10 @@ class PaginationError(InvtoolsError):
 
 
 class Cancelled(InvtoolsError):
-    """A request of a concurrent batch (transaction details) was not sent, or its retry not
-    waited for, because the batch was stopped: Ctrl-C, or another request of it failed. The
-    batch raises that first exception; this one is only seen by the stopped workers."""
+    """Work that was stopped: a request of a concurrent batch (transaction details) not sent,
+    or its retry not waited for, because the batch was stopped (Ctrl-C, or another request of
+    it failed: the batch raises that first exception); or the reader of a walk that was closed
+    from another thread (a widget's Stop button) while it waited for its next row."""
 
 
 class CacheError(InvtoolsError):

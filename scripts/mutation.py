@@ -45,15 +45,6 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_windows.py",
         ],
     ),
-    "walk store": (
-        ["invtools/api/walkstore.py"],
-        [
-            "tests/test_walk_engine.py",
-            "tests/test_client_snapshot.py",
-            "tests/test_walk_replay.py",
-            "tests/test_cache_upkeep.py",
-        ],
-    ),
     "chains": (
         ["invtools/api/chains.py"],
         [

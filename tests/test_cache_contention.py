@@ -12,7 +12,7 @@ The cleanup's delete and the walk records held the file's write lock across Pyth
 beside requests-cache's connection (shared by every thread) the whole process froze for 5 s
 at a time. The cleanup now deletes through requests-cache's own connection of the file, under
 its lock, whose wait is bounded (``tests/test_cache_file.py``), and the walk records are files
-of their own beside it (:mod:`invtools.api.walkstore`).
+of their own beside it (:mod:`invtools.api.walk`).
 """
 
 from __future__ import annotations

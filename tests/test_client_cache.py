@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from invtools.api.walkstore import Record
+from invtools.api.plan import Record
 
 pytestmark = pytest.mark.network
 

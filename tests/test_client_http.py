@@ -303,6 +303,17 @@ def test_stats_count_the_rows_handed_out_not_the_rows_fetched(sb, make_client):
     assert len(df) == 5 and m.rows == 5 and df.attrs["rows"] == 5
 
 
+@pytest.mark.parametrize("kind", [None, "in", ("in", "out")])
+def test_a_walk_cut_short_reads_only_the_pages_it_needs(sb, make_client, kind):
+    c = make_client(sb, cache=False)
+    c.team()
+    sb.clear_log()
+    assert len(list(c.transactions(type=kind, max_pages=2, limit=10))) <= 20
+    assert len(list(c.transactions(type=kind, max_rows=5, limit=10))) == 5
+    sent = [r for r in sb.requests if r.route == "/v1/location-txs"]
+    assert len(sent) == 3  # two pages, then one: not every chain's first pages
+
+
 def test_one_chain_asked_for_several_types_is_one_plain_chain(sb, make_client):
     c = make_client(sb, cache=False)
     c.team()

@@ -1,4 +1,4 @@
-"""The walk engine (:class:`invtools.api.chains.Chains` and :class:`invtools.api.walk.Walk`)
+"""The walk engine (:class:`invtools.api.chains.Chains`, :class:`invtools.api.walk.Walk`)
 against an in-memory model of the transactions list: no HTTP, no cache, so every plan and every
 way a chain ends is checked in milliseconds (the HTTP tests of the same behaviour are in
 ``test_client_chains.py``).
@@ -21,10 +21,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from invtools._types import TX_TYPES
-from invtools.api.chains import Chains, Spec
-from invtools.api.plan import Plan, row_key, seam_starts
-from invtools.api.walk import Walk, rows_of
-from invtools.api.walkstore import MemoryStore
+from invtools.api.chains import Chains, Spec, rows_of
+from invtools.api.plan import MemoryStore, Plan, row_key, seam_starts
+from invtools.api.walk import Walk
 from invtools.errors import Cancelled, InvalidRequestError, ServerError
 from invtools.frames.arrow import walk_frame
 
@@ -628,7 +627,7 @@ def test_a_process_that_ends_mid_walk_is_not_held_by_the_walks_threads(tmp_path)
     script.write_text(
         "import json, threading, time\n"
         "from invtools.api.plan import Plan\n"
-        "from invtools.api.walk import Chains, Spec, rows_of\n"
+        "from invtools.api.chains import Chains, Spec, rows_of\n"
         "def row(i):\n"
         "    return {'id': i, 'type': 'in', 'transaction_time': f'2026-05-01T00:00:{i:02d}Z'}\n"
         "def fetch(call):\n"

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from invtools._types import TEAM_PATH, parse_duration
-from invtools.api.walkstore import clear_walks, walks_folder
+from invtools.api.plan import clear_walks, walks_folder
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path
 

@@ -33,17 +33,17 @@ import contextvars
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from invtools._clock import cancel_scope
 from invtools._types import TX_TYPES
-from invtools.api.pagination import RawPage, iter_raw_pages
+from invtools.api.pagination import RawPage, iter_raw_pages, raw_envelope
 from invtools.api.plan import NO_TIME, Plan, row_key
 from invtools.errors import Cancelled, InvalidRequestError, NotFoundError, PaginationError
 
-__all__ = ["Spec", "Piece", "Chains"]
+__all__ = ["Spec", "Piece", "Chains", "rows_of", "raw_piece"]
 
 logger = logging.getLogger("invtools")
 
@@ -365,3 +365,35 @@ class Chains:
             self.ran = Plan()
         elif self.plan.kind == "seams":
             self.ran = Plan("seams", self.plan.starts[: self.cut]) if self.cut else Plan()
+
+
+def rows_of(pieces: Iterable[Piece], plan: Plan) -> Iterator[dict]:
+    """The rows of a walk's pieces in the list's order, each id once: laid end to end, or --
+    type chains -- merged newest first (a merge keeping each chain's own type)."""
+    if plan.merged:
+        rows: Iterable[dict] = sorted(
+            (
+                r
+                for p in pieces
+                for r in p.kept()
+                if plan.kind != "merge" or r.get("type") == plan.types[p.j]
+            ),
+            key=row_key,
+            reverse=True,
+        )
+    else:
+        rows = (r for p in pieces for r in p.kept())
+    seen: set = set()
+    for row in rows:
+        rid = row.get("id")
+        if rid is not None:
+            if rid in seen:
+                continue
+            seen.add(rid)
+        yield row
+
+
+def raw_piece(j: int, keep: int | None, body: bytes, number: int) -> Piece:
+    """Piece ``number`` of chain ``j`` from its body (as a record keeps it)."""
+    cursor, has_more, count = raw_envelope(body, number=number)
+    return Piece(j, RawPage(body, number, cursor, has_more, count), keep)

@@ -3,7 +3,7 @@ and every resource as dicts (``items()``, ``transactions()``, ...) or typed fram
 (``items_df()``, ``transactions_df()``, ...).
 
 One class; what it composes: the one request path (:mod:`invtools.api.requester`), list walks
-(:mod:`invtools.api.walk`, their records in :mod:`invtools.api.walkstore`), transaction
+(:mod:`invtools.api.walk`, their records in :mod:`invtools.api.walk`), transaction
 details several at once (:mod:`invtools.api.details`) and the pure frame builders
 (:mod:`invtools.frames`). The low-level calls a user may need are :meth:`Client.get` (one
 answer) and :meth:`Client.pages` (any list, page by page).
@@ -41,11 +41,11 @@ from invtools._types import (
 )
 from invtools.api.cacheinfo import prune_cache
 from invtools.api.dataframes import DataFrames
+from invtools.api.plan import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, Requester, open_session
 from invtools.api.resources import Resources
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.api.team import Team, require_locations, team_mode_message
-from invtools.api.walkstore import clear_walks, walks_folder
 from invtools.errors import (
     ArgumentTypeError,
     ConfigError,

@@ -5,7 +5,7 @@
 This is knowledge of the inventory API (which endpoint changes how often), so it lives here and
 is handed to :func:`invtools.http.session.make_session`: the HTTP layer caches what it is told
 and knows no endpoint. The pages of a paginated list are never stored one by one: a walk keeps
-them all in one record (:mod:`invtools.api.walkstore`), since a list walked with cursors is
+them all in one record (:mod:`invtools.api.walk`), since a list walked with cursors is
 consistent only as a whole.
 
 >>> EXPIRY[next(iter(EXPIRY))] == NEVER_EXPIRE      # a detail at a revision: kept for good

@@ -1,7 +1,7 @@
 """The service's resources as the API sends them, mixed into
 :class:`~invtools.api.client.Client`: every paginated list as a lazy walk (``pages()``,
 ``items()``, ``partners()``, ``transactions()``; :mod:`invtools.api.walk`, each walk's record
-kept by :mod:`invtools.api.walkstore`), single objects (``item()``, ``transaction()``),
+kept by :mod:`invtools.api.walk`), single objects (``item()``, ``transaction()``),
 transaction details several at once (``transaction_details()``, :mod:`invtools.api.details`)
 and the lists that are not paginated (``locations()``, ``members()``, ``attributes()``).
 
@@ -36,12 +36,11 @@ from invtools._types import (
 )
 from invtools.api import details
 from invtools.api.pagination import DEFAULT_LIMIT, check_walk_args
-from invtools.api.plan import chain_count
+from invtools.api.plan import FileStore, MemoryStore, WalkStore, chain_count, walks_folder
 from invtools.api.policy import default_max_age
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters
 from invtools.api.walk import Spec, Walk
-from invtools.api.walkstore import FileStore, MemoryStore, WalkStore, walks_folder
 from invtools.errors import APIError, CacheError, ConfigError, NotFoundError, PaginationError
 from invtools.http.cache import forget, held
 from invtools.http.pacing import bucket_of
@@ -197,6 +196,7 @@ class Resources:
             until=until,
             chains=chains,
             limit=limit,
+            max_pages=max_pages,
             max_rows=max_rows,
             refresh=refresh,
             max_age=max_age,
@@ -287,6 +287,8 @@ class Resources:
         if lo and hi and lo > hi:
             raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
         n = chain_count(self.concurrency, chains)
+        if max_pages is not None or max_rows is not None:
+            n = 1  # cut short by its caller: one plain chain, each page when it is wanted
         keep = None
         if isinstance(kind, tuple) and n == 1:  # several types in one plain chain
             keep, kind = (lambda row, kinds=kind: row.get("type") in kinds), None

@@ -2,13 +2,13 @@
 (:class:`~invtools.api.chains.Chains`), and handed out as rows, pages or one frame.
 
 The walk engine knows nothing of the client: it is handed ``fetch(call) -> page body`` (the
-client's one request path), a store (:mod:`invtools.api.walkstore`) and counters. When a walk
-starts (its first row asked for) it reads the list's record: one no older than ``max_age``
-that holds every row the walk needs is replayed -- one read, nothing sent, its data as old as
-the walk that read it, decided before the first row goes out. Otherwise every page is fetched
-fresh; a fresh walk that ends (whole, at ``since``, or where its caller's ``max_rows`` or
-``stop_at`` cut it) leaves its record, one abandoned (closed, Ctrl-C, dropped) none. Each id is
-given once.
+client's one request path), a store of the list's :class:`~invtools.api.plan.Record` and
+counters. When a walk starts (its first row asked for) it reads the record: one no older than
+``max_age`` that holds every row the walk needs is replayed -- one read, nothing sent, its data
+as old as the walk that read it, decided before the first row goes out; never a cached head
+with a fresh tail. Otherwise every page is fetched fresh; a fresh walk that ends (whole, at
+``since``, or where its caller's ``max_rows``, ``max_pages`` or ``stop_at`` cut it) leaves its
+record, one abandoned (closed, Ctrl-C, dropped) none.
 
 >>> class Kept:                                  # a store: any object with load() and save()
 ...     record = None
@@ -34,13 +34,21 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from invtools._progress import progress_bar
-from invtools.api.chains import Chains, Piece, Spec
-from invtools.api.pagination import Page, RawPage, Trim, raw_envelope
-from invtools.api.plan import NO_TIME, Key, Plan, choose_plan, row_key, seam_starts
-from invtools.api.walkstore import Record, WalkStore
+from invtools.api.chains import Chains, Piece, Spec, raw_piece, rows_of
+from invtools.api.pagination import Page, Trim
+from invtools.api.plan import (
+    NO_TIME,
+    Key,
+    Plan,
+    Record,
+    WalkStore,
+    choose_plan,
+    row_key,
+    seam_starts,
+)
 from invtools.frames.arrow import frame_keys, walk_frame
 
-__all__ = ["Walk", "Spec", "rows_of"]
+__all__ = ["Walk", "Spec"]
 
 logger = logging.getLogger("invtools")
 
@@ -205,7 +213,7 @@ class _Walking:
 
     def _pieces(self, record: Record) -> list[Piece]:
         """A record's pieces, no more than ``max_pages``."""
-        pieces = [Piece(j, _raw(body, n), k) for n, (j, k, body) in enumerate(record.pieces, 1)]
+        pieces = [raw_piece(j, k, body, n) for n, (j, k, body) in enumerate(record.pieces, 1)]
         return pieces[: self.spec.max_pages]
 
     def _replay(self, record: Record, pages: int) -> None:
@@ -366,34 +374,3 @@ class _Walking:
                 seams=seams,
             )
         )
-
-
-def rows_of(pieces: Iterable[Piece], plan: Plan) -> Iterator[dict]:
-    """The rows of a walk's pieces in the list's order, each id once: laid end to end, or --
-    type chains -- merged newest first (a merge keeping each chain's own type)."""
-    if plan.merged:
-        rows: Iterable[dict] = sorted(
-            (
-                r
-                for p in pieces
-                for r in p.kept()
-                if plan.kind != "merge" or r.get("type") == plan.types[p.j]
-            ),
-            key=row_key,
-            reverse=True,
-        )
-    else:
-        rows = (r for p in pieces for r in p.kept())
-    seen: set = set()
-    for row in rows:
-        rid = row.get("id")
-        if rid is not None:
-            if rid in seen:
-                continue
-            seen.add(rid)
-        yield row
-
-
-def _raw(body: bytes, number: int) -> RawPage:
-    cursor, has_more, count = raw_envelope(body, number=number)
-    return RawPage(body, number, cursor, has_more, count)

@@ -13,8 +13,8 @@ set-up ALTERs a ``responses`` table it finds).
 
 Every write of this process to a cache file goes through that file's one :class:`CacheFile`
 connection, under its lock: no other connection of ours holds the file's write lock while
-waiting for a lock of this process (the walk records write one autocommit statement at a
-time; ``CONTRIBUTING.md``, "Writing to the cache file").
+waiting for a lock of this process (the walk records are files of their own beside it;
+``CONTRIBUTING.md``, "Writing to the cache file").
 
 >>> file_error("/tmp/c.sqlite", sqlite3.DatabaseError("file is not a database")).__class__
 <class 'invtools.errors.CacheError'>

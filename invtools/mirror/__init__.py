@@ -22,9 +22,10 @@ tool)::
 
 ``sync()`` is four plain steps, each safe to interrupt:
 
-1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed per page; a full
-   sync walks several chains at once, from the seams the client's last whole walk of the list
-   recorded beside its cache (:mod:`invtools.api.walk`);
+1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed a page (a window
+   sync) or a hundred rows (a full one) at a time; a full sync walks several chains at once,
+   from the seams the client's last whole walk of the list recorded beside its cache
+   (:mod:`invtools.api.walk`);
 2. fetch the details that are not stored yet (new rows, raised revisions), committed in small
    batches, so a killed or failed sync keeps every detail that arrived;
 3. window syncs only: ask the detail endpoint about stored rows inside the window that the
