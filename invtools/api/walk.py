@@ -33,6 +33,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pandas as pd
+
 from invtools._progress import progress_bar
 from invtools.api.chains import Chains, Piece, Spec, raw_piece, rows_of
 from invtools.api.pagination import Page, Trim
@@ -46,6 +48,7 @@ from invtools.api.plan import (
     row_key,
     seam_starts,
 )
+from invtools.errors import Cancelled
 from invtools.frames.arrow import frame_keys, walk_frame
 
 __all__ = ["Walk", "Spec"]
@@ -115,7 +118,7 @@ class Walk:
         waiting for the next row gets :class:`~invtools.errors.Cancelled` at once."""
         self._state.close()
 
-    def frame(self) -> Any:
+    def frame(self) -> pd.DataFrame:
         """The whole list as one transactions frame (:func:`invtools.frames.arrow.walk_frame`),
         with how it ran in ``df.attrs["walk"]``."""
         df = self._state.frame()
@@ -173,9 +176,7 @@ class _Walking:
         if self._chains is not None:
             self._chains.close()
 
-    def frame(self) -> Any:
-        """The whole list as one transactions frame (:func:`invtools.frames.arrow.walk_frame`),
-        with how it ran in ``df.attrs["walk"]``."""
+    def frame(self) -> pd.DataFrame:
         if self._start is not None:
             self._start()
         previous = self._store.load()
@@ -304,6 +305,8 @@ class _Walking:
             yield from self._handed(self._shape(kept(), plan, trim, keys))
         finally:
             self._stop()
+        if self.closed:  # by another thread, before its chains began: not an empty list
+            raise Cancelled("the walk was stopped")
         self._ran()
         self._save(previous, taken, keys, trimmed=trim.done)
 
