@@ -53,6 +53,7 @@ def test_ruff_format_would_change_nothing():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # as its subprocess's: on a loaded machine mypy took over 120 s
 def test_mypy_finds_nothing():
     _needs("mypy")
     # The files to check are [tool.mypy]'s; no cache, so a stale one never hides a finding.
