@@ -15,6 +15,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -375,14 +376,22 @@ print("finished")
 
 def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, pristine):
     path = tmp_path / "killed.sqlite"
-    # The team, the list page and 55 details are answered, then no request is answered until
-    # the server stops: the child can never finish, so it is mid-sync when it is killed,
-    # however loaded the machine. Of 55 details it commits some (a batch holds at most 49):
-    # the test kills it once it sees one committed, and each it saw must be reused.
-    answered = 2 + 55
-    sb.faults = Faults(
-        on_requests=set(range(answered + 1, answered + 1 + SIZE)), kinds=("slow",), slow_seconds=600
-    )
+    # The details of the 55 newest transactions are answered, the others' not until the test
+    # ends: the child can never finish, so it is mid-sync when it is killed, however loaded
+    # the machine. The sync hands details back newest first and commits them 50 at a time, so
+    # it commits some, in whatever order its requests arrive (a hold by arrival order once
+    # fell inside the first batch: nothing was ever committed). The test kills it once it sees
+    # one committed, and each it saw must be reused.
+    answered = {t["id"] for t in sb.data("shop").transactions[:55]}
+    release, original = threading.Event(), sb.handle
+
+    def hold_the_rest(method, target, headers, fault=None):
+        tid = target.split("?")[0].rsplit("/", 1)[-1]
+        if target.startswith(f"{LIST}/") and tid.isdigit() and int(tid) not in answered:
+            release.wait(120)
+        return original(method, target, headers, fault=fault)
+
+    sb.handle = hold_the_rest
     env = {**os.environ, "SBX_TOKEN": sb.tokens["shop"], "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-c", _CHILD, sb.base_url, str(path)],
@@ -411,9 +420,10 @@ def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, 
         if child.poll() is None:
             child.kill()
         child.communicate()
+        release.set()
     assert child.returncode == -signal.SIGKILL
 
-    sb.faults = None
+    sb.handle = original
     with make_client(sb, tmp_path) as client:
         mirror = TransactionMirror(path, client)
         assert mirror.info()["transactions"] == 0  # nothing applied, nothing half-applied
