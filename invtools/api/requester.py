@@ -56,7 +56,6 @@ from invtools.errors import (
 from invtools.http import make_session, shared_budget, transport
 from invtools.http.cache import (
     CacheKeys,
-    cached_entry,
     json_of,
     looks_json,
     open_cache_file,
@@ -227,27 +226,22 @@ class Requester:
         *,
         refresh: bool = False,
         raw: bool = False,
-        retries: int | None = None,
-        timeout: tuple[float, float] | None = None,
         dated: bool = True,
     ) -> tuple[Any, bool]:
         """Send a GET with retries; return ``(decoded body, from_cache)``, or with ``raw`` the
         undecoded bytes of a JSON success (errors are raised exactly as without it).
-        ``retries``/``timeout`` override the client's for this one call. ``dated``: the
-        answer's age counts in the open measurements' ``data_as_of`` (not for what never goes
-        stale -- a detail at a revision, the team -- nor a walk's pages: a walk is as old as
-        its start)."""
+        ``dated``: the answer's age counts in the open measurements' ``data_as_of`` (not for
+        what never goes stale -- a detail at a revision, the team -- nor a walk's pages: a walk
+        is as old as its start)."""
         url = self.url(path)
         params = {k: v for k, v in (params or {}).items() if v is not None}
         extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
-        allowed = self.retries if retries is None else retries
-        timeout = timeout or self.timeout
-        attempt = 0
+        allowed, attempt = self.retries, 0
         while True:
             attempt += 1
             started = time.monotonic()
             try:
-                resp = self.session.get(url, params=params, timeout=timeout, **extra)
+                resp = self.session.get(url, params=params, timeout=self.timeout, **extra)
             except requests.RequestException as exc:
                 failure = transport.describe(exc)
                 if failure.sent:  # a refused connection or a bad URL sent nothing
@@ -307,15 +301,10 @@ class Requester:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
 
-    def _stamp(self, resp: requests.Response, from_cache: bool) -> datetime:
-        """When ``resp``'s data was fetched: the stamp the cache keeps with it (read back for
-        a fresh answer, so that a second process replaying it says the same), else now."""
+    @staticmethod
+    def _stamp(resp: requests.Response, from_cache: bool) -> datetime:
+        """When ``resp``'s data left the server: when the cache stored it, or now."""
         stamp = getattr(resp, "created_at", None) if from_cache else None
-        if stamp is None and resp.status_code == 200 and self.session.cache_keys is not None:
-            entry = cached_entry(
-                self.session, self.session.auth.header, resp.request.url or resp.url
-            )
-            stamp = entry.stored_at if entry is not None else None
         if not isinstance(stamp, datetime):
             return datetime.now(UTC)
         return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

@@ -24,9 +24,8 @@ import os
 import re
 import secrets
 import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from requests_cache.policy.expiration import NEVER_EXPIRE
 
@@ -36,8 +35,6 @@ from invtools.errors import ConfigError
 
 __all__ = [
     "NEVER_EXPIRE",
-    "CachedEntry",
-    "cached_entry",
     "CacheKeys",
     "is_own_key",
     "default_cache_path",
@@ -52,13 +49,6 @@ __all__ = [
     "forget",
     "clear_entries",
 ]
-
-
-class CachedEntry(NamedTuple):
-    """A cached 200 JSON answer and when it was stored (aware UTC)."""
-
-    body: bytes
-    stored_at: datetime
 
 
 def default_cache_path() -> Path:
@@ -232,21 +222,6 @@ def storable(response) -> bool:
     """requests-cache's ``filter_fn``: only a whole JSON object labelled JSON is stored, so one
     bad answer can never stick in the cache (a detail at a revision is kept for good)."""
     return is_json(response) and sound_response(response)
-
-
-def cached_entry(session, authorization: str, url: str) -> CachedEntry | None:
-    """The cached 200 JSON answer to ``GET url`` with this Authorization *whatever its age*
-    (the caller judges freshness: a walk by its ``max_age``), or None."""
-    keys = getattr(session, "cache_keys", None)
-    if keys is None:
-        return None
-    response = session.cache.get_response(keys.key(authorization, "GET", url))
-    if response is None or response.status_code != 200 or not is_json(response):
-        return None
-    stored = response.created_at
-    if stored.tzinfo is None:  # requests-cache stores naive UTC
-        stored = stored.replace(tzinfo=UTC)
-    return CachedEntry(response.content, stored)
 
 
 #: What :meth:`CacheKeys.key` makes.
