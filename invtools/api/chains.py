@@ -131,7 +131,6 @@ class Chains:
         self._proved = [False] * n
         self._typed = False  # a type walk whose type chains took over after the head page
         self._error: BaseException | None = None
-        self._started: set[int] = set()
         self._credit: int | None = 0 if plan.kind == "one" else None  # None: no limit
 
     # -- the caller's side
@@ -143,14 +142,16 @@ class Chains:
         :class:`~invtools.errors.Cancelled` when it is closed while it is being read."""
         if self.stop.is_set():
             return
+        if self.plan.kind == "types":
+            self._start(0)  # the head chain starts the type chains after its first page
+        else:
+            self._start_all()
         if self.plan.merged:
-            self._start(0) if self.plan.kind == "types" else self._start_all()
             for j in range(self.plan.chains):
                 yield from self._take(j)
                 if self.plan.kind == "types" and not self._typed:
                     break
         else:
-            self._start_all()
             for j in range(self.plan.chains):
                 yield from self._take(j)
                 if j >= self.cut or not self._proved[j]:
@@ -191,7 +192,6 @@ class Chains:
             self._start(j)
 
     def _start(self, j: int, start: Any = None) -> None:
-        self._started.add(j)
         threading.Thread(
             target=contextvars.copy_context().run,
             args=(self._run, j, start),
