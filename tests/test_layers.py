@@ -21,7 +21,6 @@ FOUNDATION = {
     "_progress",
     "_provenance",
     "_clock",
-    "_deprecation",
 }
 #: part -> the parts it may import (itself always allowed).
 ALLOWED: dict[str, set[str]] = {

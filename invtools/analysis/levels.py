@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._deprecation import renamed
 from invtools._types import check_ids
 from invtools.analysis.common import (
     HISTORY_HINT,
@@ -346,7 +345,6 @@ def stock_value_by_month(
     tz: str = "UTC",
     as_of: Any = None,
     include_deleted: bool = False,
-    until: Any = None,
 ) -> pd.DataFrame:
     """Units in stock and their value at cost and at price at the end of every month, from
     the history's first month to ``as_of`` (default the newest time in the history).
@@ -368,11 +366,8 @@ def stock_value_by_month(
     ...     client.lines_df(since="2026-09-01")), client.items_df())
     >>> monthly["month"].tolist()
     ['2026-09', '2026-10']
-
-    (``until=``, the old name of ``as_of=``, works with a ``DeprecationWarning`` until 0.3.)
     """
     who = "stock_value_by_month"
-    as_of = renamed(who, "until", "as_of", until, as_of, stacklevel=3)
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
     need(
         items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().", who=who

@@ -26,7 +26,6 @@ import ipywidgets as widgets
 import pandas as pd
 from matplotlib.figure import Figure
 
-from invtools._deprecation import attribute_renamed
 from invtools._types import TX_TYPES
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice, inline_label
@@ -48,11 +47,11 @@ class ActivityExplorer(widgets.VBox):
     """Transaction activity with controls; see :func:`activity_explorer`.
 
     Controls (set their ``.value`` from code too): ``since``, ``until`` (DatePicker, bounded
-    by the frame's first and last day; ``start``/``end`` before 0.2, deprecated),
-    ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``units`` ("absolute"/"signed",
-    for quantities), ``by`` ("type"/"location"/"supplier"/"customer", "item" with lines),
-    ``types`` (a :class:`~invtools.notebook.controls.TypeChoice`: a tuple of
-    in/out/move/adjust), ``exclude_counts`` (bool: leave out opening stock counts),
+    by the frame's first and last day), ``freq`` ("D"/"W"/"M"), ``metric``
+    ("count"/"quantity"), ``units`` ("absolute"/"signed", for quantities), ``by``
+    ("type"/"location"/"supplier"/"customer", "item" with lines), ``types`` (a
+    :class:`~invtools.notebook.controls.TypeChoice`: a tuple of in/out/move/adjust),
+    ``exclude_counts`` (bool: leave out opening stock counts),
     ``kind`` ("bar"/"line"). After each change: ``figure`` and ``ax`` (what is drawn),
     ``table`` (the numbers per period, from :func:`~invtools.viz.activity_table`),
     ``summary`` (totals per category in the range), ``busiest`` ((period start, value) or
@@ -213,16 +212,6 @@ class ActivityExplorer(widgets.VBox):
             "tz": self.tz,
             "signed": self.signed,
         }
-
-    @property
-    def start(self) -> widgets.DatePicker:
-        """The From picker's old name: :attr:`since` (deprecated; it goes in 0.3)."""
-        return attribute_renamed("ActivityExplorer", "start", "since", self.since)
-
-    @property
-    def end(self) -> widgets.DatePicker:
-        """The To picker's old name: :attr:`until` (deprecated; it goes in 0.3)."""
-        return attribute_renamed("ActivityExplorer", "end", "until", self.until)
 
     @property
     def signed(self) -> bool:
