@@ -26,14 +26,16 @@ from pandas.api.typing import NaTType
 from invtools._types import check_ids
 from invtools.analysis.common import (
     HISTORY_HINT,
+    ITEMS_HINT,
     as_of_time,
     carry_provenance,
     check_flag,
     check_number,
     need,
+    without_deleted,
 )
 from invtools.errors import ConfigError
-from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
+from invtools.frames import DELETED_NOTE
 
 __all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
 
@@ -128,7 +130,7 @@ def stock_at(
             "last_change": found["last_change"].array,
         }
     )
-    out = leave_out_deleted(out, deleted_items(history), include=include_deleted, who="stock_at")
+    out = without_deleted(out, history, include=include_deleted, who="stock_at")
     return carry_provenance(out, history)
 
 
@@ -260,9 +262,7 @@ def month_end_stock(
     h = history.reset_index(drop=True)
     if wanted is not None:
         h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
-    h = leave_out_deleted(
-        h.reset_index(drop=True), deleted_items(h), include=include_deleted, who="month_end_stock"
-    )
+    h = without_deleted(h.reset_index(drop=True), h, include=include_deleted, who=who)
     left_out = h.attrs.get(DELETED_NOTE, [])
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up
@@ -369,16 +369,9 @@ def stock_value_by_month(
     """
     who = "stock_value_by_month"
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
-    need(
-        items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().", who=who
-    )
+    need(items, ["id", "cost", "price"], "items", ITEMS_HINT, who=who)
     until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
-    h = leave_out_deleted(
-        history.reset_index(drop=True),
-        deleted_items(history),
-        include=include_deleted,
-        who="stock_value_by_month",
-    )
+    h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
     held = levels.clip(lower=0)
     item_of = [k[0] for k in held.columns]

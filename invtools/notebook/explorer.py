@@ -65,8 +65,6 @@ class ActivityExplorer(widgets.VBox):
         lines: pd.DataFrame | None = None,
         tz: str | None = None,
         top: int | None = 8,
-        figsize: tuple[float, float] = (10.0, 4.0),
-        dpi: int = 100,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
             raise TypeError(
@@ -82,8 +80,7 @@ class ActivityExplorer(widgets.VBox):
         self.lines = lines
         self.tz = tz or "UTC"
         self.top = top
-        self.dpi = dpi
-        self.figure = Figure(figsize=figsize, layout="constrained")
+        self.figure = Figure(figsize=(10.0, 4.0), layout="constrained")
         self.table = pd.DataFrame()
         self.summary = pd.DataFrame()
         self.busiest: tuple[pd.Timestamp, float] | None = None
@@ -243,30 +240,8 @@ class ActivityExplorer(widgets.VBox):
                     f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
                     "choose a start on or before the end."
                 )
-            self.table = activity_table(
-                df,
-                s["freq"],
-                s["by"],
-                s["metric"],
-                top=s["top"],
-                since=s["since"],
-                until=s["until"],
-                tz=s["tz"],
-                signed=s["signed"],
-            )
-            plot_activity(
-                df,
-                s["freq"],
-                s["by"],
-                s["metric"],
-                top=s["top"],
-                kind=self.kind.value,
-                since=s["since"],
-                until=s["until"],
-                tz=s["tz"],
-                signed=s["signed"],
-                ax=ax,
-            )
+            self.table = activity_table(df, **s)
+            plot_activity(df, **s, kind=self.kind.value, ax=ax)
             if self.exclude_counts.value:  # the picture says so too, not only the summary
                 ax.set_title(f"{ax.get_title()}, without opening stock counts")
         except ConfigError as exc:
@@ -280,7 +255,7 @@ class ActivityExplorer(widgets.VBox):
             self.message.value = ""
         self._summarise()
         buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.figure.savefig(buf, format="png", dpi=100)
         self.image.value = buf.getvalue()
         self.redraws += 1
 
