@@ -159,33 +159,15 @@ def _month_end_levels(
     # forward, they are each series' level until its first line.
     opening = _openings(h)
     seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
+    both = pd.concat([opening, seen], ignore_index=True)
     rows = pd.DataFrame(
         {
             "month": np.concatenate(
                 [np.full(len(opening), first - 1, dtype=object), month(seen["transaction_time"])]
             ),
-            "stock": np.concatenate(
-                [
-                    opening["stock"].to_numpy(dtype="float64"),
-                    seen["stock"].to_numpy(dtype="float64"),
-                ]
-            ),
+            "stock": both["stock"].to_numpy(dtype="float64"),
         },
-        index=pd.MultiIndex.from_arrays(
-            [
-                pd.array(
-                    np.concatenate(
-                        [
-                            opening[c].to_numpy(dtype="float64", na_value=np.nan),
-                            seen[c].to_numpy(dtype="float64", na_value=np.nan),
-                        ]
-                    ),
-                    dtype="Int64",
-                )
-                for c in _SERIES
-            ],
-            names=_SERIES,
-        ),
+        index=pd.MultiIndex.from_arrays([both[c].astype("Int64") for c in _SERIES]),
     )
     # rows are in time order within each series (its opening first): the last is the level
     levels = rows.groupby(["month", rows.index], sort=True)["stock"].last().unstack()

@@ -112,11 +112,7 @@ class TokenPicker(widgets.VBox):
         self._options = options
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
-        self._tokens = (
-            (lambda: team_tokens(os.environ))
-            if environ is None
-            else (lambda: team_tokens(dict(environ)))
-        )
+        self._tokens = lambda: team_tokens(os.environ if environ is None else dict(environ))
         self._callbacks: list[Callable[[Client], Any]] = []
         if callable(on_change):
             self._callbacks.append(on_change)

@@ -98,7 +98,7 @@ def plot_activity(
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
 
-    title = f"{'Transactions' if what == 'transactions' else what.capitalize()} per {noun}"
+    title = f"{what.capitalize()} per {noun}"
     if by is not None:
         title += f" by {by}"
     if exclude_opening_counts:

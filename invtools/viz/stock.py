@@ -267,13 +267,6 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     >>> _runs(np.array([True, True, False, True]))
     [(0, 1), (3, 3)]
     """
-    runs, start = [], None
-    for i, flag in enumerate(mask):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            runs.append((start, i - 1))
-            start = None
-    if start is not None:
-        runs.append((start, len(mask) - 1))
-    return runs
+    steps = np.diff(np.concatenate(([0], mask.astype(int), [0])))  # +1 opens a run, -1 ends it
+    firsts, lasts = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1) - 1
+    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))

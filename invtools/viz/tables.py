@@ -238,19 +238,15 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
     elif by == "location" and "location_name" in df.columns:  # the frames' own choice
         col = df["location_name"]
     elif by == "location":
-        to = df["to_location_name"] if "to_location_name" in df.columns else None
-        frm = df["from_location_name"] if "from_location_name" in df.columns else None
-        if to is None:
-            if frm is None:
-                raise ConfigError(
-                    f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
-                    f"this frame has {columns_text(df)}."
-                )
-            col = frm
-        elif frm is None:
-            col = to
-        else:
-            col = to.astype(object).where(to.notna(), frm.astype(object))
+        sides = [df[c] for c in ("to_location_name", "from_location_name") if c in df.columns]
+        if not sides:
+            raise ConfigError(
+                f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
+                f"this frame has {columns_text(df)}."
+            )
+        col = sides[0].astype(object)
+        if len(sides) == 2:  # the destination, else the source
+            col = col.where(col.notna(), sides[1].astype(object))
     elif by in ("partner", *PARTNER_SIDES):
         col = _need(df, "partner_name", by)
     elif by == "member":
