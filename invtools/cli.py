@@ -63,13 +63,6 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
         help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
     )
     p.add_argument(
-        "--rate-limit-scope",
-        choices=("endpoint", "token"),
-        default="endpoint",
-        help="one budget per token and endpoint (default, as documented) or one per "
-        "token for all endpoints",
-    )
-    p.add_argument(
         "--shops",
         type=int,
         default=1,
@@ -91,7 +84,6 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
             rate_limit=args.rate_limit,
             log=log,
             latency=args.latency,
-            rate_limit_scope=args.rate_limit_scope,
             shops=args.shops,
             rate_window=args.rate_window,
             stated_budget=args.stated_budget,

@@ -58,7 +58,7 @@ CELLS = [
 from invtools import token_picker, activity_explorer
 
 BASE_URL = os.environ["INVTOOLS_BASE_URL"]
-picker = token_picker(base_url=BASE_URL, client_options={"cache": False, "rate_limit": 0})
+picker = token_picker(base_url=BASE_URL, cache=False, rate_limit=0)
 picker""",
     """from invtools.api import Client
 

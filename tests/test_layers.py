@@ -20,7 +20,6 @@ FOUNDATION = {
     "_files",
     "_progress",
     "_clock",
-    "_deprecation",
 }
 #: part -> the parts it may import (itself always allowed).
 ALLOWED: dict[str, set[str]] = {

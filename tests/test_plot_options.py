@@ -315,7 +315,7 @@ def test_the_table_and_the_plot_take_the_same_options_by_keyword():
         }
 
     assert by_keyword(activity_table) == by_keyword(plot_activity) - {"kind", "ax"}
-    assert {"top", "start", "end", "tz", "signed"} <= by_keyword(activity_table)
+    assert {"top", "since", "until", "tz", "signed"} <= by_keyword(activity_table)
     tx = pd.DataFrame(
         {
             "transaction_time": pd.to_datetime(
@@ -327,22 +327,3 @@ def test_the_table_and_the_plot_take_the_same_options_by_keyword():
     with pytest.raises(TypeError):
         activity_table(tx, "W", "type", "count", 3)  # top only by its name, as in the plot
     assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2, "other": 1}
-
-
-def test_plot_stock_history_old_names_still_work_with_a_deprecation_warning():
-    h = pd.DataFrame(
-        {
-            "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05"], utc=True),
-            "item_id": [7, 8],
-            "item_name": ["bolt", "nut"],
-            "stock": [10.0, 3.0],
-        }
-    )
-    new = plot_stock_history(h, item_ids=[7], as_of="2026-03-10")
-    with pytest.warns(DeprecationWarning, match=r"plot_stock_history\((items|until)=\.\.\.\)"):
-        old = plot_stock_history(h, items=[7], until="2026-03-10")
-    assert [(line.get_label(), list(line.get_ydata())) for line in old.get_lines()] == [
-        (line.get_label(), list(line.get_ydata())) for line in new.get_lines()
-    ]
-    with pytest.raises(ConfigError, match="item_ids= only"):
-        plot_stock_history(h, items=[7], item_ids=[7])

@@ -612,7 +612,7 @@ def test_min_stock_line_number_and_per_item(history):
 
 def test_stock_history_bad_arguments(history):
     many = history_frame([("2026-03-01T10:00Z", i, f"item {i}", 1) for i in range(10)])
-    with pytest.raises(ConfigError, match=r"10 items are too many.*items=\["):
+    with pytest.raises(ConfigError, match=r"10 items are too many.*item_ids=\["):
         plot_stock_history(many)
     plot_stock_history(many, item_ids=range(3))  # a few is fine
     with pytest.raises(ConfigError, match=r"'washer' is not in this stock history.*'bolt'"):
@@ -729,14 +729,3 @@ def test_errors_name_the_function_the_user_called():
     ):
         with pytest.raises(ConfigError, match=name):
             call()
-
-
-def test_the_old_start_and_end_still_work_with_a_deprecation_warning(tx):
-    new = activity_table(tx, "W", since="2026-02-16", until="2026-03-23")
-    with pytest.warns(DeprecationWarning, match=r"activity_table\((start|end)=...\) is deprecated"):
-        old = activity_table(tx, "W", start="2026-02-16", end="2026-03-23")
-    pd.testing.assert_frame_equal(old, new)
-    with pytest.warns(DeprecationWarning, match="plot_activity"):
-        plot_activity(tx, "W", start="2026-02-16")
-    with pytest.raises(ConfigError, match="since= only"):
-        activity_table(tx, since="2026-02-16", start="2026-02-16")

@@ -487,13 +487,6 @@ def test_connect_without_a_choice_asks_for_one(server):
     assert picker.client is None and "Paste a token" in picker.message
 
 
-def test_base_url_belongs_to_the_picker_not_client_options():
-    from invtools.errors import ConfigError
-
-    with pytest.raises(ConfigError, match="base_url"), pytest.warns(DeprecationWarning):
-        token_picker(environ={}, client_options={"base_url": "https://x.example"})
-
-
 class _EchoHandler(BaseHTTPRequestHandler):
     """A server that repeats the token it got in every part of an error it can."""
 
@@ -706,10 +699,6 @@ def test_the_date_range_follows_the_frame_not_the_lines(server):
     ex = activity_explorer(recent, lines=lines)
     assert (ex.since.value, ex.until.value) == (first, last)
     assert (ex.since.min, ex.since.max, ex.until.min, ex.until.max) == (first, last, first, last)
-    with pytest.warns(DeprecationWarning, match=r"ActivityExplorer\.start is deprecated"):
-        assert ex.start is ex.since  # the pickers' old names, for a release
-    with pytest.warns(DeprecationWarning, match=r"ActivityExplorer\.end is deprecated"):
-        assert ex.end is ex.until
     ex.until.value = first - pd.Timedelta(days=30)  # outside the data: held at its edge
     assert ex.until.value == first
     ex.until.value = last
@@ -754,18 +743,3 @@ def test_explorer_from_a_basic_team_says_why():
         client = Client(sb.tokens["basic"], base_url=sb.base_url, **FAST)
         with pytest.raises(TeamModeError, match="Basic mode"):
             activity_explorer(client)
-
-
-def test_the_old_client_options_spelling_still_works_with_a_deprecation_warning(sb):
-    env = {"INVTOOLS_TOKEN_SHOP": sb.tokens["shop"]}
-    with pytest.warns(DeprecationWarning, match="token_picker\\(rate_limit=2\\)"):
-        picker = token_picker(
-            base_url=sb.base_url, environ=env, client_options={**FAST, "retries": 0}
-        )
-    client = picker.connect("shop")
-    assert (
-        client is not None
-        and client.retries == 0
-        and client.team().name == sb.data("shop").team["name"]
-    )
-    picker.close()

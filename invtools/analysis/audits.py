@@ -17,15 +17,17 @@ import pandas as pd
 
 from invtools.analysis.common import (
     DAY,
+    ITEMS_HINT,
     LINES_HINT,
     carry_provenance,
     check_choice,
     check_number,
     in_window,
     need,
+    without_deleted,
 )
 from invtools.errors import ConfigError
-from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
+from invtools.frames import DELETED_NOTE
 
 __all__ = ["supplier_summary", "shrinkage", "SHRINKAGE_KEYS"]
 
@@ -35,8 +37,6 @@ SHRINKAGE_KEYS = {
     "location": ("location_id", "location_name"),
     "member": ("created_by_id", "created_by_name"),
 }
-
-_ITEMS_HINT = "Pass an items frame: client.items_df()."
 
 
 def _costs(lines: pd.DataFrame, items: pd.DataFrame) -> np.ndarray:
@@ -105,7 +105,7 @@ def supplier_summary(
         who=who,
     )
     if items is not None:
-        need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
+        need(items, ["id", "cost"], "items", ITEMS_HINT, who=who)
     window = in_window(lines, since, until, who=who)
     inbound = window[
         ((window["type"].astype("string") == "in") & window["partner_id"].notna())
@@ -121,11 +121,8 @@ def supplier_summary(
         suppliers = partners[
             (partners["type"].astype("string") == "supplier").fillna(False).to_numpy(dtype=bool)
         ]
-    inbound = leave_out_deleted(
-        inbound.reset_index(drop=True),
-        deleted_items(inbound),
-        include=include_deleted,
-        who="supplier_summary",
+    inbound = without_deleted(
+        inbound.reset_index(drop=True), inbound, include=include_deleted, who=who
     )
     left_out = inbound.attrs.get(DELETED_NOTE, [])
     per_line = pd.DataFrame(
@@ -234,16 +231,13 @@ def shrinkage(
         LINES_HINT,
         who=who,
     )
-    need(items, ["id", "cost"], "items", _ITEMS_HINT, who=who)
+    need(items, ["id", "cost"], "items", ITEMS_HINT, who=who)
     window = in_window(lines, since, until, who=who)
     adjusted = window[
         (window["type"].astype("string") == "adjust").fillna(False).to_numpy(dtype=bool)
     ]
-    adjusted = leave_out_deleted(
-        adjusted.reset_index(drop=True),
-        deleted_items(adjusted),
-        include=include_deleted,
-        who="shrinkage",
+    adjusted = without_deleted(
+        adjusted.reset_index(drop=True), adjusted, include=include_deleted, who=who
     )
     left_out = adjusted.attrs.get(DELETED_NOTE, [])
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)

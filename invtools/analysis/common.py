@@ -26,16 +26,18 @@ from pandas.api.typing import NaTType
 
 from invtools._types import parse_time
 from invtools.errors import ConfigError
-from invtools.frames import PROVENANCE_KEYS, with_provenance
+from invtools.frames import PROVENANCE_KEYS, deleted_items, leave_out_deleted, with_provenance
 
 __all__ = [
     "DAY",
     "HISTORY_HINT",
     "LINES_HINT",
+    "ITEMS_HINT",
     "need",
     "as_of_time",
     "in_window",
     "carry_provenance",
+    "without_deleted",
     "check_choice",
     "check_number",
     "check_flag",
@@ -48,6 +50,7 @@ HISTORY_HINT = (
     "location) or mirror.stock_history()."
 )
 LINES_HINT = "Pass a lines frame: client.lines_df() or mirror.lines_df()."
+ITEMS_HINT = "Pass an items frame: client.items_df()."
 _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
 
 
@@ -145,3 +148,12 @@ def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame
     if "source" in source.attrs:
         with_provenance(result, {k: source.attrs[k] for k in PROVENANCE_KEYS if k in source.attrs})
     return result
+
+
+def without_deleted(
+    result: pd.DataFrame, source: pd.DataFrame, *, include: bool, who: str
+) -> pd.DataFrame:
+    """``result`` without the rows of the items ``source`` flags deleted, unless ``include``:
+    :func:`invtools.frames.leave_out_deleted`, its warning pointing at the call of ``who``
+    (the analysis that calls this)."""
+    return leave_out_deleted(result, deleted_items(source), include=include, who=who, stacklevel=4)

@@ -11,8 +11,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, as_of_time, need
-from invtools.frames import deleted_items, leave_out_deleted
+from invtools.analysis.common import DAY, HISTORY_HINT, as_of_time, need, without_deleted
 
 __all__ = ["stockouts", "stockout_summary"]
 
@@ -36,12 +35,8 @@ def stockouts(
     >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     """
-    return leave_out_deleted(
-        _episodes(history, as_of, "stockouts"),
-        deleted_items(history),
-        include=include_deleted,
-        who="stockouts",
-    )
+    episodes = _episodes(history, as_of, "stockouts")
+    return without_deleted(episodes, history, include=include_deleted, who="stockouts")
 
 
 def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
@@ -49,7 +44,7 @@ def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
         history,
         ["transaction_time", "item_id", "item_name", "location_id", "stock"],
         "history",
-        "Pass invtools.frames.stock_history(lines) or mirror.stock_history().",
+        HISTORY_HINT,
         who=who,
     )
     as_of = as_of_time(as_of, history["transaction_time"], who=who)
@@ -103,12 +98,8 @@ def stockout_summary(
     >>> summary.attrs["deleted_items_excluded"]            # ids of deleted items left out
     []
     """
-    return leave_out_deleted(
-        _summary(_episodes(history, as_of, "stockout_summary")),
-        deleted_items(history),
-        include=include_deleted,
-        who="stockout_summary",
-    )
+    summary = _summary(_episodes(history, as_of, "stockout_summary"))
+    return without_deleted(summary, history, include=include_deleted, who="stockout_summary")
 
 
 def _summary(eps: pd.DataFrame) -> pd.DataFrame:

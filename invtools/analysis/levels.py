@@ -23,18 +23,19 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._deprecation import renamed
 from invtools._types import check_ids
 from invtools.analysis.common import (
     HISTORY_HINT,
+    ITEMS_HINT,
     as_of_time,
     carry_provenance,
     check_flag,
     check_number,
     need,
+    without_deleted,
 )
 from invtools.errors import ConfigError
-from invtools.frames import DELETED_NOTE, deleted_items, leave_out_deleted
+from invtools.frames import DELETED_NOTE
 
 __all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
 
@@ -129,7 +130,7 @@ def stock_at(
             "last_change": found["last_change"].array,
         }
     )
-    out = leave_out_deleted(out, deleted_items(history), include=include_deleted, who="stock_at")
+    out = without_deleted(out, history, include=include_deleted, who="stock_at")
     return carry_provenance(out, history)
 
 
@@ -158,33 +159,15 @@ def _month_end_levels(
     # forward, they are each series' level until its first line.
     opening = _openings(h)
     seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
+    both = pd.concat([opening, seen], ignore_index=True)
     rows = pd.DataFrame(
         {
             "month": np.concatenate(
                 [np.full(len(opening), first - 1, dtype=object), month(seen["transaction_time"])]
             ),
-            "stock": np.concatenate(
-                [
-                    opening["stock"].to_numpy(dtype="float64"),
-                    seen["stock"].to_numpy(dtype="float64"),
-                ]
-            ),
+            "stock": both["stock"].to_numpy(dtype="float64"),
         },
-        index=pd.MultiIndex.from_arrays(
-            [
-                pd.array(
-                    np.concatenate(
-                        [
-                            opening[c].to_numpy(dtype="float64", na_value=np.nan),
-                            seen[c].to_numpy(dtype="float64", na_value=np.nan),
-                        ]
-                    ),
-                    dtype="Int64",
-                )
-                for c in _SERIES
-            ],
-            names=_SERIES,
-        ),
+        index=pd.MultiIndex.from_arrays([both[c].astype("Int64") for c in _SERIES]),
     )
     # rows are in time order within each series (its opening first): the last is the level
     levels = rows.groupby(["month", rows.index], sort=True)["stock"].last().unstack()
@@ -261,9 +244,7 @@ def month_end_stock(
     h = history.reset_index(drop=True)
     if wanted is not None:
         h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
-    h = leave_out_deleted(
-        h.reset_index(drop=True), deleted_items(h), include=include_deleted, who="month_end_stock"
-    )
+    h = without_deleted(h.reset_index(drop=True), h, include=include_deleted, who=who)
     left_out = h.attrs.get(DELETED_NOTE, [])
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up
@@ -346,7 +327,6 @@ def stock_value_by_month(
     tz: str = "UTC",
     as_of: Any = None,
     include_deleted: bool = False,
-    until: Any = None,
 ) -> pd.DataFrame:
     """Units in stock and their value at cost and at price at the end of every month, from
     the history's first month to ``as_of`` (default the newest time in the history).
@@ -368,22 +348,12 @@ def stock_value_by_month(
     ...     client.lines_df(since="2026-09-01")), client.items_df())
     >>> monthly["month"].tolist()
     ['2026-09', '2026-10']
-
-    (``until=``, the old name of ``as_of=``, works with a ``DeprecationWarning`` until 0.3.)
     """
     who = "stock_value_by_month"
-    as_of = renamed(who, "until", "as_of", until, as_of, stacklevel=3)
     need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
-    need(
-        items, ["id", "cost", "price"], "items", "Pass an items frame: client.items_df().", who=who
-    )
+    need(items, ["id", "cost", "price"], "items", ITEMS_HINT, who=who)
     until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
-    h = leave_out_deleted(
-        history.reset_index(drop=True),
-        deleted_items(history),
-        include=include_deleted,
-        who="stock_value_by_month",
-    )
+    h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
     held = levels.clip(lower=0)
     item_of = [k[0] for k in held.columns]

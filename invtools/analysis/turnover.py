@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, as_of_time, need
-from invtools.frames import deleted_items, leave_out_deleted
+from invtools.analysis.common import DAY, ITEMS_HINT, LINES_HINT, as_of_time, need, without_deleted
+from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
 
@@ -55,7 +55,7 @@ def movement(
         lines,
         ["transaction_time", "type", "item_id", "item_name", "quantity"],
         "lines",
-        "Pass a lines frame: client.lines_df() or mirror.lines_df().",
+        LINES_HINT,
         who="movement",
     )
     as_of = as_of_time(as_of, lines["transaction_time"], who="movement")
@@ -95,7 +95,7 @@ def movement(
             items,
             ["id", "name", "quantity", "cost"],
             "items",
-            "Pass an items frame: client.items_df().",
+            ITEMS_HINT,
             who="movement",
         )
         base = items.set_index("id")[["name", "quantity", "cost"]]
@@ -117,7 +117,7 @@ def movement(
     result = moved.reset_index().sort_values(
         ["sold", "days_since_last_sale"], ascending=[True, False], ignore_index=True
     )
-    return leave_out_deleted(result, deleted_items(lines), include=include_deleted, who="movement")
+    return without_deleted(result, lines, include=include_deleted, who="movement")
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -140,7 +140,7 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         "Pass client.stock_df().",
         who="stock_value",
     )
-    need(items, ["id", "cost", "price"], "items", "Pass client.items_df().", who="stock_value")
+    need(items, ["id", "cost", "price"], "items", ITEMS_HINT, who="stock_value")
     s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id", how="left")
     s = s[s["quantity"] > 0]
     s = s.assign(value_at_cost=s["quantity"] * s["cost"], value_at_price=s["quantity"] * s["price"])

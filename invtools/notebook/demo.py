@@ -109,27 +109,22 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
 
     Raises nbclient's ``CellExecutionError`` when a cell fails.
     """
-    with tempfile.TemporaryDirectory(prefix="invtools-kernel-") as sockets:
-        return _execute(path, env=env, timeout=timeout, sockets=sockets)
-
-
-def _execute(path: Path, *, env: dict[str, str], timeout: int, sockets: str):
     import nbformat
     from nbclient import NotebookClient
     from traitlets.config import Config
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(_SUMMARY_CELL))
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        # IPC sockets: the kernel's traffic never crosses TCP, not even on loopback. Their
-        # path must be absolute: the kernel runs in the notebook's folder, not ours.
-        config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}}),
-    )
-    client.execute(env=env)
+    with tempfile.TemporaryDirectory(prefix="invtools-kernel-") as sockets:
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+            # IPC sockets: the kernel's traffic never crosses TCP, not even on loopback. Their
+            # path must be absolute: the kernel runs in the notebook's folder, not ours.
+            config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}}),
+        ).execute(env=env)
     summary_cell = nb.cells.pop()
     summary: dict = {}
     for out in summary_cell.get("outputs", []):
@@ -162,25 +157,21 @@ def _export_html(nb, target: Path) -> Path:
 
 
 def run_notebooks(
-    notebooks: Iterable[str | os.PathLike],
-    out_dir: str | os.PathLike,
-    *,
-    env: dict[str, str] | None = None,
-    echo=print,
+    notebooks: Iterable[str | os.PathLike], out_dir: str | os.PathLike
 ) -> list[NotebookRun]:
     """Execute ``notebooks`` one after another, writing HTML and PNGs under ``out_dir``.
 
-    A failing notebook is reported and the others still run. ``echo`` prints progress.
+    A failing notebook is reported and the others still run; progress is printed.
     """
     out = Path(out_dir)
     # Each kernel starts its own demo server, whose answers are cached in a temporary folder
     # of its own, removed when the kernel ends (invtools.connect): the user's cache is left
     # alone, and no build folder fills with answers no later run can use.
-    env = kernel_env(env)
+    env = kernel_env()
     paths = [Path(p) for p in notebooks]
     runs = []
     for i, path in enumerate(paths, 1):
-        echo(f"[{i}/{len(paths)}] {path.name} ...", end=" ", flush=True)
+        print(f"[{i}/{len(paths)}] {path.name} ...", end=" ", flush=True)
         run = NotebookRun(path)
         started = time.perf_counter()
         try:
@@ -192,9 +183,9 @@ def run_notebooks(
         if run.ok:
             run.html = _export_html(nb, out / "html" / f"{path.stem}.html")
             run.figures = _save_figures(nb, path.stem, out / "figures")
-            echo(_summary_line(run))
+            print(_summary_line(run))
         else:
-            echo(f"FAILED after {run.seconds:.1f} s: {run.error}")
+            print(f"FAILED after {run.seconds:.1f} s: {run.error}")
         runs.append(run)
     return runs
 

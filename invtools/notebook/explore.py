@@ -11,6 +11,7 @@ import pandas as pd
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.notebook.explorer import ActivityExplorer
+from invtools.viz.common import check_tz
 
 __all__ = ["activity_explorer"]
 
@@ -69,13 +70,7 @@ def activity_explorer(
     >>> activity_explorer(tx, since="2026-03-10").data["type"].tolist()   # or "90D", "2026-03"
     ['out']
     """
-    if tz is not None:
-        try:
-            pd.Timestamp.now(tz=tz)
-        except Exception:  # pytz, zoneinfo and dateutil each say it their own way
-            raise ConfigError(
-                f"activity_explorer: tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')"
-            ) from None
+    check_tz(tz, "activity_explorer")
     lo = parse_time(since, name="activity_explorer: since", tz=tz)
     hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz)
     if lo is not None and hi is not None and lo > hi:

@@ -26,7 +26,6 @@ import ipywidgets as widgets
 import pandas as pd
 from matplotlib.figure import Figure
 
-from invtools._deprecation import attribute_renamed
 from invtools._types import TX_TYPES
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice, inline_label
@@ -48,11 +47,11 @@ class ActivityExplorer(widgets.VBox):
     """Transaction activity with controls; see :func:`activity_explorer`.
 
     Controls (set their ``.value`` from code too): ``since``, ``until`` (DatePicker, bounded
-    by the frame's first and last day; ``start``/``end`` before 0.2, deprecated),
-    ``freq`` ("D"/"W"/"M"), ``metric`` ("count"/"quantity"), ``units`` ("absolute"/"signed",
-    for quantities), ``by`` ("type"/"location"/"supplier"/"customer", "item" with lines),
-    ``types`` (a :class:`~invtools.notebook.controls.TypeChoice`: a tuple of
-    in/out/move/adjust), ``exclude_counts`` (bool: leave out opening stock counts),
+    by the frame's first and last day), ``freq`` ("D"/"W"/"M"), ``metric``
+    ("count"/"quantity"), ``units`` ("absolute"/"signed", for quantities), ``by``
+    ("type"/"location"/"supplier"/"customer", "item" with lines), ``types`` (a
+    :class:`~invtools.notebook.controls.TypeChoice`: a tuple of in/out/move/adjust),
+    ``exclude_counts`` (bool: leave out opening stock counts),
     ``kind`` ("bar"/"line"). After each change: ``figure`` and ``ax`` (what is drawn),
     ``table`` (the numbers per period, from :func:`~invtools.viz.activity_table`),
     ``summary`` (totals per category in the range), ``busiest`` ((period start, value) or
@@ -66,8 +65,6 @@ class ActivityExplorer(widgets.VBox):
         lines: pd.DataFrame | None = None,
         tz: str | None = None,
         top: int | None = 8,
-        figsize: tuple[float, float] = (10.0, 4.0),
-        dpi: int = 100,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
             raise TypeError(
@@ -83,8 +80,7 @@ class ActivityExplorer(widgets.VBox):
         self.lines = lines
         self.tz = tz or "UTC"
         self.top = top
-        self.dpi = dpi
-        self.figure = Figure(figsize=figsize, layout="constrained")
+        self.figure = Figure(figsize=(10.0, 4.0), layout="constrained")
         self.table = pd.DataFrame()
         self.summary = pd.DataFrame()
         self.busiest: tuple[pd.Timestamp, float] | None = None
@@ -215,16 +211,6 @@ class ActivityExplorer(widgets.VBox):
         }
 
     @property
-    def start(self) -> widgets.DatePicker:
-        """The From picker's old name: :attr:`since` (deprecated; it goes in 0.3)."""
-        return attribute_renamed("ActivityExplorer", "start", "since", self.since)
-
-    @property
-    def end(self) -> widgets.DatePicker:
-        """The To picker's old name: :attr:`until` (deprecated; it goes in 0.3)."""
-        return attribute_renamed("ActivityExplorer", "end", "until", self.until)
-
-    @property
     def signed(self) -> bool:
         """Whether quantities are counted as recorded (the Units control on "signed")."""
         return self.units.value == "signed"
@@ -254,30 +240,8 @@ class ActivityExplorer(widgets.VBox):
                     f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
                     "choose a start on or before the end."
                 )
-            self.table = activity_table(
-                df,
-                s["freq"],
-                s["by"],
-                s["metric"],
-                top=s["top"],
-                since=s["since"],
-                until=s["until"],
-                tz=s["tz"],
-                signed=s["signed"],
-            )
-            plot_activity(
-                df,
-                s["freq"],
-                s["by"],
-                s["metric"],
-                top=s["top"],
-                kind=self.kind.value,
-                since=s["since"],
-                until=s["until"],
-                tz=s["tz"],
-                signed=s["signed"],
-                ax=ax,
-            )
+            self.table = activity_table(df, **s)
+            plot_activity(df, **s, kind=self.kind.value, ax=ax)
             if self.exclude_counts.value:  # the picture says so too, not only the summary
                 ax.set_title(f"{ax.get_title()}, without opening stock counts")
         except ConfigError as exc:
@@ -291,7 +255,7 @@ class ActivityExplorer(widgets.VBox):
             self.message.value = ""
         self._summarise()
         buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.figure.savefig(buf, format="png", dpi=100)
         self.image.value = buf.getvalue()
         self.redraws += 1
 

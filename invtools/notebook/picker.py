@@ -38,7 +38,6 @@ from __future__ import annotations
 import html
 import logging
 import os
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -100,19 +99,8 @@ class TokenPicker(widgets.VBox):
         base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
         on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
-        client_options: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
-        if client_options is not None:  # the old spelling, until 0.3
-            warnings.warn(
-                "token_picker(client_options={...}) is deprecated: pass the client's "
-                "options as keywords, as to connect(): token_picker(rate_limit=2)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            options = {**client_options, **options}
-        if "base_url" in options:
-            raise ConfigError("pass base_url= to token_picker itself, not in client_options")
         if base_url is None:
             # The same environment the tokens come from, read the way connect() reads it (an
             # empty value counts as unset), so a notebook pointed at a server by
@@ -124,11 +112,7 @@ class TokenPicker(widgets.VBox):
         self._options = options
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
-        self._tokens = (
-            (lambda: team_tokens(os.environ))
-            if environ is None
-            else (lambda: team_tokens(dict(environ)))
-        )
+        self._tokens = lambda: team_tokens(os.environ if environ is None else dict(environ))
         self._callbacks: list[Callable[[Client], Any]] = []
         if callable(on_change):
             self._callbacks.append(on_change)
@@ -387,7 +371,6 @@ def token_picker(
     base_url: str | None = None,
     environ: Mapping[str, str] | None = None,
     on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
-    client_options: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> TokenPicker:
     """A widget to choose which team to work with, without ever showing its token.
@@ -416,17 +399,10 @@ def token_picker(
       ``picker.observe(fn, names="client")`` (also sees it become ``None``).
     - Other keyword arguments go to :class:`~invtools.api.Client` (``cache``,
       ``rate_limit``, ``retries``, ``timeout``, ``progress``...), as with
-      :func:`invtools.connect`: ``token_picker(rate_limit=2)``. (``client_options={...}``
-      still works, with a ``DeprecationWarning``, until 0.3.)
+      :func:`invtools.connect`: ``token_picker(rate_limit=2)``.
 
     >>> picker = token_picker(environ={"INVTOOLS_TOKEN_SHOP": "s3cret", "INVTOOLS_TOKEN": "t0"})
     >>> picker.names, "s3cret" in repr(picker)
     (['default', 'shop'], False)
     """
-    return TokenPicker(
-        base_url=base_url,
-        environ=environ,
-        on_change=on_change,
-        client_options=client_options,
-        **options,
-    )
+    return TokenPicker(base_url=base_url, environ=environ, on_change=on_change, **options)

@@ -349,11 +349,11 @@ def _in_order(
     jobs: list, outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
 ) -> TeamResults:
     """The outcomes in the order the teams were given; a team with none was stopped."""
-    ordered = {}
-    for name, *_ in jobs:
-        ordered[name] = outcomes.get(name) or TeamOutcome(
-            name, error=Cancelled(f"team {name!r}: {stopped} before it answered")
-        )
+    ordered = {
+        name: outcomes.get(name)
+        or TeamOutcome(name, error=Cancelled(f"team {name!r}: {stopped} before it answered"))
+        for name, *_ in jobs
+    }
     return TeamResults(ordered, seconds=time.perf_counter() - started)
 
 

@@ -24,7 +24,7 @@ from invtools.viz.style import (
     new_axes,
     no_data,
 )
-from invtools.viz.tables import renamed_window, table_of
+from invtools.viz.tables import table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -53,8 +53,6 @@ def plot_activity(
     signed: bool = False,
     exclude_opening_counts: bool = False,
     ax: Axes | None = None,
-    start: Any = None,
-    end: Any = None,
 ) -> Axes:
     """Transaction activity over time: stacked bars (or lines) per period, split by category.
 
@@ -83,7 +81,6 @@ def plot_activity(
     """
     if kind not in _KINDS:
         raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    since, until = renamed_window("plot_activity", since, until, start, end)
     table = table_of(
         "plot_activity",
         df,
@@ -101,7 +98,7 @@ def plot_activity(
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
 
-    title = f"{'Transactions' if what == 'transactions' else what.capitalize()} per {noun}"
+    title = f"{what.capitalize()} per {noun}"
     if by is not None:
         title += f" by {by}"
     if exclude_opening_counts:

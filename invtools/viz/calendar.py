@@ -74,8 +74,7 @@ def plot_calendar(
     )
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
-    label = "Transactions" if what == "transactions" else what.capitalize()
-    ax.set_title(f"{label} per day, {year}")
+    ax.set_title(f"{what.capitalize()} per day, {year}")
 
     days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))

@@ -52,8 +52,9 @@ def period_freq(freq: str) -> tuple[str, str]:
     )
 
 
-def check_tz(tz: str | None) -> str:
-    """``tz`` if pandas knows the zone (``None`` is UTC), else a :class:`ConfigError`.
+def check_tz(tz: str | None, who: str | None = None) -> str:
+    """``tz`` if pandas knows the zone (``None`` is UTC), else a :class:`ConfigError`
+    (beginning with ``who``, the function called, when given).
 
     >>> check_tz(None), check_tz("Asia/Seoul")
     ('UTC', 'Asia/Seoul')
@@ -64,7 +65,8 @@ def check_tz(tz: str | None) -> str:
         pd.Timestamp("2026-01-01", tz=tz)
     except Exception as exc:  # pandas raises several types for a bad zone name
         raise ConfigError(
-            f"tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')."
+            f"{who + ': ' if who else ''}tz={tz!r} is not a time zone name "
+            "(e.g. 'UTC', 'Europe/Paris')."
         ) from exc
     return tz
 

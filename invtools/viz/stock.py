@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from invtools._deprecation import renamed
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
@@ -48,8 +47,6 @@ def plot_stock_history(
     as_of: Any = None,
     include_deleted: bool = False,
     ax: Axes | None = None,
-    items: Any = None,
-    until: Any = None,
 ) -> Axes:
     """Stock of one or a few items over time, as steps, with the moments it ran out.
 
@@ -76,9 +73,6 @@ def plot_stock_history(
       :class:`~invtools.errors.DeletedItemsWarning` naming them; ``True`` draws them. Items
       asked for in ``item_ids`` are drawn either way. A deleted item's label says "(deleted)".
 
-    (``items=`` and ``until=``, the old names of ``item_ids=`` and ``as_of=``, still work with
-    a ``DeprecationWarning`` until 0.3.)
-
     >>> import pandas as pd
     >>> h = pd.DataFrame({
     ...     "transaction_time": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-09"],
@@ -91,9 +85,6 @@ def plot_stock_history(
     '2026-03-12 18:00:00'
 
     """
-    item_ids = renamed("plot_stock_history", "items", "item_ids", items, item_ids, stacklevel=3)
-    until = renamed("plot_stock_history", "until", "as_of", until, as_of, stacklevel=3)
-    items = item_ids
     tz = check_tz(tz)
     times = frame_times(history, "plot_stock_history")
     for column in ("item_id", "stock"):
@@ -103,19 +94,19 @@ def plot_stock_history(
                 f"{columns_text(history)}. Build it with invtools.frames.stock_history(lines)."
             )
     h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
-    end = _data_end(h["_t"], until, tz)  # of the whole frame: deleted items' rows count too
-    if until is not None:
+    end = _data_end(h["_t"], as_of, tz)  # of the whole frame: deleted items' rows count too
+    if as_of is not None:
         h = h[(h["_t"] <= end).fillna(False).to_numpy(dtype=bool)]
     deleted = deleted_items(h)
     h = leave_out_deleted(
-        h, deleted, include=include_deleted or items is not None, who="plot_stock_history"
+        h, deleted, include=include_deleted or item_ids is not None, who="plot_stock_history"
     )
     names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
     label_of = _item_labels(h["item_id"], names)
     for item_id in set(deleted) & set(label_of):
         label_of[item_id] += " (deleted)"
 
-    wanted = _select_items(items, label_of, names, h["item_id"])
+    wanted = _select_items(item_ids, label_of, names, h["item_id"])
     ax = new_axes(ax, (10, 4))
     ax.set_ylabel("stock (units)")
     ax.set_xlabel(f"time ({tz})")
@@ -139,7 +130,7 @@ def plot_stock_history(
         )
         for loc, part in groups:
             part = part.sort_values("_t", kind="stable")
-            if part.empty:  # every row of it after ``until``
+            if part.empty:  # every row of it after ``as_of``
                 continue
             color = cycle[n % len(cycle)]
             n += 1
@@ -192,12 +183,12 @@ def plot_stock_history(
     return ax
 
 
-def _data_end(local: pd.Series, until: Any, tz: str) -> Any:
-    """Where every line ends, as a naive time in ``tz``: ``until`` (a date: the end of that
+def _data_end(local: pd.Series, as_of: Any, tz: str) -> Any:
+    """Where every line ends, as a naive time in ``tz``: ``as_of`` (a date: the end of that
     day), else the frame's last time (NaT for an empty frame)."""
-    if until is None:
+    if as_of is None:
         return local.max()
-    moment = pd.Timestamp(parse_time(until, end=True, name="until", tz=tz))
+    moment = pd.Timestamp(parse_time(as_of, end=True, name="as_of", tz=tz))
     return moment.tz_convert(tz).tz_localize(None).to_datetime64()
 
 
@@ -246,8 +237,8 @@ def _select_items(items: Any, label_of, names, ids) -> list[Any]:
         some = ", ".join(f"{i} {label_of[i]!r}" for i in wanted[:5])
         raise ConfigError(
             f"{len(wanted)} items are too many lines for one picture; pick at most "
-            f"{MAX_STOCK_ITEMS} with items=[...] (ids or names), e.g. items=[{wanted[0]!r}, ...]. "
-            f"First items: {some}, ..."
+            f"{MAX_STOCK_ITEMS} with item_ids=[...] (ids or names), "
+            f"e.g. item_ids=[{wanted[0]!r}, ...]. First items: {some}, ..."
         )
     return wanted
 
@@ -276,13 +267,6 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     >>> _runs(np.array([True, True, False, True]))
     [(0, 1), (3, 3)]
     """
-    runs, start = [], None
-    for i, flag in enumerate(mask):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            runs.append((start, i - 1))
-            start = None
-    if start is not None:
-        runs.append((start, len(mask) - 1))
-    return runs
+    steps = np.diff(np.concatenate(([0], mask.astype(int), [0])))  # +1 opens a run, -1 ends it
+    firsts, lasts = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1) - 1
+    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools._deprecation import renamed
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
 from invtools.viz.common import (
@@ -58,8 +57,6 @@ def activity_table(
     tz: str | None = None,
     signed: bool = False,
     exclude_opening_counts: bool = False,
-    start: Any = None,
-    end: Any = None,
 ) -> pd.DataFrame:
     """Transaction activity per period and category: the numbers
     :func:`~invtools.viz.plot_activity` draws.
@@ -94,8 +91,7 @@ def activity_table(
       includes that whole day), spelled as for the client's methods; by default the first and
       last transaction. Every period of the range is a row, with zeros where nothing happened;
       the first and last periods count only what falls inside the range
-      (``since="2026-03-04"`` by week leaves out 2 and 3 March). (``start``/``end``, the old
-      names, still work with a ``DeprecationWarning`` until 0.3.)
+      (``since="2026-03-04"`` by week leaves out 2 and 3 March).
     - ``tz``: the time zone periods are cut in (default UTC, the service's time zone); a shop
       in Seoul wants ``tz="Asia/Seoul"`` so that its days start at its midnight.
 
@@ -117,7 +113,6 @@ def activity_table(
     2026-02-01 00:00:00+00:00   0.0  0.0
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
-    since, until = renamed_window("activity_table", since, until, start, end)
     return table_of(
         "activity_table",
         df,
@@ -131,11 +126,6 @@ def activity_table(
         signed=signed,
         exclude_opening_counts=exclude_opening_counts,
     )
-
-
-def renamed_window(who: str, since: Any, until: Any, start: Any, end: Any) -> tuple[Any, Any]:
-    """``since``/``until``, or the old ``start``/``end`` with a ``DeprecationWarning``."""
-    return (renamed(who, "start", "since", start, since), renamed(who, "end", "until", end, until))
 
 
 def table_of(
@@ -248,19 +238,15 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
     elif by == "location" and "location_name" in df.columns:  # the frames' own choice
         col = df["location_name"]
     elif by == "location":
-        to = df["to_location_name"] if "to_location_name" in df.columns else None
-        frm = df["from_location_name"] if "from_location_name" in df.columns else None
-        if to is None:
-            if frm is None:
-                raise ConfigError(
-                    f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
-                    f"this frame has {columns_text(df)}."
-                )
-            col = frm
-        elif frm is None:
-            col = to
-        else:
-            col = to.astype(object).where(to.notna(), frm.astype(object))
+        sides = [df[c] for c in ("to_location_name", "from_location_name") if c in df.columns]
+        if not sides:
+            raise ConfigError(
+                f"by='location' needs a 'to_location_name' or 'from_location_name' column; "
+                f"this frame has {columns_text(df)}."
+            )
+        col = sides[0].astype(object)
+        if len(sides) == 2:  # the destination, else the source
+            col = col.where(col.notna(), sides[1].astype(object))
     elif by in ("partner", *PARTNER_SIDES):
         col = _need(df, "partner_name", by)
     elif by == "member":
