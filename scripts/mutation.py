@@ -40,6 +40,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["invtools/api/plan.py"],
         [
             "tests/test_plan.py",
+            "tests/test_walk_record.py",
             "tests/test_client_chains.py",
             "tests/test_walk_replay.py",
             "tests/test_windows.py",

@@ -41,6 +41,7 @@ import os
 import threading
 import zlib
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -393,7 +394,8 @@ class FileStore:
                 fh.write(record.to_bytes())
             os.replace(tmp, self.path)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
+            with suppress(OSError):  # not there, or its folder is not one
+                tmp.unlink()
             logger.warning(
                 "walk record not kept in %s (%s): the next run walks this list again",
                 self.path.parent,
