@@ -271,7 +271,12 @@ def test_the_seam_rows_deleted_during_the_walk_fall_back_to_one_chain(sb, client
     c, f = _seam(sb, client, k=1)  # chain 0 meets chain 1's first row on its 2nd page
     assert 100 <= f < 200
 
-    def delete_both():
+    def chain_1_read_its_first_page():
+        cursor = [str(rows[c]["id"])]
+        return any(r.params.get("cursor") == cursor and r.status == 200 for r in sb.requests)
+
+    def delete_both():  # once chain 1 read its first page, however loaded the machine
+        _until(chain_1_read_its_first_page, "chain 1 never read its first page")
         sb.delete_transaction(rows[c]["id"])
         sb.delete_transaction(rows[f]["id"])
 
