@@ -325,6 +325,8 @@ def test_one_chain_asked_for_several_types_is_one_plain_chain(sb, make_client):
     sent = [r for r in sb.requests if r.route == "/v1/location-txs"]
     assert walk.plan.kind == "one" and all("type" not in r.params for r in sent)
     assert len(sent) == -(-len(truth) // 100)  # the unfiltered list, each page once
+    df = c.transactions_df(type=("in", "adjust"), chains=1)
+    assert df.attrs["filters"]["type"] == ["in", "adjust"] and set(df["type"]) == {"in", "adjust"}
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from invtools._types import (
     MEMBERS_PATH,
     PARTNERS_PATH,
     TXS_PATH,
+    check_tx_type,
 )
 from invtools.api.stats import Measurement
 from invtools.api.team import Team
@@ -146,7 +147,7 @@ class DataFrames:
             max_age=max_age,
             progress=progress,
         )
-        filters = {"type": _as_json(walk.spec.params.get("type")), "since": since, "until": until}
+        filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
         if with_lines:
             return self._framed(
                 TXS_PATH,
@@ -185,7 +186,7 @@ class DataFrames:
             max_age=max_age,
             progress=progress,
         )
-        filters = {"type": _as_json(walk.spec.params.get("type")), "since": since, "until": until}
+        filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
         return self._framed(
             TXS_PATH,
             filters,
