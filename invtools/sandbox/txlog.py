@@ -84,7 +84,6 @@ class TxLog:
     # -- building ------------------------------------------------------------------------
     def append(
         self,
-        *,
         time: int,
         created: int,
         type_code: int,
