@@ -25,13 +25,9 @@ from typing import Any
 from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
 
-__all__ = ["TeamStore", "TeamView", "KINDS"]
+__all__ = ["TeamStore", "TeamView"]
 
 Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
-
-
-#: The kinds of records a team lists, by the name of their table in :class:`TeamStore`.
-KINDS = ("items", "locations", "partners", "members", "attrs")
 
 
 @dataclass
@@ -67,7 +63,8 @@ class TeamStore:
 
     # -- records (wire format) -----------------------------------------------------------
     def listed(self, kind: str, rec_id: int) -> bool:
-        """Whether record ``rec_id`` of ``kind`` (one of :data:`KINDS`) exists, not deleted."""
+        """Whether record ``rec_id`` of ``kind`` (the name of a table: ``items``, ``locations``,
+        ``partners``, ``members``, ``attrs``) exists and is not deleted."""
         rec = getattr(self, kind).get(rec_id)
         return rec is not None and not rec.get("deleted")
 
