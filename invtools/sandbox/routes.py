@@ -152,15 +152,16 @@ class Params:
 
 
 # -- handlers: (store, params, id, quirks) -> JSON-able --------------------------------------
-def _page(rows: list[dict], limit: int, has_more: bool, quirks: set[str]) -> dict:
-    cursor = rows[-1]["id"] if rows and (has_more or "last_cursor_not_null" in quirks) else None
-    return {
-        "items": rows,
-        "count": len(rows),
-        "limit": limit,
-        "cursor": cursor,
-        "has_more": has_more,
-    }
+def _page(rows: list[dict], limit: int, more: bool, quirks: set[str]) -> dict:
+    cursor = rows[-1]["id"] if rows and (more or "last_cursor_not_null" in quirks) else None
+    return {"items": rows, "count": len(rows), "limit": limit, "cursor": cursor, "has_more": more}
+
+
+def _id_page(store: TeamStore, kind: str, ids: list[int], limit: int, cursor, quirks, locs=None):
+    """The page after ``cursor`` of ``kind``'s records ``ids`` (ascending)."""
+    ids = [i for i in ids if cursor is None or i > cursor]
+    rows = [store.record(kind, i, locs) for i in ids[:limit]]
+    return _page(rows, limit, len(ids) > limit, quirks)
 
 
 def _paging(p: Params) -> tuple[int, int | None]:
@@ -176,26 +177,16 @@ def _items(store: TeamStore, p: Params, _id, quirks: set[str]):
     limit, cursor = _paging(p)
     wanted, location_ids = p.int_list("item_ids"), p.int_list("location_ids")
     p.check()
-    ids = [
-        i
-        for i in store.ids("items")
-        if (cursor is None or i > cursor) and (wanted is None or i in wanted)
-    ]
-    rows = [store.item_json(i, location_ids) for i in ids[:limit]]
-    return _page(rows, limit, len(ids) > limit, quirks)
+    ids = [i for i in store.ids("items") if wanted is None or i in wanted]
+    return _id_page(store, "items", ids, limit, cursor, quirks, location_ids)
 
 
 def _partners(store: TeamStore, p: Params, _id, quirks: set[str]):
     limit, cursor = _paging(p)
     ptype = p.choice("type", {"0": 0, "1": 1})
     p.check()
-    ids = [
-        i
-        for i in store.ids("partners")
-        if (cursor is None or i > cursor) and ptype in (None, store.partners[i]["type"])
-    ]
-    rows = [store.record("partners", i) for i in ids[:limit]]
-    return _page(rows, limit, len(ids) > limit, quirks)
+    ids = [i for i in store.ids("partners") if ptype in (None, store.partners[i]["type"])]
+    return _id_page(store, "partners", ids, limit, cursor, quirks)
 
 
 def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
@@ -247,8 +238,6 @@ def _detail(kind: str, what: str) -> Handler:
 
 
 # -- routes ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Route:
     template: str
