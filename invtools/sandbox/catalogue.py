@@ -187,6 +187,7 @@ TRADE_CUSTOMERS = (
     "Town Council Parks Dept, Bright Spark Electrics, Hartley & Daughter Plumbing, "
     "Greenway Schools Trust"
 ).split(", ")
+TRADE_MEMO = "Trade account, 30 days"
 # Walk-in customers' names are drawn from these.
 FIRST = (
     "Alice Ben Chloe Dev Ella Farid Grace Hugo Isla Jonah Keira Liam Mei Noah Olu Poppy Rafi "

@@ -46,6 +46,7 @@ from invtools.sandbox.catalogue import (
     STREETS,
     SUPPLIERS,
     TRADE_CUSTOMERS,
+    TRADE_MEMO,
 )
 from invtools.sandbox.history import ItemPlan, ShopPlan, simulate
 from invtools.sandbox.store import TeamStore
@@ -64,7 +65,6 @@ from invtools.sandbox.txlog import TxLog
 __all__ = ["build", "DEFAULT_SIZE", "MAX_SHOPS"]
 
 DEFAULT_SIZE = 4000
-TRADE = "Trade account, 30 days"  # the memo of a trade customer
 #: The most location-mode teams :func:`build` makes: the shop and its branches.
 MAX_SHOPS = 1 + len(BRANCHES)
 
@@ -163,7 +163,7 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     }
     partners[supplier_id[OLD_SUPPLIER]].update(memo="Account closed", deleted=True)
     trade_ids = [
-        add(1, n, _phone(rng), f"accounts@{_slug(n)}.example", _address(rng, 200, town), TRADE)
+        add(1, n, _phone(rng), f"accounts@{_slug(n)}.example", _address(rng, 200, town), TRADE_MEMO)
         for n in TRADE_CUSTOMERS
     ]
     walkin_ids = []
@@ -236,9 +236,8 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     )
     authors = [(m[0], m[4]) for m in staff if m[4]]
     leaver = next((m[0] for m in staff if m[3]), None)
-    simulate(
-        store, rng, ShopPlan(meta, trade_ids, walkin_ids, authors, leaver), seed=seed, size=size
-    )
+    plan = ShopPlan(meta, trade_ids, walkin_ids, authors, leaver)
+    simulate(store, rng, plan, seed=seed, size=size)
     return store
 
 
