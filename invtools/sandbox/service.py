@@ -130,16 +130,15 @@ class Sandbox:
         self.quirks = quirks
         self.faults = faults
         self.requests: list[RequestRecord] = []
-        self._log_lock = threading.Lock()
         self.limiter = RateLimiter()
         self.base_url = ""
         self.stopping = threading.Event()
-        self._flight_lock = threading.Lock()
+        self._lock = threading.Lock()  # of the request log and the counts in flight
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests being answered at once (tests read it)
 
     def _flight(self, change: int) -> None:
-        with self._flight_lock:
+        with self._lock:
             self.in_flight += change
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
@@ -182,13 +181,12 @@ class Sandbox:
 
     # -- inspection and mutations ----------------------------------------------------------
     def clear_log(self) -> None:
-        with self._log_lock:
+        with self._lock:
             self.requests.clear()
-        with self._flight_lock:
             self.max_in_flight = self.in_flight
 
     def _record(self, rec: RequestRecord) -> None:
-        with self._log_lock:
+        with self._lock:
             self.requests.append(rec)
 
     def store(self, team: str) -> TeamStore:
