@@ -13,7 +13,7 @@ The teams:
   history, its own size (a fraction of the shop's), locations, members and ids.
 
 The fixed data (names, catalogue, locations, ...) is :mod:`invtools.sandbox.catalogue`; this
-module draws the rest (prices, barcodes, contacts, popularity) from seeded generators. Same
+module draws the rest (prices, barcodes, contacts) from seeded generators. Same
 ``seed`` and ``size`` -> identical data; ``size`` is the number of live transactions of the
 shop (default :data:`DEFAULT_SIZE`).
 
@@ -31,11 +31,10 @@ import random
 from datetime import timedelta
 
 from invtools.sandbox.catalogue import (
-    ANCHOR,
     BASE_TX_ID,
     BRANDS,
     CATALOGUE,
-    DAYS,
+    CATEGORIES,
     FIRST,
     LAST,
     LOCATIONS,
@@ -43,11 +42,13 @@ from invtools.sandbox.catalogue import (
     SHOP_ATTRS,
     SHOP_MEMBERS,
     SHOP_TEAM,
+    START_DAY,
     STREETS,
     SUPPLIERS,
     TRADE_CUSTOMERS,
+    TRADE_MEMO,
 )
-from invtools.sandbox.history import ShopPlan, simulate
+from invtools.sandbox.history import ItemPlan, ShopPlan, simulate
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.teams import (
     BASIC_TEAM,
@@ -98,10 +99,6 @@ def _ean13(rng: random.Random, prefix: str = "50") -> str:
     return digits + str(check)
 
 
-def _money(x: float) -> str:
-    return f"{x:.2f}"
-
-
 def _phone(rng: random.Random) -> str:
     return f"+44 1632 {rng.randint(100000, 999999)}"
 
@@ -110,208 +107,143 @@ def _slug(name: str) -> str:
     return "".join(c for c in name.lower() if c.isalnum())[:18]
 
 
+def _partner(pid: int, type_: int, name: str, phone, email, address=None, memo=None) -> dict:
+    return {
+        "id": pid,
+        "type": type_,
+        "name": name,
+        "phone": phone,
+        "email": email,
+        "address": address,
+        "memo": memo,
+        "deleted": False,
+    }
+
+
+def _address(rng: random.Random, numbers: int, town: str) -> str:
+    return f"{rng.randint(1, numbers)} {rng.choice(STREETS)}, {town}"
+
+
+def _attr_defs(attrs, off: int = 0) -> dict[int, dict]:
+    """Item attribute definitions from (id, type, name, rank) rows, their ids shifted by ``off``."""
+    return {
+        a + off: {"id": a + off, "attr_type": t, "attr_name": n, "rank": r} for a, t, n, r in attrs
+    }
+
+
+def _attr(row: tuple, value, off: int = 0) -> dict:
+    """An item's value of the attribute defined by ``row`` (id, type, name, rank)."""
+    return {"id": row[0] + off, "type": row[1], "name": row[2], "value": value}
+
+
+def _members(staff) -> dict[int, dict]:
+    """Members from (id, name, role, deleted, ...) rows."""
+    return {m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": m[3]} for m in staff}
+
+
 # -- the shop and its branches ---------------------------------------------------------------
 def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore:
     """The shop (``branch=None``) or one of its branches: same catalogue, own everything else."""
     key, town = (branch.key, branch.town) if branch else ("shop", "Leeds")
     off = branch.number * 1_000_000 if branch else 0  # every id of a branch is its own
     rng = random.Random(f"invtools-{key}-{seed}")
-    start_day = ANCHOR.replace(hour=0) - timedelta(days=DAYS - 1)
 
     # Partners: suppliers (type 0) then customers (type 1), ids ascending.
     partners: dict[int, dict] = {}
-    supplier_id: dict[str, int] = {}
-    pid = 6101 + off
-    for name in sorted({s for names in SUPPLIERS.values() for s in names} | {OLD_SUPPLIER}):
-        partners[pid] = {
-            "id": pid,
-            "type": 0,
-            "name": name,
-            "phone": _phone(rng),
-            "email": f"orders@{_slug(name)}.example",
-            "address": f"{rng.randint(1, 120)} {rng.choice(STREETS)}, {town}",
-            "memo": "Account closed" if name == OLD_SUPPLIER else None,
-            "deleted": name == OLD_SUPPLIER,
-        }
-        supplier_id[name] = pid
-        pid += 1
-    trade_ids, walkin_ids = [], []
-    for name in TRADE_CUSTOMERS:
-        partners[pid] = {
-            "id": pid,
-            "type": 1,
-            "name": name,
-            "phone": _phone(rng),
-            "email": f"accounts@{_slug(name)}.example",
-            "address": f"{rng.randint(1, 200)} {rng.choice(STREETS)}, {town}",
-            "memo": "Trade account, 30 days",
-            "deleted": False,
-        }
-        trade_ids.append(pid)
-        pid += 1
-    people = sorted({f"{given} {family}" for given in FIRST for family in LAST})
-    for name in rng.sample(people, 34):
-        partners[pid] = {
-            "id": pid,
-            "type": 1,
-            "name": name,
-            "phone": _phone(rng) if rng.random() < 0.7 else None,
-            "email": (
-                f"{name.split()[0].lower()}.{_slug(name.split()[1])}@mail.example"
-                if rng.random() < 0.6
-                else None
-            ),
-            "address": None,
-            "memo": "Loyalty card" if rng.random() < 0.3 else None,
-            "deleted": False,
-        }
-        walkin_ids.append(pid)
-        pid += 1
+
+    def add(*fields, **more) -> int:
+        pid = 6101 + off + len(partners)
+        partners[pid] = _partner(pid, *fields, **more)
+        return pid
+
+    suppliers = sorted({s for names in SUPPLIERS.values() for s in names} | {OLD_SUPPLIER})
+    supplier_id = {
+        name: add(0, name, _phone(rng), f"orders@{_slug(name)}.example", _address(rng, 120, town))
+        for name in suppliers
+    }
+    partners[supplier_id[OLD_SUPPLIER]].update(memo="Account closed", deleted=True)
+    trade_ids = [
+        add(1, n, _phone(rng), f"accounts@{_slug(n)}.example", _address(rng, 200, town), TRADE_MEMO)
+        for n in TRADE_CUSTOMERS
+    ]
+    walkin_ids = []
+    for name in rng.sample(sorted({f"{g} {f}" for g in FIRST for f in LAST}), 34):
+        phone = _phone(rng) if rng.random() < 0.7 else None
+        given, family = name.split()
+        email = f"{given.lower()}.{_slug(family)}@mail.example" if rng.random() < 0.6 else None
+        memo = "Loyalty card" if rng.random() < 0.3 else None
+        walkin_ids.append(add(1, name, phone, email, memo=memo))
     partners[walkin_ids[-1]]["deleted"] = True  # asked to be forgotten; old sales still refer
 
     # (id, name, role, deleted, weight as transaction author)
-    staff = (
-        SHOP_MEMBERS
-        if branch is None
-        else [
-            (7001 + off + k, name, role, False, weight)
-            for k, (name, role, weight) in enumerate(branch.members)
+    staff = SHOP_MEMBERS
+    named = LOCATIONS
+    if branch is not None:
+        staff = [
+            (7001 + off + k, n, role, False, w) for k, (n, role, w) in enumerate(branch.members)
         ]
-    )
-    members = {m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": m[3]} for m in staff}
-    attrs = {
-        a[0] + off: {"id": a[0] + off, "attr_type": a[1], "attr_name": a[2], "rank": a[3]}
-        for a in SHOP_ATTRS
-    }
-    named = (
-        LOCATIONS
-        if branch is None
-        else [
-            (loc[0], name, memo)
-            for loc, (name, memo) in zip(LOCATIONS, branch.locations, strict=True)
-        ]
-    )
-    locations = {
-        loc + off: {"id": loc + off, "name": name, "memo": memo} for loc, name, memo in named
-    }
-    a = 9100 + off  # item attribute ids: a + rank
+        named = [(loc[0], *place) for loc, place in zip(LOCATIONS, branch.locations, strict=True)]
+    locations = {loc + off: {"id": loc + off, "name": n, "memo": memo} for loc, n, memo in named}
+
+    def attr(rank: int, value) -> dict:
+        return _attr(SHOP_ATTRS[rank - 1], value, off)
 
     # Items.
     items: dict[int, dict] = {}
-    meta: dict[int, dict] = {}  # simulation parameters per item
+    meta: dict[int, ItemPlan] = {}
     iid = first = 100001 + off
-    for cat, (season, home, fractional, bases) in CATALOGUE.items():
+    for cat, bases in CATALOGUE.items():
+        season, home, fractional = CATEGORIES[cat]
         sup_names = SUPPLIERS[cat]
         for base, variants, (c_lo, c_hi), (w_lo, w_hi) in bases:
-            for v in variants:
+            for v in variants.split(", "):
                 # Each product comes as the shop's standard line and the supplier's brand.
                 for brand, factor in (("", 1.0), (BRANDS[cat] + " ", 1.3)):
-                    name = brand + base.format(v=v)
                     cost = round(rng.uniform(c_lo, c_hi) * factor, 2)
                     price = round(cost * rng.uniform(1.45, 2.1), 2)
                     supplier = sup_names[0] if brand or rng.random() < 0.7 else sup_names[-1]
-                    introduced = start_day - timedelta(days=rng.randint(60, 2400))
-                    attr_vals = [
-                        {"id": a + 1, "type": "text", "name": "Category", "value": cat},
-                        {"id": a + 2, "type": "text", "name": "Supplier", "value": supplier},
-                    ]
+                    introduced = START_DAY - timedelta(days=rng.randint(60, 2400))
+                    attrs = [attr(1, cat), attr(2, supplier)]
                     if rng.random() < 0.9:
-                        attr_vals.append(
-                            {
-                                "id": a + 3,
-                                "type": "number",
-                                "name": "Weight (kg)",
-                                "value": round(rng.uniform(w_lo, w_hi), 2),
-                            }
-                        )
-                    attr_vals.append(
-                        {
-                            "id": a + 4,
-                            "type": "date",
-                            "name": "Introduced",
-                            "value": introduced.strftime("%Y-%m-%d"),
-                        }
-                    )
+                        attrs.append(attr(3, round(rng.uniform(w_lo, w_hi), 2)))
+                    attrs.append(attr(4, introduced.strftime("%Y-%m-%d")))
                     if rng.random() < 0.4:
-                        attr_vals.append(
-                            {
-                                "id": a + 5,
-                                "type": "barcode",
-                                "name": "Case barcode",
-                                "value": _ean13(rng, "9"),
-                            }
-                        )
+                        attrs.append(attr(5, _ean13(rng, "9")))
                     items[iid] = {
                         "id": iid,
-                        "name": name,
+                        "name": brand + base.format(v=v),
                         "sku": f"GH-{cat[:3].upper()}-{iid - first + 1:04d}",  # as the shop's
                         "barcode": _ean13(rng),
-                        "photo_url": (
-                            f"https://images.example.com/greenfield/{iid}.jpg"
-                            if rng.random() < 0.35
-                            else None
-                        ),
-                        "attrs": attr_vals,
-                        "cost": _money(cost),
-                        "price": _money(price),
+                        "photo_url": f"https://images.example.com/greenfield/{iid}.jpg"
+                        if rng.random() < 0.35
+                        else None,
+                        "attrs": attrs,
+                        "cost": f"{cost:.2f}",
+                        "price": f"{price:.2f}",
                         "deleted": False,
                     }
-                    meta[iid] = {
-                        "season": season,
-                        "home": home + off,
-                        "fractional": fractional,
-                        "supplier": supplier_id[supplier],
-                    }
+                    meta[iid] = ItemPlan(season, home + off, fractional, supplier_id[supplier])
                     iid += 1
-    item_ids = list(items)
-    # Popularity: a long tail (a few best sellers, many slow movers).
-    pop = {i: 1.0 / (rank + 3) ** 0.9 for rank, i in enumerate(rng.sample(item_ids, len(item_ids)))}
-    for i in rng.sample(item_ids, 12):  # the slowest movers
-        pop[i] = 0.002
-    discontinued = set(rng.sample(item_ids, 4))  # no restocks after mid-history, then deleted
-    backorder = {i: _window(rng) for i in rng.sample(item_ids, 6)}  # supplier out of stock
-
-    team = dict(SHOP_TEAM) if branch is None else branch_team(branch)
     store = TeamStore(
         key=key,
-        team=team,
+        team=dict(SHOP_TEAM) if branch is None else branch_team(branch),
         items=items,
         locations=locations,
         partners=partners,
-        members=members,
-        attrs=attrs,
+        members=_members(staff),
+        attrs=_attr_defs(SHOP_ATTRS, off),
         log=TxLog(BASE_TX_ID + 10 * off),
     )
-    plan = ShopPlan(
-        start_day=start_day,
-        meta=meta,
-        pop=pop,
-        discontinued=discontinued,
-        backorder=backorder,
-        trade_ids=trade_ids,
-        walkin_ids=walkin_ids,
-        locations=tuple(locations),
-        authors=[(m[0], m[4]) for m in staff if m[4]],
-        leaver=next((m[0] for m in staff if m[3]), None),
-    )
+    authors = [(m[0], m[4]) for m in staff if m[4]]
+    leaver = next((m[0] for m in staff if m[3]), None)
+    plan = ShopPlan(meta, trade_ids, walkin_ids, authors, leaver)
     simulate(store, rng, plan, seed=seed, size=size)
-    for i in discontinued:
-        items[i]["deleted"] = True
     return store
-
-
-def _window(rng: random.Random) -> tuple[int, int]:
-    """A backorder window (day numbers) during which a supplier cannot deliver an item."""
-    a = rng.randint(60, DAYS - 120)
-    return a, a + rng.randint(25, 60)
 
 
 # -- the café (basic mode) -------------------------------------------------------------------
 def _build_basic(seed: int) -> TeamStore:
     rng = random.Random(f"invtools-basic-{seed}")
-    attrs = {
-        a[0]: {"id": a[0], "attr_type": a[1], "attr_name": a[2], "rank": a[3]} for a in CAFE_ATTRS
-    }
     items = {}
     for k, (name, cat, cost) in enumerate(CAFE_ITEMS):
         iid = 200001 + k
@@ -323,33 +255,16 @@ def _build_basic(seed: int) -> TeamStore:
             "barcode": _ean13(rng),
             "photo_url": None,
             "attrs": [
-                {"id": 9201, "type": "text", "name": "Category", "value": cat},
-                {
-                    "id": 9202,
-                    "type": "number",
-                    "name": "Shelf life (days)",
-                    "value": rng.choice((3, 7, 30, 180, 365)),
-                },
+                _attr(CAFE_ATTRS[0], cat),
+                _attr(CAFE_ATTRS[1], rng.choice((3, 7, 30, 180, 365))),
             ],
-            "cost": _money(c),
-            "price": _money(c * 1.6),
+            "cost": f"{c:.2f}",
+            "price": f"{c * 1.6:.2f}",
             "deleted": False,
         }
-    partners = {}
-    for k, (ptype, name) in enumerate(CAFE_PARTNERS):
-        pid = 6601 + k
-        partners[pid] = {
-            "id": pid,
-            "type": ptype,
-            "name": name,
-            "phone": _phone(rng),
-            "email": f"hello@{_slug(name)}.example",
-            "address": None,
-            "memo": None,
-            "deleted": False,
-        }
-    members = {
-        m[0]: {"id": m[0], "name": m[1], "role": m[2], "deleted": False} for m in CAFE_MEMBERS
+    partners = {
+        pid: _partner(pid, ptype, name, _phone(rng), f"hello@{_slug(name)}.example")
+        for pid, (ptype, name) in enumerate(CAFE_PARTNERS, start=6601)
     }
     return TeamStore(
         key="basic",
@@ -357,7 +272,7 @@ def _build_basic(seed: int) -> TeamStore:
         items=items,
         locations={},
         partners=partners,
-        members=members,
-        attrs=attrs,
+        members=_members(CAFE_MEMBERS),
+        attrs=_attr_defs(CAFE_ATTRS),
         log=None,
     )

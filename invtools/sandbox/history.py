@@ -9,7 +9,8 @@ Stock never goes negative, and every level comes from replaying the history
 (:meth:`invtools.sandbox.txlog.TxLog.replay`).
 
 Everything is drawn from one seeded generator, in a fixed order: same seed and size, same
-history. :mod:`invtools.sandbox.data` builds the shop's records and the :class:`ShopPlan`.
+history. :mod:`invtools.sandbox.data` builds the shop's records and the :class:`ShopPlan`; the
+simulation draws the rest (popularity, the items on backorder and the discontinued ones).
 """
 
 from __future__ import annotations
@@ -17,49 +18,69 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from itertools import accumulate
+from typing import NamedTuple
 
-from invtools.sandbox.catalogue import ANCHOR, DAYS, MONTH_TRAFFIC, SEASONS, WEEKDAY_TRAFFIC
+from invtools.sandbox.catalogue import (
+    ANCHOR,
+    DAYS,
+    MONTH_TRAFFIC,
+    SEASONS,
+    START_DAY,
+    WEEKDAY_TRAFFIC,
+)
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import ADJUST, IN, MOVE, NO_ID, OUT, TxLog
 
-__all__ = ["ShopPlan", "simulate"]
+__all__ = ["ItemPlan", "ShopPlan", "simulate"]
 
 DAY_MS = 86_400_000
 # Lookup tables for hot-loop draws: lines per sale (50/30/15/5 %), units per sale line.
 N_LINES = [1] * 50 + [2] * 30 + [3] * 15 + [4] * 5
 SALE_QTY = [1] * 70 + [2] * 22 + [3] * 8
+COUNT_MEMOS = ("Cycle count", "Cycle count", "Damaged in storage", "Found in stocktake")
+
+
+class ItemPlan(NamedTuple):
+    """How an item moves: its category's season, its home location (where deliveries go), whether
+    it is sold in fractions, and its supplier (a partner id)."""
+
+    season: str
+    home: int
+    fractional: bool
+    supplier: int
 
 
 @dataclass
 class ShopPlan:
     """What the simulation knows of the shop beyond its records."""
 
-    start_day: datetime  # midnight of the history's first day
-    meta: dict[int, dict]  # item -> season, home location, fractional?, supplier id
-    pop: dict[int, float]  # item -> popularity (sale weight)
-    discontinued: set[int]  # no restocks after mid-history (the items are deleted at the end)
-    backorder: dict[int, tuple[int, int]]  # item -> (first, last) day its supplier cannot deliver
+    items: dict[int, ItemPlan]
     trade_ids: list[int]  # trade customers (partners)
     walkin_ids: list[int]  # walk-in customers with a loyalty record (partners)
-    locations: tuple[int, ...]  # ids of: back store, shop floor, north store, south store
     authors: list[tuple[int, int]]  # (member id, weight as a transaction's author)
     leaver: int | None  # a member who leaves after the first third of the history, if any
 
 
 def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int, size: int) -> None:
     """Write the shop's history into ``store.log``: ``size`` live transactions, replayed, then
-    a few backdated and a few edited ones. ``rng`` continues the shop's seeded generator."""
+    a few backdated and a few edited ones; a few discontinued items are deleted at the end.
+    ``rng`` continues the shop's seeded generator. The store's four locations are, in order,
+    the back store, the shop floor and the two warehouses."""
     log = store.log
     assert log is not None, "simulate() needs a store with a transaction log"
-    start_day, meta, pop = plan.start_day, plan.meta, plan.pop
-    discontinued, backorder = plan.discontinued, plan.backorder
-    trade_ids, walkin_ids = plan.trade_ids, plan.walkin_ids
-    back, floor, wh_n, wh_s = plan.locations
+    meta, trade_ids, walkin_ids = plan.items, plan.trade_ids, plan.walkin_ids
+    back, floor, wh_n, wh_s = store.locations
     item_ids = list(store.items)
+    # Popularity: a long tail (a few best sellers, many slow movers).
+    pop = {i: 1.0 / (rank + 3) ** 0.9 for rank, i in enumerate(rng.sample(item_ids, len(item_ids)))}
+    for i in rng.sample(item_ids, 12):  # the slowest movers
+        pop[i] = 0.002
+    discontinued = set(rng.sample(item_ids, 4))  # no restocks after mid-history, then deleted
+    backorder = {i: _window(rng) for i in rng.sample(item_ids, 6)}  # supplier out of stock
     n_events = size - 4  # four opening stock counts
-    start_ms = int(start_day.timestamp() * 1000)
+    start_ms = int(START_DAY.timestamp() * 1000)
 
     # Expected sale units per item per day sets shelf sizes and order quantities, so the
     # shop behaves the same (restock rhythm, stock-outs) at any size.
@@ -71,11 +92,9 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     reorder_at = {i: max(3, round(daily_units[i] * 12)) for i in item_ids}
 
     # Event days: weighted by weekday and month traffic, times within opening hours.
-    day_month, day_weight = [], []
-    for d in range(DAYS):
-        date = start_day + timedelta(days=d)
-        day_month.append(date.month - 1)
-        day_weight.append(WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1])
+    dates = [START_DAY + timedelta(days=d) for d in range(DAYS)]
+    day_month = [date.month - 1 for date in dates]
+    day_weight = [WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1] for date in dates]
     days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
     times = []
     prev = start_ms + 7 * 3_600_000  # the opening counts happen before 07:00 on day 0
@@ -89,8 +108,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 
     # Sale weights per month (popularity x category season), as cumulative weights.
     cum_by_month = [
-        list(accumulate(pop[i] * SEASONS[meta[i]["season"]][m] for i in item_ids))
-        for m in range(12)
+        list(accumulate(pop[i] * SEASONS[meta[i].season][m] for i in item_ids)) for m in range(12)
     ]
 
     stock: dict[tuple[int, int], float] = {}
@@ -101,36 +119,17 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     authors_all = [mid for mid, w in plan.authors for _ in range(w)]
     authors_later = [mid for mid in authors_all if mid != plan.leaver]
 
-    def emit(
-        t: int,
-        type_code: int,
-        to: int,
-        lines,
-        *,
-        frm: int = NO_ID,
-        partner: int = NO_ID,
-        memo=None,
-        day: int = 0,
-    ) -> int:
+    def emit(t: int, type_code: int, to: int, lines, *, frm=NO_ID, partner=NO_ID, memo=None, day=0):
         pool = authors_all if day <= leaves_at else authors_later
-        return log.append(
-            time=t,
-            created=t + (5 + int(rand() * 86)) * 1000,
-            type_code=type_code,
-            partner=partner,
-            from_loc=frm,
-            to_loc=to,
-            creator=pool[int(rand() * len(pool))],
-            memo=memo,
-            lines=lines,
-        )
+        created = t + (5 + int(rand() * 86)) * 1000
+        creator = pool[int(rand() * len(pool))]
+        return log.append(t, created, type_code, partner, frm, to, creator, memo, lines)
 
     # Opening stock counts: shelf full, home location holds one order's worth.
     for k, loc in enumerate((back, floor, wh_n, wh_s)):
         lines = []
         for i in item_ids:
-            home = meta[i]["home"] == loc
-            units = shelf_cap[i] if loc == floor else (order_qty[i] if home else 0)
+            units = shelf_cap[i] if loc == floor else (order_qty[i] if meta[i].home == loc else 0)
             if units:
                 stock[(i, loc)] = float(units)
                 lines.append((i, float(units)))
@@ -154,7 +153,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             return
         win = backorder.get(i)
         late = bool(win and win[0] <= day < win[1])
-        key = (meta[i]["supplier"], meta[i]["home"], late)
+        key = (meta[i].supplier, meta[i].home, late)
         if key not in orders:
             orders[key] = {}
             due_day = (win[1] if win is not None and late else day) + rng.randint(2, 5)
@@ -185,7 +184,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                 have = stock.get((i, src), 0.0)
                 want = shelf_cap[i] - stock.get((i, floor), 0.0)
                 q = min(have, want)
-                if meta[i]["fractional"]:
+                if meta[i].fractional:
                     q = float(int(q))
                 if q <= 0:
                     if i == first or have <= 0:
@@ -214,16 +213,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                     lines.append((i, delta))
                     need_refill(i)
             if lines:
-                emit(
-                    t,
-                    ADJUST,
-                    loc,
-                    lines,
-                    memo=rng.choice(
-                        ("Cycle count", "Cycle count", "Damaged in storage", "Found in stocktake")
-                    ),
-                    day=day,
-                )
+                emit(t, ADJUST, loc, lines, memo=rng.choice(COUNT_MEMOS), day=day)
                 continue
         # A sale: mostly walk-in at the shop floor, sometimes a trade order from a warehouse.
         trade = rand() < 0.08
@@ -234,10 +224,10 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if i in seen or len(lines) == n_lines:
                 continue
             seen.add(i)
-            loc = meta[i]["home"] if trade else floor
+            loc = meta[i].home if trade else floor
             have = stock.get((i, loc), 0.0)
             want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
-            if meta[i]["fractional"]:
+            if meta[i].fractional:
                 want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
             q = min(float(want), have)
             if q <= 0:
@@ -245,8 +235,8 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines.append((i, q))
         if trade:
             # one location per transaction: keep lines from the first line's location
-            src = meta[lines[0][0]]["home"] if lines else wh_n
-            lines = [(i, q) for i, q in lines if meta[i]["home"] == src]
+            src = meta[lines[0][0]].home if lines else wh_n
+            lines = [(i, q) for i, q in lines if meta[i].home == src]
         else:
             src = floor
         if not lines:
@@ -268,26 +258,24 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         r = emit(t, OUT, src, lines, partner=partner, memo=memo, day=day)
         if rand() < 0.0012:
             # A duplicate entered by mistake and deleted a minute later (never counted).
-            log.append(
-                time=t + 1000,
-                created=t + 60_000,
-                type_code=OUT,
-                partner=partner,
-                from_loc=NO_ID,
-                to_loc=src,
-                creator=log.creator[r],
-                memo=memo,
-                lines=lines,
-                deleted=True,
-            )
+            creator = log.creator[r]
+            log.append(t + 1000, t + 60_000, OUT, partner, NO_ID, src, creator, memo, lines, True)
 
-    _mark_backdated(log, rng, size, start_ms)
+    _mark_backdated(log, rng, size)
     if log.finish():  # the simulation keeps stock >= 0; replay must agree
         raise RuntimeError(f"demo data for seed {seed} went below zero stock: a bug")
     _mark_edited(store, rng, size)
+    for i in discontinued:
+        store.items[i]["deleted"] = True
 
 
-def _mark_backdated(log: TxLog, rng: random.Random, size: int, start_ms: int) -> None:
+def _window(rng: random.Random) -> tuple[int, int]:
+    """A backorder window (day numbers) during which a supplier cannot deliver an item."""
+    a = rng.randint(60, DAYS - 120)
+    return a, a + rng.randint(25, 60)
+
+
+def _mark_backdated(log: TxLog, rng: random.Random, size: int) -> None:
     """Deliveries and counts recorded days after they happened (created_at >> time)."""
     end_ms = int(ANCHOR.timestamp() * 1000)
     candidates = [
@@ -311,12 +299,10 @@ def _mark_edited(store: TeamStore, rng: random.Random, size: int) -> None:
     candidates = [r for r in log.order[4:] if log.type[r] in (IN, OUT)]
     for r in rng.sample(candidates, min(len(candidates), max(30, size // 130))):
         current = store.tx_detail_json(r)
-        versions = []
-        if rng.random() < 0.25:  # two edits: a memo fix after the quantity fix
-            older_memo = dict(current, memo=None if current["memo"] else "tbc", revision=1)
-            versions.append(older_memo)
-        old = _with_other_quantity(current, rng)
-        versions.insert(0, old)
+        memo_fixed = rng.random() < 0.25  # two edits: a memo fix after the quantity fix
+        versions = [_with_other_quantity(current, rng)]
+        if memo_fixed:
+            versions.append(dict(current, memo=None if current["memo"] else "tbc"))
         for rev, v in enumerate(versions):
             v["revision"] = rev
         log.old_versions[r] = versions

@@ -19,7 +19,7 @@ import math
 import random
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 WINDOW = 1.0  # seconds
 
@@ -116,11 +116,6 @@ class Faults:
     on_requests: frozenset[int] | set[int] = frozenset()
     slow_seconds: float = 2.0
     seed: int = 0
-    _count: int = field(default=0, init=False, repr=False, compare=False)
-    _rng: random.Random = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
-    _lock: threading.Lock = field(
-        default_factory=threading.Lock, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(FAULT_KINDS)
@@ -133,6 +128,7 @@ class Faults:
             raise ValueError(f"rate is a probability between 0 and 1, not {self.rate!r}")
         self.kinds = tuple(self.kinds)
         self.on_requests = frozenset(self.on_requests)
+        self._lock = threading.Lock()
         self.reset()
 
     def reset(self) -> None:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from invtools.sandbox.store import TeamStore, public
+from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import TYPE_CODE
 
 __all__ = ["ApiError", "Params", "Route", "ROUTES", "find_route", "MAX_LIMIT"]
@@ -88,10 +88,7 @@ def _not_found(what: str) -> ApiError:
     return ApiError(404, "/errors/not-found", f"{what} was not found")
 
 
-def _invalid(errors: list[dict]) -> ApiError:
-    return ApiError(
-        400, "/errors/invalid-request", "The request has invalid parameters", errors=errors
-    )
+Handler = Callable[[TeamStore, "Params", "int | None", "set[str]"], Any]
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -109,7 +106,8 @@ class Params:
         self.raw = params
         self.errors: list[dict] = []
 
-    def _bad(self, name: str, given: Any, message: str) -> None:
+    def bad(self, name: str, given: Any, message: str) -> None:
+        """Note one invalid parameter."""
         self.errors.append({"parameter": name, "given": given, "message": message})
 
     def int(self, name: str, *, default=None, lo=0, hi=2**31 - 1):
@@ -120,10 +118,10 @@ class Params:
         try:
             value = int(text)
         except ValueError:
-            self._bad(name, text, f"{name} must be an integer")
+            self.bad(name, text, f"{name} must be an integer")
             return default
         if not lo <= value <= hi:
-            self._bad(name, text, f"{name} must be between {lo} and {hi}")
+            self.bad(name, text, f"{name} must be between {lo} and {hi}")
             return default
         return value
 
@@ -134,7 +132,7 @@ class Params:
             try:
                 out.append(int(v))
             except ValueError:
-                self._bad(name, v, f"{name} must be integers (repeat the key for several)")
+                self.bad(name, v, f"{name} must be integers (repeat the key for several)")
         return out or None
 
     def choice(self, name: str, allowed: dict[str, Any]):
@@ -142,26 +140,28 @@ class Params:
         if not values:
             return None
         if values[-1] not in allowed:
-            self._bad(name, values[-1], f"{name} must be one of {', '.join(allowed)}")
+            self.bad(name, values[-1], f"{name} must be one of {', '.join(allowed)}")
             return None
         return allowed[values[-1]]
 
     def check(self) -> None:
         """Raise the 400 answer if any parameter was invalid."""
         if self.errors:
-            raise _invalid(self.errors)
+            title = "The request has invalid parameters"
+            raise ApiError(400, "/errors/invalid-request", title, errors=self.errors)
 
 
 # -- handlers: (store, params, id, quirks) -> JSON-able --------------------------------------
-def _page(rows: list[dict], limit: int, has_more: bool, quirks: set[str]) -> dict:
-    cursor = rows[-1]["id"] if rows and (has_more or "last_cursor_not_null" in quirks) else None
-    return {
-        "items": rows,
-        "count": len(rows),
-        "limit": limit,
-        "cursor": cursor,
-        "has_more": has_more,
-    }
+def _page(rows: list[dict], limit: int, more: bool, quirks: set[str]) -> dict:
+    cursor = rows[-1]["id"] if rows and (more or "last_cursor_not_null" in quirks) else None
+    return {"items": rows, "count": len(rows), "limit": limit, "cursor": cursor, "has_more": more}
+
+
+def _id_page(store: TeamStore, kind: str, ids: list[int], limit: int, cursor, quirks, locs=None):
+    """The page after ``cursor`` of ``kind``'s records ``ids`` (ascending)."""
+    ids = [i for i in ids if cursor is None or i > cursor]
+    rows = [store.record(kind, i, locs) for i in ids[:limit]]
+    return _page(rows, limit, len(ids) > limit, quirks)
 
 
 def _paging(p: Params) -> tuple[int, int | None]:
@@ -175,29 +175,18 @@ def _team(store: TeamStore, p: Params, _id, quirks: set[str]):
 
 def _items(store: TeamStore, p: Params, _id, quirks: set[str]):
     limit, cursor = _paging(p)
-    item_ids = p.int_list("item_ids")
-    location_ids = p.int_list("location_ids")
+    wanted, location_ids = p.int_list("item_ids"), p.int_list("location_ids")
     p.check()
-    wanted = set(item_ids) if item_ids else None
-    ids = [
-        i
-        for i in sorted(store.items)
-        if not store.items[i]["deleted"]
-        and (cursor is None or i > cursor)
-        and (wanted is None or i in wanted)
-    ]
-    return _page(
-        [store.item_json(i, location_ids) for i in ids[:limit]], limit, len(ids) > limit, quirks
-    )
+    ids = [i for i in store.ids("items") if wanted is None or i in wanted]
+    return _id_page(store, "items", ids, limit, cursor, quirks, location_ids)
 
 
-def _item(store: TeamStore, p: Params, item_id, quirks: set[str]):
-    location_ids = p.int_list("location_ids")
+def _partners(store: TeamStore, p: Params, _id, quirks: set[str]):
+    limit, cursor = _paging(p)
+    ptype = p.choice("type", {"0": 0, "1": 1})
     p.check()
-    rec = store.items.get(item_id)
-    if rec is None or rec["deleted"]:
-        raise _not_found(f"Item {item_id}")
-    return {"item": store.item_json(item_id, location_ids)}
+    ids = [i for i in store.ids("partners") if ptype in (None, store.partners[i]["type"])]
+    return _id_page(store, "partners", ids, limit, cursor, quirks)
 
 
 def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
@@ -206,20 +195,11 @@ def _txs(store: TeamStore, p: Params, _id, quirks: set[str]):
     p.check()
     log = store.log
     assert log is not None  # a location-mode team: the team-mode gate passed
-    after = None
-    if cursor is not None:
-        after = log.row(cursor)
-        if after is None:
-            raise _invalid(
-                [
-                    {
-                        "parameter": "cursor",
-                        "given": str(cursor),
-                        "message": "cursor is not one this list handed out; "
-                        "start again without a cursor",
-                    }
-                ]
-            )
+    after = None if cursor is None else log.row(cursor)
+    if cursor is not None and after is None:
+        hint = "cursor is not one this list handed out; start again without a cursor"
+        p.bad("cursor", str(cursor), hint)
+        p.check()
     rows, has_more = log.page_newest_first(after, limit, type_code)
     return _page([store.tx_row_json(r) for r in rows], limit, has_more, quirks)
 
@@ -234,59 +214,30 @@ def _tx(store: TeamStore, p: Params, tx_id, quirks: set[str]):
     return {"item": detail}
 
 
-def _locations(store: TeamStore, p: Params, _id, quirks: set[str]):
-    rows = [store.location_json(i) for i in sorted(store.locations)]
-    return {"items": rows, "count": len(rows)}
+def _listing(kind: str) -> Handler:
+    """The handler of a list that is answered whole: ``kind``'s listed records."""
+
+    def handler(store: TeamStore, p: Params, _id, quirks: set[str]):
+        rows = store.records(kind)
+        return {"items": rows, "count": len(rows)}
+
+    return handler
 
 
-def _location(store: TeamStore, p: Params, loc_id, quirks: set[str]):
-    if loc_id not in store.locations:
-        raise _not_found(f"Location {loc_id}")
-    return {"item": store.location_json(loc_id)}
+def _detail(kind: str, what: str) -> Handler:
+    """The handler of one record of ``kind`` by id (an item's answer takes ``location_ids``)."""
 
+    def handler(store: TeamStore, p: Params, rec_id, quirks: set[str]):
+        location_ids = p.int_list("location_ids") if kind == "items" else None
+        p.check()
+        if not store.listed(kind, rec_id):
+            raise _not_found(f"{what} {rec_id}")
+        return {"item": store.record(kind, rec_id, location_ids)}
 
-def _partners(store: TeamStore, p: Params, _id, quirks: set[str]):
-    limit, cursor = _paging(p)
-    ptype = p.choice("type", {"0": 0, "1": 1})
-    p.check()
-    ids = [
-        i
-        for i in sorted(store.partners)
-        if not store.partners[i]["deleted"]
-        and (cursor is None or i > cursor)
-        and (ptype is None or store.partners[i]["type"] == ptype)
-    ]
-    rows = [public(store.partners[i]) for i in ids[:limit]]
-    return _page(rows, limit, len(ids) > limit, quirks)
-
-
-def _members(store: TeamStore, p: Params, _id, quirks: set[str]):
-    rows = [public(m) for _, m in sorted(store.members.items()) if not m["deleted"]]
-    return {"items": rows, "count": len(rows)}
-
-
-def _member(store: TeamStore, p: Params, member_id, quirks: set[str]):
-    m = store.members.get(member_id)
-    if m is None or m["deleted"]:
-        raise _not_found(f"Member {member_id}")
-    return {"item": public(m)}
-
-
-def _attrs(store: TeamStore, p: Params, _id, quirks: set[str]):
-    rows = [dict(a) for _, a in sorted(store.attrs.items())]
-    return {"items": rows, "count": len(rows)}
-
-
-def _attr(store: TeamStore, p: Params, attr_id, quirks: set[str]):
-    if attr_id not in store.attrs:
-        raise _not_found(f"Item attribute {attr_id}")
-    return {"item": dict(store.attrs[attr_id])}
+    return handler
 
 
 # -- routes ----------------------------------------------------------------------------------
-Handler = Callable[[TeamStore, Params, "int | None", "set[str]"], Any]
-
-
 @dataclass(frozen=True)
 class Route:
     template: str
@@ -303,18 +254,18 @@ def _route(template: str, handler: Handler, location_only: bool) -> Route:
 ROUTES = [
     _route("/v1/teams/linked", _team, False),
     _route("/v1/items", _items, True),
-    _route("/v1/items/{id}", _item, True),
+    _route("/v1/items/{id}", _detail("items", "Item"), True),
     _route("/v1/location-txs", _txs, True),
     _route("/v1/location-txs/{id}", _tx, True),
     _route("/v1/transactions", _txs, True),
     _route("/v1/transactions/{id}", _tx, True),
-    _route("/v1/locations", _locations, True),
-    _route("/v1/locations/{id}", _location, True),
+    _route("/v1/locations", _listing("locations"), True),
+    _route("/v1/locations/{id}", _detail("locations", "Location"), True),
     _route("/v1/partners", _partners, False),
-    _route("/v1/members", _members, False),
-    _route("/v1/members/{id}", _member, False),
-    _route("/v1/item-attrs", _attrs, False),
-    _route("/v1/item-attrs/{id}", _attr, False),
+    _route("/v1/members", _listing("members"), False),
+    _route("/v1/members/{id}", _detail("members", "Member"), False),
+    _route("/v1/item-attrs", _listing("attrs"), False),
+    _route("/v1/item-attrs/{id}", _detail("attrs", "Item attribute"), False),
 ]
 
 

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -48,10 +48,8 @@ class Handler(BaseHTTPRequestHandler):
         reply = respond(self.server.sandbox, self.command, self.path, self.headers)
         if reply is None:  # a "drop" fault: the client sees a reset connection, no response
             self.close_connection = True
-            try:
+            with suppress(OSError):
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
-            except OSError:
-                pass
             return
         status, headers, body = reply
         self.send_response(status)
@@ -108,20 +106,9 @@ class Server(ThreadingHTTPServer):
             self._open.pop(request, None)
         super().shutdown_request(request)
 
-    def close_connections(self) -> list[threading.Thread]:
-        """Shut every open connection down, waking threads that wait on idle keep-alive
-        connections; return their threads, to be joined."""
-        with self._open_lock:
-            open_now = list(self._open.items())
-        for sock, _thread in open_now:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        return [thread for _sock, thread in open_now]
-
     def stop(self, serving: threading.Thread) -> None:
-        """Stop serving, close every connection, join every thread of this server."""
+        """Stop serving, close every connection (waking the threads that wait on idle keep-alive
+        connections), join every thread of this server."""
         self.sandbox.stopping.set()  # wakes "slow" faults
         if sys.is_finalizing():
             # serve() was never left and the interpreter is tearing down: daemon threads no
@@ -129,9 +116,13 @@ class Server(ThreadingHTTPServer):
             # end. The process is going away; the OS closes its sockets.
             return
         self.shutdown()
-        threads = self.close_connections()
+        with self._open_lock:
+            open_now = list(self._open.items())
+        for sock, _thread in open_now:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self.server_close()
-        for thread in threads:
+        for _sock, thread in open_now:
             thread.join()
         serving.join()
 
@@ -195,9 +186,6 @@ def serve(
     """
     if rate_limit_scope not in ("endpoint", "token"):
         raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
-    quirks = ({quirks} if isinstance(quirks, str) else set(quirks or ())) | (
-        {"shared_rate_limit"} if rate_limit_scope == "token" else set()
-    )
     sandbox = Sandbox(
         build(seed=seed, size=size, shops=shops),
         seed=seed,
@@ -212,6 +200,8 @@ def serve(
         count_after_latency=count_after_latency,
         coarse_budget=coarse_budget,
     )
+    if rate_limit_scope == "token":
+        sandbox.quirks = sandbox.quirks | {"shared_rate_limit"}
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(

@@ -57,14 +57,8 @@ class Headers(Protocol):
 
 
 QUIRKS = frozenset(
-    {
-        "last_cursor_not_null",
-        "team_wrapped",
-        "shared_rate_limit",
-        "ratelimit_headers:reset",
-        "ratelimit_headers:retry_after",
-        "ratelimit_headers:none",
-    }
+    {"last_cursor_not_null", "team_wrapped", "shared_rate_limit"}
+    | {f"ratelimit_headers:{h}" for h in ("reset", "retry_after", "none")}
 )
 _TOKEN_CHARS = string.ascii_lowercase + string.digits
 Reply = tuple[int, dict[str, str], bytes]
@@ -82,19 +76,12 @@ class RequestRecord:
     team: str | None = None
     fault: str | None = None
 
-
-def _record_for(
-    method: str, target: str, fault: str | None = None, status: int | None = None
-) -> RequestRecord:
-    parts = urlsplit(target)
-    return RequestRecord(
-        method=method,
-        path=parts.path,
-        route=None,
-        params=parse_qs(parts.query, keep_blank_values=True),
-        status=status,
-        fault=fault,
-    )
+    @classmethod
+    def of(cls, method: str, target: str, fault: str | None = None, status: int | None = None):
+        """The record of a request for ``target`` (a path and query), not yet routed."""
+        parts = urlsplit(target)
+        params = parse_qs(parts.query, keep_blank_values=True)
+        return cls(method, parts.path, None, params, status, fault=fault)
 
 
 class Sandbox:
@@ -143,22 +130,17 @@ class Sandbox:
         self.quirks = quirks
         self.faults = faults
         self.requests: list[RequestRecord] = []
-        self._log_lock = threading.Lock()
         self.limiter = RateLimiter()
         self.base_url = ""
         self.stopping = threading.Event()
-        self._flight_lock = threading.Lock()
+        self._lock = threading.Lock()  # of the request log and the counts in flight
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests being answered at once (tests read it)
 
-    def _enter(self) -> None:
-        with self._flight_lock:
-            self.in_flight += 1
+    def _flight(self, change: int) -> None:
+        with self._lock:
+            self.in_flight += change
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-
-    def _leave(self) -> None:
-        with self._flight_lock:
-            self.in_flight -= 1
 
     def __repr__(self) -> str:  # never the tokens
         return f"Sandbox(base_url={self.base_url!r}, teams={sorted(self._stores)})"
@@ -199,13 +181,12 @@ class Sandbox:
 
     # -- inspection and mutations ----------------------------------------------------------
     def clear_log(self) -> None:
-        with self._log_lock:
+        with self._lock:
             self.requests.clear()
-        with self._flight_lock:
             self.max_in_flight = self.in_flight
 
     def _record(self, rec: RequestRecord) -> None:
-        with self._log_lock:
+        with self._lock:
             self.requests.append(rec)
 
     def store(self, team: str) -> TeamStore:
@@ -258,7 +239,7 @@ class Sandbox:
     # -- request handling (called from connection threads) --------------------------------
     def handle(self, method: str, target: str, headers: Headers, fault: str | None = None) -> Reply:
         """Answer one request: ``(status, headers, body)``; records it in ``requests``."""
-        rec = _record_for(method, target, fault)
+        rec = RequestRecord.of(method, target, fault)
         try:
             status, extra, payload = self._dispatch(rec, method, headers)
         except ApiError as err:
@@ -276,20 +257,15 @@ class Sandbox:
             raise ApiError(404, "/errors/not-found", f"No endpoint at {rec.path}")
         rec.route = route.template
         if method != "GET":
-            raise ApiError(
-                405,
-                "/errors/method-not-allowed",
-                f"{method} is not supported here; this sandbox is read-only",
-            )
+            title = f"{method} is not supported here; this sandbox is read-only"
+            raise ApiError(405, "/errors/method-not-allowed", title)
         limit_headers = self._rate_check(store.key, route.template)
         if route.location_only and not store.uses_locations:
-            raise ApiError(
-                400,
-                "/errors/invalid-team-mode",
-                f"{route.template} is only available to teams that manage stock by "
-                f"location; team {store.team['name']!r} is in mode "
-                f"{store.team['mode']}",
+            title = (
+                f"{route.template} is only available to teams that manage stock by location; "
+                f"team {store.team['name']!r} is in mode {store.team['mode']}"
             )
+            raise ApiError(400, "/errors/invalid-team-mode", title)
         with store.lock:
             payload = route.handler(store, Params(rec.params), obj_id, self._quirks)
         return 200, limit_headers, payload
@@ -300,11 +276,8 @@ class Sandbox:
         # Without the Bearer scheme the whole header is taken as the (then unknown) token.
         token = rest.strip() if scheme.lower() == "bearer" else header
         if not token:
-            raise ApiError(
-                401,
-                "/errors/tokens/required",
-                "An API token is required: send 'Authorization: Bearer <token>'",
-            )
+            title = "An API token is required: send 'Authorization: Bearer <token>'"
+            raise ApiError(401, "/errors/tokens/required", title)
         store = self._by_token.get(token)
         if store is None:
             # The real service echoes the token it was given; clients must not log it.
@@ -312,54 +285,38 @@ class Sandbox:
         return store
 
     def _rate_check(self, team: str, template: str) -> dict[str, str]:
-        limit = self._rate_limit
+        """Spend one request of the budget: the headers an accepted answer carries, or the 429."""
+        limit, quirks = self._rate_limit, self._quirks
         if not limit:
             return {}
-        quirks = self._quirks
         key = (team, "*" if "shared_rate_limit" in quirks else template)
+        now = self.clock.monotonic()
         allowed, remaining, reset = self.limiter.hit(
-            key, limit=limit, now=self.clock.monotonic(), window=self.rate_window
+            key, limit=limit, now=now, window=self.rate_window
         )
-        variant = next(
-            (q.split(":", 1)[1] for q in quirks if q.startswith("ratelimit_headers:")), None
-        )
+        variant = next((q.split(":")[1] for q in quirks if q.startswith("ratelimit_headers:")), "")
+        stated = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
+        wait = {"X-Ratelimit-Reset": f"{reset:.3f}"}
         if self.coarse_budget:  # as many services state it: per minute, whole seconds
             headers = {
                 "X-Ratelimit-Limit": str(round(limit * 60 / self.rate_window)),
                 "X-Ratelimit-Remaining": str(remaining),
                 "X-Ratelimit-Reset": str(math.ceil(reset)),
             }
-            if allowed:
-                return headers
-        elif allowed:
-            if self.stated_budget:  # the budget on every answer, as some services state it
-                return {
-                    "X-Ratelimit-Limit": str(limit),
-                    "X-Ratelimit-Remaining": str(remaining),
-                    "X-Ratelimit-Reset": f"{reset:.3f}",
-                }
-            if variant is None:
-                return {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
-            return {}
-        elif variant is None:
-            headers = {
-                "X-Ratelimit-Limit": str(limit),
-                "X-Ratelimit-Remaining": "0",
-                "X-Ratelimit-Reset": f"{reset:.3f}",
-            }
-        elif variant == "reset":
-            headers = {"X-Ratelimit-Reset": f"{reset:.3f}"}
-        elif variant == "retry_after":
-            headers = {"Retry-After": str(max(1, math.ceil(reset)))}
+        elif allowed:  # with stated_budget the whole budget on every answer, as some state it
+            headers = {**stated, **wait} if self.stated_budget else {} if variant else stated
         else:
-            headers = {}
+            headers = {
+                "": {**stated, **wait},
+                "reset": wait,
+                "retry_after": {"Retry-After": str(max(1, math.ceil(reset)))},
+                "none": {},
+            }[variant]
+        if allowed:
+            return headers
         per = "second" if self.rate_window == 1 else f"{self.rate_window:g} seconds"
-        raise ApiError(
-            429,
-            "/errors/too-many-requests",
-            f"Too many requests: at most {limit} per {per} for this endpoint",
-            headers=headers,
-        )
+        title = f"Too many requests: at most {limit} per {per} for this endpoint"
+        raise ApiError(429, "/errors/too-many-requests", title, headers=headers)
 
 
 def respond(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
@@ -370,25 +327,24 @@ def respond(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | 
     ``"500"``/``"502"``/``"503"`` answer that status with an HTML body, as a proxy in front of
     the real service does.
     """
-    sb._enter()
+    sb._flight(+1)
     try:
         if sb.count_after_latency:  # network time before the counter: arrivals jitter
             sb.stopping.wait(sb.latency.draw())
-            return _answer(sb, method, target, headers)
         reply = _answer(sb, method, target, headers)
-        if reply is not None:
+        if reply is not None and not sb.count_after_latency:
             # Counted by the rate limit on arrival, answered after the service's latency.
             sb.stopping.wait(sb.latency.draw())
         return reply
     finally:
-        sb._leave()
+        sb._flight(-1)
 
 
 def _answer(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
     faults = sb.faults
     kind = faults.decide() if faults is not None else None
     if kind == "drop":
-        sb._record(_record_for(method, target, "drop"))
+        sb._record(RequestRecord.of(method, target, "drop"))
         return None
     if kind == "slow":
         assert faults is not None  # only faults decide "slow"
@@ -401,7 +357,7 @@ def _answer(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | 
             f"<body><h1>{status} {phrase}</h1>"
             f"<p>The upstream server is having trouble.</p></body></html>"
         ).encode()
-        sb._record(_record_for(method, target, kind, status))
+        sb._record(RequestRecord.of(method, target, kind, status))
         return status, {"Content-Type": "text/html; charset=utf-8"}, body
     reply = sb.handle(method, target, headers, fault=kind)
     if kind in BODY_FAULTS and reply[0] == 200:

@@ -25,18 +25,9 @@ from typing import Any
 from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
 
-__all__ = ["TeamStore", "TeamView", "public"]
+__all__ = ["TeamStore", "TeamView"]
 
 Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
-
-
-def public(rec: dict) -> dict:
-    """A record without the store's own bookkeeping (``deleted`` of listed records).
-
-    >>> public({"id": 1, "name": "Ann", "deleted": False})
-    {'id': 1, 'name': 'Ann'}
-    """
-    return {k: v for k, v in rec.items() if k != "deleted"}
 
 
 @dataclass
@@ -66,7 +57,36 @@ class TeamStore:
         assert self.log is not None, f"team {self.key!r} has no transaction log"
         return self.log
 
-    # -- refs ----------------------------------------------------------------------------
+    def _check(self, table: dict[int, dict], ref_id: int | None, what: str) -> None:
+        if ref_id is not None and ref_id not in table:
+            raise ValueError(f"{what} {ref_id} does not belong to team {self.key!r}")
+
+    # -- records (wire format) -----------------------------------------------------------
+    def listed(self, kind: str, rec_id: int) -> bool:
+        """Whether record ``rec_id`` of ``kind`` (the name of a table: ``items``, ``locations``,
+        ``partners``, ``members``, ``attrs``) exists and is not deleted."""
+        rec = getattr(self, kind).get(rec_id)
+        return rec is not None and not rec.get("deleted")
+
+    def ids(self, kind: str) -> list[int]:
+        """The listed ids of ``kind``, ascending."""
+        return [i for i in sorted(getattr(self, kind)) if self.listed(kind, i)]
+
+    def record(self, kind: str, rec_id: int, location_ids: list[int] | None = None) -> dict:
+        """One record as the API answers it: an item with its stock at ``location_ids`` (all
+        locations by default; a team without a history has no stock to show), a location with
+        its stock, anything else without the store's ``deleted`` flag."""
+        if kind == "items" and self.log is not None:
+            return self.item_json(rec_id, location_ids)
+        if kind == "locations":
+            return self.location_json(rec_id)
+        return {k: v for k, v in getattr(self, kind)[rec_id].items() if k != "deleted"}
+
+    def records(self, kind: str) -> list[dict]:
+        """Every listed record of ``kind``, id ascending."""
+        with self.lock:
+            return [self.record(kind, i) for i in self.ids(kind)]
+
     @staticmethod
     def _ref(table: dict[int, dict], ref_id: int) -> dict | None:
         if ref_id == NO_ID:
@@ -74,24 +94,14 @@ class TeamStore:
         rec = table[ref_id]
         return {"id": ref_id, "name": rec["name"], "deleted": bool(rec.get("deleted", False))}
 
-    # -- rendering (wire format) ---------------------------------------------------------
     def item_json(self, item_id: int, location_ids: list[int] | None = None) -> dict:
-        rec = self.items[item_id]
-        locs = [
-            loc
-            for loc in (location_ids if location_ids else sorted(self.locations))
-            if loc in self.locations
-        ]
-        at = self.log.stock_at if self.log else {}
+        rec, at = self.items[item_id], self._tx_log().stock_at
+        locs = [loc for loc in location_ids or sorted(self.locations) if loc in self.locations]
         quantities = [
             {"location_id": loc, "quantity": num(at.get((item_id, loc), 0.0))} for loc in locs
         ]
         return {
-            "id": item_id,
-            "name": rec["name"],
-            "sku": rec["sku"],
-            "barcode": rec["barcode"],
-            "photo_url": rec["photo_url"],
+            **{k: rec[k] for k in ("id", "name", "sku", "barcode", "photo_url")},
             "attrs": copy.deepcopy(rec["attrs"]),
             "cost": rec["cost"],
             "price": rec["price"],
@@ -100,16 +110,13 @@ class TeamStore:
         }
 
     def location_json(self, loc_id: int) -> dict:
-        rec = self.locations[loc_id]
-        at = self.log.stock_at if self.log else {}
+        rec, at = self.locations[loc_id], self._tx_log().stock_at
         qty = sum(at.get((i, loc_id), 0.0) for i, it in self.items.items() if not it["deleted"])
         return {"id": loc_id, "name": rec["name"], "quantity": num(qty), "memo": rec["memo"]}
 
     def tx_row_json(self, r: int) -> dict:
-        log = self.log
-        assert log is not None
+        log = self._tx_log()
         tx_id = log.ids[r]
-        qty = sum(log.l_qty[j] for j in log.lines(r))
         return {
             "id": tx_id,
             "type": TYPES[log.type[r]],
@@ -117,7 +124,7 @@ class TeamStore:
             "created_at": fmt_time(log.created[r]),
             "created_by": self._ref(self.members, log.creator[r]),
             "count_of_items": log.line_cnt[r],
-            "total_quantity": num(qty),
+            "total_quantity": num(sum(log.l_qty[j] for j in log.lines(r))),
             "url": f"https://web.boxhero-app.com/team/{self.team['id']}/location-txs/{tx_id}",
             "memo": log.memo.get(r),
             "revision": log.revision[r],
@@ -127,19 +134,14 @@ class TeamStore:
         }
 
     def tx_detail_json(self, r: int) -> dict:
-        log = self.log
-        assert log is not None
-        out = self.tx_row_json(r)
+        log = self._tx_log()
         lines = []
         for j in log.lines(r):
             rec = self.items[log.l_item[j]]
             f, t = log.l_from[j], log.l_to[j]
             lines.append(
                 {
-                    "id": log.l_item[j],
-                    "name": rec["name"],
-                    "sku": rec["sku"],
-                    "barcode": rec["barcode"],
+                    **{k: rec[k] for k in ("id", "name", "sku", "barcode")},
                     "quantity": num(log.l_qty[j]),
                     "deleted": rec["deleted"],
                     "new_stock_level": num(log.l_lvl[j]),
@@ -147,47 +149,40 @@ class TeamStore:
                     "to_location_new_stock_level": None if math.isnan(t) else num(t),
                 }
             )
-        out["items"] = lines
-        return out
+        return {**self.tx_row_json(r), "items": lines}
 
     def tx_version_json(self, tx_id: int, revision: int | None = None) -> dict | None:
         """The transaction's detail at ``revision`` (None = current); None if unknown/deleted."""
         log = self.log
-        if log is None:
-            return None
-        r = log.row(tx_id)
-        if r is None or log.deleted[r]:
+        r = log.row(tx_id) if log is not None else None
+        if log is None or r is None or log.deleted[r]:
             return None
         if revision is None or revision == log.revision[r]:
             return self.tx_detail_json(r)
         old = log.old_versions.get(r, [])
-        if 0 <= revision < len(old):
-            return copy.deepcopy(old[revision])
-        return None
+        return copy.deepcopy(old[revision]) if 0 <= revision < len(old) else None
 
     # -- mutations (callers hold self.lock) ----------------------------------------------
     def _clock(self) -> int:
         """A deterministic "now" for new records: just after the newest time the data knows."""
         log = self._tx_log()
-        newest = max(max(log.time, default=0), max(log.created, default=0))
-        return newest + 60_000
+        return max(max(log.time, default=0), max(log.created, default=0)) + 60_000
 
-    def _check_lines(self, lines: list[tuple[int, float]]) -> None:
+    def _lines(self, lines) -> list[tuple[int, float]]:
+        lines = [(int(i), float(q)) for i, q in lines]
         if not lines:
             raise ValueError("a transaction needs at least one line: lines=[(item_id, qty), ...]")
         for item, _qty in lines:
-            if item not in self.items:
-                raise ValueError(f"item {item} does not belong to team {self.key!r}")
+            self._check(self.items, item, "item")
+        return lines
 
     def _default_lines(self, type_code: int, loc: int, count: int = 2) -> list[tuple[int, float]]:
-        log = self._tx_log()
         if type_code in (IN, ADJUST, COUNT):
-            live = [i for i, rec in sorted(self.items.items()) if not rec["deleted"]]
-            return [(i, 3.0) for i in live[:count]]
+            return [(i, 3.0) for i in self.ids("items")[:count]]
         # out/move: items that have stock at the location, one unit each
         have = sorted(
             i
-            for (i, at_loc), q in log.stock_at.items()
+            for (i, at_loc), q in self._tx_log().stock_at.items()
             if at_loc == loc and q >= 1 and not self.items[i]["deleted"]
         )
         if not have:
@@ -197,9 +192,9 @@ class TeamStore:
     def add_transaction(
         self,
         *,
-        type: str = "out",
+        type: str = "out",  # noqa: A002
         lines=None,
-        partner: int | None = None,  # noqa: A002
+        partner: int | None = None,
         from_location: int | None = None,
         to_location: int | None = None,
         memo: str | None = None,
@@ -217,52 +212,27 @@ class TeamStore:
         code = TYPE_CODE[type]
         locs = sorted(self.locations)
         floor = next((i for i, lo in self.locations.items() if lo["name"] == "Shop floor"), locs[0])
+        to, frm = floor if to_location is None else to_location, NO_ID
         if code == MOVE:
-            frm = (
-                from_location
-                if from_location is not None
-                else next((i for i in locs if i != floor), locs[0])
-            )
-            to = to_location if to_location is not None else floor
+            frm = next((i for i in locs if i != floor), locs[0])
+            frm = frm if from_location is None else from_location
             if frm == to:
                 raise ValueError("a move needs different from_location and to_location")
-        else:
-            frm = NO_ID
-            to = to_location if to_location is not None else floor
         for loc in (frm, to):
-            if loc != NO_ID and loc not in self.locations:
-                raise ValueError(f"location {loc} does not belong to team {self.key!r}")
-        if partner is not None and partner not in self.partners:
-            raise ValueError(f"partner {partner} does not belong to team {self.key!r}")
-        if created_by is not None and created_by not in self.members:
-            raise ValueError(f"member {created_by} does not belong to team {self.key!r}")
-        lines = (
-            [(int(i), float(q)) for i, q in lines]
-            if lines is not None
-            else self._default_lines(code, frm if code == MOVE else to)
-        )
-        self._check_lines(lines)
+            self._check(self.locations, None if loc == NO_ID else loc, "location")
+        self._check(self.partners, partner, "partner")
+        self._check(self.members, created_by, "member")
+        if lines is None:
+            lines = self._default_lines(code, frm if code == MOVE else to)
+        lines = self._lines(lines)
         created = parse_time(created_at) if created_at is not None else self._clock()
         when = parse_time(transaction_time) if transaction_time is not None else created
-        creator = (
-            created_by
-            if created_by is not None
-            else min(
-                i for i, m in self.members.items() if m["role"] != "viewer" and not m["deleted"]
-            )
-        )
-        r = log.append(
-            time=when,
-            created=created,
-            type_code=code,
-            partner=NO_ID if partner is None else partner,
-            from_loc=frm,
-            to_loc=to,
-            creator=creator,
-            memo=memo,
-            lines=lines,
-            tx_id=log.base_id + len(log.row_of_id),
-        )
+        if created_by is None:
+            staff = self.members.items()
+            created_by = min(i for i, m in staff if m["role"] != "viewer" and not m["deleted"])
+        partner = NO_ID if partner is None else partner
+        tx_id = log.base_id + len(log.row_of_id)
+        r = log.append(when, created, code, partner, frm, to, created_by, memo, lines, tx_id=tx_id)
         log.row_of_id.append(r)
         log.insert_live(r)
         log.replay()
@@ -282,19 +252,14 @@ class TeamStore:
         With no changes, one line's quantity changes (in/adjust: +1; out/move: -1 when the
         quantity is above 1, else +1), which is what a user correcting a typo does.
         """
-        log = self._tx_log()
-        r = log.row(tx_id)
-        if r is None or log.deleted[r]:
-            raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")
+        log, r = self._tx_log(), self._live_row(tx_id)
         snapshot = self.tx_detail_json(r)
         if lines is None and memo is ... and partner is ... and transaction_time is None:
             lines = _nudged([(log.l_item[j], log.l_qty[j]) for j in log.lines(r)], log.type[r])
         if lines is not None:
-            lines = [(int(i), float(q)) for i, q in lines]
-            self._check_lines(lines)
-        if partner is not ... and partner is not None and partner not in self.partners:
-            raise ValueError(f"partner {partner} does not belong to team {self.key!r}")
-
+            lines = self._lines(lines)
+        if partner is not ...:
+            self._check(self.partners, partner, "partner")
         log.remove_live(r)
         if lines is not None:
             log.set_lines(r, lines)
@@ -314,26 +279,28 @@ class TeamStore:
 
     def delete_transaction(self, tx_id: int) -> None:
         """Delete a live transaction: gone from the list, its detail 404, later levels replayed."""
-        log = self._tx_log()
-        r = log.row(tx_id)
-        if r is None or log.deleted[r]:
-            raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")
+        log, r = self._tx_log(), self._live_row(tx_id)
         log.remove_live(r)
         log.deleted[r] = 1
         log.replay()
+
+    def _live_row(self, tx_id: int) -> int:
+        r = self._tx_log().row(tx_id)
+        if r is None or self._tx_log().deleted[r]:
+            raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")
+        return r
 
     def edit_partner(self, partner_id: int, **changes) -> dict:
         """Change a partner's ``name``, ``phone``, ``email``, ``address`` or ``memo``, or delete
         it (``deleted=True``: it leaves the partners list; transactions still refer to it).
         Returns the partner as the list shows it."""
-        rec = self.partners.get(partner_id)
-        if rec is None or rec["deleted"]:
+        if not self.listed("partners", partner_id):
             raise KeyError(f"no live partner {partner_id} in team {self.key!r}")
         unknown = set(changes) - {"name", "phone", "email", "address", "memo", "deleted"}
         if unknown:
             raise ValueError(f"a partner has no field(s) {sorted(unknown)} to edit")
-        rec.update(changes)
-        return public(rec)
+        self.partners[partner_id].update(changes)
+        return self.record("partners", partner_id)
 
 
 def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, float]]:
@@ -367,41 +334,32 @@ class TeamView:
     @property
     def items(self) -> list[dict]:
         """Live items (not deleted) with their current stock, id ascending."""
-        s = self._store
-        with s.lock:
-            if s.log is None:
-                return [public(rec) for _, rec in sorted(s.items.items()) if not rec["deleted"]]
-            return [s.item_json(i) for i in sorted(s.items) if not s.items[i]["deleted"]]
+        return self._store.records("items")
 
     @property
     def locations(self) -> list[dict]:
-        s = self._store
-        with s.lock:
-            return [s.location_json(i) for i in sorted(s.locations)]
+        return self._store.records("locations")
 
     @property
     def partners(self) -> list[dict]:
-        return [public(p) for _, p in sorted(self._store.partners.items()) if not p["deleted"]]
+        return self._store.records("partners")
 
     @property
     def members(self) -> list[dict]:
-        return [public(m) for _, m in sorted(self._store.members.items()) if not m["deleted"]]
+        return self._store.records("members")
 
     @property
     def attrs(self) -> list[dict]:
-        return [dict(a) for _, a in sorted(self._store.attrs.items())]
+        return self._store.records("attrs")
 
     @property
     def transactions(self) -> list[dict]:
         """Live transaction rows, newest first (as the list endpoint orders them)."""
         s = self._store
-        if s.log is None:
-            return []
         with s.lock:
-            return [s.tx_row_json(r) for r in reversed(s.log.order)]
+            return [s.tx_row_json(r) for r in reversed(s.log.order)] if s.log else []
 
     def transaction(self, tx_id: int, revision: int | None = None) -> dict | None:
         """A transaction's detail (with lines), or None if it is unknown or deleted."""
-        s = self._store
-        with s.lock:
-            return s.tx_version_json(tx_id, revision) if s.log else None
+        with self._store.lock:
+            return self._store.tx_version_json(tx_id, revision)

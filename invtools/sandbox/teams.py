@@ -159,9 +159,9 @@ CAFE_PARTNERS = [
     (1, "Northgate Office Catering"),
     (1, "St Mary's Hall"),
 ]  # type, name
-CAFE_MEMBERS = [
-    (7101, "Jo Castillo", "admin"),
-    (7102, "Ade Mensah", "member"),
-    (7103, "Rosa Lind", "viewer"),
+CAFE_MEMBERS = [  # id, name, role, deleted
+    (7101, "Jo Castillo", "admin", False),
+    (7102, "Ade Mensah", "member", False),
+    (7103, "Rosa Lind", "viewer", False),
 ]
 CAFE_ATTRS = [(9201, "text", "Category", 1), (9202, "number", "Shelf life (days)", 2)]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import defaultdict
+from itertools import islice
 
 __all__ = ["TxLog", "TYPES", "TYPE_CODE", "IN", "OUT", "MOVE", "ADJUST", "COUNT", "NO_ID"]
 
@@ -76,7 +77,6 @@ class TxLog:
         self.row_of_id = array("l")  # indexed by id - base_id; ids are dense
         self.old_versions: dict[int, list[dict]] = {}  # row -> rendered details, index = revision
         self.stock_at: dict[tuple[int, int], float] = {}
-        self.stock_total: dict[int, float] = {}
 
     def __len__(self) -> int:
         return len(self.order)
@@ -84,7 +84,6 @@ class TxLog:
     # -- building ------------------------------------------------------------------------
     def append(
         self,
-        *,
         time: int,
         created: int,
         type_code: int,
@@ -109,39 +108,31 @@ class TxLog:
         self.creator.append(creator)
         self.revision.append(0)
         self.deleted.append(1 if deleted else 0)
-        self.set_lines(r, lines, new=True)
+        self.line_off.append(0)
+        self.line_cnt.append(0)
+        self.set_lines(r, lines)
         if memo:
             self.memo[r] = memo
         return r
 
-    def set_lines(self, r: int, lines: list[tuple[int, float]], *, new: bool = False) -> None:
-        """Give row ``r`` these ``(item, quantity)`` lines (``new``: a row being appended)."""
+    def set_lines(self, r: int, lines: list[tuple[int, float]]) -> None:
+        """Give row ``r`` these ``(item, quantity)`` lines."""
         # Edited lines are appended as a fresh block; the old block is simply left behind.
         # Level columns are sized by replay(), which fills them.
-        off = len(self.l_item)
-        n = len(lines)
+        self.line_off[r], self.line_cnt[r] = len(self.l_item), len(lines)
         for item, qty in lines:
             self.l_item.append(item)
             self.l_qty.append(qty)
-        if new:
-            self.line_off.append(off)
-            self.line_cnt.append(n)
-        else:
-            self.line_off[r] = off
-            self.line_cnt[r] = n
-
-    def assign_ids_by(self, key) -> None:
-        """Give rows without an id dense ids in ``key`` order (ids follow creation order)."""
-        rows = sorted(range(len(self.time)), key=key)
-        self.row_of_id = array("l", [0]) * len(rows)
-        for i, r in enumerate(rows):
-            self.ids[r] = self.base_id + i
-            self.row_of_id[i] = r
 
     def finish(self) -> list[int]:
-        """Build ``order`` and replay the levels (see :meth:`replay` for the return value)."""
+        """Give the rows dense ids in creation order, build ``order`` and replay the levels (see
+        :meth:`replay` for the return value)."""
         if not self.row_of_id and len(self.time):
-            self.assign_ids_by(lambda r: (self.created[r], r))
+            self.row_of_id = array(
+                "l", sorted(range(len(self.time)), key=lambda r: (self.created[r], r))
+            )
+            for i, r in enumerate(self.row_of_id):
+                self.ids[r] = self.base_id + i
         live = [r for r in range(len(self.time)) if not self.deleted[r]]
         live.sort(key=self.sort_key)
         self.order = array("l", live)
@@ -167,12 +158,9 @@ class TxLog:
         l_item, l_qty, l_lvl = self.l_item, self.l_qty, self.l_lvl
         l_from, l_to = self.l_from, self.l_to
         negative: list[int] = []
-        missing = len(l_item) - len(l_lvl)
-        if missing:
-            pad = array("d", [NAN]) * missing
-            l_lvl.extend(pad)
-            l_from.extend(pad)
-            l_to.extend(pad)
+        pad = array("d", [NAN]) * (len(l_item) - len(l_lvl))  # the level columns of new lines
+        for column in (l_lvl, l_from, l_to):
+            column.extend(pad)
         for r in self.order:
             t = typ[r]
             off = off_[r]
@@ -206,7 +194,6 @@ class TxLog:
             if bad:
                 negative.append(r)
         self.stock_at = dict(at)
-        self.stock_total = dict(total)
         return negative
 
     # -- live order ----------------------------------------------------------------------
@@ -233,22 +220,15 @@ class TxLog:
         Returns up to ``limit`` rows and whether more match. ``after_row`` may be a deleted
         row: its key is kept, so the walk resumes exactly where it was.
         """
-        order = self.order
-        if after_row is None:
-            pos = len(order)
-        else:
+        order, typ = self.order, self.type
+        pos = len(order)
+        if after_row is not None:
             pos = bisect.bisect_left(order, self.sort_key(after_row), key=self.sort_key)
-        out: list[int] = []
-        typ = self.type
-        i = pos - 1
-        while i >= 0:
-            r = order[i]
-            if type_code is None or typ[r] == type_code:
-                if len(out) == limit:
-                    return out, True
-                out.append(r)
-            i -= 1
-        return out, False
+        rows = (order[i] for i in range(pos - 1, -1, -1))
+        if type_code is not None:
+            rows = (r for r in rows if typ[r] == type_code)
+        out = list(islice(rows, limit + 1))
+        return out[:limit], len(out) > limit
 
     def lines(self, r: int) -> range:
         off = self.line_off[r]
