@@ -283,6 +283,7 @@ class Record:
         )
 
     def to_bytes(self) -> bytes:
+        """The record compressed, its pages one after another (no copy of them all)."""
         head = {
             "began": self.began.isoformat(),
             "plan": self.plan.to_json(),
@@ -291,24 +292,36 @@ class Record:
             "seams": None if self.seams is None else [list(k) for k in self.seams],
             "pieces": [[j, keep, len(body)] for j, keep, body in self.pieces],
         }
-        text = json.dumps(head, separators=(",", ":")).encode()
-        return _MAGIC + zlib.compress(b"".join([text, b"\n", *(b for *_, b in self.pieces)]), 1)
+        z = zlib.compressobj(1)
+        out = [_MAGIC, z.compress(json.dumps(head, separators=(",", ":")).encode() + b"\n")]
+        out += [z.compress(body) for *_, body in self.pieces]
+        return b"".join([*out, z.flush()])
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Record | None:
-        """A record as :meth:`to_bytes` wrote it, or None for anything else."""
+        """A record as :meth:`to_bytes` wrote it, or None for anything else. Its pages are
+        read one by one: no copy of them all is ever held besides the pages themselves."""
+        if not data.startswith(_MAGIC):
+            return None
+        z, text, chunk = zlib.decompressobj(), b"", memoryview(data)[len(_MAGIC) :]
         try:
-            if not data.startswith(_MAGIC):
-                return None
-            raw = zlib.decompress(data[len(_MAGIC) :])
-            text, _, bodies = raw.partition(b"\n")
+            while b"\n" not in text and (chunk or z.unconsumed_tail):
+                text += z.decompress(z.unconsumed_tail or chunk, 1 << 16)
+                chunk = memoryview(b"")
+            text, _, body = text.partition(b"\n")
             head = json.loads(text)
-            pieces, at = [], 0
+            pieces = []
             for j, keep, size in head["pieces"]:
-                pieces.append((int(j), None if keep is None else int(keep), bodies[at : at + size]))
-                at += size
+                parts, have = [body[:size]], len(body[:size])
+                body = body[size:]
+                while have < size and (part := z.decompress(z.unconsumed_tail, size - have)):
+                    parts.append(part)
+                    have += len(part)
+                if have < size:
+                    return None
+                pieces.append((int(j), None if keep is None else int(keep), b"".join(parts)))
             began = datetime.fromisoformat(head["began"])
-            if at != len(bodies) or began.tzinfo is None:
+            if body or z.decompress(z.unconsumed_tail) or not z.eof or began.tzinfo is None:
                 return None
             seams = head["seams"]
             return cls(
