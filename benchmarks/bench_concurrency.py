@@ -153,14 +153,16 @@ def run(args, scope: str, tmp: Path) -> bool:
             )
 
         # The mirror's first sync (12,000 details) is not what is measured: done at local
-        # speed, unpaced, it stores the rows and the list's cursors for the re-sync.
+        # speed, unpaced: it stores the rows, and its walk leaves the seams for the re-sync.
         path = tmp / f"mirror-{scope}.sqlite"
         sb.rate_limit, sb.latency = 0, Latency(0)
-        with client_for(sb, tmp, f"seed-{scope}", 0, scope) as seed:
+        # The re-sync's seams are the record the seed's walk left beside the client's cache:
+        # both clients use one cache file (not the mirror's own file).
+        with client_for(sb, tmp, f"client-{scope}", 0, scope) as seed:
             TransactionMirror(path, seed).sync(progress=False)
         sb.rate_limit, sb.latency = int(args.rate), Latency(args.latency, seed=3)
         sb.edit_transaction(sb.data().transactions[5000]["id"])  # a deep edit to find
-        m = TransactionMirror(path, client_for(sb, tmp, f"mirror-{scope}", args.rate, scope))
+        m = TransactionMirror(path, client_for(sb, tmp, f"client-{scope}", args.rate, scope))
         sb.clear_log()
         t0 = time.perf_counter()
         report = m.sync()
