@@ -7,8 +7,8 @@ of the kernel, says so loudly, and returns a client of its demo shop, so a noteb
 fresh machine with no account.
 
 The demo server, the clients :func:`connect` made (remembered weakly, for
-:func:`session_summary`: a client you drop is collected, and its session closed, as if
-:func:`connect` had never seen it) and whether the banner was said are state of this process;
+:func:`session_summary`: a client you drop is collected, and its session closed, and only its
+team's name and its counts are kept) and whether the banner was said are state of this process;
 :func:`stop_demo_server` stops the server and forgets the rest.
 
 The demo's answers never go to the user's response cache: the server takes a new port (and
@@ -70,9 +70,11 @@ _cache_dir: str | None = None  # the demo server's response cache folder (tempor
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
 _announced = False
 # Clients made by connect() in this process, for session_summary(); weakly, so that connect()
-# keeps no client (its connections, its cache file) alive.
+# keeps no client (its connections, its cache file) alive; what a dropped one did is kept.
 _clients: weakref.WeakValueDictionary[int, Client] = weakref.WeakValueDictionary()
+_retired: dict[int, tuple[str | None, Any]] = {}  # dropped clients' team name and counts
 _made = itertools.count()
+_since = 0  # the number of the first client the summary counts (stop_demo_server forgets)
 
 
 def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandbox:
@@ -124,7 +126,7 @@ def stop_demo_server() -> None:
     >>> session_summary()["teams"]
     []
     """
-    global _announced
+    global _announced, _since
     with _lock:
         _stop_server()
         for key, token in _exported.items():
@@ -132,6 +134,8 @@ def stop_demo_server() -> None:
                 del os.environ[key]
         _exported.clear()
         _clients.clear()
+        _retired.clear()
+        _since = next(_made)
         _announced = False
 
 
@@ -296,27 +300,38 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
 
 
 def _remember(client: Client) -> Client:
-    _clients[next(_made)] = client  # numbered: the summary lists teams in the order made
+    n = next(_made)
+    _clients[n] = client  # numbered: the summary lists teams in the order made
+    # its counts outlive it (each_team's clients are dropped as soon as a team answered)
+    weakref.finalize(client, _retire, n, client._requester, client._counters)
     return client
 
 
+def _retire(n: int, requester: Any, counters: Any) -> None:
+    if n >= _since:  # not one stop_demo_server() forgot
+        team = requester.team
+        _retired[n] = (None if team is None else team.name, counters.snapshot())
+
+
 def session_summary() -> dict[str, Any]:
-    """What the clients made by :func:`connect` in this process and still in use did: team
-    names, rows and pages fetched, requests sent, responses served from cache. No tokens. (A
-    client that was dropped and garbage-collected is no longer counted.)
+    """What the clients made by :func:`connect` in this process did, those dropped since too:
+    team names, rows and pages fetched, requests sent, responses served from cache. No
+    tokens.
 
     >>> session_summary()["sent"]
     0
     """
     totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
-    for client in list(_clients.values()):  # a copy: one may be collected meanwhile
+    done = dict(_retired)
+    for n, client in list(_clients.items()):  # a copy: one may be collected meanwhile
         try:
             team_name = client.team().name  # fetched once per client: normally no request
         except InvtoolsError:
             team_name = None
+        done[n] = (team_name, client.stats)
+    for _n, (team_name, stats) in sorted(done.items()):
         if team_name is not None and team_name not in totals["teams"]:
             totals["teams"].append(team_name)
-        stats = client.stats
         for key in ("rows", "pages", "sent", "from_cache"):
             totals[key] += int(getattr(stats, key, 0) or 0)
     return totals
