@@ -91,21 +91,18 @@ class TransactionMirror:
     @property
     def path(self) -> Path:
         """The mirror's file (a default one is named after the team: known on first use)."""
-        if not self._ready:
-            self._first_use()
+        if not self._ready:  # first use: the team is asked for, and the file checked against it
+            client = self.client
+            assert client is not None
+            team = client.team()
+            if self._path is None:
+                if team.id is None:
+                    raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
+                self._path = store.default_path(team.id, client.base_url)
+            self._open(client, team)
+            self._ready = True
         assert self._path is not None
         return self._path
-
-    def _first_use(self) -> None:
-        client = self.client
-        assert client is not None
-        team = client.team()
-        if self._path is None:
-            if team.id is None:
-                raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
-            self._path = store.default_path(team.id, client.base_url)
-        self._open(client, team)
-        self._ready = True
 
     def _open(self, client: Any, team: Any) -> None:
         """Accept an existing file (read only) or make a new one; with a client, check the
@@ -122,8 +119,8 @@ class TransactionMirror:
             self.read_only = not (
                 os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
             )
-        elif client is not None:
-            require_locations(client.team(), TXS_PATH)  # a team that cannot sync gets no file
+        elif team is not None:
+            require_locations(team, TXS_PATH)  # a team that cannot sync gets no file
         if not self.read_only:
             try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
                 private_file(path)

@@ -179,16 +179,13 @@ def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -
     """Step 3 (window syncs): a stored row inside the window that the walk did not see was
     deleted (404) -- or edited to a time before the window, which the detail shows.
     Returns the number of details asked for."""
-    unseen = [
-        tid
-        for (tid,) in conn.execute(
-            "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
-            "AND id NOT IN (SELECT id FROM staging)",
-            (cutoff_ms or 0,),
-        )
-    ]
+    unseen = conn.execute(
+        "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
+        "AND id NOT IN (SELECT id FROM staging)",
+        (cutoff_ms or 0,),
+    ).fetchall()
     with DetailBatch(conn) as batch:
-        for tid in unseen:
+        for (tid,) in unseen:
             try:
                 detail = client.transaction(tid, refresh=True)
             except NotFoundError:
