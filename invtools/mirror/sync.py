@@ -215,7 +215,8 @@ def apply_staged(
         prev_newest = conn.execute(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
-        prev_created = _newest_created_ms(conn)
+        known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
+        prev_created = None if known is None else int(known)
         differ = conn.execute(
             """SELECT s.id, s.revision, s.t_ms, s.row_json,
                       t.revision, t.t_ms, t.removed_at, r.total_quantity
@@ -310,21 +311,6 @@ def apply_staged(
 def _created_ms(row: dict) -> int | None:
     raw = row.get("created_at")
     return to_ms(raw, name="created_at") if isinstance(raw, str) else None
-
-
-def _newest_created_ms(conn: sqlite3.Connection) -> int | None:
-    """When the newest transaction the file knows was recorded (the server's clock)."""
-    known = get_meta(conn, "newest_created_ms")
-    if known is not None:
-        return int(known)
-    newest = [
-        _created_ms(json.loads(r))
-        for (r,) in conn.execute(  # files made before the key
-            "SELECT row_json FROM revisions ORDER BY json_extract(row_json, '$.created_at') DESC "
-            "LIMIT 1"
-        )
-    ]
-    return newest[0] if newest else None
 
 
 def _backdated_since(row: dict, ms: int, prev_newest: int | None, prev_created: int | None) -> bool:
