@@ -88,12 +88,8 @@ def prune_cache(
     older = parse_duration(older_than, name="older_than", zero=True)
     with upkeep.open_cache(path) as opened:
         if opened is None:
-            size = upkeep.file_size(path)
-            return {
-                **dict.fromkeys(upkeep.REPORT_KEYS, 0),
-                "bytes_before": size,
-                "bytes_after": size,
-            }
+            size = dict.fromkeys(["bytes_before", "bytes_after"], upkeep.file_size(path))
+            return dict.fromkeys(upkeep.REPORT_KEYS, 0) | size
         now = time.time() if now is None else now
         kept = RECORDS_KEPT if older is None else min(RECORDS_KEPT, older.total_seconds())
         clear_walks(walks_folder(path), older_than=now - kept)

@@ -37,7 +37,6 @@ __all__ = [
     "NEVER_EXPIRE",
     "CacheKeys",
     "is_own_key",
-    "default_cache_path",
     "resolve_cache_path",
     "open_cache_file",
     "is_json",
@@ -51,31 +50,25 @@ __all__ = [
 ]
 
 
-def default_cache_path() -> Path:
-    """Where the response cache lives unless told otherwise: the folder named by
-    ``INVTOOLS_CACHE_DIR`` if set, else the user's cache directory
-    (``~/.cache/invtools/responses.sqlite`` on Linux), never the notebook's folder.
-
-    >>> default_cache_path().name
-    'responses.sqlite'
-    """
-    from platformdirs import user_cache_dir
-
-    folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
-    return Path(folder) / "responses.sqlite"
-
-
 def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     """``True`` -> the default path, ``False`` -> None (no cache), a directory -> a file in
     it, anything else -> that file (``.sqlite`` added when it has no suffix).
 
-    >>> resolve_cache_path(False) is None
-    True
+    The default path: ``responses.sqlite`` in the folder named by ``INVTOOLS_CACHE_DIR`` if
+    set, else in the user's cache directory (``~/.cache/invtools/`` on Linux), never the
+    notebook's folder.
+
+    >>> resolve_cache_path(False) is None, resolve_cache_path(True).name
+    (True, 'responses.sqlite')
     """
     if cache is False or cache is None:
         return None
     if cache is True:
-        return default_cache_path()
+        from platformdirs import user_cache_dir
+
+        return (
+            Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")) / "responses.sqlite"
+        )
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()

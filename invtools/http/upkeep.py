@@ -160,11 +160,6 @@ def as_utc(when: datetime | None) -> datetime | None:
     return when if when is None or when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def _is_local(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host in _LOCAL_HOSTS or host.startswith("127.")
-
-
 def prune(
     cache: CacheFile,
     *,
@@ -231,7 +226,8 @@ def _reason(
     created = as_utc(response.created_at) or moment
     if cutoff is not None and created <= cutoff:
         return "older"
-    if _is_local(response.url or "") and created <= local_cutoff:
+    host = urlsplit(response.url or "").hostname or ""
+    if (host in _LOCAL_HOSTS or host.startswith("127.")) and created <= local_cutoff:
         return "local"
     return None
 
