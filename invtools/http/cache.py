@@ -108,26 +108,26 @@ def _salt_for(path: Path) -> bytes:
     salt_path = path.with_name(path.name + ".salt")
     for _ in range(100):
         try:
-            fd = os.open(salt_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            return _write_salt(salt_path, os.O_EXCL)
         except FileExistsError:
             salt = _read_salt(salt_path)
             if salt is not None:
                 return salt
             time.sleep(0.01)  # another process may be writing it right now
-            continue
-        salt = secrets.token_bytes(16)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(salt.hex())
-        return salt
     # Still empty or not hex after a second: a damaged file, not a writer at work. Replace
     # it whole (a temporary file renamed over it), then use whatever is there now.
-    salt = secrets.token_bytes(16)
     tmp = salt_path.with_name(f"{salt_path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(salt.hex())
+    salt = _write_salt(tmp, os.O_TRUNC)
     os.replace(tmp, salt_path)
     return _read_salt(salt_path) or salt
+
+
+def _write_salt(path: Path, flag: int) -> bytes:
+    """A new salt written to ``path`` (made 0600; ``flag``: ``O_EXCL`` or ``O_TRUNC``)."""
+    salt = secrets.token_bytes(16)
+    with os.fdopen(os.open(path, os.O_CREAT | flag | os.O_WRONLY, 0o600), "w") as fh:
+        fh.write(salt.hex())
+    return salt
 
 
 class CacheKeys:
