@@ -42,6 +42,7 @@ RECORDS_KEPT = 86_400.0
 #: The columns of :func:`cache_info`.
 INFO_COLUMNS = ["team", "service", "prefix", "entries", "expired", "bytes", "oldest", "newest"]
 
+_BLANK = dict.fromkeys(INFO_COLUMNS) | {"entries": 0, "expired": 0, "bytes": 0}
 _DETAIL = re.compile(r"/v1/(?:location-txs|transactions)/(\d+)\?(?:[^#]*&)?revision=(\d+)")
 
 
@@ -87,12 +88,8 @@ def prune_cache(
     older = parse_duration(older_than, name="older_than", zero=True)
     with upkeep.open_cache(path) as opened:
         if opened is None:
-            size = upkeep.file_size(path)
-            return {
-                **dict.fromkeys(upkeep.REPORT_KEYS, 0),
-                "bytes_before": size,
-                "bytes_after": size,
-            }
+            size = dict.fromkeys(["bytes_before", "bytes_after"], upkeep.file_size(path))
+            return dict.fromkeys(upkeep.REPORT_KEYS, 0) | size
         now = time.time() if now is None else now
         kept = RECORDS_KEPT if older is None else min(RECORDS_KEPT, older.total_seconds())
         clear_walks(walks_folder(path), older_than=now - kept)
@@ -121,16 +118,8 @@ def cache_info(cache: bool | str | os.PathLike = True) -> pd.DataFrame:
             if opened is not None:
                 _count(opened, rows)
     frame = pd.DataFrame(list(rows.values()), columns=INFO_COLUMNS)
-    frame = frame.astype(
-        {
-            "team": "string",
-            "service": "string",
-            "prefix": "string",
-            "entries": "int64",
-            "expired": "int64",
-            "bytes": "int64",
-        }
-    )
+    types = dict.fromkeys(["team", "service", "prefix"], "string")
+    frame = frame.astype(types | dict.fromkeys(["entries", "expired", "bytes"], "int64"))
     for col in ("oldest", "newest"):
         frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ms, UTC]")
     frame = frame.sort_values("bytes", ascending=False, ignore_index=True)
@@ -146,19 +135,7 @@ def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
     for key, response in upkeep.scan(cache):
         ours = response is not None and is_own_key(key)
         prefix = key.split(":", 1)[0] if ours else "(other)"
-        row = rows.setdefault(
-            prefix,
-            {
-                "team": None,
-                "service": None,
-                "prefix": prefix,
-                "entries": 0,
-                "expired": 0,
-                "bytes": 0,
-                "oldest": None,
-                "newest": None,
-            },
-        )
+        row = rows.setdefault(prefix, {**_BLANK, "prefix": prefix})
         row["entries"] += 1
         if response is None:
             continue
@@ -167,20 +144,14 @@ def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
             continue
         url = response.url or ""
         row["service"] = row["service"] or urlsplit(url).netloc or None
-        expires = _aware(response.expires)
+        expires = upkeep.as_utc(response.expires)
         row["expired"] += int(expires is not None and expires <= now)
-        created = _aware(response.created_at)
+        created = upkeep.as_utc(response.created_at)
         if created is not None:
             row["oldest"] = min(filter(None, (row["oldest"], created)))
             row["newest"] = max(filter(None, (row["newest"], created)))
         if urlsplit(url).path.endswith(TEAM_PATH):
             row["team"] = _team_name(response.content) or row["team"]
-
-
-def _aware(when: datetime | None) -> datetime | None:
-    if when is None:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _team_name(body: Any) -> str | None:

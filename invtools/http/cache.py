@@ -37,7 +37,6 @@ __all__ = [
     "NEVER_EXPIRE",
     "CacheKeys",
     "is_own_key",
-    "default_cache_path",
     "resolve_cache_path",
     "open_cache_file",
     "is_json",
@@ -51,31 +50,25 @@ __all__ = [
 ]
 
 
-def default_cache_path() -> Path:
-    """Where the response cache lives unless told otherwise: the folder named by
-    ``INVTOOLS_CACHE_DIR`` if set, else the user's cache directory
-    (``~/.cache/invtools/responses.sqlite`` on Linux), never the notebook's folder.
-
-    >>> default_cache_path().name
-    'responses.sqlite'
-    """
-    from platformdirs import user_cache_dir
-
-    folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
-    return Path(folder) / "responses.sqlite"
-
-
 def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     """``True`` -> the default path, ``False`` -> None (no cache), a directory -> a file in
     it, anything else -> that file (``.sqlite`` added when it has no suffix).
 
-    >>> resolve_cache_path(False) is None
-    True
+    The default path: ``responses.sqlite`` in the folder named by ``INVTOOLS_CACHE_DIR`` if
+    set, else in the user's cache directory (``~/.cache/invtools/`` on Linux), never the
+    notebook's folder.
+
+    >>> resolve_cache_path(False) is None, resolve_cache_path(True).name
+    (True, 'responses.sqlite')
     """
     if cache is False or cache is None:
         return None
     if cache is True:
-        return default_cache_path()
+        from platformdirs import user_cache_dir
+
+        return (
+            Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")) / "responses.sqlite"
+        )
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()
@@ -115,26 +108,26 @@ def _salt_for(path: Path) -> bytes:
     salt_path = path.with_name(path.name + ".salt")
     for _ in range(100):
         try:
-            fd = os.open(salt_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            return _write_salt(salt_path, os.O_EXCL)
         except FileExistsError:
             salt = _read_salt(salt_path)
             if salt is not None:
                 return salt
             time.sleep(0.01)  # another process may be writing it right now
-            continue
-        salt = secrets.token_bytes(16)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(salt.hex())
-        return salt
     # Still empty or not hex after a second: a damaged file, not a writer at work. Replace
     # it whole (a temporary file renamed over it), then use whatever is there now.
-    salt = secrets.token_bytes(16)
     tmp = salt_path.with_name(f"{salt_path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(salt.hex())
+    salt = _write_salt(tmp, os.O_TRUNC)
     os.replace(tmp, salt_path)
     return _read_salt(salt_path) or salt
+
+
+def _write_salt(path: Path, flag: int) -> bytes:
+    """A new salt written to ``path`` (made 0600; ``flag``: ``O_EXCL`` or ``O_TRUNC``)."""
+    salt = secrets.token_bytes(16)
+    with os.fdopen(os.open(path, os.O_CREAT | flag | os.O_WRONLY, 0o600), "w") as fh:
+        fh.write(salt.hex())
+    return salt
 
 
 class CacheKeys:

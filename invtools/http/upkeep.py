@@ -59,6 +59,7 @@ __all__ = [
     "open_cache",
     "scan",
     "file_size",
+    "as_utc",
     "Versions",
     "PRUNE_EVERY",
     "LOCAL_MAX_AGE",
@@ -150,15 +151,13 @@ def _expiring(cache: CacheFile) -> Iterator[tuple[str, CachedResponse | None]]:
             yield response.cache_key, response
 
 
-def _utc(when: datetime | None) -> datetime | None:
-    if when is None:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)  # older releases: naive
+def as_utc(when: datetime | None) -> datetime | None:
+    """A time of a ``CachedResponse`` as an aware UTC datetime (older releases wrote naive ones).
 
-
-def _is_local(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host in _LOCAL_HOSTS or host.startswith("127.")
+    >>> as_utc(datetime(2026, 5, 2)).isoformat(), as_utc(None)
+    ('2026-05-02T00:00:00+00:00', None)
+    """
+    return when if when is None or when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def prune(
@@ -188,18 +187,22 @@ def prune(
     cutoff = None if older_than is None else moment - older_than
     local_cutoff = moment - LOCAL_MAX_AGE
     stale: list[str] = []
-    newest: dict[tuple[str, Hashable], tuple[int, str]] = {}
-    gone: str | None
+    versioned: dict[tuple[str, Hashable], list[tuple[int, str]]] = {}  # (token, thing) -> versions
     for key, response in (_expiring if quick else scan)(cache):
         if response is None or not is_own_key(key):
             report["left_alone"] += 1
             continue
-        reason, gone = _reason(response, moment, cutoff, local_cutoff), key
-        if reason is None and versions is not None:
-            reason, gone = _superseded(key, versions(response.url or ""), newest)
-        if reason is not None and gone is not None:
-            stale.append(gone)
+        reason = _reason(response, moment, cutoff, local_cutoff)
+        version = None if reason or versions is None else versions(response.url or "")
+        if version is not None:
+            versioned.setdefault((key.split(":", 1)[0], version[0]), []).append((version[1], key))
+        elif reason is not None:
+            stale.append(key)
             report[reason] += 1
+    for found in versioned.values():  # all but the newest version (the first met of it)
+        found.remove(max(found, key=lambda version: version[0]))
+        stale += [key for _, key in found]
+        report["superseded"] += len(found)
     cache.delete(*stale)
     report["removed"] = len(stale)
     if compact and stale:
@@ -217,36 +220,16 @@ def prune(
 def _reason(
     response: CachedResponse, moment: datetime, cutoff: datetime | None, local_cutoff: datetime
 ) -> str | None:
-    expires = _utc(response.expires)
+    expires = as_utc(response.expires)
     if expires is not None and expires <= moment:
         return "expired"
-    created = _utc(response.created_at) or moment
+    created = as_utc(response.created_at) or moment
     if cutoff is not None and created <= cutoff:
         return "older"
-    if _is_local(response.url or "") and created <= local_cutoff:
+    host = urlsplit(response.url or "").hostname or ""
+    if (host in _LOCAL_HOSTS or host.startswith("127.")) and created <= local_cutoff:
         return "local"
     return None
-
-
-def _superseded(
-    key: str,
-    version: tuple[Hashable, int] | None,
-    newest: dict[tuple[str, Hashable], tuple[int, str]],
-) -> tuple[str | None, str | None]:
-    """``("superseded", key to remove)`` when ``key`` or the newest version seen so far of the
-    same thing (per token) is outranked; ``(None, None)`` otherwise."""
-    if version is None:
-        return None, None
-    thing, rank = version
-    ident = (key.split(":", 1)[0], thing)
-    kept = newest.get(ident)
-    if kept is None:
-        newest[ident] = (rank, key)
-        return None, None
-    if rank > kept[0]:
-        newest[ident] = (rank, key)
-        return "superseded", kept[1]
-    return "superseded", key
 
 
 def _compact(cache: CacheFile) -> None:

@@ -4,7 +4,7 @@ against the file (and the claim of a new file), the provenance its frames carry,
 >>> import sqlite3
 >>> from invtools.mirror.store import init_schema
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
->>> init_schema(conn, ":memory:")
+>>> init_schema(conn)
 >>> origin_of(conn).source, file_info(Path("m.sqlite"), conn)["syncs"]
 ('mirror', 0)
 """
@@ -53,24 +53,14 @@ def check_team(
         )
     # The client's own TeamModeError, naming the team, its mode and what works.
     require_locations(client.team(), TXS_PATH)
-    if not claim:
-        return
-    if stored is None:
+    # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
+    # file claimed before it was recorded.
+    mode = {"team_mode": str(getattr(team, "mode", ""))} if stored is None else {}
+    meta = {"team_id": str(team.id), "team_name": str(team.name), **mode, "base_url": base_url}
+    changed = {k: v for k, v in meta.items() if store.get_meta(conn, k) != v}
+    if claim and changed:
         with store.write_transaction(conn):
-            store.set_meta(
-                conn,
-                team_id=str(team.id),
-                team_name=str(team.name),
-                team_mode=str(getattr(team, "mode", "")),
-                base_url=base_url,
-            )
-        return
-    if stored_url is None:  # a file claimed before the base URL was recorded
-        with store.write_transaction(conn):
-            store.set_meta(conn, base_url=base_url)
-    if stored_name != str(team.name):  # teams get renamed; the id is what counts
-        with store.write_transaction(conn):
-            store.set_meta(conn, team_name=str(team.name))
+            store.set_meta(conn, **changed)
 
 
 def origin_of(conn: sqlite3.Connection) -> Provenance:
@@ -93,28 +83,28 @@ def origin_of(conn: sqlite3.Connection) -> Provenance:
 
 def file_info(path: Path, conn: sqlite3.Connection) -> dict:
     """What :meth:`TransactionMirror.info` says, read from ``conn``."""
-    one = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
-    last = one("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1")
-    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")[0]
-    team_id = store.get_meta(conn, "team_id")
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    last = conn.execute("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")
+    origin = origin_of(conn)
     return {
         "path": str(path),
-        "team_id": None if team_id is None else int(team_id),
-        "team_name": store.get_meta(conn, "team_name"),
-        "base_url": store.get_meta(conn, "base_url"),
-        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL")[0],
-        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL")[0],
+        "team_id": origin.team_id,
+        "team_name": origin.team_name,
+        "base_url": origin.base_url,
+        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL"),
+        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL"),
         "lines": one(
             "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
             "JOIN details d ON d.id = t.id AND d.revision = t.revision "
             "WHERE t.removed_at IS NULL"
-        )[0],
-        "revisions": one("SELECT count(*) FROM revisions")[0],
-        "syncs": one("SELECT count(*) FROM syncs")[0],
+        ),
+        "revisions": one("SELECT count(*) FROM revisions"),
+        "syncs": one("SELECT count(*) FROM syncs"),
         "last_sync": None if last is None else pd.Timestamp(last[0]),
         "last_sync_kind": None if last is None else last[1],
         "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
-        "interrupted_sync_pending": one("SELECT count(*) FROM staging")[0] > 0,
+        "interrupted_sync_pending": one("SELECT count(*) FROM staging") > 0,
     }
 
 

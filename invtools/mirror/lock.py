@@ -9,8 +9,8 @@
 ...             with sync_lock(path):
 ...                 pass
 ...         except LockedError as err:
-...             print(type(err).__name__)
-LockedError
+...             print(type(err).__name__, sorted(p.name for p in Path(tmp).iterdir()))
+LockedError ['shop.sqlite.lock']
 """
 
 from __future__ import annotations
@@ -30,17 +30,10 @@ try:  # Windows
     import msvcrt
 except ImportError:
     msvcrt = None  # type: ignore[assignment]
+#: What taking a lock another holds raises.
+_HELD = BlockingIOError if fcntl is not None else OSError
 
-__all__ = ["lock_path", "sync_lock"]
-
-
-def lock_path(path: Path) -> Path:
-    """The lock file of a mirror file: ``<file>.lock`` next to it.
-
-    >>> lock_path(Path("m/shop.sqlite")).name
-    'shop.sqlite.lock'
-    """
-    return path.with_name(path.name + ".lock")
+__all__ = ["sync_lock"]
 
 
 @contextlib.contextmanager
@@ -50,40 +43,28 @@ def sync_lock(path: Path) -> Iterator[None]:
     The OS drops the lock when its holder dies, so a killed sync never leaves the file
     locked. The lock file is left in place: removing it would let a waiting opener lock an
     unlinked file."""
-    fd = os.open(lock_path(path), os.O_CREAT | os.O_RDWR, 0o600)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
     try:
-        if not _try_lock(fd):
+        try:
+            _lock(fd, take=True)
+        except _HELD:
             raise LockedError(
                 f"another sync of this mirror is running ({path}); wait for it to finish, "
                 "then sync again"
-            )
+            ) from None
         try:
             yield
         finally:
-            _unlock(fd)
+            _lock(fd, take=False)
     finally:
         os.close(fd)
 
 
-def _try_lock(fd: int) -> bool:
+def _lock(fd: int, *, take: bool) -> None:
+    """Take (without waiting) or drop the lock; with no OS locking here, concurrent syncs are
+    not prevented."""
     if fcntl is not None:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-    if msvcrt is not None:  # pragma: no cover - Windows: lock the first byte
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    return True  # pragma: no cover - no OS locking here: concurrent syncs are not prevented
-
-
-def _unlock(fd: int) -> None:
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    elif msvcrt is not None:  # pragma: no cover - Windows
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if take else fcntl.LOCK_UN)
+    elif msvcrt is not None:  # pragma: no cover - Windows: the first byte
         os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK if take else msvcrt.LK_UNLCK, 1)

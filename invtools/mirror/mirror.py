@@ -15,6 +15,7 @@ sync finished, and ``data_as_of``, when it started walking the list -- how fresh
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -90,21 +91,18 @@ class TransactionMirror:
     @property
     def path(self) -> Path:
         """The mirror's file (a default one is named after the team: known on first use)."""
-        if not self._ready:
-            self._first_use()
+        if not self._ready:  # first use: the team is asked for, and the file checked against it
+            client = self.client
+            assert client is not None
+            team = client.team()
+            if self._path is None:
+                if team.id is None:
+                    raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
+                self._path = store.default_path(team.id, client.base_url)
+            self._open(client, team)
+            self._ready = True
         assert self._path is not None
         return self._path
-
-    def _first_use(self) -> None:
-        client = self.client
-        assert client is not None
-        team = client.team()
-        if self._path is None:
-            if team.id is None:
-                raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
-            self._path = store.default_path(team.id, client.base_url)
-        self._open(client, team)
-        self._ready = True
 
     def _open(self, client: Any, team: Any) -> None:
         """Accept an existing file (read only) or make a new one; with a client, check the
@@ -121,24 +119,21 @@ class TransactionMirror:
             self.read_only = not (
                 os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
             )
-        elif client is not None:
-            require_locations(client.team(), TXS_PATH)  # a team that cannot sync gets no file
-        if self.read_only:
+        elif team is not None:
+            require_locations(team, TXS_PATH)  # a team that cannot sync gets no file
+        if not self.read_only:
+            try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
+                private_file(path)
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot make the mirror file {path}: {exc.strerror or exc}; give a path "
+                    "in a folder you may write to"
+                ) from exc
+        with store.connect(path, readonly=self.read_only) as conn:
+            if not self.read_only:
+                store.init_schema(conn)
             if team is not None:
-                with store.connect(path, readonly=True) as conn:
-                    check_team(conn, path, client, team, claim=False)
-            return
-        try:  # private before SQLite opens it: SQLite gives its -wal/-shm files its mode
-            private_file(path)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot make the mirror file {path}: {exc.strerror or exc}; give a path "
-                "in a folder you may write to"
-            ) from exc
-        with store.connect(path) as conn:
-            store.init_schema(conn, path)
-            if team is not None:
-                check_team(conn, path, client, team)
+                check_team(conn, path, client, team, claim=not self.read_only)
 
     # ---- sync
 
@@ -183,7 +178,12 @@ class TransactionMirror:
           0 new, 0 changed, 0 removed, ... unchanged
           ... requests sent (... list pages, 0 details), 0 from cache, ... s
         """
-        client = self._require_client()
+        client = self.client
+        if client is None:
+            raise ConfigError(
+                "this mirror was opened without a client (read-only); open it as "
+                "TransactionMirror(path, client) to sync"
+            )
         span = parse_duration(window, name="window")
         win = None if span is None else pd.Timedelta(span)
         started = pd.Timestamp.now(tz="UTC")
@@ -211,14 +211,6 @@ class TransactionMirror:
                 progress=progress,
                 chains=chains,
             )
-
-    def _require_client(self) -> Any:
-        if self.client is None:
-            raise ConfigError(
-                "this mirror was opened without a client (read-only); open it as "
-                "TransactionMirror(path, client) to sync"
-            )
-        return self.client
 
     # ---- reading (no network)
 
@@ -254,27 +246,15 @@ class TransactionMirror:
         True
         """
         window = window_of(since, until, type)
-        where = "" if include_removed else "WHERE t.removed_at IS NULL"
-        with store.connect(self.path, readonly=self.read_only) as conn:
-            fetched = conn.execute(
-                f"""SELECT r.row_json, t.removed_at FROM transactions t
-                    JOIN revisions r ON r.id = t.id AND r.revision = t.revision {where}
-                    ORDER BY t.t_ms DESC, t.id DESC"""
-            ).fetchall()
-            origin = origin_of(conn)
-        df = frames.transactions_df([json.loads(row) for row, _ in fetched])
+        fetched, origin = self._current("revisions", include_removed)
+        df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
             df["removed_at"] = (
                 pd.to_datetime(pd.Series([r for _, r in fetched], dtype="string"), utc=True)
                 .astype("datetime64[ms, UTC]")
                 .to_numpy()
             )
-        return stamped(
-            within(df, *window),
-            origin,
-            include_removed=include_removed or None,
-            **asked(since, until, type),
-        )
+        return _cut(df, origin, window, include_removed, since, until, type)
 
     def lines_df(
         self,
@@ -302,26 +282,24 @@ class TransactionMirror:
         """
         window = window_of(since, until, type)
         lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return stamped(
-            within(lines, *window),
-            origin,
-            include_removed=include_removed or None,
-            **asked(since, until, type),
-        )
+        return _cut(lines, origin, window, include_removed, since, until, type)
+
+    def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
+        """``(JSON, removed_at)`` of each transaction's current revision in ``table``
+        (``revisions``: list rows; ``details``), newest first; and the file's provenance."""
+        where = "" if include_removed else "WHERE t.removed_at IS NULL"
+        column = "row_json" if table == "revisions" else "detail_json"
+        with store.connect(self.path, readonly=self.read_only) as conn:
+            fetched = conn.execute(
+                f"""SELECT x.{column}, t.removed_at FROM transactions t
+                    JOIN {table} x ON x.id = t.id AND x.revision = t.revision {where}
+                    ORDER BY t.t_ms DESC, t.id DESC"""
+            ).fetchall()
+            return [(json.loads(j), removed) for j, removed in fetched], origin_of(conn)
 
     def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
-        where = "" if include_removed else "WHERE t.removed_at IS NULL"
-        with store.connect(self.path, readonly=self.read_only) as conn:
-            details = [
-                json.loads(d)
-                for (d,) in conn.execute(
-                    f"""SELECT d.detail_json FROM transactions t
-                    JOIN details d ON d.id = t.id AND d.revision = t.revision {where}
-                    ORDER BY t.t_ms DESC, t.id DESC"""
-                )
-            ]
-            origin = origin_of(conn)
-        lines = frames.lines_df(details)
+        fetched, origin = self._current("details", include_removed)
+        lines = frames.lines_df([detail for detail, _ in fetched])
         return (lines if include_removed else frames.rebase_levels(lines)), origin
 
     def stock_history(
@@ -394,7 +372,7 @@ class TransactionMirror:
         if self._path is None:  # a display never sends a request (the team names the file)
             return None, "the team's default file, found on first use"
         try:
-            with store.peek(self._path) as conn:
+            with contextlib.closing(store.peek(self._path)) as conn:
                 return file_info(self._path, conn), None
         except FileNotFoundError:
             return None, "file missing"
@@ -425,3 +403,13 @@ class TransactionMirror:
             for k, v in shown.items()
         )
         return f"<b>TransactionMirror</b><table>{rows}</table>"
+
+
+def _cut(
+    df: pd.DataFrame, origin: Provenance, window: tuple, include_removed: bool, *asked_for: Any
+) -> pd.DataFrame:
+    """The rows of ``df`` in the client's ``window`` (:func:`~invtools.mirror.filters.window_of`),
+    stamped with ``origin`` and what was asked for (``since``, ``until``, ``type``)."""
+    return stamped(
+        within(df, *window), origin, include_removed=include_removed or None, **asked(*asked_for)
+    )

@@ -68,6 +68,10 @@ def changes_frame(records: list[tuple]) -> pd.DataFrame:
         list(zip(*records, strict=True)) if records else [[] for _ in range(11)]
     )
     t: Final = "datetime64[ms, UTC]"
+
+    def times(ms: Sequence[Any]) -> Any:
+        return pd.to_datetime(pd.array(ms, dtype="Int64"), unit="ms", utc=True).astype(t)
+
     return pd.DataFrame(
         {
             "sync_id": pd.array(cols[0], dtype="Int64"),
@@ -78,12 +82,8 @@ def changes_frame(records: list[tuple]) -> pd.DataFrame:
             "new_revision": pd.array(cols[5], dtype="Int64"),
             "old_total_quantity": pd.array(cols[6], dtype="Float64").astype("float64"),
             "new_total_quantity": pd.array(cols[7], dtype="Float64").astype("float64"),
-            "old_transaction_time": pd.to_datetime(
-                pd.array(cols[8], dtype="Int64"), unit="ms", utc=True
-            ).astype(t),
-            "new_transaction_time": pd.to_datetime(
-                pd.array(cols[9], dtype="Int64"), unit="ms", utc=True
-            ).astype(t),
+            "old_transaction_time": times(cols[8]),
+            "new_transaction_time": times(cols[9]),
             "backdated": pd.array(
                 [None if b is None else bool(b) for b in cols[10]], dtype="boolean"
             ),
@@ -165,23 +165,15 @@ class SyncReport:
                 f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"
                 " (the newest transaction time in the list)"
             )
-        lines = [head + ":"]
-        bd = self.backdated_new
-        lines.append(
-            f"  {self.new} new"
-            + (f" ({bd} backdated)" if bd else "")
-            + f", {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
-        )
-        lines.append(
+        bd, reused = self.backdated_new, self.details_reused
+        lines = [
+            head + ":",
+            f"  {self.new} new{f' ({bd} backdated)' if bd else ''}, {self.changed} changed, "
+            f"{self.removed} removed, {self.unchanged} unchanged",
             f"  {self.requests} requests sent ({self.list_pages} list pages, "
-            f"{self.details_fetched} details), {self.from_cache} from cache, "
-            f"{self.seconds:.1f} s"
-            + (
-                f"; {self.details_reused} details reused from an interrupted sync"
-                if self.details_reused
-                else ""
-            )
-        )
+            f"{self.details_fetched} details), {self.from_cache} from cache, {self.seconds:.1f} s"
+            + (f"; {reused} details reused from an interrupted sync" if reused else ""),
+        ]
         if self.kind == "window":
             lines.append(
                 f"  Only transactions from {fmt_time(self.cutoff)} on were compared: edits to "

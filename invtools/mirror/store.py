@@ -7,7 +7,7 @@ Connections are in autocommit mode otherwise.
 
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
->>> init_schema(conn, ":memory:")
+>>> init_schema(conn)
 >>> with write_transaction(conn):
 ...     set_meta(conn, team_name="Shop")
 >>> get_meta(conn, "team_name"), get_meta(conn, "schema_version"), get_meta(conn, "nothing")
@@ -144,31 +144,26 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
     with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`
     (:func:`missing`), and so is a file that is not SQLite or is damaged. ``readonly``: a
     file (or folder) the user may only read, read as :func:`peek` does."""
-    if readonly:
-        try:
-            with peek(path) as conn:
-                yield conn
-        except FileNotFoundError as exc:
-            raise missing(path) from exc
-        except sqlite3.DatabaseError as exc:
-            raise damaged(path, exc) from exc
-        return
     try:
-        conn = sqlite3.connect(_uri(path, mode="rw"), uri=True, isolation_level=None, timeout=30)
-    except sqlite3.OperationalError as exc:
+        if readonly:
+            conn = peek(path)
+        else:
+            conn = sqlite3.connect(
+                _uri(path, mode="rw"), uri=True, isolation_level=None, timeout=30
+            )
+        with contextlib.closing(conn):
+            if not readonly:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
+            yield conn
+    except FileNotFoundError as exc:
+        raise missing(path) from exc
+    except sqlite3.DatabaseError as exc:
         if not Path(path).exists():
             raise missing(path) from exc
-        raise
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
-        yield conn
-    except sqlite3.DatabaseError as exc:
-        if _DAMAGE.search(str(exc)):
+        if readonly or _DAMAGE.search(str(exc)):
             raise damaged(path, exc) from exc
         raise
-    finally:
-        conn.close()
 
 
 _DAMAGE = re.compile(r"not a database|malformed|corrupt|file is encrypted")
@@ -182,36 +177,6 @@ def damaged(path: Path, exc: BaseException) -> ConfigError:
     )
 
 
-def inspect(path: Path) -> None:
-    """Check an existing file before anything is written to it, reading only: a SQLite file,
-    an invtools mirror (or an empty SQLite file), of a schema this version reads. Raises
-    :class:`ConfigError` naming the file and what to do."""
-    try:
-        with peek(path) as conn:
-            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            version = (
-                conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if "meta" in tables
-                else None
-            )
-    except FileNotFoundError as exc:
-        raise missing(path) from exc
-    except sqlite3.DatabaseError as exc:
-        raise damaged(path, exc) from exc
-    if app_id != APP_ID and (app_id != 0 or tables):
-        raise ConfigError(
-            f"{path} is a SQLite file but not an invtools transaction mirror; "
-            "give the path of a new file or of an existing mirror"
-        )
-    if version is not None and int(version[0]) > SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path} was written by a newer invtools (mirror schema {version[0]}, "
-            f"this one reads {SCHEMA_VERSION}); upgrade invtools, or sync into a "
-            "new file. The file was not changed."
-        )
-
-
 def missing(path: Path) -> ConfigError:
     """The error for a mirror file that was removed (or moved) after it was opened."""
     return ConfigError(
@@ -220,9 +185,30 @@ def missing(path: Path) -> ConfigError:
     )
 
 
-@contextlib.contextmanager
-def peek(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only look at the file that creates, changes and removes nothing, for displays.
+def inspect(path: Path) -> None:
+    """Check an existing file before anything is written to it, reading only: a SQLite file,
+    an invtools mirror (or an empty SQLite file), of a schema this version reads. Raises
+    :class:`ConfigError` naming the file and what to do."""
+    with connect(path, readonly=True) as conn:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        version = get_meta(conn, "schema_version") if "meta" in tables else None
+    if app_id != APP_ID and (app_id != 0 or tables):
+        raise ConfigError(
+            f"{path} is a SQLite file but not an invtools transaction mirror; "
+            "give the path of a new file or of an existing mirror"
+        )
+    if version is not None and int(version) > SCHEMA_VERSION:
+        raise ConfigError(
+            f"{path} was written by a newer invtools (mirror schema {version}, "
+            f"this one reads {SCHEMA_VERSION}); upgrade invtools, or sync into a "
+            "new file. The file was not changed."
+        )
+
+
+def peek(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the file that creates, changes and removes nothing, for
+    displays (close it when done).
 
     With no journal files next to it, no connection has the file open and it is whole: it is
     read as immutable, so SQLite opens no journal file either. With both (another connection
@@ -235,15 +221,8 @@ def peek(path: Path) -> Iterator[sqlite3.Connection]:
     journals = [Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")]
     if any(journals) and not all(journals):
         raise sqlite3.OperationalError("another connection is opening or closing the file")
-    conn = sqlite3.connect(
-        _uri(path, mode="ro", **({} if any(journals) else {"immutable": 1})),
-        uri=True,
-        isolation_level=None,
-    )
-    try:
-        yield conn
-    finally:
-        conn.close()
+    query = {"mode": "ro"} if any(journals) else {"mode": "ro", "immutable": 1}
+    return sqlite3.connect(_uri(path, **query), uri=True, isolation_level=None)
 
 
 def _uri(path: Path, **query: object) -> str:
@@ -251,31 +230,14 @@ def _uri(path: Path, **query: object) -> str:
     return Path(path).absolute().as_uri() + "?" + "&".join(f"{k}={v}" for k, v in query.items())
 
 
-def init_schema(conn: sqlite3.Connection, path: Path | str) -> None:
-    """Create the tables of a new file; refuse another SQLite file or another schema version
-    (``path`` is only named in the message)."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id != APP_ID and (app_id != 0 or has_tables):
-        raise ConfigError(
-            f"{path} is a SQLite file but not an invtools transaction mirror; "
-            "give the path of a new file or of an existing mirror"
-        )
+def init_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables of a new file, or of one :func:`inspect` accepted."""
     with write_transaction(conn):
         for stmt in _SCHEMA.split(";"):
-            if stmt.strip():
-                conn.execute(stmt)
+            conn.execute(stmt)
         conn.execute(f"PRAGMA application_id = {APP_ID}")
         conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-        )
-    stored = get_meta(conn, "schema_version")
-    assert stored is not None  # inserted just above when missing
-    version = int(stored)
-    if version != SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path} was written by another invtools version (mirror schema "
-            f"{version}, this one reads {SCHEMA_VERSION}); sync into a new file"
         )
 
 
@@ -324,7 +286,7 @@ class DetailBatch:
 
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
-    >>> init_schema(conn, ":memory:")
+    >>> init_schema(conn)
     >>> with DetailBatch(conn) as batch:
     ...     batch.add({"id": 1, "revision": 2, "items": [{"id": 9}]})
     >>> conn.execute("SELECT id, revision, line_count FROM details").fetchall()
@@ -337,15 +299,9 @@ class DetailBatch:
         self.last_commit = time.monotonic()
 
     def add(self, detail: dict) -> None:
-        lines = detail.get("items") or []
+        lines = len(detail.get("items") or [])
         self.pending.append(
-            (
-                int(detail["id"]),
-                int(detail["revision"]),
-                len(lines),
-                json.dumps(detail),
-                utc_stamp(),
-            )
+            (int(detail["id"]), int(detail["revision"]), lines, json.dumps(detail), utc_stamp())
         )
         if (
             len(self.pending) >= _COMMIT_EVERY_ROWS

@@ -18,6 +18,7 @@ chains from the seams its last whole walk recorded beside the client's cache).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from contextlib import closing
@@ -32,13 +33,7 @@ from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import (
-    DetailBatch,
-    get_meta,
-    set_meta,
-    stage,
-    write_transaction,
-)
+from invtools.mirror.store import DetailBatch, get_meta, set_meta, stage, write_transaction
 
 __all__ = [
     "Walk",
@@ -112,8 +107,18 @@ def walk_list(
     walk = Walk()
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
-    if window is None:
-        return _walk_whole(conn, client, progress, chains, walk)
+    if window is None:  # a fresh walk of the client's, whose record gives the next one's seams
+        rows = client.transactions(chains=chains, refresh=True, progress=progress)
+        try:
+            while batch := [_stamp(row) for row in itertools.islice(rows, DEFAULT_LIMIT)]:
+                if walk.anchor_ms is None:
+                    walk.anchor_ms = max(ms for ms, _ in batch)
+                stage(conn, batch)
+        finally:
+            rows.close()
+            walk.pages = rows.pages
+        walk.complete = True
+        return walk
     with client.pages(TXS_PATH, refresh=True, progress=progress) as pages:  # closed early too
         for page in pages:
             walk.pages += 1
@@ -129,32 +134,6 @@ def walk_list(
                 return walk  # the list is newest first: everything in the window is staged
     walk.complete = True
     return walk
-
-
-def _walk_whole(
-    conn: sqlite3.Connection, client: Any, progress: bool | None, chains: int | None, walk: Walk
-) -> Walk:
-    # a fresh walk of the client's, whose record gives the next one's seams
-    rows = client.transactions(chains=chains, refresh=True, progress=progress)
-    try:
-        batch: list[tuple[int, dict]] = []
-        for row in rows:
-            batch.append(_stamp(row))
-            if len(batch) == DEFAULT_LIMIT:
-                _stage_batch(conn, walk, batch)
-                batch = []
-        _stage_batch(conn, walk, batch)
-        walk.complete = True
-        return walk
-    finally:
-        rows.close()
-        walk.pages = rows.pages
-
-
-def _stage_batch(conn: sqlite3.Connection, walk: Walk, batch: list[tuple[int, dict]]) -> None:
-    if walk.anchor_ms is None and batch:
-        walk.anchor_ms = max(ms for ms, _ in batch)
-    stage(conn, batch)
 
 
 # ------------------------------------------------------------------------------ step 2
@@ -200,16 +179,13 @@ def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -
     """Step 3 (window syncs): a stored row inside the window that the walk did not see was
     deleted (404) -- or edited to a time before the window, which the detail shows.
     Returns the number of details asked for."""
-    unseen = [
-        tid
-        for (tid,) in conn.execute(
-            "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
-            "AND id NOT IN (SELECT id FROM staging)",
-            (cutoff_ms or 0,),
-        )
-    ]
+    unseen = conn.execute(
+        "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
+        "AND id NOT IN (SELECT id FROM staging)",
+        (cutoff_ms or 0,),
+    ).fetchall()
     with DetailBatch(conn) as batch:
-        for tid in unseen:
+        for (tid,) in unseen:
             try:
                 detail = client.transaction(tid, refresh=True)
             except NotFoundError:
@@ -234,25 +210,13 @@ def apply_staged(
     kind = "full" if walk.complete else "window"
     with write_transaction(conn):
         finished = utc_stamp()
+        # the id SQLite would give the run's row, which is written last, with its counts
+        sync_id = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM syncs").fetchone()[0]
         prev_newest = conn.execute(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
-        prev_created = _newest_created_ms(conn)
-        sync_id = conn.execute(
-            "INSERT INTO syncs VALUES (NULL, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?)",
-            (
-                started.isoformat(),
-                finished,
-                kind,
-                None if window is None else window.total_seconds(),
-                walk.anchor_ms,
-                walk.cutoff_ms,
-                counts["requests"],
-                walk.pages,
-                counts["details_fetched"],
-                counts["details_reused"],
-            ),
-        ).lastrowid
+        known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
+        prev_created = None if known is None else int(known)
         differ = conn.execute(
             """SELECT s.id, s.revision, s.t_ms, s.row_json,
                       t.revision, t.t_ms, t.removed_at, r.total_quantity
@@ -260,10 +224,7 @@ def apply_staged(
                LEFT JOIN revisions r ON r.id = t.id AND r.revision = t.revision
                WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL"""
         ).fetchall()
-        unchanged = conn.execute(
-            """SELECT count(*) FROM staging s JOIN transactions t ON t.id = s.id
-               WHERE t.revision = s.revision AND t.removed_at IS NULL"""
-        ).fetchone()[0]
+        unchanged = conn.execute("SELECT count(*) FROM staging").fetchone()[0] - len(differ)
         # Unseen = removed; a window sync only judges rows inside its window (step 3
         # already staged those that merely moved out of it).
         unseen = conn.execute(
@@ -276,56 +237,58 @@ def apply_staged(
 
         changes: list[list] = []
         shown_rows: list[dict] = []  # the version each change-log row describes
-        revisions, current = [], []
+        revisions = []
         for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
             row = json.loads(row_json)
-            if old_rev is None:
-                change = (
-                    "backdated-new"
-                    if _backdated_since(row, ms, prev_newest, prev_created)
-                    else "new"
-                )
-            else:
+            qty = row.get("total_quantity")
+            if old_rev is not None:
                 change = "restored" if removed_at is not None else "edited"
-            revisions.append((tid, rev, ms, row.get("total_quantity"), row_json, sync_id))
-            current.append((tid, rev, ms))
-            changes.append(
-                [sync_id, tid, change, old_rev, rev, old_q, row.get("total_quantity"), old_ms, ms]
-            )
+            elif _backdated_since(row, ms, prev_newest, prev_created):
+                change = "backdated-new"
+            else:
+                change = "new"
+            revisions.append((tid, rev, ms, qty, row_json, sync_id))
+            changes.append([sync_id, tid, change, old_rev, rev, old_q, qty, old_ms, ms])
             shown_rows.append(row)
         for tid, rev, ms, qty, row_json in unseen:
             changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
             shown_rows.append(json.loads(row_json))
+        new = sum(c[2] in ("new", "backdated-new") for c in changes)
+        n = dict(new=new, changed=len(differ) - new, removed=len(unseen), unchanged=unchanged)
 
         conn.executemany("INSERT OR IGNORE INTO revisions VALUES (?, ?, ?, ?, ?, ?)", revisions)
         conn.executemany(
             """INSERT INTO transactions VALUES (?, ?, ?, NULL, NULL)
                ON CONFLICT (id) DO UPDATE SET revision = excluded.revision,
                t_ms = excluded.t_ms, removed_at = NULL, removed_sync = NULL""",
-            current,
+            [r[:3] for r in revisions],
         )
         conn.executemany(
             "UPDATE transactions SET removed_at = ?, removed_sync = ? WHERE id = ?",
             [(finished, sync_id, row[0]) for row in unseen],
         )
-        backdated = backdated_flags(shown_rows)
         conn.executemany(
             "INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[*c, b] for c, b in zip(changes, backdated, strict=True)],
+            [[*c, b] for c, b in zip(changes, backdated_flags(shown_rows), strict=True)],
         )
-        n = {
-            k: sum(c[2] in ks for c in changes)
-            for k, ks in {
-                "new": ("new", "backdated-new"),
-                "changed": ("edited", "restored"),
-                "removed": ("removed",),
-            }.items()
-        }
         conn.execute(
-            "UPDATE syncs SET new = ?, changed = ?, removed = ?, unchanged = ? WHERE id = ?",
-            (n["new"], n["changed"], n["removed"], unchanged, sync_id),
+            "INSERT INTO syncs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sync_id,
+                started.isoformat(),
+                finished,
+                kind,
+                None if window is None else window.total_seconds(),
+                walk.anchor_ms,
+                walk.cutoff_ms,
+                *n.values(),  # in the table's order
+                counts["requests"],
+                walk.pages,
+                counts["details_fetched"],
+                counts["details_reused"],
+            ),
         )
-        created = [c for c in map(_created_ms, shown_rows[: len(current)]) if c is not None]
+        created = [c for c in map(_created_ms, shown_rows[: len(differ)]) if c is not None]
         if created:
             set_meta(conn, newest_created_ms=str(max([*created, prev_created or created[0]])))
         conn.execute("DELETE FROM staging")
@@ -336,15 +299,9 @@ def apply_staged(
         window=window,
         anchor=ms_to_ts(walk.anchor_ms),
         cutoff=ms_to_ts(walk.cutoff_ms),
-        new=n["new"],
-        changed=n["changed"],
-        removed=n["removed"],
-        unchanged=unchanged,
-        requests=counts["requests"],
-        from_cache=counts["from_cache"],
+        **n,
+        **counts,
         list_pages=walk.pages,
-        details_fetched=counts["details_fetched"],
-        details_reused=counts["details_reused"],
         started_at=started,
         finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
@@ -354,21 +311,6 @@ def apply_staged(
 def _created_ms(row: dict) -> int | None:
     raw = row.get("created_at")
     return to_ms(raw, name="created_at") if isinstance(raw, str) else None
-
-
-def _newest_created_ms(conn: sqlite3.Connection) -> int | None:
-    """When the newest transaction the file knows was recorded (the server's clock)."""
-    known = get_meta(conn, "newest_created_ms")
-    if known is not None:
-        return int(known)
-    newest = [
-        _created_ms(json.loads(r))
-        for (r,) in conn.execute(  # files made before the key
-            "SELECT row_json FROM revisions ORDER BY json_extract(row_json, '$.created_at') DESC "
-            "LIMIT 1"
-        )
-    ]
-    return newest[0] if newest else None
 
 
 def _backdated_since(row: dict, ms: int, prev_newest: int | None, prev_created: int | None) -> bool:
