@@ -716,3 +716,182 @@ def test_a_seam_chain_refused_after_its_first_page_raises():
     run = Chains(Plan("seams", starts), SPEC, failing)
     with pytest.raises(InvalidRequestError, match="cursor expired"):
         walked(run)
+
+
+# ------------------------------------------------------------------------------ a walk: replay
+
+
+class Kept:
+    """A store of one list's record, in memory, pages and all (as a file keeps it)."""
+
+    def __init__(self) -> None:
+        self.record = None
+        self.saved = 0
+
+    def load(self):
+        return self.record
+
+    def save(self, record) -> None:
+        self.record, self.saved = record, self.saved + 1
+
+
+class Tally:
+    """Counters a walk reports to (what a client's stats get)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.as_of: list = []
+
+    def add(self, **counts: int) -> None:
+        for k, v in counts.items():
+            self.counts[k] = self.counts.get(k, 0) + v
+
+    def saw_data_from(self, when) -> None:
+        self.as_of.append(when)
+
+
+def rows_of_walk(walk) -> list[tuple[int, int]]:
+    return [(r["id"], r["revision"]) for r in walk]
+
+
+def test_a_whole_walk_is_replayed_whole_sending_nothing_and_as_old_as_it_was():
+    fake, kept = FakeList(make_rows(95)), Kept()
+    first, tally = Walk(fake, SPEC, store=kept, chains=8, split=True), Tally()
+    assert rows_of_walk(first) == fake.truth() and first.complete and not first.replayed
+    sent = len(fake.calls)
+    fake.add({**make_rows(1)[0], "id": 9999, "transaction_time": wire(T0 + timedelta(9))})
+    again = Walk(fake, SPEC, store=kept, chains=8, split=True, counters=tally)
+    assert rows_of_walk(again) == [r for r in fake.truth() if r[0] != 9999]  # what it read
+    assert len(fake.calls) == sent and again.replayed and again.complete
+    assert again.data_as_of == first.data_as_of == tally.as_of[0]
+    n = first.pages  # the head page and every type chain's
+    assert n > 10 and tally.counts == {"from_cache": n, "pages": n, "rows": 95}
+    assert again.summary() == {
+        "plan": "types",
+        "pages": n,
+        "chains": 5,
+        "fallback": None,
+        "replayed": True,
+    }
+    fresh = Walk(fake, SPEC, store=kept, refresh=True)
+    assert rows_of_walk(fresh) == fake.truth() and not fresh.replayed  # refresh: fresh
+
+
+def test_a_record_older_than_max_age_is_not_replayed():
+    fake, kept = FakeList(make_rows(45)), Kept()
+    list(Walk(fake, SPEC, store=kept))
+    sent = len(fake.calls)
+    young = Walk(fake, SPEC, store=kept, max_age=timedelta(hours=1))
+    assert rows_of_walk(young) == fake.truth() and len(fake.calls) == sent
+    old = Walk(fake, SPEC, store=kept, max_age=timedelta(0))
+    assert rows_of_walk(old) == fake.truth() and len(fake.calls) == 2 * sent
+
+
+def since_spec(minutes: float, **kw) -> Spec:
+    since = T0 + timedelta(minutes=minutes)
+    return Spec(
+        params={"type": None},
+        limit=LIMIT,
+        since_ms=row_key({"transaction_time": wire(since)})[0],
+        **kw,
+    )
+
+
+def test_a_window_serves_a_shorter_window_but_not_a_longer_one_nor_the_whole_list():
+    fake, kept = FakeList(make_rows(95)), Kept()
+    list(Walk(fake, since_spec(40.5), store=kept))
+    assert kept.record.since_ms is not None and not kept.record.complete
+    sent = len(fake.calls)
+    shorter = Walk(fake, since_spec(60.5), store=kept)
+    assert rows_of_walk(shorter) == fake.truth(since=T0 + timedelta(minutes=60.5))
+    assert len(fake.calls) == sent and shorter.replayed  # it ends inside the record
+    longer = Walk(fake, since_spec(20.5), store=kept)
+    assert rows_of_walk(longer) == fake.truth(since=T0 + timedelta(minutes=20.5))
+    assert len(fake.calls) > sent and not longer.replayed
+    sent = len(fake.calls)
+    whole = Walk(fake, SPEC, store=kept)
+    assert rows_of_walk(whole) == fake.truth() and len(fake.calls) > sent
+
+
+def test_a_prefix_serves_a_walk_that_ends_inside_it_and_no_other():
+    fake, kept = FakeList(make_rows(95)), Kept()
+    assert len(list(Walk(fake, Spec(params={}, limit=LIMIT, max_rows=25), store=kept))) == 25
+    assert not kept.record.complete and kept.record.since_ms is None  # a prefix: 3 pages
+    sent = len(fake.calls)
+    inside = Walk(fake, Spec(params={}, limit=LIMIT, max_rows=12), store=kept)
+    assert rows_of_walk(inside) == fake.truth()[:12] and inside.replayed
+    stopped = Walk(
+        fake, Spec(params={}, limit=LIMIT, stop_at=lambda r: r["id"] == 1080), store=kept
+    )
+    assert [r["id"] for r in stopped] == [i for i, _ in fake.truth()][
+        : fake.truth().index((1080, 1))
+    ]
+    assert len(fake.calls) == sent and stopped.replayed
+    beyond = Walk(fake, Spec(params={}, limit=LIMIT, max_rows=50), store=kept)
+    assert rows_of_walk(beyond) == fake.truth()[:50] and not beyond.replayed
+    assert len(fake.calls) > sent
+
+
+def test_pages_are_the_lists_own_fresh_or_replayed_and_max_pages_counts_them():
+    fake, kept = FakeList(make_rows(45)), Kept()
+    spec = Spec(params={}, limit=LIMIT)
+    fresh = list(Walk(fake, spec, store=kept, pages=True))
+    assert [(p.number, p.has_more, p.from_cache, len(p.rows)) for p in fresh] == [
+        (1, True, False, 10),
+        (2, True, False, 10),
+        (3, True, False, 10),
+        (4, True, False, 10),
+        (5, False, False, 5),
+    ]
+    assert [p.cursor for p in fresh[:-1]] == [fake.truth()[9 + 10 * k][0] for k in range(4)]
+    two = Walk(fake, Spec(params={}, limit=LIMIT, max_pages=2), store=kept, pages=True)
+    got = list(two)
+    assert [(p.number, p.from_cache) for p in got] == [(1, True), (2, True)] and two.pages == 2
+    assert [r["id"] for p in got for r in p.rows] == [i for i, _ in fake.truth()[:20]]
+
+
+def test_until_keep_and_max_rows_apply_to_replayed_rows_as_to_fresh_ones():
+    fake, kept = FakeList(make_rows(95)), Kept()
+    list(Walk(fake, SPEC, store=kept))
+    until = T0 + timedelta(minutes=50)
+    until_ms = row_key({"transaction_time": wire(until)})[0]
+    outs = lambda r: r["type"] == "out"  # noqa: E731
+    spec = Spec(params={"type": None}, limit=LIMIT, until_ms=until_ms, keep=outs, max_rows=4)
+    for store in (kept, Kept()):  # replayed, then fresh
+        walk = Walk(fake, spec, store=store, counters=(tally := Tally()))
+        want = [r for r in fake.rows if row_key(r)[0] <= until_ms and outs(r)][:4]
+        assert rows_of_walk(walk) == [(r["id"], r["revision"]) for r in want]
+        assert tally.counts["rows"] == 4 and walk.rows == 4
+    assert not walk.replayed
+
+
+def test_a_frame_of_a_walk_is_its_rows_fresh_or_replayed_and_records_the_seams():
+    fake, kept = FakeList(make_rows(195)), Kept()
+    walk = Walk(fake, SPEC, store=kept, chains=8, split=True, counters=(tally := Tally()))
+    df = walk.frame()
+    assert list(zip(df["id"], df["revision"], strict=True)) == fake.truth()
+    assert df.attrs["walk"]["plan"] == "types" and not df.attrs["walk"]["replayed"]
+    assert tally.counts["rows"] == 195 and walk.rows == 195
+    assert kept.record.complete and walk.seams == seam_starts(fake.keys(), chains=8, limit=LIMIT)
+    sent = len(fake.calls)
+    again = Walk(fake, SPEC, store=kept, chains=8, split=True).frame()
+    assert again.equals(df) and again.attrs["walk"]["replayed"] and len(fake.calls) == sent
+    seams = Walk(fake, SPEC, store=kept, chains=8, split=True, refresh=True)
+    assert seams.frame().equals(df) and seams.plan.kind == "seams"
+
+
+def test_a_walk_that_was_closed_or_failed_leaves_no_record():
+    fake, kept = FakeList(make_rows(95)), Kept()
+    walk = Walk(fake, SPEC, store=kept)
+    next(walk), walk.close()
+    assert next(walk, None) is None and kept.saved == 0
+    real = fake.__call__
+
+    def failing(call):
+        if call.get("cursor") is not None:
+            raise ServerError("boom", status=503)
+        return real(call)
+
+    with pytest.raises(ServerError):
+        list(Walk(failing, SPEC, store=kept))
+    assert kept.saved == 0
