@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
+from pandas.api.types import union_categoricals
 
 from invtools.errors import ArgumentTypeError, PaginationError
-from invtools.frames.columns import as_time, either_ref, string_array, with_categories
+from invtools.frames.columns import (
+    as_time,
+    location_of,
+    ref_columns,
+    string_array,
+    with_categories,
+)
 from invtools.frames.resources import backdated, transactions_df
 from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
 
@@ -71,29 +78,18 @@ def transactions_df_from_pages(
     >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
     """
-    parts: list = []  # pa.StructArray (fast path) or a DataFrame (a block read as dicts)
-    block: list[bytes] = []
-    size = 0
-    for body in bodies:
-        block.append(body)
-        size += len(body)
-        if size >= block_bytes:
-            parts.append(_parse_block(block))
-            block, size = [], 0
-    if block or not parts:
-        parts.append(_parse_block(block))
-    frames_ = []
-    arrow: list[pa.Array] = []
-    for part in [*parts, None]:  # consecutive Arrow blocks become one frame
-        if isinstance(part, pa.Array):
-            arrow.append(part)
-            continue
-        if arrow:
-            frames_.append(_tx_frame_from_arrow(pa.chunked_array(arrow, _ARROW_TX)))
-            arrow = []
-        if part is not None:
-            frames_.append(part)
-    return frames_[0] if len(frames_) == 1 else _concat(frames_)
+    # A frame per block read as dicts; consecutive blocks parsed by pyarrow become one frame.
+    parts: list[pd.DataFrame | list[pa.StructArray]] = []
+    for block in _blocks(bodies, block_bytes):
+        part = _parse_block(block)
+        if isinstance(part, pd.DataFrame):
+            parts.append(part)
+        elif parts and isinstance(parts[-1], list):
+            parts[-1].append(part)
+        else:
+            parts.append([part])
+    frames_ = [p if isinstance(p, pd.DataFrame) else _tx_frame_from_arrow(p) for p in parts]
+    return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
 
 
 def walk_frame(
@@ -145,6 +141,20 @@ def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return ms, df["id"].to_numpy(dtype=np.int64, na_value=-1)
 
 
+def _blocks(bodies: Iterable[bytes], block_bytes: int) -> Iterator[list[bytes]]:
+    """The bodies in blocks of at least ``block_bytes`` bytes (the last one: what is left)."""
+    block: list[bytes] = []
+    size = 0
+    for body in bodies:
+        block.append(body)
+        size += len(body)
+        if size >= block_bytes:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
 def _parse_block(bodies: list[bytes]):
     """One block of page bodies -> their rows as a struct array, or as a frame via dicts."""
     # One page per line; a pretty-printed body (newlines between tokens) needs the slower mode.
@@ -190,20 +200,17 @@ def _page_items(body: bytes) -> list:
     return items
 
 
-def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
+def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     """The transactions frame from rows parsed by pyarrow (every field of the expected type)."""
-    rows = rows.combine_chunks() if rows.num_chunks != 1 else rows.chunk(0)
+    rows = blocks[0] if len(blocks) == 1 else pa.concat_arrays(blocks)
     field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(), strict=True))
     integer = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     business = _time_from_arrow(field["transaction_time"])
     created = _time_from_arrow(field["created_at"])
     # A type the service added after the documented four is one more category, not a gap.
-    known = list(TX_TYPE_DTYPE.categories)
     seen = pc.unique(field["type"]).drop_null().to_pylist()
-    dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - set(known) - {""}))
-    codes = pc.fill_null(
-        pc.index_in(field["type"], value_set=pa.array(list(dtype.categories), pa.string())), -1
-    )
+    dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - {""}))
+    codes = pc.fill_null(pc.index_in(field["type"], pa.array(dtype.categories, pa.string())), -1)
     data = {
         "id": integer(field["id"]),
         "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
@@ -212,21 +219,13 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
         "revision": integer(field["revision"]),
         "count_of_items": integer(field["count_of_items"]),
         "total_quantity": field["total_quantity"].to_numpy(zero_copy_only=False),
+        "memo": string_array(field["memo"]),
+        "url": string_array(field["url"]),
+        "backdated": backdated(business, created),
     }
     for prefix in TX_REFS:
-        ids, names, deleted = field[prefix].flatten()  # null references: all three null
-        data[f"{prefix}_id"] = integer(ids)
-        data[f"{prefix}_name"] = string_array(names.cast(pa.large_string()))
-        data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-    data["location_id"], data["location_name"] = either_ref(
-        data["to_location_id"],
-        data["to_location_name"],
-        data["from_location_id"],
-        data["from_location_name"],
-    )
-    data["memo"] = string_array(field["memo"].cast(pa.large_string()))
-    data["url"] = string_array(field["url"].cast(pa.large_string()))
-    data["backdated"] = backdated(business, created)
+        data.update(ref_columns(prefix, field[prefix]))
+    data.update(location_of(data))
     schema = SCHEMAS["transactions"]
     return pd.DataFrame({col: data[col] for col in schema}, index=pd.RangeIndex(len(rows)))
 
@@ -240,23 +239,11 @@ def _time_from_arrow(values: pa.Array):
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """Frames of consecutive blocks as one; an unknown field some blocks lack is None there."""
-    columns = list(dict.fromkeys(col for part in parts for col in part.columns))
-    filled = []
-    for part in parts:
-        missing = {
-            col: pd.Series(np.full(len(part), None, dtype=object), index=part.index, dtype=object)
-            for col in columns
-            if col not in part.columns
-        }
-        filled.append(part.assign(**missing)[columns] if missing else part)
-    # Blocks that met different extra types: one set of categories, or concat gives objects.
-    for col in columns:
-        dtypes = [d for p in filled if isinstance(d := p[col].dtype, pd.CategoricalDtype)]
-        if len(dtypes) == len(filled) and len({tuple(d.categories) for d in dtypes}) > 1:
-            union = dtypes[0]
-            for d in dtypes[1:]:
-                union = with_categories(union, d.categories)
-            filled = [
-                p.assign(**{col: p[col].cat.set_categories(union.categories)}) for p in filled
-            ]
-    return pd.concat(filled, ignore_index=True)
+    columns = dict.fromkeys(col for part in parts for col in part.columns)
+    out = pd.concat(
+        [part.assign(**{col: None for col in columns if col not in part}) for part in parts],
+        ignore_index=True,
+    )
+    if not isinstance(out["type"].dtype, pd.CategoricalDtype):  # blocks met different extra types
+        out["type"] = union_categoricals([part["type"].array for part in parts])
+    return out
