@@ -71,25 +71,15 @@ def _sandbox_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="do not print one line per request")
 
 
-def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
-    """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
+def _sandbox_run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C."""
     from invtools.sandbox import serve
 
+    # Every option but --quiet is serve()'s argument of the same name.
+    options = {k: v for k, v in vars(args).items() if k not in ("command", "quiet")}
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        with serve(
-            port=args.port,
-            seed=args.seed,
-            size=args.size,
-            rate_limit=args.rate_limit,
-            log=log,
-            latency=args.latency,
-            shops=args.shops,
-            rate_window=args.rate_window,
-            stated_budget=args.stated_budget,
-            coarse_budget=args.coarse_budget,
-            count_after_latency=args.count_after_latency,
-        ) as sb:
+        with serve(**options, log=log) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():
@@ -100,7 +90,7 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
                 f"{sb.base_url}/v1/teams/linked"
             )
             print("Ctrl-C stops it.", flush=True)
-            (stop or threading.Event()).wait()
+            threading.Event().wait()
     except KeyboardInterrupt:
         pass
     except ValueError as err:  # a bad --latency or --shops, say
