@@ -26,7 +26,7 @@ from invtools.frames.columns import (
     with_categories,
 )
 from invtools.frames.resources import backdated, transactions_df
-from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
+from invtools.frames.schemas import SCHEMAS, TX_REFS, TX_TYPE_DTYPE
 
 __all__ = ["transactions_df_from_pages", "walk_frame", "frame_keys", "BLOCK_BYTES"]
 
@@ -115,14 +115,8 @@ def walk_frame(
             f"the pages' counts add up to {sum(counts)} rows but they hold {len(df)}; "
             "walk with chains=1"
         )
-    offsets = np.cumsum([0, *counts])
-    idx = np.concatenate(
-        [np.arange(0)]
-        + [
-            np.arange(off, off + (n if keep is None else min(keep, n)))
-            for (_body, n, keep), off in zip(pages, offsets, strict=False)
-        ]
-    ).astype(np.int64)
+    kept = [np.arange(n) < (n if keep is None else keep) for _body, n, keep in pages]
+    idx = np.flatnonzero(np.concatenate([np.zeros(0, dtype=bool), *kept]))
     ms, ids = frame_keys(df)
     if merged:
         idx = idx[np.lexsort((-ids[idx], -ms[idx]))]
@@ -205,8 +199,8 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     rows = blocks[0] if len(blocks) == 1 else pa.concat_arrays(blocks)
     field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(), strict=True))
     integer = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-    business = _time_from_arrow(field["transaction_time"])
-    created = _time_from_arrow(field["created_at"])
+    business = as_time(field["transaction_time"])
+    created = as_time(field["created_at"])
     # A type the service added after the documented four is one more category, not a gap.
     seen = pc.unique(field["type"]).drop_null().to_pylist()
     dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - {""}))
@@ -228,13 +222,6 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     data.update(location_of(data))
     schema = SCHEMAS["transactions"]
     return pd.DataFrame({col: data[col] for col in schema}, index=pd.RangeIndex(len(rows)))
-
-
-def _time_from_arrow(values: pa.Array):
-    try:
-        return pc.cast(values, pa.timestamp("ms", tz="UTC")).to_pandas().array.astype(TIME_DTYPE)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return as_time(values.to_pylist())  # a malformed time: pandas' forgiving parser
 
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:

@@ -102,16 +102,19 @@ def as_int(values: list):
     return int_array(as_float(values))  # numeric strings count
 
 
-def as_time(values: list):
-    """datetime64[ms, UTC] from ISO 8601 strings; anything else (numbers too) is NaT.
+def as_time(values: list | pa.Array):
+    """datetime64[ms, UTC] from ISO 8601 strings (a list, or an Arrow string array); anything
+    else (numbers too) is NaT.
 
     The column-wise, forgiving reading of the wire's times; an analyst's single time (a
     ``since=`` argument) is read by :func:`invtools._types.parse_time`, which refuses bad input.
     """
     try:
-        parsed = pc.cast(pa.array(values, pa.string()), pa.timestamp("ms", tz="UTC"))
-        out = parsed.to_pandas().array
+        arrow = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+        out = pc.cast(arrow, pa.timestamp("ms", tz="UTC")).to_pandas().array
     except (TypeError, ValueError):  # not all strings with a zone offset: let pandas try
+        if isinstance(values, pa.Array):
+            values = values.to_pylist()
         # Numbers would be read as epochs (and pandas warns): only strings are times here.
         values = [v if isinstance(v, str) else None for v in values]
         out = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce").array

@@ -110,9 +110,6 @@ class Provenance:
             if isinstance(getattr(self, name), datetime):
                 object.__setattr__(self, name, utc_stamp(getattr(self, name)))
 
-    def with_filters(self, filters: Mapping[str, Any]) -> Provenance:
-        return dataclasses.replace(self, filters=filters)
-
     def as_attrs(self) -> dict[str, Any]:
         """The record as ``df.attrs`` holds it: a flat dict of JSON values."""
         return {f.name: json_safe(getattr(self, f.name)) for f in dataclasses.fields(self)}

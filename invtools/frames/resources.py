@@ -116,7 +116,7 @@ def items_df(
     """
     check_iterable(records, "items_df")
     schema = SCHEMAS["items"]
-    attr_types: dict[str, str | None] = {}
+    attr_types: dict[str, Any] = {}  # name -> its type as given (None: not said)
     if attributes is not None:
         specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
         specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
@@ -138,15 +138,12 @@ def items_df(
 
     reader = Reader(list(schema), ignore=("attrs", "quantities"))
     reader.read(rows_noting_attrs(), "items_df")
-    attr_cols = {}
-    for name, sparse in attr_values.items():
-        values = [None] * reader.n
-        for row, value in sparse.items():
-            values[row] = value
-        kind = attr_types.get(name)
-        attr_cols[f"attr_{name}"] = typed(
-            values, STRING if kind is None else ATTR_DTYPES.get(kind, STRING)
+    attr_cols = {
+        f"attr_{name}": typed(
+            list(map(sparse.get, range(reader.n))), ATTR_DTYPES.get(attr_types[name], STRING)
         )
+        for name, sparse in attr_values.items()
+    }
     # Attribute columns go right after the schema columns, before any unknown fields.
     return build_frame({**schema, **dict.fromkeys(attr_cols)}, reader, computed=attr_cols)
 
