@@ -192,7 +192,7 @@ def ref_columns(prefix: str, refs: pa.StructArray) -> dict[str, Any]:
     return {
         f"{prefix}_id": int_array(ids.to_numpy(zero_copy_only=False))
         if pa.types.is_floating(ids.type)
-        else _INT64_FROM_ARROW(ids.cast(pa.int64())),
+        else _INT64_FROM_ARROW(ids),
         f"{prefix}_name": string_array(names),
         f"{prefix}_deleted": _BOOLEAN_FROM_ARROW(deleted),
     }
