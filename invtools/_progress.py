@@ -14,9 +14,9 @@ they pull in ipywidgets, and ``import invtools`` must stay light. Imports nothin
 
 >>> [p for p in walk_progress([1, 2], enabled=False)]
 [1, 2]
->>> final_text(total=2547, n=2547, elapsed=42.0, desc="transaction details", unit=" details")
+>>> final_text(total=2547, n=2547, elapsed=42.0, prefix="transaction details", unit=" details")
 'transaction details: 2547/2547 [00:42, 60.64 details/s]'
->>> final_text(n=316, initial=300, elapsed=0.5, desc="/v1/items", unit=" rows", postfix="pages=4")
+>>> final_text(n=316, initial=300, elapsed=0.5, prefix="/v1/items", unit=" rows", postfix="pages=4")
 '/v1/items: 316 rows [00:00, 32.00 rows/s, pages=4]'
 """
 
@@ -66,15 +66,17 @@ def final_text(
     n: int,
     total: int | None = None,
     elapsed: float,
-    desc: str = "",
+    prefix: str | None = "",
     unit: str = "",
     initial: int = 0,
     postfix: str | None = None,
+    **_: Any,
 ) -> str:
     """What a closed bar says: the count, the time taken and the average rate over it (not the
     last moments' rate, nor a time left); a bar closed short of its total says "stopped at".
+    Takes a bar's ``format_dict`` (the other keys in it are not used).
 
-    >>> final_text(total=2547, n=1200, elapsed=20.0, desc="transaction details", unit=" details")
+    >>> final_text(total=2547, n=1200, elapsed=20.0, prefix="transaction details", unit=" details")
     'transaction details: stopped at 1200/2547 [00:20, 60.00 details/s]'
     """
     from tqdm.std import tqdm
@@ -85,7 +87,7 @@ def final_text(
     if total and n < total:
         count = f"stopped at {count}"
     tail = f", {postfix}" if postfix else ""
-    head = f"{desc}: " if desc else ""
+    head = f"{prefix}: " if prefix else ""
     return f"{head}{count} [{tqdm.format_interval(elapsed)}, {rate_fmt}{tail}]"
 
 
@@ -93,7 +95,7 @@ def final_text(
 def _notebook_bar(widget_bar: type) -> type:
     """``widget_bar`` (``tqdm.notebook``'s), displayed under a handle that its closing points at
     its last state as plain text (the only representation the saved notebook keeps)."""
-    from IPython.display import display
+    from IPython.display import Pretty, display
 
     class NotebookBar(widget_bar):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -107,37 +109,16 @@ def _notebook_bar(widget_bar: type) -> type:
             handle, self._handle = getattr(self, "_handle", None), None
             if handle is None or self.disable:
                 return super().close()
-            d = self.format_dict  # read before closing: the elapsed time stops here
-            text = final_text(
-                n=d["n"],
-                total=d["total"],
-                elapsed=d["elapsed"],
-                desc=d["prefix"] or "",
-                unit=d["unit"],
-                initial=d["initial"],
-                postfix=d["postfix"],
-            )
+            # Read before closing: the elapsed time stops here.
+            text = final_text(**self.format_dict)
             # Often called while an error or Ctrl-C is on its way (a `with`, a `finally`): a
             # display that fails must not replace it. The widget then stays as tqdm leaves it.
             with contextlib.suppress(Exception):
-                handle.update(_Text(text))
+                handle.update(Pretty(text))  # text only: no widget, no HTML
             super().close()
             self.container.close()  # shown nowhere any more
 
     return NotebookBar
-
-
-class _Text:
-    """An object shown as ``text`` and nothing else (no widget, no HTML)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text)
 
 
 def walk_progress(

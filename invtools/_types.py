@@ -205,7 +205,7 @@ def parse_time(
             value = value.to_pydatetime()
         return (value.replace(tzinfo=zone) if value.tzinfo is None else value).astimezone(UTC)
     if isinstance(value, date):
-        return _span(value.year, value.month, value.day, end=end, unit="day", zone=zone)
+        return _span(value, end=end, zone=zone)
     if type(value).__name__ == "datetime64":  # numpy, without importing it
         if value != value:
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
@@ -236,9 +236,11 @@ def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetim
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:
-            return _span(year, month, 1, end=end, unit="month", zone=zone)
+            last = calendar.monthrange(year, month)[1]
+            return _span(date(year, month, 1), date(year, month, last), end=end, zone=zone)
     elif m := _YEAR.match(text):
-        return _span(int(m[1]), 1, 1, end=end, unit="year", zone=zone)
+        year = int(m[1])
+        return _span(date(year, 1, 1), date(year, 12, 31), end=end, zone=zone)
     elif _HTTP_DATE.match(text):
         try:
             return parse_time(parsedate_to_datetime(text), name=name)
@@ -247,27 +249,19 @@ def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetim
     else:
         try:
             if len(text) == 10:
-                return _span(
-                    *date.fromisoformat(text).timetuple()[:3], end=end, unit="day", zone=zone
-                )
+                return _span(date.fromisoformat(text), end=end, zone=zone)
             return parse_time(datetime.fromisoformat(text), name=name, tz=zone)
         except ValueError:
             pass
     raise ConfigError(f"{name}={original!r} is not a date or time; {_EXAMPLES}")
 
 
-def _span(year: int, month: int, day: int, *, end: bool, unit: str, zone) -> datetime:
-    """The first moment of a day, month or year in ``zone`` (as UTC), or with ``end`` its last."""
-    first = date(year, month, day)
-    if not end:
-        return datetime.combine(first, datetime.min.time(), tzinfo=zone).astimezone(UTC)
-    if unit == "day":
-        last = first
-    elif unit == "month":
-        last = first.replace(day=calendar.monthrange(year, month)[1])
-    else:
-        last = first.replace(month=12, day=31)
-    return datetime.combine(last, datetime.max.time(), tzinfo=zone).astimezone(UTC)
+def _span(first: date, last: date | None = None, *, end: bool, zone) -> datetime:
+    """The first moment of the day ``first`` in ``zone`` (as UTC), or with ``end`` the last
+    moment of the day ``last`` (a month or a year: its first and last days)."""
+    if end:
+        return datetime.combine(last or first, datetime.max.time(), tzinfo=zone).astimezone(UTC)
+    return datetime.combine(first, datetime.min.time(), tzinfo=zone).astimezone(UTC)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -294,8 +288,6 @@ _DURATION_EXAMPLES = "e.g. '90D', '12h', '30min' or a datetime.timedelta"
 def parse_duration(value: None, *, name: str = ..., zero: bool = ...) -> None: ...
 @overload
 def parse_duration(value: str | timedelta, *, name: str = ..., zero: bool = ...) -> timedelta: ...
-@overload
-def parse_duration(value: Any, *, name: str = ..., zero: bool = ...) -> timedelta | None: ...
 def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) -> timedelta | None:
     """A positive length of time as a ``timedelta`` (None stays None; ``zero=True`` also
     accepts a length of zero, ``"0s"``).
@@ -339,13 +331,8 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
             raise ConfigError(
                 f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
             ) from None
-    if not isinstance(value, timedelta):
-        raise ArgumentTypeError(
-            f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
-            f"{type(value).__name__} {value!r}"
-        )
-    if value != value:  # NaT: a timedelta, but no length
-        raise ConfigError(
+    if not isinstance(value, timedelta) or value != value:  # NaT: a timedelta, but no length
+        raise (ConfigError if isinstance(value, timedelta) else ArgumentTypeError)(
             f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
             f"{type(value).__name__} {value!r}"
         )
@@ -373,10 +360,8 @@ def check_id(value: Any, *, name: str = "id") -> int:
     """
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
-    if isinstance(value, str):
-        if not value.strip().isdigit():
-            raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
-        return int(value)
+    if isinstance(value, str) and not value.strip().isdigit():
+        raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
     return int(value)
 
 

@@ -9,87 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from collections.abc import Callable
-
-# name -> (help, function adding the arguments, function running it)
-Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 
-def _sandbox_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--port",
-        type=int,
-        default=8765,
-        help="port on 127.0.0.1 (default 8765; 0 picks a free one)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="demo data seed (default 0)")
-    p.add_argument(
-        "--size", type=int, default=None, help="number of the shop's transactions (default 4000)"
-    )
-    p.add_argument(
-        "--rate-limit",
-        type=int,
-        default=5,
-        help="requests per window (a second unless --rate-window says) per token and "
-        "endpoint; 0 turns it off (default 5)",
-    )
-    p.add_argument(
-        "--rate-window",
-        type=float,
-        default=1.0,
-        help="seconds the budget counts over (default 1; --rate-limit 300 "
-        "--rate-window 60 is a minute's budget of 300)",
-    )
-    p.add_argument(
-        "--stated-budget",
-        action="store_true",
-        help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer",
-    )
-    p.add_argument(
-        "--coarse-budget",
-        action="store_true",
-        help="say the budget on every answer the coarse way: the limit per minute, the reset "
-        "in whole seconds rounded up",
-    )
-    p.add_argument(
-        "--count-after-latency",
-        action="store_true",
-        help="count a request after its latency (arrivals jitter), not on arrival",
-    )
-    p.add_argument(
-        "--latency",
-        type=float,
-        default=0.0,
-        help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
-    )
-    p.add_argument(
-        "--shops",
-        type=int,
-        default=1,
-        help="location-mode teams to serve: the shop and its branches (default 1, at most 5)",
-    )
-    p.add_argument("--quiet", action="store_true", help="do not print one line per request")
-
-
-def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
-    """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
+def _sandbox_run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C."""
     from invtools.sandbox import serve
 
+    # Every option but --quiet is serve()'s argument of the same name.
+    options = {k: v for k, v in vars(args).items() if k not in ("command", "quiet")}
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        with serve(
-            port=args.port,
-            seed=args.seed,
-            size=args.size,
-            rate_limit=args.rate_limit,
-            log=log,
-            latency=args.latency,
-            shops=args.shops,
-            rate_window=args.rate_window,
-            stated_budget=args.stated_budget,
-            coarse_budget=args.coarse_budget,
-            count_after_latency=args.count_after_latency,
-        ) as sb:
+        with serve(**options, log=log) as sb:
             print(f"invtools sandbox listening on {sb.base_url}")
             print("demo tokens (fake, for this local server only):")
             for team, token in sb.tokens.items():
@@ -100,7 +30,7 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
                 f"{sb.base_url}/v1/teams/linked"
             )
             print("Ctrl-C stops it.", flush=True)
-            (stop or threading.Event()).wait()
+            threading.Event().wait()
     except KeyboardInterrupt:
         pass
     except ValueError as err:  # a bad --latency or --shops, say
@@ -115,20 +45,6 @@ def _sandbox_run(args: argparse.Namespace, *, stop: threading.Event | None = Non
         return 1
     print("stopped")
     return 0
-
-
-def _demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "notebooks",
-        nargs="*",
-        help="notebooks to run (default: every notebooks/*.ipynb here, in order, "
-        "else the example notebooks that ship with invtools)",
-    )
-    p.add_argument(
-        "--out",
-        default="build/demo",
-        help="where the HTML copies and figures go (default build/demo)",
-    )
 
 
 def _notebook_paths(names: list[str]) -> list:
@@ -173,10 +89,6 @@ def _demo_run(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in runs) else 1
 
 
-def _lab_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=int, default=8888, help="JupyterLab's port (default 8888)")
-
-
 def _lab_run(args: argparse.Namespace) -> int:
     """JupyterLab on the notebooks, with no token in its environment: each notebook starts
     the built-in demo server (set INVTOOLS_TOKEN yourself in a notebook's environment to use
@@ -213,22 +125,11 @@ def _lab_run(args: argparse.Namespace) -> int:
         return 0
 
 
-COMMANDS: dict[str, Command] = {
-    "sandbox": (
-        "run the stand-in server with demo data in the foreground",
-        _sandbox_args,
-        _sandbox_run,
-    ),
-    "demo": (
-        "run the example notebooks on the demo data: HTML copies, figures, a summary",
-        _demo_args,
-        _demo_run,
-    ),
-    "lab": (
-        "open JupyterLab on the example notebooks (needs the 'lab' extra)",
-        _lab_args,
-        _lab_run,
-    ),
+#: The commands, each with its help line.
+COMMANDS = {
+    "sandbox": "run the stand-in server with demo data in the foreground",
+    "demo": "run the example notebooks on the demo data: HTML copies, figures, a summary",
+    "lab": "open JupyterLab on the example notebooks (needs the 'lab' extra)",
 }
 
 
@@ -237,8 +138,72 @@ def build_parser() -> argparse.ArgumentParser:
         prog="invtools", description="Investigate inventory data from BoxHero's REST API."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (help_text, add_args, _run) in COMMANDS.items():
-        add_args(sub.add_parser(name, help=help_text, description=help_text))
+    sandbox, demo, lab = (sub.add_parser(n, help=h, description=h) for n, h in COMMANDS.items())
+    sandbox.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="port on 127.0.0.1 (default 8765; 0 picks a free one)",
+    )
+    sandbox.add_argument("--seed", type=int, default=0, help="demo data seed (default 0)")
+    sandbox.add_argument(
+        "--size", type=int, default=None, help="number of the shop's transactions (default 4000)"
+    )
+    sandbox.add_argument(
+        "--rate-limit",
+        type=int,
+        default=5,
+        help="requests per window (a second unless --rate-window says) per token and "
+        "endpoint; 0 turns it off (default 5)",
+    )
+    sandbox.add_argument(
+        "--rate-window",
+        type=float,
+        default=1.0,
+        help="seconds the budget counts over (default 1; --rate-limit 300 "
+        "--rate-window 60 is a minute's budget of 300)",
+    )
+    sandbox.add_argument(
+        "--stated-budget",
+        action="store_true",
+        help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer",
+    )
+    sandbox.add_argument(
+        "--coarse-budget",
+        action="store_true",
+        help="say the budget on every answer the coarse way: the limit per minute, the reset "
+        "in whole seconds rounded up",
+    )
+    sandbox.add_argument(
+        "--count-after-latency",
+        action="store_true",
+        help="count a request after its latency (arrivals jitter), not on arrival",
+    )
+    sandbox.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
+    )
+    sandbox.add_argument(
+        "--shops",
+        type=int,
+        default=1,
+        help="location-mode teams to serve: the shop and its branches (default 1, at most 5)",
+    )
+    sandbox.add_argument("--quiet", action="store_true", help="do not print one line per request")
+    demo.add_argument(
+        "notebooks",
+        nargs="*",
+        help="notebooks to run (default: every notebooks/*.ipynb here, in order, "
+        "else the example notebooks that ship with invtools)",
+    )
+    demo.add_argument(
+        "--out",
+        default="build/demo",
+        help="where the HTML copies and figures go (default build/demo)",
+    )
+    lab.add_argument("--port", type=int, default=8888, help="JupyterLab's port (default 8888)")
     return parser
 
 
@@ -259,4 +224,4 @@ def main(argv: list[str] | None = None) -> int:
     ...
     """
     args = build_parser().parse_args(argv)
-    return COMMANDS[args.command][2](args)
+    return {"sandbox": _sandbox_run, "demo": _demo_run, "lab": _lab_run}[args.command](args)

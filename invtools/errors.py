@@ -172,16 +172,6 @@ class APIError(InvtoolsError):
             f"method={self.method!r}, path={self.path!r})"
         )
 
-    def __reduce__(self):  # keep keyword-only attributes through pickling (multiprocessing)
-        return (_rebuild, (type(self), str(self), self.__dict__.copy()))
-
-
-def _rebuild(cls, message, state):
-    err = cls.__new__(cls)
-    Exception.__init__(err, message)
-    err.__dict__.update(state)
-    return err
-
 
 class AuthenticationError(APIError):
     """401: the token is missing, invalid or was deleted. Issue a new one in the service's
@@ -247,11 +237,9 @@ def from_response(
     if title is None:
         title = reason or ("non-JSON error body" if body else "no error body")
     known = {"type", "title", "correlation_id", "id"}
-    details = {k: v for k, v in env.items() if k not in known}
-    if status == 401:
-        # The real service echoes the token in `given`; nothing of a 401 body but the
-        # envelope's own fields is kept.
-        details = {}
+    # The real service echoes the token in `given`; nothing of a 401 body but the envelope's
+    # own fields is kept.
+    details = {} if status == 401 else {k: v for k, v in env.items() if k not in known}
     return _class_for(status, type_)(
         status=status,
         type=type_,

@@ -65,7 +65,8 @@ module             what it holds
 =================  ==========================================================================
 ``schemas``        the dtypes, :data:`SCHEMAS`, ``ATTR_DTYPES``, :data:`BACKDATE_THRESHOLD`,
                    partner type names, the wire fields of a transaction row
-``columns``        typing one column (int, float, time, string, boolean, category), forgiving
+``columns``        typing one column (int, float, time, string, boolean, category), forgiving;
+                   the columns of an embedded reference, the location where stock changed
 ``reader``         the chunked row reader (``CHUNK_ROWS`` rows at a time) filling per-column
                    lists, and the frame built from it
 ``resources``      :func:`transactions_df`, :func:`items_df`, :func:`stock_df`,

@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
+from pandas.api.types import union_categoricals
 
 from invtools.errors import ArgumentTypeError, PaginationError
-from invtools.frames.columns import as_time, either_ref, string_array, with_categories
+from invtools.frames.columns import (
+    as_time,
+    location_of,
+    ref_columns,
+    string_array,
+    with_categories,
+)
 from invtools.frames.resources import backdated, transactions_df
-from invtools.frames.schemas import SCHEMAS, TIME_DTYPE, TX_REFS, TX_TYPE_DTYPE
+from invtools.frames.schemas import SCHEMAS, TX_REFS, TX_TYPE_DTYPE
 
 __all__ = ["transactions_df_from_pages", "walk_frame", "frame_keys", "BLOCK_BYTES"]
 
@@ -71,29 +78,18 @@ def transactions_df_from_pages(
     >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
     """
-    parts: list = []  # pa.StructArray (fast path) or a DataFrame (a block read as dicts)
-    block: list[bytes] = []
-    size = 0
-    for body in bodies:
-        block.append(body)
-        size += len(body)
-        if size >= block_bytes:
-            parts.append(_parse_block(block))
-            block, size = [], 0
-    if block or not parts:
-        parts.append(_parse_block(block))
-    frames_ = []
-    arrow: list[pa.Array] = []
-    for part in [*parts, None]:  # consecutive Arrow blocks become one frame
-        if isinstance(part, pa.Array):
-            arrow.append(part)
-            continue
-        if arrow:
-            frames_.append(_tx_frame_from_arrow(pa.chunked_array(arrow, _ARROW_TX)))
-            arrow = []
-        if part is not None:
-            frames_.append(part)
-    return frames_[0] if len(frames_) == 1 else _concat(frames_)
+    # A frame per block read as dicts; consecutive blocks parsed by pyarrow become one frame.
+    parts: list[pd.DataFrame | list[pa.StructArray]] = []
+    for block in _blocks(bodies, block_bytes):
+        part = _parse_block(block)
+        if isinstance(part, pd.DataFrame):
+            parts.append(part)
+        elif parts and isinstance(parts[-1], list):
+            parts[-1].append(part)
+        else:
+            parts.append([part])
+    frames_ = [p if isinstance(p, pd.DataFrame) else _tx_frame_from_arrow(p) for p in parts]
+    return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
 
 
 def walk_frame(
@@ -119,14 +115,8 @@ def walk_frame(
             f"the pages' counts add up to {sum(counts)} rows but they hold {len(df)}; "
             "walk with chains=1"
         )
-    offsets = np.cumsum([0, *counts])
-    idx = np.concatenate(
-        [np.arange(0)]
-        + [
-            np.arange(off, off + (n if keep is None else min(keep, n)))
-            for (_body, n, keep), off in zip(pages, offsets, strict=False)
-        ]
-    ).astype(np.int64)
+    kept = (np.arange(n) < (n if keep is None else keep) for _body, n, keep in pages)
+    idx = np.flatnonzero(np.concatenate([np.zeros(0, dtype=bool), *kept]))
     ms, ids = frame_keys(df)
     if merged:
         idx = idx[np.lexsort((-ids[idx], -ms[idx]))]
@@ -143,6 +133,20 @@ def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     t = df["transaction_time"].dt.tz_convert(None).to_numpy().astype("datetime64[ms]")
     ms = np.where(np.isnat(t), -(2**62), t.astype(np.int64))
     return ms, df["id"].to_numpy(dtype=np.int64, na_value=-1)
+
+
+def _blocks(bodies: Iterable[bytes], block_bytes: int) -> Iterator[list[bytes]]:
+    """The bodies in blocks of at least ``block_bytes`` bytes (the last one: what is left)."""
+    block: list[bytes] = []
+    size = 0
+    for body in bodies:
+        block.append(body)
+        size += len(body)
+        if size >= block_bytes:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
 
 
 def _parse_block(bodies: list[bytes]):
@@ -190,20 +194,17 @@ def _page_items(body: bytes) -> list:
     return items
 
 
-def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
+def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     """The transactions frame from rows parsed by pyarrow (every field of the expected type)."""
-    rows = rows.combine_chunks() if rows.num_chunks != 1 else rows.chunk(0)
+    rows = blocks[0] if len(blocks) == 1 else pa.concat_arrays(blocks)
     field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(), strict=True))
     integer = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-    business = _time_from_arrow(field["transaction_time"])
-    created = _time_from_arrow(field["created_at"])
+    business = as_time(field["transaction_time"])
+    created = as_time(field["created_at"])
     # A type the service added after the documented four is one more category, not a gap.
-    known = list(TX_TYPE_DTYPE.categories)
     seen = pc.unique(field["type"]).drop_null().to_pylist()
-    dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - set(known) - {""}))
-    codes = pc.fill_null(
-        pc.index_in(field["type"], value_set=pa.array(list(dtype.categories), pa.string())), -1
-    )
+    dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - {""}))
+    codes = pc.fill_null(pc.index_in(field["type"], pa.array(dtype.categories, pa.string())), -1)
     data = {
         "id": integer(field["id"]),
         "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
@@ -214,49 +215,21 @@ def _tx_frame_from_arrow(rows: pa.ChunkedArray) -> pd.DataFrame:
         "total_quantity": field["total_quantity"].to_numpy(zero_copy_only=False),
     }
     for prefix in TX_REFS:
-        ids, names, deleted = field[prefix].flatten()  # null references: all three null
-        data[f"{prefix}_id"] = integer(ids)
-        data[f"{prefix}_name"] = string_array(names.cast(pa.large_string()))
-        data[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-    data["location_id"], data["location_name"] = either_ref(
-        data["to_location_id"],
-        data["to_location_name"],
-        data["from_location_id"],
-        data["from_location_name"],
-    )
-    data["memo"] = string_array(field["memo"].cast(pa.large_string()))
-    data["url"] = string_array(field["url"].cast(pa.large_string()))
+        data.update(ref_columns(prefix, field[prefix]))
+    data.update(location_of(data))  # before the text columns: a lower peak while it works
+    data.update(memo=string_array(field["memo"]), url=string_array(field["url"]))
     data["backdated"] = backdated(business, created)
     schema = SCHEMAS["transactions"]
     return pd.DataFrame({col: data[col] for col in schema}, index=pd.RangeIndex(len(rows)))
 
 
-def _time_from_arrow(values: pa.Array):
-    try:
-        return pc.cast(values, pa.timestamp("ms", tz="UTC")).to_pandas().array.astype(TIME_DTYPE)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return as_time(values.to_pylist())  # a malformed time: pandas' forgiving parser
-
-
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """Frames of consecutive blocks as one; an unknown field some blocks lack is None there."""
-    columns = list(dict.fromkeys(col for part in parts for col in part.columns))
-    filled = []
-    for part in parts:
-        missing = {
-            col: pd.Series(np.full(len(part), None, dtype=object), index=part.index, dtype=object)
-            for col in columns
-            if col not in part.columns
-        }
-        filled.append(part.assign(**missing)[columns] if missing else part)
-    # Blocks that met different extra types: one set of categories, or concat gives objects.
-    for col in columns:
-        dtypes = [d for p in filled if isinstance(d := p[col].dtype, pd.CategoricalDtype)]
-        if len(dtypes) == len(filled) and len({tuple(d.categories) for d in dtypes}) > 1:
-            union = dtypes[0]
-            for d in dtypes[1:]:
-                union = with_categories(union, d.categories)
-            filled = [
-                p.assign(**{col: p[col].cat.set_categories(union.categories)}) for p in filled
-            ]
-    return pd.concat(filled, ignore_index=True)
+    columns = dict.fromkeys(col for part in parts for col in part.columns)
+    out = pd.concat(
+        [part.assign(**{col: None for col in columns if col not in part}) for part in parts],
+        ignore_index=True,
+    )
+    if not isinstance(out["type"].dtype, pd.CategoricalDtype):  # blocks met different extra types
+        out["type"] = union_categoricals([part["type"].array for part in parts])
+    return out

@@ -5,8 +5,9 @@ One vectorised conversion per column; a value that does not parse becomes missin
 download. Fast paths go through pyarrow; anything it refuses takes the slower, forgiving path.
 
 :func:`typed` picks the conversion from the dtype; the others are the conversions themselves,
-also used where a column is built outside the schema loop (a reference's id, the times that
-``backdated`` is computed from).
+also used where a column is built outside the schema loop (the times that ``backdated`` is
+computed from); :func:`ref_columns` and :func:`location_of` give the columns of embedded
+references, on both the dict and the Arrow path.
 
 >>> typed(["3", 1.5, None, 7], "Int64").tolist()
 [3, <NA>, <NA>, 7]
@@ -42,7 +43,8 @@ __all__ = [
     "with_categories",
     "text",
     "bool_or_none",
-    "either_ref",
+    "ref_columns",
+    "location_of",
 ]
 
 _EXACT_FLOAT_INT = 2.0**53  # integers beyond this do not survive a trip through float64
@@ -83,28 +85,36 @@ def int_array(nums: np.ndarray):
     return pd.arrays.IntegerArray(np.where(ok, nums, 0).astype("int64"), ~ok)
 
 
+# pandas-stubs lacks the __from_arrow__ protocol of the extension dtypes.
+_INT64_FROM_ARROW = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]
+_BOOLEAN_FROM_ARROW = pd.BooleanDtype().__from_arrow__  # type: ignore[attr-defined]
+
+
 def as_int(values: list):
     """Int64; integral numbers and numeric strings count, anything else is <NA>."""
     try:  # ints and nulls: pyarrow converts them exactly, in C
         # Inferred, not pa.int64(): a typed conversion would silently truncate 1.5 to 1.
         inferred = pa.array(values)
         if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
-            return pd.Int64Dtype().__from_arrow__(inferred.cast(pa.int64()))  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
+            return _INT64_FROM_ARROW(inferred.cast(pa.int64()))
     except (TypeError, ValueError, OverflowError):
         pass
     return int_array(as_float(values))  # numeric strings count
 
 
-def as_time(values: list):
-    """datetime64[ms, UTC] from ISO 8601 strings; anything else (numbers too) is NaT.
+def as_time(values: list | pa.Array):
+    """datetime64[ms, UTC] from ISO 8601 strings (a list, or an Arrow string array); anything
+    else (numbers too) is NaT.
 
     The column-wise, forgiving reading of the wire's times; an analyst's single time (a
     ``since=`` argument) is read by :func:`invtools._types.parse_time`, which refuses bad input.
     """
     try:
-        parsed = pc.cast(pa.array(values, pa.string()), pa.timestamp("ms", tz="UTC"))
-        out = parsed.to_pandas().array
+        arrow = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+        out = pc.cast(arrow, pa.timestamp("ms", tz="UTC")).to_pandas().array
     except (TypeError, ValueError):  # not all strings with a zone offset: let pandas try
+        if isinstance(values, pa.Array):
+            values = values.to_pylist()
         # Numbers would be read as epochs (and pandas warns): only strings are times here.
         values = [v if isinstance(v, str) else None for v in values]
         out = pd.to_datetime(values, utc=True, format="ISO8601", errors="coerce").array
@@ -112,8 +122,9 @@ def as_time(values: list):
 
 
 def string_array(arrow: pa.Array):
-    """The ``string`` column of an Arrow (large) string array."""
-    return pd.arrays.ArrowStringArray(arrow).astype(STRING)  # pandas < 3: python storage
+    """The ``string`` column of an Arrow string array."""
+    # pandas < 3: python storage
+    return pd.arrays.ArrowStringArray(arrow.cast(pa.large_string())).astype(STRING)
 
 
 def as_string(values: list):
@@ -128,8 +139,7 @@ def as_string(values: list):
 def as_boolean(values: list):
     """boolean; anything but True/False is <NA>. (Row by row: flags are few, and a
     whole-column attempt first would only hide its own faults behind this path.)"""
-    arrow = pa.array([bool_or_none(v) for v in values], pa.bool_())
-    return pd.BooleanDtype().__from_arrow__(arrow)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
+    return _BOOLEAN_FROM_ARROW(pa.array([bool_or_none(v) for v in values], pa.bool_()))
 
 
 def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
@@ -169,21 +179,43 @@ def with_categories(dtype: pd.CategoricalDtype, extra) -> pd.CategoricalDtype:
     )
 
 
-def either_ref(ids, names, other_ids, other_names) -> tuple[Any, Any]:
-    """(ids, names) of one embedded reference where it is there (its id is not missing), else
-    of the other: the ``location_id``/``location_name`` pair is the ``to_location`` or, without
-    one, the ``from_location``. Arrays of one length in; ``Int64`` and ``string`` out.
+def ref_columns(prefix: str, refs: pa.StructArray) -> dict[str, Any]:
+    """``<prefix>_id`` (Int64), ``_name`` (string) and ``_deleted`` (boolean) of a struct array of
+    references ``{id, name, deleted}``; a null reference is missing in all three. An ``id`` read
+    as float64 (the dict path's) counts only where it is an exact integer.
 
-    >>> to_ids, to_names = pd.array([1, None], "Int64"), pd.array(["WH", None], "string")
-    >>> from_ids, from_names = pd.array([None, 2], "Int64"), pd.array([None, "Shop"], "string")
-    >>> ids, names = either_ref(to_ids, to_names, from_ids, from_names)
-    >>> ids.tolist(), names.tolist()
-    ([1, 2], ['WH', 'Shop'])
+    >>> refs = pa.array([{"id": 2, "name": "Shop", "deleted": False}, None])
+    >>> {col: values.tolist() for col, values in ref_columns("to", refs).items()}
+    {'to_id': [2, <NA>], 'to_name': ['Shop', <NA>], 'to_deleted': [False, <NA>]}
     """
-    here = np.asarray(pd.notna(ids), dtype=bool)
-    pick_ids = pd.Series(ids, copy=False).where(here, pd.Series(other_ids, copy=False))
-    pick_names = pd.Series(names, copy=False).where(here, pd.Series(other_names, copy=False))
-    return pick_ids.array.astype("Int64"), pick_names.array.astype(STRING)
+    ids, names, deleted = refs.flatten()  # with the null references' validity applied
+    return {
+        f"{prefix}_id": int_array(ids.to_numpy(zero_copy_only=False))
+        if pa.types.is_floating(ids.type)
+        else _INT64_FROM_ARROW(ids),
+        f"{prefix}_name": string_array(names),
+        f"{prefix}_deleted": _BOOLEAN_FROM_ARROW(deleted),
+    }
+
+
+def location_of(refs: Mapping[str, Any]) -> dict[str, Any]:
+    """``location_id`` (Int64) and ``location_name`` (string): the ``to_location_*`` columns of
+    ``refs`` where there is one (its id is not missing), else the ``from_location_*`` ones.
+
+    >>> refs = {"to_location_id": pd.array([1, None], "Int64"),
+    ...         "to_location_name": pd.array(["WH", None], "string"),
+    ...         "from_location_id": pd.array([None, 2], "Int64"),
+    ...         "from_location_name": pd.array([None, "Shop"], "string")}
+    >>> {col: values.tolist() for col, values in location_of(refs).items()}
+    {'location_id': [1, 2], 'location_name': ['WH', 'Shop']}
+    """
+    here = np.asarray(pd.notna(refs["to_location_id"]), dtype=bool)
+    return {
+        f"location_{part}": pd.Series(refs[f"to_location_{part}"], copy=False)
+        .where(here, pd.Series(refs[f"from_location_{part}"], copy=False))
+        .array.astype(dtype)
+        for part, dtype in (("id", pd.Int64Dtype()), ("name", STRING))
+    }
 
 
 def typed(values: list, dtype: Any, names: Mapping | None = None):

@@ -64,7 +64,6 @@ def leave_out_deleted(
     *,
     include: bool,
     who: str,
-    column: str = "item_id",
     stacklevel: int = 3,
 ) -> pd.DataFrame:
     """``result`` without the rows of ``deleted`` items (unless ``include``), with the note
@@ -72,7 +71,7 @@ def leave_out_deleted(
     :class:`~invtools.errors.DeletedItemsWarning` from ``who`` (the public function's name)."""
     left_out: list[int] = []
     if not include and deleted and len(result):
-        ids = result[column]
+        ids = result["item_id"]
         gone = ids.isin(list(deleted)).fillna(False).to_numpy(dtype=bool)
         if gone.any():
             left_out = sorted({int(i) for i in ids[gone].tolist()})

@@ -58,14 +58,11 @@ def excel_ready(df: pd.DataFrame, tz: str = "UTC") -> pd.DataFrame:
         elif values.dtype == object:
             nested = values.map(lambda v: isinstance(v, (dict, list, tuple)))
             if nested.any():
-                out[col] = values.where(~nested, values.map(_json_text))
+                as_json = values.map(lambda v: json.dumps(v, ensure_ascii=False, default=str))
+                out[col] = values.where(~nested, as_json)
     if isinstance(out.index, pd.DatetimeIndex) and out.index.tz is not None:
         out.index = out.index.tz_convert(tz).tz_localize(None)
     return out
-
-
-def _json_text(value) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def to_excel(

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ArgumentTypeError
-from invtools.frames.columns import either_ref, typed
+from invtools.frames.columns import location_of, typed
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
-from invtools.frames.schemas import SCHEMAS
+from invtools.frames.schemas import SCHEMAS, TX_REFS
 
 __all__ = ["lines_df"]
 
@@ -24,12 +24,6 @@ _LINE_TX_PLAIN = {
     "transaction_time": "transaction_time",
     "type": "type",
     "revision": "revision",
-}
-_LINE_TX_REFS = {
-    "partner": "partner",
-    "from_location": "from_location",
-    "to_location": "to_location",
-    "created_by": "created_by",
 }
 _LINE_PLAIN = {
     "id": "item_id",
@@ -73,7 +67,7 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """
     check_iterable(details, "lines_df")
     schema = SCHEMAS["lines"]
-    heads = Reader(_LINE_TX_PLAIN, _LINE_TX_REFS, extras=False)
+    heads = Reader(_LINE_TX_PLAIN, TX_REFS, extras=False)
     lines = Reader(_LINE_PLAIN)
     per_detail: list[int] = []
 
@@ -99,12 +93,7 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     # Transaction-level values are typed once per transaction, then repeated for its lines.
     repeat_rows = np.repeat(np.arange(heads.n), per_detail)
     refs = heads.ref_columns()
-    per_tx = {**{col: typed(values, schema[col]) for col, values in heads.lists.items()}, **refs}
-    per_tx["location_id"], per_tx["location_name"] = either_ref(
-        refs["to_location_id"],
-        refs["to_location_name"],
-        refs["from_location_id"],
-        refs["from_location_name"],
-    )
+    per_tx = {col: typed(values, schema[col]) for col, values in heads.lists.items()}
+    per_tx.update(refs, **location_of(refs))
     computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
     return build_frame(schema, lines, computed=computed)

@@ -110,9 +110,6 @@ class Provenance:
             if isinstance(getattr(self, name), datetime):
                 object.__setattr__(self, name, utc_stamp(getattr(self, name)))
 
-    def with_filters(self, filters: Mapping[str, Any]) -> Provenance:
-        return dataclasses.replace(self, filters=filters)
-
     def as_attrs(self) -> dict[str, Any]:
         """The record as ``df.attrs`` holds it: a flat dict of JSON values."""
         return {f.name: json_safe(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -122,33 +119,27 @@ class Provenance:
         """The record kept in a frame's ``attrs`` (None when it has none)."""
         if "source" not in attrs:
             return None
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in attrs.items() if k in names})
+        return cls(**{k: v for k, v in attrs.items() if k in PROVENANCE_KEYS})
 
 
-_MEANINGS = {
-    "source": "'api' (fetched through a client) or 'mirror' (read from a local mirror file)",
-    "team_id": "id of the team whose data this is",
-    "team_name": "that team's name",
-    "base_url": "the service the rows came from (a demo server and the real one differ here)",
-    "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
-    "filters": "query filters used (dict of JSON values), without cursor/limit",
-    "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
-    "data_as_of": "when the oldest answer they came from left the server (a cached walk is as "
-    "old as its first page; ISO 8601 UTC text): how old the data is",
-    "pages": "number of pages walked",
-    "rows": "number of rows read",
-    "requests": "number of HTTP requests actually sent (cache hits excluded)",
-    "from_cache": "how many of its responses came from the local cache",
-    "retries": "how many requests had to be retried (rate limit, server errors)",
-}
-
-#: The fields of :class:`~invtools._provenance.Provenance` (the keys :func:`with_provenance`
-#: accepts and writes), in order, and what each means.
+#: The fields of :class:`Provenance` (the keys :func:`with_provenance` accepts and writes), in
+#: order, and what each means.
 PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
     {
-        field.name: _MEANINGS.get(field.name, "see invtools._provenance.Provenance")
-        for field in dataclasses.fields(Provenance)
+        "source": "'api' (fetched through a client) or 'mirror' (read from a local mirror file)",
+        "team_id": "id of the team whose data this is",
+        "team_name": "that team's name",
+        "base_url": "the service the rows came from (a demo server and the real one differ here)",
+        "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
+        "filters": "query filters used (dict of JSON values), without cursor/limit",
+        "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
+        "data_as_of": "when the oldest answer they came from left the server (a cached walk is "
+        "as old as its first page; ISO 8601 UTC text): how old the data is",
+        "pages": "number of pages walked",
+        "rows": "number of rows read",
+        "requests": "number of HTTP requests actually sent (cache hits excluded)",
+        "from_cache": "how many of its responses came from the local cache",
+        "retries": "how many requests had to be retried (rate limit, server errors)",
     }
 )
 
@@ -158,7 +149,7 @@ def with_provenance(
 ) -> pd.DataFrame:
     """Record where ``df`` came from in ``df.attrs`` and return ``df`` (the same object).
 
-    ``provenance`` is a :class:`~invtools._provenance.Provenance` or a mapping of its fields;
+    ``provenance`` is a :class:`Provenance` or a mapping of its fields;
     keyword ``fields`` (see :data:`PROVENANCE_KEYS`: source, team_id, team_name, base_url,
     endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries) are
     added to it or replace its values. ``source`` is ``"api"`` unless given. An unknown key raises

@@ -6,11 +6,12 @@ and turns embedded references ``{id, name, deleted}`` straight into pyarrow stru
 does not know. Only one chunk of the input (:data:`CHUNK_ROWS` rows) is held at a time, so a
 generator's rows can be freed as they are read.
 
->>> reader = Reader({"id": "id", "name": "name"}, {"partner": "partner"})
+>>> reader = Reader(["id", "name"], ["partner"])
 >>> reader.read([{"id": 1, "name": "Mug", "partner": None, "unit": "box"}], "example")
 >>> reader.n, reader.lists["name"], list(reader.extras)
 (1, ['Mug'], ['unit'])
->>> build_frame({"id": "Int64", "partner_id": "Int64"}, reader).columns.tolist()
+>>> schema = {"id": "Int64", "partner_id": "Int64"}
+>>> build_frame(schema, reader, reader.ref_columns()).columns.tolist()
 ['id', 'partner_id', 'unit']
 """
 
@@ -27,17 +28,9 @@ import pandas as pd
 import pyarrow as pa
 
 from invtools.errors import ArgumentTypeError
-from invtools.frames.columns import as_float, bool_or_none, int_array, string_array, text, typed
+from invtools.frames.columns import as_float, bool_or_none, ref_columns, text, typed
 
-__all__ = [
-    "CHUNK_ROWS",
-    "REF_TYPE",
-    "Reader",
-    "ref_array",
-    "check_iterable",
-    "build_frame",
-    "identity",
-]
+__all__ = ["CHUNK_ROWS", "REF_TYPE", "Reader", "ref_array", "check_iterable", "build_frame"]
 
 #: Rows are read in chunks of this many: small enough that a chunk's dicts stay in the CPU
 #: cache while each field is pulled out of all of them, large enough to amortise the calls.
@@ -50,44 +43,38 @@ REF_TYPE = pa.struct([("id", pa.float64()), ("name", pa.large_string()), ("delet
 class Reader:
     """Columns filled from records in one pass, plus the unknown fields seen.
 
-    ``plain`` maps wire key -> column name; ``refs`` maps the wire key of an embedded reference
-    -> column prefix (giving ``<prefix>_id``, ``_name``, ``_deleted``); ``ignore`` names wire
-    keys that are known but not read here. With ``extras=False`` unknown keys are not kept.
+    ``plain`` maps wire key -> column name (or names wire keys read as columns of that name);
+    ``refs`` names the wire keys of embedded references (each giving ``<key>_id``, ``_name``,
+    ``_deleted``); ``ignore`` names wire keys that are known but not read here. With
+    ``extras=False`` unknown keys are not kept.
 
     Rows are consumed once, a chunk at a time, and each reference column of a chunk becomes
     one pyarrow struct array. A chunk whose rows all have the same keys (what a server sends)
     is turned into columns by :meth:`_read_uniform`; any other chunk has each known field
-    pulled out of every row by ``map(dict.get, ...)`` (in C) and its unknown keys noted; a
-    chunk that holds rows that are not dicts is re-read row by row with the forgiving rules.
-    All three give the same columns.
+    pulled out of every row by ``map(dict.get, ...)`` (in C) and its unknown keys noted (rows
+    that are mappings but not dicts are copied into dicts first). Both give the same columns.
     """
 
     def __init__(
         self,
-        plain: Mapping[str, str],
-        refs: Mapping[str, str] = MappingProxyType({}),
+        plain: Mapping[str, str] | Iterable[str],
+        refs: Iterable[str] = (),
         ignore: Iterable[str] = (),
         *,
         extras: bool = True,
     ):
+        plain = plain if isinstance(plain, Mapping) else {key: key for key in plain}
         self.lists: dict[str, list] = {col: [] for col in plain.values()}
-        self._plain = [(key, self.lists[col]) for key, col in plain.items()]
-        self._refs: list[tuple[str, str, list[pa.StructArray]]] = [
-            (key, prefix, []) for key, prefix in refs.items()
-        ]
-        self._known = frozenset(plain) | frozenset(refs) | frozenset(ignore)
-        self._plain_at = dict(self._plain)  # wire key -> its column's list
-        self._ref_at = {key: parts for key, _, parts in self._refs}
-        self._wanted = frozenset(self._plain_at) | frozenset(self._ref_at)
+        self._plain = {key: self.lists[col] for key, col in plain.items()}  # wire key -> list
+        self._refs: dict[str, list[pa.StructArray]] = {key: [] for key in refs}
+        self._known = frozenset(self._plain) | frozenset(self._refs) | frozenset(ignore)
         self._keep_extras = extras
         self.extras: dict[str, dict[int, Any]] = {}  # key -> {row number: value}, sparse
         self.n = 0
-        self._typed_refs: dict[str, Any] | None = None  # ref_columns(), once read
 
     def read(self, rows: Iterable[Mapping[str, Any]], what: str) -> None:
         """Read ``rows`` (consumed once); ``what`` names the caller in error messages."""
         rows = iter(rows)
-        self._typed_refs = None
         while chunk := list(islice(rows, CHUNK_ROWS)):
             if not self._read_uniform(chunk):
                 self._read_mixed(chunk, what)
@@ -113,72 +100,46 @@ class Reader:
         except (KeyError, TypeError):  # a key missing from a row, or a row that is no mapping
             return False
         for key, values in zip(layout, columns, strict=True):
-            if key in self._plain_at:
-                self._plain_at[key].extend(values)
-            elif key in self._ref_at:
-                self._ref_at[key].append(ref_array(values))
+            if key in self._plain:
+                self._plain[key].extend(values)
+            elif key in self._refs:
+                self._refs[key].append(ref_array(values))
             elif key not in self._known and self._keep_extras:
                 self.extras.setdefault(key, {}).update(zip(count(self.n), values, strict=False))
-        for key in self._wanted.difference(layout):  # a known field no row of the chunk has
-            if key in self._plain_at:
-                self._plain_at[key].extend(repeat(None, len(chunk)))
+        for key in (self._plain.keys() | self._refs.keys()).difference(layout):  # in no row
+            if key in self._plain:
+                self._plain[key].extend(repeat(None, len(chunk)))
             else:
-                self._ref_at[key].append(pa.nulls(len(chunk), REF_TYPE))
+                self._refs[key].append(pa.nulls(len(chunk), REF_TYPE))
         return True
 
     def _read_mixed(self, chunk: list, what: str) -> None:
-        done = len(self._refs[0][2]) if self._refs else 0
-        try:
-            self._read_dicts(chunk)
-        except TypeError:  # dict.get met a row that is not a dict: undo, go row by row
-            for values in self.lists.values():
-                del values[self.n :]
-            for _, _, parts in self._refs:
-                del parts[done:]
-            self._read_mappings(chunk, what)
-        if self._keep_extras and not self._known.issuperset(set().union(*chunk)):
-            self._note_extras(chunk)
-
-    def _read_dicts(self, chunk: list) -> None:
+        if not all(isinstance(rec, dict) for rec in chunk):
+            for row, rec in enumerate(chunk, self.n):
+                if not isinstance(rec, Mapping):
+                    raise ArgumentTypeError(
+                        f"{what}: row {row} is a {type(rec).__name__}, not a record "
+                        "dict; pass the rows themselves, e.g. page['items'] or "
+                        "client.transactions()"
+                    )
+            chunk = [dict(rec) for rec in chunk]
         get = dict.get
-        for key, values in self._plain:
+        for key, values in self._plain.items():
             values.extend(map(get, chunk, repeat(key)))
-        for key, _, parts in self._refs:
+        for key, parts in self._refs.items():
             parts.append(ref_array(list(map(get, chunk, repeat(key)))))
-
-    def _read_mappings(self, chunk: list, what: str) -> None:
-        for row, rec in enumerate(chunk, self.n):
-            if not isinstance(rec, Mapping):
-                raise ArgumentTypeError(
-                    f"{what}: row {row} is a {type(rec).__name__}, not a record "
-                    "dict; pass the rows themselves, e.g. page['items'] or "
-                    "client.transactions()"
-                )
-        for key, values in self._plain:
-            values.extend(rec.get(key) for rec in chunk)
-        for key, _, parts in self._refs:
-            parts.append(ref_array([rec.get(key) for rec in chunk]))
-
-    def _note_extras(self, chunk: list) -> None:
-        known = self._known
-        for row, rec in enumerate(chunk, self.n):
-            for key, value in rec.items():  # in the record's order: columns by first appearance
-                if key not in known:
-                    self.extras.setdefault(key, {})[row] = value
+        if self._keep_extras and not self._known.issuperset(set().union(*chunk)):
+            for row, rec in enumerate(chunk, self.n):
+                for key, value in rec.items():  # in the record's order: columns by first seen
+                    if key not in self._known:
+                        self.extras.setdefault(key, {})[row] = value
 
     def ref_columns(self) -> dict[str, Any]:
-        """The typed ``<prefix>_id`` (Int64), ``_name`` (string), ``_deleted`` (boolean);
-        computed once after reading (a builder that derives a column from them asks first)."""
-        if self._typed_refs is not None:
-            return self._typed_refs
+        """The typed ``<key>_id`` (Int64), ``_name`` (string), ``_deleted`` (boolean) of every
+        reference, after reading."""
         out: dict[str, Any] = {}
-        for _, prefix, parts in self._refs:
-            refs = pa.chunked_array(parts, type=REF_TYPE).combine_chunks()
-            ids, names, deleted = refs.flatten()  # with the null references' validity applied
-            out[f"{prefix}_id"] = int_array(ids.to_numpy(zero_copy_only=False))
-            out[f"{prefix}_name"] = string_array(names)
-            out[f"{prefix}_deleted"] = pd.BooleanDtype().__from_arrow__(deleted)  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
-        self._typed_refs = out
+        for key, parts in self._refs.items():
+            out.update(ref_columns(key, pa.chunked_array(parts, type=REF_TYPE).combine_chunks()))
         return out
 
     def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:
@@ -235,20 +196,11 @@ def build_frame(
     computed: Mapping[str, Any] = MappingProxyType({}),
     names: Mapping[str, Mapping] = MappingProxyType({}),
 ) -> pd.DataFrame:
-    """Type every schema column from ``reader`` (or ``computed``), then append unknown fields.
-
-    ``names`` maps a categorical column to its wire codes (e.g. partner type 0/1).
-    """
-    computed = {**reader.ref_columns(), **computed}
-    data = {}
-    for col, dtype in schema.items():
-        data[col] = (
-            computed[col] if col in computed else typed(reader.lists[col], dtype, names.get(col))
-        )
+    """Type every schema column from ``reader`` (or take it from ``computed``), then append the
+    unknown fields. ``names`` maps a categorical column to its wire codes (partner type 0/1)."""
+    data = {
+        col: computed[col] if col in computed else typed(reader.lists[col], dtype, names.get(col))
+        for col, dtype in schema.items()
+    }
     data.update(reader.extra_columns(schema))
     return pd.DataFrame(data, index=pd.RangeIndex(reader.n))
-
-
-def identity(schema: Mapping[str, Any]) -> dict[str, str]:
-    """``{column: column}``: the wire key of each column of a schema read as-is."""
-    return {col: col for col in schema}

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.frames.columns import as_int, as_time, either_ref, typed
-from invtools.frames.reader import Reader, build_frame, check_iterable, identity
+from invtools.frames.columns import as_int, as_time, location_of, typed
+from invtools.frames.reader import Reader, build_frame, check_iterable
 from invtools.frames.schemas import (
     ATTR_DTYPES,
     BACKDATE_THRESHOLD,
@@ -83,32 +83,14 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0  out          Shop             Ana             3.0       True
     """
     check_iterable(records, "transactions_df")
-    reader = Reader(
-        dict(zip(TX_PLAIN, TX_PLAIN, strict=True)),
-        dict(zip(TX_REFS, TX_REFS, strict=True)),
-        ignore=("items",),
-    )
+    reader = Reader(TX_PLAIN, TX_REFS, ignore=("items",))
     reader.read(records, "transactions_df")
     business = as_time(reader.lists["transaction_time"])
     created = as_time(reader.lists["created_at"])
     refs = reader.ref_columns()
-    where, where_name = either_ref(
-        refs["to_location_id"],
-        refs["to_location_name"],
-        refs["from_location_id"],
-        refs["from_location_name"],
-    )
-    return build_frame(
-        SCHEMAS["transactions"],
-        reader,
-        computed={
-            "transaction_time": business,
-            "created_at": created,
-            "location_id": where,
-            "location_name": where_name,
-            "backdated": backdated(business, created),
-        },
-    )
+    times = {"transaction_time": business, "created_at": created}
+    computed = {**refs, **location_of(refs), **times, "backdated": backdated(business, created)}
+    return build_frame(SCHEMAS["transactions"], reader, computed)
 
 
 def items_df(
@@ -134,7 +116,7 @@ def items_df(
     """
     check_iterable(records, "items_df")
     schema = SCHEMAS["items"]
-    attr_types: dict[str, str | None] = {}
+    attr_types: dict[str, Any] = {}  # name -> its type as given (None: not said)
     if attributes is not None:
         specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
         specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
@@ -154,17 +136,14 @@ def items_df(
                     attr_types[name] = attr.get("type")
             yield rec
 
-    reader = Reader(identity(schema), ignore=("attrs", "quantities"))
+    reader = Reader(list(schema), ignore=("attrs", "quantities"))
     reader.read(rows_noting_attrs(), "items_df")
-    attr_cols = {}
-    for name, sparse in attr_values.items():
-        values = [None] * reader.n
-        for row, value in sparse.items():
-            values[row] = value
-        kind = attr_types.get(name)
-        attr_cols[f"attr_{name}"] = typed(
-            values, STRING if kind is None else ATTR_DTYPES.get(kind, STRING)
+    attr_cols = {
+        f"attr_{name}": typed(
+            list(map(sparse.get, range(reader.n))), ATTR_DTYPES.get(attr_types[name], STRING)
         )
+        for name, sparse in attr_values.items()
+    }
     # Attribute columns go right after the schema columns, before any unknown fields.
     return build_frame({**schema, **dict.fromkeys(attr_cols)}, reader, computed=attr_cols)
 
@@ -197,7 +176,7 @@ def stock_df(
                     values.append(value)
                 yield entry
 
-    reader = Reader({"location_id": "location_id", "quantity": "quantity"})
+    reader = Reader(["location_id", "quantity"])
     reader.read(entries(), "stock_df")
     computed = {col: typed(values, schema[col]) for col, values in heads.items()}
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
@@ -257,6 +236,6 @@ def _simple(resource: str, records, names: Mapping[str, Mapping] = MappingProxyT
     what = f"{resource}_df"
     check_iterable(records, what)
     schema = SCHEMAS[resource]
-    reader = Reader(identity(schema))
+    reader = Reader(list(schema))
     reader.read(records, what)
     return build_frame(schema, reader, names=names)

@@ -96,14 +96,9 @@ def stock_history(
             "(every location), not both"
         )
     if location_id is None and not by_location:
-        parts = [
-            (
-                lines,
-                lines["new_stock_level"],
-                np.where(kind == "move", 0.0, inward),
-                pd.array([pd.NA] * len(lines), dtype="Int64"),
-            )
-        ]
+        nowhere = pd.array([pd.NA] * len(lines), dtype="Int64")
+        everywhere = np.ones(len(lines), dtype=bool)
+        parts = [(everywhere, "new_stock_level", np.where(kind == "move", 0.0, inward), nowhere)]
     else:
         to_loc, from_loc = lines["to_location_id"], lines["from_location_id"]
         if by_location:
@@ -113,40 +108,29 @@ def stock_history(
             to_here = (to_loc == location_id).fillna(False).to_numpy(dtype=bool)
             from_here = (from_loc == location_id).fillna(False).to_numpy(dtype=bool) & ~to_here
         parts = [
-            (
-                lines[to_here],
-                lines["to_location_new_stock_level"][to_here],
-                inward[to_here],
-                to_loc[to_here].array,
-            ),
-            (
-                lines[from_here],
-                lines["from_location_new_stock_level"][from_here],
-                -np.abs(qty[from_here]),
-                from_loc[from_here].array,
-            ),
+            (to_here, "to_location_new_stock_level", inward, to_loc.array),
+            (from_here, "from_location_new_stock_level", -np.abs(qty), from_loc.array),
         ]
-    frames = []
-    for part, stock, effect, where in parts:
-        frames.append(
-            pd.DataFrame(
-                {
-                    "location_id": pd.array(where, dtype="Int64"),
-                    "transaction_time": part["transaction_time"].array,
-                    "transaction_id": part["transaction_id"].array,
-                    "item_id": part["item_id"].array,
-                    "item_name": part["item_name"].array,
-                    "stock": stock.to_numpy(dtype="float64", na_value=np.nan),
-                    "deleted": (
-                        part["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
-                        if "item_deleted" in part.columns
-                        else np.nan
-                    ),
-                    "effect": effect,
-                    "_line": part.index.to_numpy(),
-                }
-            )
+    line = pd.DataFrame(
+        {
+            "transaction_time": lines["transaction_time"].array,
+            "transaction_id": lines["transaction_id"].array,
+            "item_id": lines["item_id"].array,
+            "item_name": lines["item_name"].array,
+            "deleted": lines["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
+            if "item_deleted" in lines.columns
+            else np.nan,
+            "_line": lines.index.to_numpy(),
+        }
+    )
+    frames = [
+        line[rows].assign(
+            location_id=pd.array(where[rows], dtype="Int64"),
+            stock=lines[level].to_numpy(dtype="float64", na_value=np.nan)[rows],
+            effect=effect[rows],
         )
+        for rows, level, effect, where in parts
+    ]
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out = out[out["stock"].notna()]
     out = out.sort_values(
@@ -206,30 +190,33 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         (has_to, "to_location_new_stock_level", "to_location_id", to_effect),
         (has_from, "from_location_new_stock_level", "from_location_id", -np.abs(qty)),
     ]
+
+    def floats(col: str) -> np.ndarray:
+        return out[col].to_numpy(dtype="float64", na_value=np.nan)
+
+    # pandas 2.2 warns about concatenating empty frames: a frame without moves has no
+    # from-location rows, so only parts with rows go in.
     steps = pd.concat(
         [
             pd.DataFrame(
                 {
                     "row": np.flatnonzero(rows),
                     "col": col,
-                    "item": out["item_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "item": floats("item_id")[rows],
                     # -1 stands for "all locations"; a location's from- and to-lines share
                     # one stock.
-                    "loc": -1.0
-                    if loc is None
-                    else out[loc].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "loc": -1.0 if loc is None else floats(loc)[rows],
                     "time": out["transaction_time"].to_numpy()[rows],
-                    "tx": out["transaction_id"].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "tx": floats("transaction_id")[rows],
                     "effect": effect[rows],
-                    "level": out[col].to_numpy(dtype="float64", na_value=np.nan)[rows],
+                    "level": floats(col)[rows],
                 }
             )
             for rows, col, loc, effect in parts
             if rows.any()
         ],
         ignore_index=True,
-    )  # pandas 2.2
-    # warns about concatenating empty frames: a frame without moves has no from-location rows
+    )
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
     groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
     running = groups["effect"].cumsum()
@@ -239,9 +226,9 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         .transform("first")
     )
     steps["rebased"] = np.where(steps["level"].isna(), np.nan, np.round(opening + running, 9))
-    for col in ("new_stock_level", "to_location_new_stock_level", "from_location_new_stock_level"):
+    for _rows, col, _loc, _effect in parts:
         mine = steps[steps["col"] == col]
-        values = out[col].to_numpy(dtype="float64", na_value=np.nan, copy=True)
+        values = floats(col).copy()
         values[mine["row"].to_numpy()] = mine["rebased"].to_numpy()
         # stubs: pd.array takes any dtype, here the column's own
         out[col] = pd.array(values, dtype=out[col].dtype)  # type: ignore[arg-type]
