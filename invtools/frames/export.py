@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.provenance import Provenance, json_safe
 
 __all__ = ["excel_ready", "to_excel", "PROVENANCE_SHEET"]
@@ -96,7 +96,7 @@ def to_excel(
     if isinstance(frames, pd.DataFrame):
         frames = {"data": frames}
     if not isinstance(frames, Mapping):
-        raise TypeError(
+        raise ArgumentTypeError(
             "to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
             "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
             f"{type(frames).__name__}"
@@ -104,7 +104,7 @@ def to_excel(
     if not frames:
         raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
     if not isinstance(tz, str):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"to_excel: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
         )
     try:
@@ -134,11 +134,11 @@ def _check_sheets(frames: Mapping) -> None:
     seen: set[str] = set()
     for sheet, df in frames.items():
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a DataFrame"
             )
         if not isinstance(sheet, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"to_excel: a sheet name must be text, not {type(sheet).__name__} ({sheet!r})"
             )
         problem = None
