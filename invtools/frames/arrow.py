@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import groupby
 
 import numpy as np
 import pandas as pd
@@ -65,17 +66,12 @@ def transactions_df_from_pages(
     >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
     """
+    parsed = (_parse_block(block) for block in _blocks(bodies, block_bytes))
+    frames_: list[pd.DataFrame] = []
     # A frame per block read as dicts; consecutive blocks parsed by pyarrow become one frame.
-    parts: list[pd.DataFrame | list[pa.StructArray]] = []
-    for block in _blocks(bodies, block_bytes):
-        part = _parse_block(block)
-        if isinstance(part, pd.DataFrame):
-            parts.append(part)
-        elif parts and isinstance(parts[-1], list):
-            parts[-1].append(part)
-        else:
-            parts.append([part])
-    frames_ = [p if isinstance(p, pd.DataFrame) else _tx_frame_from_arrow(p) for p in parts]
+    for read_as_dicts, run in groupby(parsed, key=lambda part: isinstance(part, pd.DataFrame)):
+        parts = list(run)
+        frames_ += parts if read_as_dicts else [_tx_frame_from_arrow(parts)]
     return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
 
 
