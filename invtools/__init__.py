@@ -45,30 +45,19 @@ if TYPE_CHECKING:  # what the lazy names below are, for mypy, pyright and editor
     from invtools.notebook.teams import TeamResults, each_team
     from invtools.viz import activity_table, plot_activity, plot_calendar, plot_stock_history
 
-# name -> module that defines it; resolved on first attribute access (PEP 562).
-_LAZY: dict[str, str] = {
-    "Client": "invtools.api",
-    "Team": "invtools.api",
-    "Page": "invtools.api",
-    "RequestStats": "invtools.api",
-    "Provenance": "invtools.frames.provenance",
-    "TransactionMirror": "invtools.mirror",
-    "SyncReport": "invtools.mirror",
-    "token_picker": "invtools.notebook.picker",
-    "activity_explorer": "invtools.notebook.explore",
-    "connect": "invtools.notebook.connection",
-    "demo_server": "invtools.notebook.connection",
-    "team_tokens": "invtools.notebook.connection",
-    "is_demo": "invtools.notebook.connection",
-    "each_team": "invtools.notebook.teams",
-    "TeamResults": "invtools.notebook.teams",
-    "activity_table": "invtools.viz",
-    "plot_activity": "invtools.viz",
-    "plot_stock_history": "invtools.viz",
-    "plot_calendar": "invtools.viz",
-    "cache_info": "invtools.api.cacheinfo",
-    "prune_cache": "invtools.api.cacheinfo",
+# module -> the names it defines, each resolved on first attribute access (PEP 562).
+_LAZY_MODULES = {
+    "invtools.api": ("Client", "Team", "Page", "RequestStats"),
+    "invtools.api.cacheinfo": ("cache_info", "prune_cache"),
+    "invtools.frames.provenance": ("Provenance",),
+    "invtools.mirror": ("TransactionMirror", "SyncReport"),
+    "invtools.notebook.connection": ("connect", "demo_server", "team_tokens", "is_demo"),
+    "invtools.notebook.explore": ("activity_explorer",),
+    "invtools.notebook.picker": ("token_picker",),
+    "invtools.notebook.teams": ("each_team", "TeamResults"),
+    "invtools.viz": ("activity_table", "plot_activity", "plot_stock_history", "plot_calendar"),
 }
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 # Public submodules, also imported on first access: ``invtools.frames.stock_history(...)``.
 _SUBMODULES = ("frames", "analysis", "sandbox")

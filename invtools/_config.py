@@ -55,16 +55,8 @@ TOKEN_HELP = (
 )
 
 
-#: Opening quote -> the closing quotes it may pair with (typographic ones included).
-_QUOTE_PAIRS = {
-    '"': '"',
-    "'": "'",
-    "\u201c": "\u201d\u201c",
-    "\u2018": "\u2019\u2018",
-    "\u201e": "\u201c\u201d",
-    "\u00ab": "\u00bb",
-    "\u201d": "\u201d",
-}
+#: Quotes a paste may wrap a token in: plain ones, and what word processors and chat apps make.
+_QUOTES = "\"'\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb"
 
 
 class Secret(str):
@@ -105,7 +97,7 @@ def clean_token(token: Any) -> str:
         )
     # Every step's result is wrapped again: no local of this frame holds the token in clear.
     value = Secret(token.strip())
-    if len(value) >= 2 and value[-1] in _QUOTE_PAIRS.get(value[0], ""):
+    if len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES:
         value = Secret(value[1:-1].strip())  # "tok", 'tok', and what word processors make
     if re.match(r"(?i)bearer(\s|$)", value):
         value = Secret(value[6:].strip())
@@ -148,12 +140,8 @@ def redact_url(text: str) -> str:
     'https://***@h.example/v1'
     """
     text = re.split(r"[?#]", text, maxsplit=1)[0]
-    head = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
-    head_text = head.group(0) if head else ""
-    rest = text[len(head_text) :]
-    if "@" in rest:  # user-info, even where urlsplit would not see it (no scheme, '/' in it)
-        rest = "***@" + rest.rsplit("@", 1)[1]
-    return head_text + rest
+    # user-info up to the last '@', even where urlsplit would not see it (no scheme, '/' in it)
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?.*@", r"\1***@", text, flags=re.S)
 
 
 def normalise_base_url(url: Any) -> str:
@@ -168,7 +156,7 @@ def normalise_base_url(url: Any) -> str:
         raise ConfigError(f"base_url must be a URL such as {DEFAULT_BASE_URL!r}, not {shown}")
     text = url.strip()
     parts = urlsplit(text)
-    if parts.username or parts.password or "@" in parts.netloc:
+    if "@" in parts.netloc:
         raise ConfigError(
             "base_url must not contain a user name or password; the token is passed separately."
         )

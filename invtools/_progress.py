@@ -2,8 +2,8 @@
 terminal).
 
 :func:`progress_bar` is a bar over a known number of steps (detail requests), which shows the
-time left; :func:`walk_progress` passes the pages of a list walk through and shows a bar once
-the walk is longer than a few pages, so short walks stay silent.
+time left, or an open-ended one (the pages of a list walk, shown once the walk is longer than
+a few pages, so short walks stay silent).
 
 When a bar closes, a terminal's line is cleared. A notebook's widget gives way to one line of
 text, the bar's state at that moment ("transaction details: 2547/2547 [00:42, 60.64
@@ -12,8 +12,6 @@ fallback is captured when it is first shown, so a saved or exported notebook wou
 keep "0/2547" for good. ``tqdm.auto`` (and IPython) are imported on first use: in a notebook
 they pull in ipywidgets, and ``import invtools`` must stay light. Imports nothing of invtools.
 
->>> [p for p in walk_progress([1, 2], enabled=False)]
-[1, 2]
 >>> final_text(total=2547, n=2547, elapsed=42.0, prefix="transaction details", unit=" details")
 'transaction details: 2547/2547 [00:42, 60.64 details/s]'
 >>> final_text(n=316, initial=300, elapsed=0.5, prefix="/v1/items", unit=" rows", postfix="pages=4")
@@ -25,10 +23,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "walk_progress", "final_text"]
+__all__ = ["progress_bar", "final_text"]
 
 
 def progress_bar(
@@ -119,34 +116,3 @@ def _notebook_bar(widget_bar: type) -> type:
             self.container.close()  # shown nowhere any more
 
     return NotebookBar
-
-
-def walk_progress(
-    pages: Iterable[Any], *, enabled: bool = True, desc: str = "", after: int = 3
-) -> Iterator[Any]:
-    """Pass ``pages`` through, with a bar once the walk goes past ``after`` pages. A page with
-    ``rows`` (decoded) counts its rows and shows the page number; any other page counts one.
-    """
-    if not enabled:
-        yield from pages
-        return
-    bar = None
-    done = number = 0
-    try:
-        for page in pages:
-            number += 1
-            rows = getattr(page, "rows", None)
-            size = len(rows) if rows is not None else 1
-            done += size
-            if bar is None and number > after:
-                bar = progress_bar(
-                    desc=desc, unit=" rows" if rows is not None else " pages", initial=done - size
-                )
-            if bar is not None:
-                bar.update(size)
-                if rows is not None:
-                    bar.set_postfix(pages=number, refresh=False)
-            yield page
-    finally:
-        if bar is not None:
-            bar.close()

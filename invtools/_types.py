@@ -307,30 +307,24 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
         return None
     if isinstance(value, bool):
         raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not {value!r}")
-    if isinstance(value, (int, float)):
-        raise ConfigError(
-            f"{name}={value!r} has no unit: write '{value:g}D' for days or "
-            f"'{value:g}s' for seconds ({_DURATION_EXAMPLES})"
-        )
-    if isinstance(value, str):
-        text = value.strip()
+    if isinstance(value, (int, float, str)):
+        text = value.strip() if isinstance(value, str) else f"{value:g}"
         try:
             float(text)
         except ValueError:
-            pass
+            import pandas as pd  # only here: pandas reads every unit spelling analysts use
+
+            try:
+                value = pd.Timedelta(text)
+            except (ValueError, TypeError):
+                raise ConfigError(
+                    f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
+                ) from None
         else:
             raise ConfigError(
                 f"{name}={value!r} has no unit: write '{text}D' for days or "
                 f"'{text}s' for seconds ({_DURATION_EXAMPLES})"
             )
-        import pandas as pd  # only here: pandas reads every unit spelling analysts use
-
-        try:
-            value = pd.Timedelta(text)
-        except (ValueError, TypeError):
-            raise ConfigError(
-                f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
-            ) from None
     if not isinstance(value, timedelta) or value != value:  # NaT: a timedelta, but no length
         raise (ConfigError if isinstance(value, timedelta) else ArgumentTypeError)(
             f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
@@ -358,9 +352,8 @@ def check_id(value: Any, *, name: str = "id") -> int:
     ...
     invtools.errors.ConfigError: item id must be a whole number, like 100001; got 100001.9
     """
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
-        raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
-    if isinstance(value, str) and not value.strip().isdigit():
+    digits = isinstance(value, str) and value.strip().isdecimal()
+    if isinstance(value, bool) or not (digits or isinstance(value, numbers.Integral)):
         raise ConfigError(f"{name} must be a whole number, like 100001; got {value!r}")
     return int(value)
 

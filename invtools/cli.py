@@ -108,14 +108,8 @@ def _lab_run(args: argparse.Namespace) -> int:
         "Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
         flush=True,
     )
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--notebook-dir=notebooks",
-        "--ip=127.0.0.1",
-        f"--port={args.port}",
-    ]
+    cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir=notebooks", "--ip=127.0.0.1"]
+    cmd.append(f"--port={args.port}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers often run as root; JupyterLab refuses then
     try:
@@ -133,64 +127,61 @@ COMMANDS = {
 }
 
 
+#: The sandbox's options (each serve()'s argument of the same name): flag, default (False: a
+#: switch; else a number of the default's type, int for None), help.
+SANDBOX_OPTIONS = (
+    ("--port", 8765, "port on 127.0.0.1 (default 8765; 0 picks a free one)"),
+    ("--seed", 0, "demo data seed (default 0)"),
+    ("--size", None, "number of the shop's transactions (default 4000)"),
+    (
+        "--rate-limit",
+        5,
+        "requests per window (a second unless --rate-window says) per token and endpoint; "
+        "0 turns it off (default 5)",
+    ),
+    (
+        "--rate-window",
+        1.0,
+        "seconds the budget counts over (default 1; --rate-limit 300 --rate-window 60 is a "
+        "minute's budget of 300)",
+    ),
+    ("--stated-budget", False, "say X-Ratelimit-Limit/-Remaining/-Reset on every answer"),
+    (
+        "--coarse-budget",
+        False,
+        "say the budget on every answer the coarse way: the limit per minute, the reset in "
+        "whole seconds rounded up",
+    ),
+    (
+        "--count-after-latency",
+        False,
+        "count a request after its latency (arrivals jitter), not on arrival",
+    ),
+    (
+        "--latency",
+        0.0,
+        "seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
+    ),
+    (
+        "--shops",
+        1,
+        "location-mode teams to serve: the shop and its branches (default 1, at most 5)",
+    ),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="invtools", description="Investigate inventory data from BoxHero's REST API."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sandbox, demo, lab = (sub.add_parser(n, help=h, description=h) for n, h in COMMANDS.items())
-    sandbox.add_argument(
-        "--port",
-        type=int,
-        default=8765,
-        help="port on 127.0.0.1 (default 8765; 0 picks a free one)",
-    )
-    sandbox.add_argument("--seed", type=int, default=0, help="demo data seed (default 0)")
-    sandbox.add_argument(
-        "--size", type=int, default=None, help="number of the shop's transactions (default 4000)"
-    )
-    sandbox.add_argument(
-        "--rate-limit",
-        type=int,
-        default=5,
-        help="requests per window (a second unless --rate-window says) per token and "
-        "endpoint; 0 turns it off (default 5)",
-    )
-    sandbox.add_argument(
-        "--rate-window",
-        type=float,
-        default=1.0,
-        help="seconds the budget counts over (default 1; --rate-limit 300 "
-        "--rate-window 60 is a minute's budget of 300)",
-    )
-    sandbox.add_argument(
-        "--stated-budget",
-        action="store_true",
-        help="say X-Ratelimit-Limit/-Remaining/-Reset on every answer",
-    )
-    sandbox.add_argument(
-        "--coarse-budget",
-        action="store_true",
-        help="say the budget on every answer the coarse way: the limit per minute, the reset "
-        "in whole seconds rounded up",
-    )
-    sandbox.add_argument(
-        "--count-after-latency",
-        action="store_true",
-        help="count a request after its latency (arrivals jitter), not on arrival",
-    )
-    sandbox.add_argument(
-        "--latency",
-        type=float,
-        default=0.0,
-        help="seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
-    )
-    sandbox.add_argument(
-        "--shops",
-        type=int,
-        default=1,
-        help="location-mode teams to serve: the shop and its branches (default 1, at most 5)",
-    )
+    for flag, default, help_ in SANDBOX_OPTIONS:
+        if default is False:
+            sandbox.add_argument(flag, action="store_true", help=help_)
+        else:
+            kind = float if isinstance(default, float) else int
+            sandbox.add_argument(flag, type=kind, default=default, help=help_)
     sandbox.add_argument("--quiet", action="store_true", help="do not print one line per request")
     demo.add_argument(
         "notebooks",

@@ -199,19 +199,14 @@ class ServerError(APIError):
 
 
 def _class_for(status: int, type_: str | None) -> type[APIError]:
-    if status == 401:
-        return AuthenticationError
-    if type_ == TEAM_MODE_TYPE:
+    if status != 401 and type_ == TEAM_MODE_TYPE:
         return TeamModeError
-    if status == 404:
-        return NotFoundError
-    if status == 429:
-        return RateLimitError
+    exact = {401: AuthenticationError, 404: NotFoundError, 429: RateLimitError}.get(status)
+    if exact is not None:
+        return exact
     if status >= 500:
         return ServerError
-    if 400 <= status < 500:
-        return InvalidRequestError
-    return APIError
+    return InvalidRequestError if 400 <= status < 500 else APIError
 
 
 def from_response(

@@ -325,6 +325,18 @@ def test_to_excel_writes_every_frame_and_a_sheet_of_their_provenance(made, tmp_p
     )
 
 
+def test_to_excel_writes_text_that_looks_like_a_formula_as_text(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    memo = '=HYPERLINK("https://example.com/x", "click")'  # a memo as a service may hold it
+    tx = frames.transactions_df([{"id": 1, "type": "in", "memo": memo}])
+    tx.attrs.update(source="api", team_name="=1+1")
+    path = frames.to_excel(tmp_path / "x.xlsx", {"tx": tx, "=sheet": pd.DataFrame({"=a": [1]})})
+    book = openpyxl.load_workbook(path)
+    cells = [c for ws in book.worksheets for row in ws.iter_rows() for c in row]
+    assert [c.value for c in cells if c.data_type == "f"] == []
+    assert memo in [c.value for c in cells] and "=1+1" in [c.value for c in cells]
+
+
 @pytest.mark.parametrize(
     "sheets, words",
     [

@@ -586,7 +586,7 @@ def test_stock_history_by_location_is_every_locations_history(details):
         one = stock_history(lines, location_id=loc)
         mine = each[(each["location_id"] == loc).to_numpy(dtype=bool)].reset_index(drop=True)
         pd.testing.assert_frame_equal(mine, one)
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ConfigError, match="not both"):
         stock_history(lines, location_id=1, by_location=True)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from invtools._progress import walk_progress as with_progress
 from invtools.api.pagination import (
     Page,
     check_envelope,
@@ -180,26 +179,6 @@ def test_bad_arguments_raise_at_once(kwargs):
     with pytest.raises(ConfigError):  # an InvtoolsError, and still a ValueError
         iter_pages(fake, {}, **kwargs)
     assert fake.calls == []
-
-
-def test_with_progress_is_transparent_and_silent_for_short_walks(capsys):
-    pages = [Page([{"id": i}], i, i, True) for i in range(1, 3)]
-    assert list(with_progress(pages, enabled=True)) == pages
-    captured = capsys.readouterr()
-    assert captured.err == "" and captured.out == ""
-
-
-def test_with_progress_shows_a_bar_on_long_walks(capsys):
-    pages = [Page([{"id": i}] * 10, i, i, i < 6) for i in range(1, 7)]
-    assert list(with_progress(pages, enabled=True, desc="/v1/items")) == pages
-    err = capsys.readouterr().err
-    assert "/v1/items" in err and "rows" in err
-
-
-def test_with_progress_disabled_writes_nothing(capsys):
-    pages = [Page([{"id": i}], i, i, True) for i in range(1, 10)]
-    assert list(with_progress(pages, enabled=False)) == pages
-    assert capsys.readouterr().err == ""
 
 
 def test_page_repr_shows_counts_not_rows():

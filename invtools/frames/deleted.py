@@ -44,18 +44,13 @@ _NAMED = 5  # the warning names this many items, then says how many more
 def deleted_items(df: pd.DataFrame) -> dict[int, Any]:
     """``{item id: name}`` of the items that any row of ``df`` flags ``item_deleted`` (a lines
     or ``stock_history`` frame); ``{}`` when the frame has no such column."""
-    if "item_deleted" not in df.columns or "item_id" not in df.columns or df.empty:
+    if "item_deleted" not in df.columns or "item_id" not in df.columns:
         return {}
-    flagged = df["item_deleted"].fillna(False).to_numpy(dtype=bool)
-    ids = df["item_id"][flagged]
-    names = (
-        df["item_name"][flagged] if "item_name" in df.columns else pd.Series(pd.NA, index=ids.index)
-    )
-    out: dict[int, Any] = {}
-    for item_id, name in zip(ids.tolist(), names.astype(object).tolist(), strict=True):
-        if item_id is not pd.NA and item_id is not None and int(item_id) not in out:
-            out[int(item_id)] = None if name is None or pd.isna(name) else str(name)
-    return out
+    rows = df[df["item_deleted"].fillna(False).to_numpy(dtype=bool) & df["item_id"].notna()]
+    rows = rows.drop_duplicates("item_id")  # each item once, named by its first row
+    names = rows["item_name"] if "item_name" in rows.columns else [None] * len(rows)
+    pairs = zip(rows["item_id"], names, strict=True)
+    return {int(i): None if pd.isna(n) else str(n) for i, n in pairs}
 
 
 def leave_out_deleted(

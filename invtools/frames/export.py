@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.provenance import Provenance, json_safe
 
 __all__ = ["excel_ready", "to_excel", "PROVENANCE_SHEET"]
@@ -42,7 +42,8 @@ def excel_ready(df: pd.DataFrame, tz: str = "UTC") -> pd.DataFrame:
     (and a time index, as in :func:`~invtools.viz.activity_table`) becomes the wall-clock time
     in ``tz`` without a zone -- ``tz="Europe/Paris"`` for a shop in Paris, default UTC -- and
     values Excel has no cell for (dicts and lists in fields the server added) become JSON
-    text. Other columns and ``df.attrs`` are kept.
+    text. Other columns and ``df.attrs`` are kept. Text that starts with ``=`` is left as it
+    is, and ``df.to_excel`` writes it as a formula: :func:`to_excel` writes it as text.
 
     >>> from invtools.frames import transactions_df
     >>> tx = transactions_df([{"id": 1, "type": "in",
@@ -78,7 +79,9 @@ def to_excel(
     not. The provenance sheet has: sheet, frame_rows, frame_columns, times_in (``tz``), then
     the fields of ``df.attrs`` (:data:`~invtools.frames.PROVENANCE_KEYS`: source, team,
     base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, ...; blank for
-    a frame without provenance) and ``deleted_items_excluded`` (ids, as JSON text). Sheet
+    a frame without provenance) and ``deleted_items_excluded`` (ids, as JSON text). Text that
+    starts with ``=`` (a memo, a name from the service) is written as text, never as a formula
+    Excel would run (``df.to_excel`` alone would write it as one). Sheet
     names are Excel's: at most 31 characters, none of ``[]:*?/`` nor a backslash, unique
     whatever their case, and not ``"provenance"``. Returns the path written. Needs openpyxl.
 
@@ -96,7 +99,7 @@ def to_excel(
     if isinstance(frames, pd.DataFrame):
         frames = {"data": frames}
     if not isinstance(frames, Mapping):
-        raise TypeError(
+        raise ArgumentTypeError(
             "to_excel: frames must be a mapping of sheet name -> DataFrame, e.g. "
             "{'suppliers': suppliers, 'shrinkage': loss}, or one DataFrame; not "
             f"{type(frames).__name__}"
@@ -104,7 +107,7 @@ def to_excel(
     if not frames:
         raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
     if not isinstance(tz, str):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"to_excel: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
         )
     try:
@@ -127,6 +130,10 @@ def to_excel(
             excel_ready(df, tz=tz).to_excel(writer, sheet_name=sheet, index=named)
             rows.append(_provenance_row(sheet, df, tz))
         pd.DataFrame(rows).to_excel(writer, sheet_name=PROVENANCE_SHEET, index=False)
+        # Text that starts with "=" (a memo, a name) stays text: never a formula Excel would run.
+        for cell in (c for ws in writer.sheets.values() for row in ws.iter_rows() for c in row):
+            if cell.data_type == "f":
+                cell.data_type = "s"
     return target
 
 
@@ -134,11 +141,11 @@ def _check_sheets(frames: Mapping) -> None:
     seen: set[str] = set()
     for sheet, df in frames.items():
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"to_excel: sheet {sheet!r} holds a {type(df).__name__}, not a DataFrame"
             )
         if not isinstance(sheet, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"to_excel: a sheet name must be text, not {type(sheet).__name__} ({sheet!r})"
             )
         problem = None

@@ -167,18 +167,14 @@ def with_provenance(
     ...
     invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """  # noqa: E501 - the doctest shows the error message whole, on one line
-    if provenance is None:
-        given: dict[str, Any] = {}
-    elif isinstance(provenance, Provenance):
-        given = {name: getattr(provenance, name) for name in PROVENANCE_KEYS}
-    elif isinstance(provenance, Mapping):
-        given = dict(provenance)
-    else:
+    if not isinstance(provenance, (Provenance, Mapping, type(None))):
         raise ArgumentTypeError(
             "with_provenance() takes a Provenance or a mapping of its fields, not "
             f"{type(provenance).__name__}"
         )
-    given.update(fields)
+    if isinstance(provenance, Provenance):
+        provenance = provenance.as_attrs()
+    given = {**(provenance or {}), **fields}
     unknown = sorted(set(given) - set(PROVENANCE_KEYS), key=str)
     if unknown:
         raise ArgumentTypeError(

@@ -177,16 +177,13 @@ def ref_array(refs: Sequence) -> pa.StructArray:
 
 def check_iterable(records: Any, what: str) -> None:
     """Refuse a single record, a response envelope, text or a frame where rows belong."""
-    if isinstance(records, (Mapping, str, bytes, pd.DataFrame)):
+    if isinstance(records, (Mapping, str, bytes, pd.DataFrame)) or not isinstance(
+        records, Iterable
+    ):
         raise ArgumentTypeError(
-            f"{what} expects an iterable of record dicts, got a "
-            f"{type(records).__name__}; for a response envelope pass its "
-            "'items'"
-        )
-    if not isinstance(records, Iterable):
-        raise ArgumentTypeError(
-            f"{what} expects an iterable of record dicts (a list of them, "
-            f"or client.transactions()), got a {type(records).__name__}"
+            f"{what} expects an iterable of record dicts (a list of them, or "
+            f"client.transactions()), got a {type(records).__name__}; for a response "
+            "envelope pass its 'items'"
         )
 
 

@@ -35,21 +35,36 @@ __all__ = [
     "partners_df",
     "members_df",
     "attributes_df",
-    "backdated",
+    "derived_columns",
 ]
 
 
-def backdated(business, created) -> pd.arrays.BooleanArray:
-    """The ``backdated`` column: ``created - business >`` :data:`BACKDATE_THRESHOLD`, <NA> where
-    either time is missing. ``business`` and ``created`` are time arrays of the same length.
+def derived_columns(transaction_time, created_at, refs: dict[str, Any]) -> dict[str, Any]:
+    """The transactions columns both paths (dicts, page bytes) derive alike: the two times read
+    from their wire text (a list or an Arrow string array), the references' columns ``refs``,
+    the location where the stock changed (:func:`~.columns.location_of`) and ``backdated``:
+    ``created_at - transaction_time >`` :data:`BACKDATE_THRESHOLD`, <NA> where either is.
 
-    >>> business = pd.array(pd.to_datetime(["2026-05-01", "2026-05-01", None], utc=True))
-    >>> created = pd.array(pd.to_datetime(["2026-05-03", "2026-05-02", "2026-05-02"], utc=True))
-    >>> backdated(business, created).tolist()
-    [True, False, <NA>]
+    >>> made = derived_columns(["2026-05-01T00:00:00Z"] * 3,
+    ...     ["2026-05-03T00:00:00Z", "2026-05-02T00:00:00Z", None],
+    ...     {"to_location_id": pd.array([1, 2, None], "Int64"),
+    ...      "to_location_name": pd.array(["WH", "Shop", None], "string"),
+    ...      "from_location_id": pd.array([None, None, 3], "Int64"),
+    ...      "from_location_name": pd.array([None, None, "Van"], "string")})
+    >>> made["backdated"].tolist(), made["location_name"].tolist()
+    ([True, False, <NA>], ['WH', 'Shop', 'Van'])
     """
+    business, created = as_time(transaction_time), as_time(created_at)
     lag = created - business
-    return pd.arrays.BooleanArray(np.asarray(lag > BACKDATE_THRESHOLD), np.asarray(pd.isna(lag)))
+    return {
+        "transaction_time": business,
+        "created_at": created,
+        **refs,
+        **location_of(refs),
+        "backdated": pd.arrays.BooleanArray(
+            np.asarray(lag > BACKDATE_THRESHOLD), np.asarray(pd.isna(lag))
+        ),
+    }
 
 
 def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -85,11 +100,8 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     check_iterable(records, "transactions_df")
     reader = Reader(TX_PLAIN, TX_REFS, ignore=("items",))
     reader.read(records, "transactions_df")
-    business = as_time(reader.lists["transaction_time"])
-    created = as_time(reader.lists["created_at"])
-    refs = reader.ref_columns()
-    times = {"transaction_time": business, "created_at": created}
-    computed = {**refs, **location_of(refs), **times, "backdated": backdated(business, created)}
+    times = reader.lists["transaction_time"], reader.lists["created_at"]
+    computed = derived_columns(*times, reader.ref_columns())
     return build_frame(SCHEMAS["transactions"], reader, computed)
 
 
@@ -180,14 +192,11 @@ def stock_df(
     reader.read(entries(), "stock_df")
     computed = {col: typed(values, schema[col]) for col, values in heads.items()}
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
-    names = pd.array([pd.NA] * reader.n, dtype=STRING)
-    if locations is not None:
-        locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations)
-        lookup = pd.Series(locs["name"].array, index=locs["id"].array)
-        lookup = lookup[~lookup.index.duplicated()]
-        # pandas-stubs: pd.array takes any ExtensionArray (here a string one) with a dtype
-        names = pd.array(lookup.reindex(location_ids).array, dtype=STRING)  # type: ignore[call-overload]
-    computed["location_name"] = names
+    locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations or ())
+    lookup = pd.Series(locs["name"].array, index=locs["id"].array)
+    lookup = lookup[~lookup.index.duplicated()]
+    # pandas-stubs: pd.array takes any ExtensionArray (here a string one) with a dtype
+    computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)  # type: ignore[call-overload]
     return build_frame(schema, reader, computed=computed)
 
 

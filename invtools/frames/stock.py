@@ -23,12 +23,13 @@ __all__ = ["stock_history", "rebase_levels"]
 
 
 def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(quantities, types, signed effect on the stock a line goes *to*) of a lines frame:
-    in ``+q``, out ``-q``, adjust the signed ``q``, move ``+q`` (into its destination)."""
+    """Each line's signed effect on the stock of all locations, of its ``to_location`` and of
+    its ``from_location``: in ``+q``, out ``-q``, adjust the signed ``q``; a move ``0`` overall,
+    ``+q`` into its destination and ``-q`` out of its source."""
     qty = lines["quantity"].to_numpy(dtype="float64", na_value=np.nan)
     kind = lines["type"].astype(object).to_numpy()
     inward = np.where(kind == "out", -np.abs(qty), np.where(kind == "adjust", qty, np.abs(qty)))
-    return qty, kind, inward
+    return np.where(kind == "move", 0.0, inward), inward, -np.abs(qty)
 
 
 def stock_history(
@@ -76,6 +77,11 @@ def stock_history(
     >>> stock_history(lines)[["stock", "change"]].values.tolist()
     [[5.0, 5.0], [3.0, -2.0]]
     """
+    if by_location and location_id is not None:
+        raise ConfigError(
+            "stock_history: give location_id (one location) or by_location=True "
+            "(every location), not both"
+        )
     if not isinstance(lines, pd.DataFrame):
         lines = lines_df(lines)
     missing = [c for c in ("item_id", "quantity", "new_stock_level") if c not in lines.columns]
@@ -89,16 +95,11 @@ def stock_history(
     wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
     if wanted is not None:
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
-    qty, kind, inward = _line_effects(lines)
-    if by_location and location_id is not None:
-        raise ValueError(
-            "stock_history: give location_id (one location) or by_location=True "
-            "(every location), not both"
-        )
+    overall, inward, outward = _line_effects(lines)
     if location_id is None and not by_location:
         nowhere = pd.array([pd.NA] * len(lines), dtype="Int64")
         everywhere = np.ones(len(lines), dtype=bool)
-        parts = [(everywhere, "new_stock_level", np.where(kind == "move", 0.0, inward), nowhere)]
+        parts = [(everywhere, "new_stock_level", overall, nowhere)]
     else:
         to_loc, from_loc = lines["to_location_id"], lines["from_location_id"]
         if by_location:
@@ -109,7 +110,7 @@ def stock_history(
             from_here = (from_loc == location_id).fillna(False).to_numpy(dtype=bool) & ~to_here
         parts = [
             (to_here, "to_location_new_stock_level", inward, to_loc.array),
-            (from_here, "from_location_new_stock_level", -np.abs(qty), from_loc.array),
+            (from_here, "from_location_new_stock_level", outward, from_loc.array),
         ]
     line = pd.DataFrame(
         {
@@ -142,10 +143,10 @@ def stock_history(
     step = out.groupby(["item_id", "location_id"], sort=False, dropna=False)["stock"].diff()
     out["change"] = step.fillna(out["effect"]).to_numpy(dtype="float64")
     # Deletion is the item's present state: any line that says so (a detail fetched after
-    # the deletion; one cached before it still says False) marks all its rows.
-    deleted = out.groupby("item_id", sort=False, dropna=False)["deleted"].transform("max")
-    out["item_deleted"] = pd.array(deleted.to_numpy() == 1.0, dtype="boolean")
-    out.loc[deleted.isna().to_numpy(), "item_deleted"] = pd.NA
+    # the deletion; one cached before it still says False) marks all its rows: 1.0, 0.0 or NaN
+    # here, the schema's boolean below.
+    per_item = out.groupby("item_id", sort=False, dropna=False)
+    out["item_deleted"] = per_item["deleted"].transform("max")
     history = pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
     if "source" in lines.attrs:
         with_provenance(history, {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs})
@@ -181,14 +182,13 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     if lines.empty:
         return lines
     out = lines.copy()
-    qty, kind, to_effect = _line_effects(out)
-    is_move = kind == "move"
+    overall, inward, outward = _line_effects(out)
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
-    has_from = out["from_location_id"].notna().to_numpy(dtype=bool) & is_move
+    has_from = (out["from_location_id"].notna() & (out["type"] == "move")).to_numpy(dtype=bool)
     parts = [  # (rows, level column, location key, effect)
-        (np.ones(len(out), dtype=bool), "new_stock_level", None, np.where(is_move, 0.0, to_effect)),
-        (has_to, "to_location_new_stock_level", "to_location_id", to_effect),
-        (has_from, "from_location_new_stock_level", "from_location_id", -np.abs(qty)),
+        (np.ones(len(out), dtype=bool), "new_stock_level", None, overall),
+        (has_to, "to_location_new_stock_level", "to_location_id", inward),
+        (has_from, "from_location_new_stock_level", "from_location_id", outward),
     ]
 
     def floats(col: str) -> np.ndarray:
