@@ -17,8 +17,6 @@ import pandas as pd
 
 from invtools.analysis.common import (
     DAY,
-    ITEMS_HINT,
-    LINES_HINT,
     carry_provenance,
     check_choice,
     check_number,
@@ -31,6 +29,8 @@ from invtools.frames import DELETED_NOTE
 
 __all__ = ["supplier_summary", "shrinkage", "SHRINKAGE_KEYS"]
 
+#: The columns of the lines both audits read (and those of their partner, or of ``by=``).
+_LINE_COLUMNS = "transaction_id transaction_time type item_id quantity"
 #: ``by=`` of :func:`shrinkage` -> the (id, name) columns of the lines it groups by.
 SHRINKAGE_KEYS = {
     "item": ("item_id", "item_name"),
@@ -89,23 +89,9 @@ def supplier_summary(
     True
     """
     who = "supplier_summary"
-    need(
-        lines,
-        [
-            "transaction_id",
-            "transaction_time",
-            "type",
-            "partner_id",
-            "partner_name",
-            "item_id",
-            "quantity",
-        ],
-        "lines",
-        LINES_HINT,
-        who=who,
-    )
+    need(lines, "lines", f"{_LINE_COLUMNS} partner_id partner_name", who=who)
     if items is not None:
-        need(items, ["id", "cost"], "items", ITEMS_HINT, who=who)
+        need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
     inbound = window[
         ((window["type"].astype("string") == "in") & window["partner_id"].notna())
@@ -114,17 +100,16 @@ def supplier_summary(
     ]
     suppliers = None
     if partners is not None:
-        need(partners, ["id", "name", "type"], "partners", "Pass client.partners_df().", who=who)
-        is_customer = (partners["type"].astype("string") == "customer").fillna(False)
-        customers = partners.loc[is_customer.to_numpy(dtype=bool), "id"].tolist()
-        inbound = inbound[~inbound["partner_id"].isin(customers).fillna(False).to_numpy(dtype=bool)]
-        suppliers = partners[
-            (partners["type"].astype("string") == "supplier").fillna(False).to_numpy(dtype=bool)
+        need(partners, "partners", "id name type", who=who)
+        kinds = partners["type"].astype("string")
+        customers = partners.loc[(kinds == "customer").fillna(False).to_numpy(dtype=bool), "id"]
+        inbound = inbound[
+            ~inbound["partner_id"].isin(customers.tolist()).fillna(False).to_numpy(dtype=bool)
         ]
+        suppliers = partners[(kinds == "supplier").fillna(False).to_numpy(dtype=bool)]
     inbound = without_deleted(
         inbound.reset_index(drop=True), inbound, include=include_deleted, who=who
     )
-    left_out = inbound.attrs.get(DELETED_NOTE, [])
     per_line = pd.DataFrame(
         {
             "partner_id": inbound["partner_id"].astype("Int64").array,
@@ -159,19 +144,15 @@ def supplier_summary(
         names = pd.concat([suppliers.set_index("id")["name"], names])
         names = names[~names.index.duplicated(keep="last")]
         out = out.reindex(out.index.union(pd.Index(suppliers["id"].dropna(), dtype="Int64")))
-        filled = {"deliveries": 0, "quantity": 0.0, "items": 0}
-        if items is not None:
-            filled["value_at_cost"] = 0.0
-        out = out.fillna(filled)
+        out = out.fillna({"deliveries": 0, "quantity": 0.0, "items": 0, "value_at_cost": 0.0})
     out.index = pd.Index(out.index, dtype="Int64", name="partner_id")
     out.insert(0, "partner_name", names.reindex(out.index).astype(object).astype("string"))
-    for col in ("deliveries", "items"):
-        out[col] = out[col].astype("int64")
+    out = out.astype({"deliveries": "int64", "items": "int64"})
     ranked = "value_at_cost" if items is not None else "quantity"
     out = out.reset_index().sort_values(
         [ranked, "deliveries", "partner_id"], ascending=[False, False, True], ignore_index=True
     )
-    out.attrs[DELETED_NOTE] = left_out
+    out.attrs[DELETED_NOTE] = inbound.attrs[DELETED_NOTE]
     return carry_provenance(out, lines)
 
 
@@ -224,14 +205,8 @@ def shrinkage(
             f"{who}: cut={cut!r} must be a share of the loss, above 0 and at most 1 (0.8 for 80 %)."
         )
     key, name = SHRINKAGE_KEYS[by]
-    need(
-        lines,
-        ["transaction_id", "transaction_time", "type", "item_id", "quantity", key, name],
-        "lines",
-        LINES_HINT,
-        who=who,
-    )
-    need(items, ["id", "cost"], "items", ITEMS_HINT, who=who)
+    need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
+    need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
     adjusted = window[
         (window["type"].astype("string") == "adjust").fillna(False).to_numpy(dtype=bool)
@@ -239,7 +214,6 @@ def shrinkage(
     adjusted = without_deleted(
         adjusted.reset_index(drop=True), adjusted, include=include_deleted, who=who
     )
-    left_out = adjusted.attrs.get(DELETED_NOTE, [])
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
     per_line = pd.DataFrame(
         {
@@ -271,5 +245,5 @@ def shrinkage(
     out["in_cut"] = pd.array(
         ((before < cut - 1e-12) & (loss > 0)).to_numpy(dtype=bool), dtype="boolean"
     )
-    out.attrs[DELETED_NOTE] = left_out
+    out.attrs[DELETED_NOTE] = adjusted.attrs[DELETED_NOTE]
     return carry_provenance(out, lines)

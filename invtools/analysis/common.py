@@ -8,10 +8,10 @@ the function the user called.
 
 >>> as_of_time("2026-07-01", pd.Series([], dtype="datetime64[ms, UTC]"), who="stock_at")
 Timestamp('2026-07-01 00:00:00+0000', tz='UTC')
->>> need([1, 2], ["item_id"], "history", "Pass a history.", who="stock_at")
+>>> need([1, 2], "history", "item_id stock", who="stock_at")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-TypeError: stock_at: history must be a DataFrame, not list. Pass a history.
+TypeError: stock_at: history must be a DataFrame, not list. Pass invtools.frames.stock_history...
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ from invtools.frames import PROVENANCE_KEYS, deleted_items, leave_out_deleted, w
 
 __all__ = [
     "DAY",
-    "HISTORY_HINT",
-    "LINES_HINT",
-    "ITEMS_HINT",
     "need",
     "as_of_time",
     "in_window",
@@ -45,12 +42,17 @@ __all__ = [
 
 DAY = pd.Timedelta(days=1)
 
-HISTORY_HINT = (
-    "Pass invtools.frames.stock_history(lines) (by_location=True for each "
-    "location) or mirror.stock_history()."
-)
-LINES_HINT = "Pass a lines frame: client.lines_df() or mirror.lines_df()."
-ITEMS_HINT = "Pass an items frame: client.items_df()."
+#: What to pass instead, by the name of the frame an analysis was given.
+_HINTS = {
+    "history": (
+        "Pass invtools.frames.stock_history(lines) (by_location=True for each location) or "
+        "mirror.stock_history()."
+    ),
+    "lines": "Pass a lines frame: client.lines_df() or mirror.lines_df().",
+    "items": "Pass an items frame: client.items_df().",
+    "stock": "Pass client.stock_df().",
+    "partners": "Pass client.partners_df().",
+}
 _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
 
 
@@ -58,16 +60,17 @@ def _prefix(who: str | None) -> str:
     return f"{who}: " if who else ""
 
 
-def need(df: Any, columns: list[str], what: str, hint: str, *, who: str | None = None) -> None:
-    """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks
-    ``columns`` (:class:`ConfigError`), saying what to pass instead."""
+def need(df: Any, what: str, columns: str, *, who: str | None = None) -> None:
+    """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks one
+    of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead of
+    ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"`` or ``"partners"``)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(
-            f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. {hint}"
+            f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"
         )
-    missing = [c for c in columns if c not in df.columns]
+    missing = [c for c in columns.split() if c not in df.columns]
     if missing:
-        raise ConfigError(f"{_prefix(who)}{what} lacks the column(s) {missing}. {hint}")
+        raise ConfigError(f"{_prefix(who)}{what} lacks the column(s) {missing}. {_HINTS[what]}")
 
 
 def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Timestamp:

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, HISTORY_HINT, as_of_time, need, without_deleted
+from invtools.analysis.common import DAY, as_of_time, need, without_deleted
 
 __all__ = ["stockouts", "stockout_summary"]
 
@@ -40,13 +40,7 @@ def stockouts(
 
 
 def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
-    need(
-        history,
-        ["transaction_time", "item_id", "item_name", "location_id", "stock"],
-        "history",
-        HISTORY_HINT,
-        who=who,
-    )
+    need(history, "history", "transaction_time item_id item_name location_id stock", who=who)
     as_of = as_of_time(as_of, history["transaction_time"], who=who)
     keys = ["item_id", "location_id"]
     h = history.sort_values(

@@ -25,8 +25,6 @@ from pandas.api.typing import NaTType
 
 from invtools._types import check_ids
 from invtools.analysis.common import (
-    HISTORY_HINT,
-    ITEMS_HINT,
     as_of_time,
     carry_provenance,
     check_flag,
@@ -40,15 +38,7 @@ from invtools.frames import DELETED_NOTE
 __all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
 
 _SERIES = ["item_id", "location_id"]  # one stock per item (and location)
-_COLUMNS = [
-    "transaction_time",
-    "transaction_id",
-    "item_id",
-    "item_name",
-    "location_id",
-    "stock",
-    "change",
-]
+_COLUMNS = "transaction_time transaction_id item_id item_name location_id stock change"
 
 
 def _ordered(history: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +92,7 @@ def stock_at(
     >>> bool((at["last_change"].dropna() < pd.Timestamp("2026-10-15", tz="UTC")).all())
     True
     """
-    need(history, _COLUMNS, "history", HISTORY_HINT, who="stock_at")
+    need(history, "history", _COLUMNS, who="stock_at")
     when = as_of_time(as_of, history["transaction_time"], who="stock_at")
     h = _ordered(history)
     last = (
@@ -149,9 +139,6 @@ def _month_end_levels(
             index=empty, columns=pd.MultiIndex.from_arrays([[], []]), dtype="float64"
         )
 
-    def month(times: pd.Series) -> np.ndarray:
-        return times.dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M").to_numpy()
-
     first = pd.Timestamp(start).tz_convert(tz).tz_localize(None).to_period("M")
     end = pd.Timestamp(until).tz_convert(tz).tz_localize(None).to_period("M")
     span = pd.period_range(first, max(first, end), freq="M")
@@ -160,13 +147,10 @@ def _month_end_levels(
     opening = _openings(h)
     seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
     both = pd.concat([opening, seen], ignore_index=True)
+    month = both["transaction_time"].dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M")
+    month.iloc[: len(opening)] = first - 1
     rows = pd.DataFrame(
-        {
-            "month": np.concatenate(
-                [np.full(len(opening), first - 1, dtype=object), month(seen["transaction_time"])]
-            ),
-            "stock": both["stock"].to_numpy(dtype="float64"),
-        },
+        {"month": month.to_numpy(), "stock": both["stock"].to_numpy(dtype="float64")},
         index=pd.MultiIndex.from_arrays([both[c].astype("Int64") for c in _SERIES]),
     )
     # rows are in time order within each series (its opening first): the last is the level
@@ -225,7 +209,7 @@ def month_end_stock(
     ['month', 'as_of', 'item_id', 'item_name', 'stock']
     """
     who = "month_end_stock"
-    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
+    need(history, "history", _COLUMNS, who=who)
     if periods is not None and check_number(periods, who=who, name="periods", whole=True) < 1:
         raise ConfigError(
             f"{who}: periods={periods!r} must be a positive whole number of "
@@ -245,7 +229,6 @@ def month_end_stock(
     if wanted is not None:
         h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
     h = without_deleted(h.reset_index(drop=True), h, include=include_deleted, who=who)
-    left_out = h.attrs.get(DELETED_NOTE, [])
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up
     # stubs type the labels str, but they are (item_id, location_id) tuples of ints
@@ -260,34 +243,26 @@ def month_end_stock(
     ).reindex(ids)
     if periods is not None:
         span, per_item = span[-periods:], per_item.iloc[-periods:]
-    months = span.strftime("%Y-%m").astype("string").array
+    months = [str(m) for m in span.strftime("%Y-%m")]
     if wide:
         # plain text labels, the Index type pandas infers: the one read_parquet gives back
         out = pd.DataFrame(
             per_item.to_numpy(dtype="float64"),
-            index=pd.Index([str(m) for m in months], name="month"),
+            index=pd.Index(months, name="month"),
             columns=pd.Index(_labels(ids, names), name="item"),
         )
     else:
+        month, item = np.divmod(np.arange(per_item.size), len(ids))  # of each row
         out = pd.DataFrame(
             {
-                "month": pd.array(
-                    np.repeat(months.to_numpy(dtype=object), len(ids)), dtype="string"
-                ),
-                "as_of": pd.array(
-                    np.repeat(np.asarray(_month_ends(span, until, tz)), len(ids)),
-                    dtype="datetime64[ms, UTC]",
-                ),
-                "item_id": pd.array(
-                    np.tile(np.asarray(ids, dtype="int64"), len(span)), dtype="Int64"
-                ),
-                "item_name": pd.array(
-                    np.tile(names.to_numpy(dtype=object), len(span)), dtype="string"
-                ),
+                "month": pd.array(months, dtype="string")[month],
+                "as_of": _month_ends(span, until, tz)[month],
+                "item_id": pd.array(ids, dtype="Int64")[item],
+                "item_name": pd.array(names.to_numpy(dtype=object), dtype="string")[item],
                 "stock": per_item.to_numpy(dtype="float64").ravel(),
             }
         )
-    out.attrs[DELETED_NOTE] = left_out
+    out.attrs[DELETED_NOTE] = h.attrs[DELETED_NOTE]
     return carry_provenance(out, history)
 
 
@@ -307,17 +282,12 @@ def _check_tz(tz: Any, who: str) -> None:
 
 
 def _labels(ids: list[int], names: pd.Series) -> list[str]:
-    """An item's name, or ``"name (#id)"`` where the name is missing or not unique."""
-    counts = names.value_counts(dropna=True)
-    out = []
-    for item_id, name in zip(ids, names.tolist(), strict=True):
-        if name is None or pd.isna(name):
-            out.append(f"#{item_id}")
-        elif counts[name] > 1:
-            out.append(f"{name} (#{item_id})")
-        else:
-            out.append(str(name))
-    return out
+    """An item's name, or ``"name (#id)"`` where the name is not unique, ``"#id"`` where it
+    is missing."""
+    text = pd.Series(names.to_numpy(dtype=object), dtype="string")
+    tag = pd.Series([f"#{i}" for i in ids], dtype="string")
+    shared = (text.duplicated(keep=False) & text.notna()).to_numpy(dtype=bool)
+    return text.mask(shared, text + " (" + tag + ")").fillna(tag).tolist()
 
 
 def stock_value_by_month(
@@ -350,26 +320,22 @@ def stock_value_by_month(
     ['2026-09', '2026-10']
     """
     who = "stock_value_by_month"
-    need(history, _COLUMNS, "history", HISTORY_HINT, who=who)
-    need(items, ["id", "cost", "price"], "items", ITEMS_HINT, who=who)
+    need(history, "history", _COLUMNS, who=who)
+    need(items, "items", "id cost price", who=who)
     until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
     h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
-    held = levels.clip(lower=0)
-    item_of = [k[0] for k in held.columns]
+    item_of = [k[0] for k in levels.columns]  # (item_id, location_id) pairs
     prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
-    amounts = held.to_numpy(dtype="float64")
-    amounts = np.where(np.isnan(amounts), 0.0, amounts)
-    units = amounts.sum(axis=1)
-    in_stock = pd.DataFrame(amounts > 0, columns=item_of).T.groupby(level=0).any().T.sum(axis=1)
-    cost = np.nan_to_num(prices["cost"].to_numpy(dtype="float64"))
-    price = np.nan_to_num(prices["price"].to_numpy(dtype="float64"))
+    cost, price = np.nan_to_num(prices.to_numpy(dtype="float64")).T
+    amounts = np.nan_to_num(levels.clip(lower=0).to_numpy(dtype="float64"))  # positive stock
+    in_stock = pd.DataFrame(amounts > 0, columns=item_of).T.groupby(level=0).any().sum()
     out = pd.DataFrame(
         {
             "month": span.strftime("%Y-%m").astype("string").array,
             "as_of": _month_ends(span, until, tz),
             "items": pd.array(in_stock.to_numpy(), dtype="int64"),
-            "units": units,
+            "units": amounts.sum(axis=1),
             "value_at_cost": amounts @ cost,
             "value_at_price": amounts @ price,
         }

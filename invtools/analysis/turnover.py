@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, ITEMS_HINT, LINES_HINT, as_of_time, need, without_deleted
+from invtools.analysis.common import DAY, as_of_time, need, without_deleted
 from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
@@ -51,23 +51,16 @@ def movement(
     >>> len(dead) > 0, bool((dead["quantity"] > 0).all())
     (True, True)
     """
-    need(
-        lines,
-        ["transaction_time", "type", "item_id", "item_name", "quantity"],
-        "lines",
-        LINES_HINT,
-        who="movement",
-    )
-    as_of = as_of_time(as_of, lines["transaction_time"], who="movement")
-    window = lines
+    need(lines, "lines", "transaction_time type item_id item_name quantity", who="movement")
+    times = lines["transaction_time"]
+    as_of = as_of_time(as_of, times, who="movement")
+    keep = times <= as_of
     if since is not None:
-        window = lines[
-            lines["transaction_time"]
-            >= as_of_time(since, lines["transaction_time"], who="movement", name="since")
-        ]
-    window = window[window["transaction_time"] <= as_of]
+        keep &= times >= as_of_time(since, times, who="movement", name="since")
+    window = lines[keep]
     kind = window["type"].astype("string")
     qty = window["quantity"].astype("float64")
+    totals = ["received", "sold", "adjusted"]
     per = pd.DataFrame(
         {
             "item_id": window["item_id"].array,
@@ -75,37 +68,23 @@ def movement(
             "received": qty.where(kind == "in", 0.0).to_numpy(),
             "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
             "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
-            "_sale": window["transaction_time"].where(kind == "out").array,
         }
     )
-    g = per.groupby("item_id", sort=False)
-    moved = pd.DataFrame(
-        {
-            "item_name": g["item_name"].last(),
-            "received": g["received"].sum(),
-            "sold": g["sold"].sum(),
-            "adjusted": g["adjusted"].sum(),
-        }
+    moved = per.groupby("item_id", sort=False).agg(
+        {"item_name": "last", **dict.fromkeys(totals, "sum")}
     )
     # the last sale ever, even one before `since`, says how long an item has been idle
     sales = lines.loc[lines["type"].astype("string") == "out"]
     last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
-        need(
-            items,
-            ["id", "name", "quantity", "cost"],
-            "items",
-            ITEMS_HINT,
-            who="movement",
-        )
+        need(items, "items", "id name quantity cost", who="movement")
         base = items.set_index("id")[["name", "quantity", "cost"]]
         # deleted items are not in `items`: kept here, left out (and said) at the end
         gone = moved[moved.index.isin(list(deleted_items(window))) & ~moved.index.isin(base.index)]
         moved = pd.concat([base.join(moved, how="left"), gone])
         moved["item_name"] = moved["item_name"].fillna(moved["name"])
         moved = moved.drop(columns="name")
-        for col in ("received", "sold", "adjusted"):
-            moved[col] = moved[col].fillna(0.0)
+        moved[totals] = moved[totals].fillna(0.0)
         moved["stock_value"] = moved["quantity"] * moved["cost"]
     moved["last_sale"] = last_sale.reindex(moved.index)
     moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
@@ -133,14 +112,8 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     >>> value["value_at_cost"].is_monotonic_decreasing
     True
     """
-    need(
-        stock,
-        ["item_id", "location_id", "location_name", "quantity"],
-        "stock",
-        "Pass client.stock_df().",
-        who="stock_value",
-    )
-    need(items, ["id", "cost", "price"], "items", ITEMS_HINT, who="stock_value")
+    need(stock, "stock", "item_id location_id location_name quantity", who="stock_value")
+    need(items, "items", "id cost price", who="stock_value")
     s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id", how="left")
     s = s[s["quantity"] > 0]
     s = s.assign(value_at_cost=s["quantity"] * s["cost"], value_at_price=s["quantity"] * s["price"])

@@ -79,21 +79,11 @@ def plot_activity(
     >>> ax.get_ylabel(), [t.get_text() for t in ax.get_legend().get_texts()]
     ('quantity (units, absolute) per week', ['in', 'out'])
     """
+    options = locals().copy()  # the table's arguments: every one but kind and ax
+    kind, ax = options.pop("kind"), options.pop("ax")
     if kind not in _KINDS:
         raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    table = table_of(
-        "plot_activity",
-        df,
-        freq,
-        by,
-        metric,
-        top=top,
-        since=since,
-        until=until,
-        tz=tz,
-        signed=signed,
-        exclude_opening_counts=exclude_opening_counts,
-    )
+    table = table_of("plot_activity", **options)
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))
@@ -119,25 +109,32 @@ def plot_activity(
     periods = pd.PeriodIndex(starts, freq=pfreq)
     widths = (periods + 1).start_time - periods.start_time
     colors = category_colors(table.columns, by)
-
-    if kind == "bar" and len(table) > MAX_BAR_PERIODS:
-        _draw_stairs(ax, table, starts, widths, colors)
-    elif kind == "bar":
-        _draw_bars(ax, table, starts, widths, colors)
-    else:
-        for col in table.columns:
-            ax.plot(
-                starts.to_numpy(),
-                table[col].to_numpy(dtype=float),
-                marker="o",
-                markersize=3,
-                label=col,
-                color=colors[col],
-            )
-        if len(starts) > 1:  # a line's last point is at the last period's start
-            # matplotlib takes datetime64 through its date converter; its stubs say float
-            ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())  # type: ignore[arg-type]
-    if (table.to_numpy() < 0).any():  # signed: what was counted away stacks below zero
+    values = table.to_numpy(dtype=float)
+    # Where each category's bars start: positive values pile up from zero, negative ones (a
+    # signed quantity view) pile down from it, so neither hides the other.
+    zero = np.zeros((len(values), 1))
+    bottoms = np.where(
+        values < 0,
+        np.cumsum(np.hstack([zero, values.clip(max=0)[:, :-1]]), axis=1),
+        np.cumsum(np.hstack([zero, values.clip(min=0)[:, :-1]]), axis=1),
+    )
+    edges = np.append(starts.to_numpy(), (starts[-1] + widths[-1]).to_numpy())
+    x, width = (starts + widths * 0.1).to_numpy(), (widths * 0.8).to_numpy()  # bars
+    for j, col in enumerate(table.columns):
+        style = {"label": col, "color": colors[col]}
+        if kind == "line":
+            ax.plot(starts.to_numpy(), values[:, j], marker="o", markersize=3, **style)
+        elif len(table) > MAX_BAR_PERIODS:  # one artist per category rather than per period
+            stack = bottoms[:, j] + values[:, j]  # empty periods: the baseline, nothing filled
+            ax.stairs(stack, edges, baseline=bottoms[:, j], fill=True, linewidth=0, **style)
+        else:
+            ax.bar(x, values[:, j], width, bottoms[:, j], align="edge", linewidth=0, **style)
+    if kind == "bar":
+        ax.set_xlim(edges[0], edges[-1])
+    elif len(starts) > 1:  # a line's last point is at the last period's start
+        # matplotlib takes datetime64 through its date converter; its stubs say float
+        ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())  # type: ignore[arg-type]
+    if (values < 0).any():  # signed: what was counted away stacks below zero
         ax.axhline(0, color=OTHER_COLOR, linewidth=0.8)
     else:
         ax.set_ylim(bottom=0)
@@ -149,58 +146,3 @@ def plot_activity(
     if by is not None:
         legend_outside(ax, title=by)
     return ax
-
-
-def _draw_stairs(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
-    # One artist per category instead of one per period: same stack, same colours and
-    # legend; empty periods show as the baseline (nothing filled).
-    edges = np.append(starts.to_numpy(), (starts[-1] + widths[-1]).to_numpy())
-    stack = _Stack(len(table))
-    for col in table.columns:
-        values = table[col].to_numpy(dtype=float)
-        bottom = stack.put(values)
-        ax.stairs(
-            bottom + values,
-            edges,
-            baseline=bottom,
-            fill=True,
-            label=col,
-            color=colors[col],
-            linewidth=0,
-        )
-    ax.set_xlim(edges[0], edges[-1])
-
-
-def _draw_bars(ax: Axes, table: pd.DataFrame, starts, widths, colors) -> None:
-    stack = _Stack(len(table))
-    x = (starts + widths * 0.1).to_numpy()
-    w = (widths * 0.8).to_numpy()
-    for col in table.columns:
-        heights = table[col].to_numpy(dtype=float)
-        ax.bar(
-            x,
-            heights,
-            width=w,
-            bottom=stack.put(heights),
-            align="edge",
-            label=col,
-            color=colors[col],
-            linewidth=0,
-        )
-    ax.set_xlim(starts[0].to_numpy(), (starts[-1] + widths[-1]).to_numpy())
-
-
-class _Stack:
-    """Where each category's bars start: positive values pile up from zero, negative ones (a
-    signed quantity view) pile down from it, so neither hides the other."""
-
-    def __init__(self, n: int) -> None:
-        self.up = np.zeros(n)
-        self.down = np.zeros(n)
-
-    def put(self, values: np.ndarray) -> np.ndarray:
-        """The baseline of ``values`` per period, and the stack grown by them."""
-        bottom = np.where(values < 0, self.down, self.up)
-        self.up = self.up + np.clip(values, 0, None)
-        self.down = self.down + np.clip(values, None, 0)
-        return bottom

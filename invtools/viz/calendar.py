@@ -12,7 +12,7 @@ import pandas as pd
 
 from invtools.errors import ConfigError
 from invtools.viz.common import check_tz, frame_times, is_lines
-from invtools.viz.style import new_axes
+from invtools.viz.style import new_axes, no_data
 from invtools.viz.tables import table_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,26 +52,15 @@ def plot_calendar(
     (3, 'Transactions per day, 2026')
     """
     tz = check_tz(tz)
-    times = frame_times(df, "plot_calendar")
+    # the frame's times, naive in ``tz``: its year, and the days it covers
+    local = frame_times(df, "plot_calendar").dropna().dt.tz_convert(tz).dt.tz_localize(None)
     if year is None:
-        local = times.dropna().dt.tz_convert(tz)
         year = int(local.dt.year.max()) if len(local) else pd.Timestamp.now(tz=tz).year
     elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
     year = int(year)
-    table = table_of(
-        "plot_calendar",
-        df,
-        "D",
-        None,
-        metric,
-        top=None,
-        since=f"{year}-01-01",
-        until=f"{year}-12-31",
-        tz=tz,
-        signed=False,
-        exclude_opening_counts=False,
-    )
+    since, until = f"{year}-01-01", f"{year}-12-31"
+    table = table_of("plot_calendar", df, "D", None, metric, since=since, until=until, tz=tz)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (12, 2.8))
     ax.set_title(f"{what.capitalize()} per day, {year}")
@@ -79,9 +68,8 @@ def plot_calendar(
     days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
     # Days outside the span the frame covers are unknown, not quiet: leave them blank.
-    local = times.dropna().dt.tz_convert(tz).dt.tz_localize(None).dt.normalize()
     if len(local):
-        covered = (days >= local.min()) & (days <= local.max())
+        covered = (days >= local.min().normalize()) & (days <= local.max().normalize())
         daily = np.where(covered, daily, np.nan)
     first_monday = days[0] - pd.Timedelta(days=days[0].day_of_week)
     col = np.asarray((days - first_monday).days // 7)
@@ -93,11 +81,7 @@ def plot_calendar(
 
     # Quiet days in a faint neutral "under" colour (readable on light and dark styles), so the
     # colour scale is spent on the days with activity.
-    colormap = (
-        mpl.colormaps[cmap or mpl.rcParams["image.cmap"]]
-        if not isinstance(cmap, mpl.colors.Colormap)
-        else cmap
-    )
+    colormap = mpl.colormaps.get_cmap(cmap)  # None: the style's image.cmap
     colormap = colormap.with_extremes(under=(0.5, 0.5, 0.5, 0.2), bad=(0, 0, 0, 0))
     positive = grid[np.isfinite(grid) & (grid > 0)]
     vmin = (1.0 if metric == "count" else float(positive.min())) if positive.size else 1.0
@@ -113,14 +97,10 @@ def plot_calendar(
         extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5),
     )
     ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
-    month_starts = [d for d in days if d.day == 1]
-    ax.set_xticks(
-        [int((d - first_monday).days // 7) for d in month_starts],
-        [d.strftime("%b") for d in month_starts],
-    )
+    month_starts = np.asarray(days.day == 1)
+    ax.set_xticks(col[month_starts], days[month_starts].strftime("%b"))
     ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    ax.spines[:].set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"
     figure = ax.figure  # typed Optional by matplotlib 3.8; an Axes drawn on has one
     assert figure is not None
@@ -133,13 +113,5 @@ def plot_calendar(
         bar.locator = MaxNLocator(integer=True)
         bar.update_ticks()
     if not np.nansum(daily):
-        ax.text(
-            0.5,
-            0.5,
-            f"no transactions in {year}",
-            transform=ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize="large",
-        )
+        no_data(ax, f"no transactions in {year}", ticks=True)
     return ax

@@ -22,16 +22,9 @@ __all__ = ["period_freq", "check_tz", "frame_times", "is_lines", "columns_text",
 _FREQS: dict[str, tuple[str, str]] = {
     "D": ("D", "day"),
     "W": ("W-SUN", "week"),
-    "M": ("M", "month"),
-    "ME": ("M", "month"),
-    "MS": ("M", "month"),
-    "Q": ("Q-DEC", "quarter"),
-    "QE": ("Q-DEC", "quarter"),
-    "QS": ("Q-DEC", "quarter"),
-    "Y": ("Y-DEC", "year"),
-    "YE": ("Y-DEC", "year"),
-    "YS": ("Y-DEC", "year"),
-    "A": ("Y-DEC", "year"),
+    **dict.fromkeys(("M", "ME", "MS"), ("M", "month")),
+    **dict.fromkeys(("Q", "QE", "QS"), ("Q-DEC", "quarter")),
+    **dict.fromkeys(("Y", "YE", "YS", "A"), ("Y-DEC", "year")),
 }
 _WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 

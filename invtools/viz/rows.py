@@ -86,17 +86,14 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     kinds = df["type"].astype("string")
     adjust = (kinds == "adjust").fillna(False)
     times = pd.to_datetime(df["transaction_time"], utc=True)
-    said = pd.Series(False, index=df.index)
-    if "memo" in df.columns:
-        memo = df["memo"].astype("string")
-        said = (
-            memo.str.contains(_OPENING, case=False, regex=True)
-            & memo.str.contains(_STOCK, case=False, regex=True)
-        ).fillna(False)
-    first_activity = times[kinds.isin(_ACTIVITY_TYPES).fillna(False)].min()
-    opens = pd.Series(False, index=df.index)
-    if pd.notna(first_activity):
-        opens = (times < first_activity).fillna(False)
+    memo = df["memo"] if "memo" in df.columns else pd.Series(pd.NA, index=df.index)
+    memo = memo.astype("string")
+    said = (
+        memo.str.contains(_OPENING, case=False, regex=True)
+        & memo.str.contains(_STOCK, case=False, regex=True)
+    ).fillna(False)
+    # before the first in, out or move (none: nothing opens, every comparison with NaT false)
+    opens = times < times[kinds.isin(_ACTIVITY_TYPES).fillna(False)].min()
     return (adjust & (said | opens)).astype(bool)
 
 
@@ -118,10 +115,8 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
             "suppliers and customers are told apart by a transaction's partner; this frame "
             "has no 'partner_name' or 'partner_id' column."
         )
-    present = pd.Series(False, index=df.index)
-    for column in ("partner_id", "partner_name"):
-        if column in df.columns:
-            present |= df[column].notna().to_numpy(dtype=bool)
+    named = [c for c in ("partner_id", "partner_name") if c in df.columns]
+    present = df[named].notna().any(axis=1)
     if "partner_type" in df.columns:
         given = df["partner_type"].astype("string").str.lower()
         return given.where(present & given.isin(PARTNER_TYPES)).astype("string")  # else <NA>
@@ -130,8 +125,5 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
             "without a 'partner_type' column a partner's type is taken from the transaction's "
             "type (in: supplier, out: customer); this frame has no 'type' column either."
         )
-    kinds = df["type"].astype("string")
-    out = pd.Series(pd.NA, index=df.index, dtype="string")
-    out = out.mask((kinds == "in").fillna(False) & present, "supplier")
-    out = out.mask((kinds == "out").fillna(False) & present, "customer")
-    return out
+    sides = {"in": "supplier", "out": "customer"}
+    return df["type"].astype("string").map(sides).where(present).astype("string").rename(None)

@@ -9,6 +9,7 @@ the minimum-stock levels to draw.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -94,19 +95,36 @@ def plot_stock_history(
                 f"{columns_text(history)}. Build it with invtools.frames.stock_history(lines)."
             )
     h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
-    end = _data_end(h["_t"], as_of, tz)  # of the whole frame: deleted items' rows count too
+    # Where every line ends, naive in ``tz``: ``as_of`` (a date: the end of that day), else the
+    # frame's last time (NaT for an empty frame), deleted items' rows included.
+    end = h["_t"].max()
     if as_of is not None:
+        end = pd.Timestamp(parse_time(as_of, end=True, name="as_of", tz=tz))
+        end = end.tz_convert(tz).tz_localize(None).to_datetime64()
         h = h[(h["_t"] <= end).fillna(False).to_numpy(dtype=bool)]
     deleted = deleted_items(h)
     h = leave_out_deleted(
         h, deleted, include=include_deleted or item_ids is not None, who="plot_stock_history"
     )
     names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
-    label_of = _item_labels(h["item_id"], names)
-    for item_id in set(deleted) & set(label_of):
-        label_of[item_id] += " (deleted)"
+    # item id -> its label: its name (the first seen), else "item <id>"; "(deleted)" said
+    first = pd.DataFrame({"id": h["item_id"], "name": names.astype(object)})
+    first = first.dropna(subset=["id"]).drop_duplicates("id")
+    label_of = {
+        i: (str(n) if pd.notna(n) else f"item {i}") + (" (deleted)" if i in deleted else "")
+        for i, n in zip(first["id"].tolist(), first["name"].tolist(), strict=True)
+    }
 
-    wanted = _select_items(item_ids, label_of, names, h["item_id"])
+    def resolve(key: Any) -> Any:
+        """An item id or name -> the item id, or None if this history does not have it."""
+        if not isinstance(key, str):
+            return key if key in label_of else None
+        hit = h["item_id"][names.astype(object) == key]
+        if len(hit):
+            return hit.iloc[0]
+        return int(key) if key.isdigit() and int(key) in label_of else None
+
+    wanted = _select_items(item_ids, label_of, resolve)
     ax = new_axes(ax, (10, 4))
     ax.set_ylabel("stock (units)")
     ax.set_xlabel(f"time ({tz})")
@@ -119,28 +137,22 @@ def plot_stock_history(
     )
 
     by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
-    cycle = color_cycle()
+    colors = itertools.cycle(color_cycle())
     marked = False
-    color_of: dict[Any, Any] = {}
-    n = 0
+    color_of: dict[Any, Any] = {}  # an item's first colour, for its minimum
     for item_id in wanted:
         rows = h[h["item_id"] == item_id]
-        groups = (
-            rows.groupby("location_id", dropna=False, sort=True) if by_location else [(None, rows)]
-        )
+        groups = rows.groupby("location_id", dropna=False) if by_location else [(None, rows)]
         for loc, part in groups:
             part = part.sort_values("_t", kind="stable")
-            if part.empty:  # every row of it after ``as_of``
-                continue
-            color = cycle[n % len(cycle)]
-            n += 1
+            color = next(colors)
             color_of.setdefault(item_id, color)
             label = label_of[item_id]
             if by_location:
                 label += " (all locations)" if pd.isna(loc) else f" (location {loc})"
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
-            held = pd.notna(end) and len(x) and x[-1] < end  # the last level holds to the end
+            held = pd.notna(end) and x[-1] < end  # the last level holds to the end
             ax.plot(
                 np.append(x, np.array([end]).astype(x.dtype)) if held else x,
                 np.append(y, y[-1]) if held else y,
@@ -162,68 +174,37 @@ def plot_stock_history(
                     label=None if marked else "out of stock",
                 )
                 marked = True
-                for lo, hi in _runs(out):
-                    right = x[hi + 1] if hi + 1 < len(x) else end
-                    if right > x[lo]:
-                        ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12, linewidth=0)
+            # the runs out of stock: +1 where one opens, -1 on the row after it (the restock)
+            steps = np.diff(np.concatenate(([0], out.astype(int), [0])))
+            for lo, back in zip(
+                np.flatnonzero(steps == 1), np.flatnonzero(steps == -1), strict=True
+            ):
+                right = x[back] if back < len(x) else end
+                if right > x[lo]:
+                    ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12, linewidth=0)
 
-    for item_id, level in _min_levels(min_stock, wanted, label_of, names, h["item_id"]):
-        single = not isinstance(min_stock, Mapping)
+    single = not isinstance(min_stock, Mapping)
+    for item_id, level in _min_levels(min_stock, wanted, resolve):
         ax.axhline(
             level,
             linestyle="--",
             linewidth=1,
             color=OTHER_COLOR if single else color_of[item_id],
-            label=f"minimum stock ({level:g})"
-            if single
-            else f"minimum {label_of[item_id]} ({level:g})",
+            label=f"minimum {'stock' if single else label_of[item_id]} ({level:g})",
         )
     date_axis(ax)
     legend_outside(ax)
     return ax
 
 
-def _data_end(local: pd.Series, as_of: Any, tz: str) -> Any:
-    """Where every line ends, as a naive time in ``tz``: ``as_of`` (a date: the end of that
-    day), else the frame's last time (NaT for an empty frame)."""
-    if as_of is None:
-        return local.max()
-    moment = pd.Timestamp(parse_time(as_of, end=True, name="as_of", tz=tz))
-    return moment.tz_convert(tz).tz_localize(None).to_datetime64()
-
-
-def _item_labels(ids: pd.Series, names: pd.Series) -> dict[Any, str]:
-    labels: dict[Any, str] = {}
-    # One row per item (first seen, in frame order) rather than a Python loop over every row.
-    first = pd.DataFrame({"id": ids, "name": names.astype(object)}).drop_duplicates("id")
-    for item_id, name in zip(first["id"].tolist(), first["name"].tolist(), strict=True):
-        if item_id is pd.NA or item_id in labels:
-            continue
-        labels[item_id] = str(name) if name is not None and not pd.isna(name) else f"item {item_id}"
-    return labels
-
-
-def _resolve_item(key: Any, label_of: dict[Any, str], names: pd.Series, ids: pd.Series):
-    """An item id or name -> the item id, or None if this history does not have it."""
-    if not isinstance(key, str) and key in label_of:
-        return key
-    if isinstance(key, str):
-        hit = ids[names.astype(object) == key]
-        if len(hit):
-            return hit.iloc[0]
-        if key.isdigit() and int(key) in label_of:
-            return int(key)
-    return None
-
-
-def _select_items(items: Any, label_of, names, ids) -> list[Any]:
+def _select_items(items: Any, label_of: dict[Any, str], resolve) -> list[Any]:
     if items is None:
         wanted = list(label_of)
     else:
         keys = [items] if isinstance(items, (str, int, np.integer)) else list(items)
         wanted = []
         for key in keys:
-            item_id = _resolve_item(key, label_of, names, ids)
+            item_id = resolve(key)
             if item_id is None:
                 some = ", ".join(f"{i} {n!r}" for i, n in list(label_of.items())[:10])
                 raise ConfigError(
@@ -243,30 +224,17 @@ def _select_items(items: Any, label_of, names, ids) -> list[Any]:
     return wanted
 
 
-def _min_levels(min_stock, wanted, label_of, names, ids):
+def _min_levels(min_stock: Any, wanted: list[Any], resolve) -> list[tuple[Any, float]]:
+    """(item id, level) of the minimum lines to draw: one level for all (id None), or those of
+    a mapping's items that are drawn."""
     if min_stock is None:
         return []
     if isinstance(min_stock, Mapping):
-        out: list[tuple[Any, float]] = []
-        for key, level in min_stock.items():
-            item_id = _resolve_item(key, label_of, names, ids)
-            if item_id in wanted and level is not None and not pd.isna(level):
-                out.append((item_id, float(level)))
-        return out
+        levels = ((resolve(key), level) for key, level in min_stock.items())
+        return [(i, float(v)) for i, v in levels if i in wanted and v is not None and pd.notna(v)]
     try:
         return [(None, float(min_stock))]
     except (TypeError, ValueError) as exc:
         raise ConfigError(
             f"min_stock={min_stock!r} must be a number or a mapping item id -> number."
         ) from exc
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """Index ranges (first, last) of the consecutive True runs in ``mask``.
-
-    >>> _runs(np.array([True, True, False, True]))
-    [(0, 1), (3, 3)]
-    """
-    steps = np.diff(np.concatenate(([0], mask.astype(int), [0])))  # +1 opens a run, -1 ends it
-    firsts, lasts = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1) - 1
-    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))

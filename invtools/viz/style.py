@@ -83,17 +83,12 @@ def legend_outside(ax: Axes, title: str | None = None) -> None:
     )
 
 
-def no_data(ax: Axes, message: str) -> None:
-    """Say ``message`` in the middle of an empty Axes (in the style's text colour)."""
+def no_data(ax: Axes, message: str, *, ticks: bool = False) -> None:
+    """Say ``message`` in the middle of an Axes (in the style's text colour); without
+    ``ticks``, an empty Axes: its ticks go."""
     ax.text(
-        0.5,
-        0.5,
-        message,
-        transform=ax.transAxes,
-        ha="center",
-        va="center",
-        fontsize="large",
-        alpha=0.8,
+        0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center", size="large", alpha=0.8
     )
-    ax.set_xticks([])
-    ax.set_yticks([])
+    if not ticks:
+        ax.set_xticks([])
+        ax.set_yticks([])

@@ -16,7 +16,6 @@ error) are in :mod:`invtools.viz.common`.
 
 from __future__ import annotations
 
-from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -113,19 +112,7 @@ def activity_table(
     2026-02-01 00:00:00+00:00   0.0  0.0
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
-    return table_of(
-        "activity_table",
-        df,
-        freq,
-        by,
-        metric,
-        top=top,
-        since=since,
-        until=until,
-        tz=tz,
-        signed=signed,
-        exclude_opening_counts=exclude_opening_counts,
-    )
+    return table_of("activity_table", **locals())  # every argument, by name
 
 
 def table_of(
@@ -135,12 +122,12 @@ def table_of(
     by: str | None,
     metric: str,
     *,
-    top: int | None,
-    since: Any,
-    until: Any,
-    tz: str | None,
-    signed: bool,
-    exclude_opening_counts: bool,
+    top: int | None = None,
+    since: Any = None,
+    until: Any = None,
+    tz: str | None = None,
+    signed: bool = False,
+    exclude_opening_counts: bool = False,
 ) -> pd.DataFrame:
     """:func:`activity_table` for ``who`` (the function the user called, named by errors)."""
     pfreq, _noun = period_freq(freq)
@@ -158,39 +145,27 @@ def table_of(
     categories = _categories(df, by)
     values = _values(df, metric, signed)
 
-    lo, hi_excl, hi = _time_range(since, until, tz, who)
-    keep = pd.Series(True, index=df.index)
+    lo, hi, last_in = _time_range(since, until, tz, who)
+    keep = times.notna()  # a row without a time cannot be placed in any period
     if by in PARTNER_SIDES:  # only the transactions with a partner of that type
         keep &= (partner_types(df) == by).fillna(False)
     if exclude_opening_counts:
         keep &= ~opening_counts(df)
     if lo is not None:
         keep &= times >= lo
-    if hi_excl is not None:
-        keep &= times < hi_excl
-    elif hi is not None:
-        keep &= times <= hi
-    rows = keep.fillna(False).to_numpy(dtype=bool)
+    if last_in is not None:
+        keep &= times <= last_in
+    rows = keep.to_numpy(dtype=bool)
     # Wall-clock times in the chosen zone, naive: Period cannot hold a time zone.
-    local = times[rows].dt.tz_convert(tz).dt.tz_localize(None)
-    periods = local.dt.to_period(pfreq)
-
-    seen = periods.dropna()  # a row without a time cannot be placed in any period
-    first = (
-        pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq)
-        if lo is not None
-        else (seen.min() if len(seen) else None)
-    )
-    last = (
-        pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq)
-        if hi is not None
-        else (seen.max() if len(seen) else None)
-    )
-    if first is None or last is None:  # nothing in range and no explicit range
-        return _empty_table(by, metric, tz)
-    if last < first:
-        raise ConfigError(f"{who}: {_before_start(until, since)}")
-    full = pd.period_range(first, last, freq=pfreq)
+    periods = times[rows].dt.tz_convert(tz).dt.tz_localize(None).dt.to_period(pfreq)
+    first = periods.min() if lo is None else pd.Period(lo.tz_convert(tz).tz_localize(None), pfreq)
+    last = periods.max() if hi is None else pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq)
+    if not len(periods) and (lo is None or hi is None):  # nothing in range, no range given
+        full = pd.PeriodIndex([], freq=pfreq)
+    elif last < first:
+        raise _before_start(who, until, since)
+    else:
+        full = pd.period_range(first, last, freq=pfreq)
 
     frame = pd.DataFrame(
         {
@@ -202,27 +177,29 @@ def table_of(
     table = frame.pivot_table(
         index="period", columns="cat", values="value", aggfunc="sum", fill_value=0, observed=True
     )
-    table = table.reindex(full, fill_value=0)
-    table = _top(table, top, by)
+    table = _top(table.reindex(full, fill_value=0), top, by)
     table = table.astype("int64" if metric == "count" else "float64")
+    # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
+    starts = full.start_time.tz_localize(
+        tz, nonexistent="shift_forward", ambiguous=np.zeros(len(full), dtype=bool)
+    )
     # no freq on the index: a saved table (Parquet, Feather) comes back without one
     # (stubs: freq=None, which drops it, is allowed)
-    table.index = pd.DatetimeIndex(_localize(full.start_time, tz), freq=None, name="period")  # type: ignore[arg-type]
+    table.index = pd.DatetimeIndex(starts, freq=None, name="period")  # type: ignore[arg-type]
     # Plain text labels, the Index type pandas infers for them: the one read_parquet and
     # read_feather give back, so a saved table is equal to the table.
     table.columns = pd.Index([str(c) for c in table.columns], name=by if by is not None else None)
     return table
 
 
-def _empty_table(by: str | None, metric: str, tz: str) -> pd.DataFrame:
-    index = pd.DatetimeIndex([], tz=tz, name="period")
-    columns = pd.Index([], dtype=object, name=by)
-    return pd.DataFrame(
-        index=index, columns=columns, dtype="int64" if metric == "count" else "float64"
-    )
-
-
 # ------------------------------------------------------------------------------- categories, values
+
+#: ``by=`` -> the column it reads, where that column is all it takes.
+_BY_COLUMN = {
+    "type": "type",
+    **dict.fromkeys(("partner", *PARTNER_SIDES), "partner_name"),
+    "member": "created_by_name",
+}
 
 
 def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
@@ -233,8 +210,12 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
         raise ConfigError(
             f"by={by!r} must be one of {choices_text(BY_CHOICES)}, None or a column name."
         )
-    if by == "type":
-        col = _need(df, "type", by)
+    if by in _BY_COLUMN:
+        if _BY_COLUMN[by] not in df.columns:
+            raise ConfigError(
+                f"by={by!r} needs a {_BY_COLUMN[by]!r} column; this frame has {columns_text(df)}."
+            )
+        col = df[_BY_COLUMN[by]]
     elif by == "location" and "location_name" in df.columns:  # the frames' own choice
         col = df["location_name"]
     elif by == "location":
@@ -247,10 +228,6 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
         col = sides[0].astype(object)
         if len(sides) == 2:  # the destination, else the source
             col = col.where(col.notna(), sides[1].astype(object))
-    elif by in ("partner", *PARTNER_SIDES):
-        col = _need(df, "partner_name", by)
-    elif by == "member":
-        col = _need(df, "created_by_name", by)
     elif by == "item":
         if "item_name" not in df.columns and "item_id" not in df.columns:
             raise ConfigError(
@@ -274,14 +251,6 @@ def _categories(df: pd.DataFrame, by: str | None) -> pd.Series:
     return col.astype("string").fillna(NONE).astype(object)
 
 
-def _need(df: pd.DataFrame, column: str, by: str) -> pd.Series:
-    if column not in df.columns:
-        raise ConfigError(
-            f"by={by!r} needs a {column!r} column; this frame has {columns_text(df)}."
-        )
-    return df[column]
-
-
 def _values(df: pd.DataFrame, metric: str, signed: bool = False) -> pd.Series:
     if metric == "count":
         return pd.Series(1, index=df.index, dtype="int64")
@@ -300,51 +269,30 @@ def _values(df: pd.DataFrame, metric: str, signed: bool = False) -> pd.Series:
 
 
 def _time_range(since: Any, until: Any, tz: str, who: str):
-    """(since, exclusive until or None, inclusive until) as UTC timestamps; naive values in
-    ``tz``. An ``until`` at midnight (a date, or a time of 00:00) includes that whole day.
-    """
+    """(since, until, the last instant included) as UTC timestamps, None where open; naive
+    values in ``tz``. An ``until`` at midnight (a date, or a time of 00:00) includes that
+    whole day."""
     zone = pd.Timestamp(0, tz=tz).tzinfo  # the zone pandas cuts periods in, for the parser too
-    lo, hi = _bound(since, f"{who}: since", zone), _bound(until, f"{who}: until", zone)
-    hi_excl = None
-    if hi is not None:
-        local = hi.tz_convert(tz)
-        if local == local.normalize():  # a date: include that whole day
-            hi_excl = (local + pd.Timedelta(days=1)).tz_convert("UTC")
+
+    def bound(value: Any, name: str) -> pd.Timestamp | None:
+        if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):  # NaT: open
+            return None
+        return pd.Timestamp(parse_time(value, name=f"{who}: {name}", tz=zone))
+
+    lo, hi = bound(since, "since"), bound(until, "until")
     if lo is not None and hi is not None and hi < lo:
-        raise ConfigError(f"{who}: {_before_start(until, since)}")
-    return lo, hi_excl, hi
+        raise _before_start(who, until, since)
+    last_in = hi
+    if hi is not None and (local := hi.tz_convert(tz)) == local.normalize():  # a date
+        last_in = (local + pd.Timedelta(days=1)).tz_convert("UTC") - pd.Timedelta(1, "ns")
+    return lo, hi, last_in
 
 
-def _bound(value: Any, name: str, zone) -> pd.Timestamp | None:
-    try:
-        missing = value is None or bool(pd.isna(value))  # NaT is an open end, like None
-    except (TypeError, ValueError):  # not a scalar: the parser says what it needs
-        missing = False
-    if missing:
-        return None
-    return pd.Timestamp(parse_time(value, name=name, tz=zone))
-
-
-def _in_words(value: Any) -> str:
-    """A range bound as a reader wrote it: text as given, dates and times in ISO form."""
-    if value is None:
-        return "none given"
-    if isinstance(value, date):  # datetime and pandas.Timestamp too
-        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
-    return str(value)
-
-
-def _before_start(until: Any, since: Any) -> str:
-    return (
-        f"until ({_in_words(until)}) is before since ({_in_words(since)}); give an until "
-        "on or after the since."
-    )
-
-
-def _localize(index: pd.DatetimeIndex, tz: str) -> pd.DatetimeIndex:
-    # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
-    return index.tz_localize(
-        tz, nonexistent="shift_forward", ambiguous=np.zeros(len(index), dtype=bool)
+def _before_start(who: str, until: Any, since: Any) -> ConfigError:
+    """The error of a range that ends before it starts, its bounds as a reader wrote them."""
+    since, until = ("none given" if v is None else str(v) for v in (since, until))
+    return ConfigError(
+        f"{who}: until ({until}) is before since ({since}); give an until on or after the since."
     )
 
 
@@ -354,16 +302,10 @@ def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:
     # Largest first, ties by name so the order (and the colours) never depend on input order.
     ranked = sorted(table.columns, key=lambda c: (-totals[c], str(c)))
     if top is not None and len(ranked) > top:
-        kept, rest = ranked[:top], ranked[top:]
-        out = table[kept].copy()
-        other = table[rest].sum(axis=1)
-        if OTHER in out.columns:  # a real category called "other": merge rather than clash
-            out[OTHER] = out[OTHER] + other
-        else:
-            out[OTHER] = other
-        table = out
-        ranked = kept
+        rest = table[ranked[top:]].sum(axis=1)
+        ranked = ranked[:top]
+        # a real category called "other" is merged with the rest rather than clashing
+        table = table[ranked].assign(**{OTHER: table[OTHER] + rest if OTHER in ranked else rest})
     if by == "type":
         ranked = sorted(ranked, key=lambda c: TX_TYPES.index(c) if c in TX_TYPES else 99)
-    order = [c for c in ranked if c != OTHER] + ([OTHER] if OTHER in table.columns else [])
-    return table[order]
+    return table[[c for c in ranked if c != OTHER] + ([OTHER] if OTHER in table.columns else [])]
