@@ -79,11 +79,21 @@ def plot_activity(
     >>> ax.get_ylabel(), [t.get_text() for t in ax.get_legend().get_texts()]
     ('quantity (units, absolute) per week', ['in', 'out'])
     """
-    options = locals().copy()  # the table's arguments: every one but kind and ax
-    kind, ax = options.pop("kind"), options.pop("ax")
     if kind not in _KINDS:
         raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
-    table = table_of("plot_activity", **options)
+    table = table_of(
+        "plot_activity",
+        df,
+        freq,
+        by,
+        metric,
+        top=top,
+        since=since,
+        until=until,
+        tz=tz,
+        signed=signed,
+        exclude_opening_counts=exclude_opening_counts,
+    )
     pfreq, noun = period_freq(freq)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     ax = new_axes(ax, (10, 4))

@@ -112,7 +112,19 @@ def activity_table(
     2026-02-01 00:00:00+00:00   0.0  0.0
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
-    return table_of("activity_table", **locals())  # every argument, by name
+    return table_of(
+        "activity_table",
+        df,
+        freq,
+        by,
+        metric,
+        top=top,
+        since=since,
+        until=until,
+        tz=tz,
+        signed=signed,
+        exclude_opening_counts=exclude_opening_counts,
+    )
 
 
 def table_of(
