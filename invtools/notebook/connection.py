@@ -207,15 +207,11 @@ def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None)
 
 class TeamTokens(dict):
     """name -> token, as :func:`team_tokens` finds them; displays the names only, so showing
-    it in a notebook (or a log line, or an error) never reveals a token."""
+    it in a notebook (or a log line, or an error) never reveals a token: ``str()`` and
+    IPython's display of a cell's value both use this ``__repr__``."""
 
     def __repr__(self) -> str:
         return "TeamTokens(" + ", ".join(f"{name}=<hidden>" for name in self) + ")"
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's display of a cell's value
-        printer.text(repr(self))
 
 
 def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
@@ -266,7 +262,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     default = team is None or team == "default"
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
-    if token and not _is_demo_token(token):
+    if token and not (_server is not None and token in _server.tokens.values()):  # not a demo's
         # an explicit base_url= wins over the environment's
         if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
             client_options["base_url"] = os.environ[BASE_URL_ENV]
@@ -335,10 +331,6 @@ def session_summary() -> dict[str, Any]:
         for key in ("rows", "pages", "sent", "from_cache"):
             totals[key] += int(getattr(stats, key, 0) or 0)
     return totals
-
-
-def _is_demo_token(token: str) -> bool:
-    return _server is not None and token in _server.tokens.values()
 
 
 def token_home(token: str, base_url: str) -> str:

@@ -148,8 +148,7 @@ class TeamResults(Mapping):
             out = pd.concat(values, names=["team"]).reset_index(level=0)
             out["team"] = out["team"].astype("string")
         elif values and all(isinstance(v, pd.Series) for v in values.values()):
-            out = pd.DataFrame({n: v for n, v in values.items()}).T.rename_axis("team")
-            out = out.infer_objects()
+            out = pd.DataFrame(values).T.rename_axis("team").infer_objects()
         else:
             kinds = sorted({type(v).__name__ for v in values.values()})
             raise ArgumentTypeError(
@@ -270,6 +269,8 @@ def each_team(
 
     def run(name: str, make: Callable[[], Client], made: bool) -> TeamOutcome:
         t0 = time.perf_counter()
+        value: Any = None
+        error: BaseException | None = None
         with cancel_scope(stop):  # once stopped, this team's client sends nothing more
             client = None
             try:
@@ -277,22 +278,17 @@ def each_team(
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
-                return TeamOutcome(
-                    name, value=value, seconds=time.perf_counter() - t0, stats=measurement.stats
-                )
             except catch as err:
-                return TeamOutcome(
-                    name,
-                    error=err,
-                    seconds=time.perf_counter() - t0,
-                    stats=live[name].stats if name in live else None,
-                )
+                error = err
             except BaseException as err:
                 err.add_note(f"raised by invtools.each_team's question for team {name!r}")
                 raise
             finally:
                 if made and client is not None:
                     client.close()
+        stats = live[name].stats if name in live else None  # None: no client was made
+        seconds = time.perf_counter() - t0
+        return TeamOutcome(name, value=value, error=error, seconds=seconds, stats=stats)
 
     outcomes: dict[str, TeamOutcome] = {}
     bars: dict[str, Any] = {}
@@ -374,11 +370,9 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
     """(name, make the client, made here?) for each team, in order; checked before any runs."""
     options = {**connect_options, "progress": False}  # one bar per team is each_team's
     if teams is None:
-        names = list(team_tokens())
-        if not names:  # as connect(): no token anywhere, so the demo server and its teams
+        if not team_tokens():  # as connect(): no token anywhere, so the demo server and its teams
             demo_server()
-            names = list(team_tokens())
-        teams = names
+        teams = list(team_tokens())
     if isinstance(teams, Mapping):
         bad = {n: type(c).__name__ for n, c in teams.items() if not isinstance(c, Client)}
         if bad:
