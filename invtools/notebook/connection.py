@@ -263,11 +263,10 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
     if token and not (_server is not None and token in _server.tokens.values()):  # not a demo's
-        # an explicit base_url= wins over the environment's
-        if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
-            client_options["base_url"] = os.environ[BASE_URL_ENV]
-        if "base_url" in client_options:  # never the demo server's: not a demo token
-            client_options["base_url"] = token_home(token, client_options["base_url"])
+        # an explicit base_url= wins over the environment's; never the demo server's
+        base_url = client_options.get("base_url", os.environ.get(BASE_URL_ENV) or None)
+        if base_url is not None:
+            client_options["base_url"] = token_home(token, base_url)
         return _remember(Client(token, **client_options))
     if "base_url" in client_options:
         raise ConfigError(

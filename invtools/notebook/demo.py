@@ -177,7 +177,6 @@ def run_notebooks(
         try:
             nb, run.summary = execute_notebook(path, env=env)
         except Exception as exc:  # report and go on with the other notebooks
-            nb = getattr(exc, "nb", None)
             run.error = _last_line(exc)
         run.seconds = time.perf_counter() - started
         if run.ok:

@@ -185,8 +185,7 @@ class TokenPicker(widgets.VBox):
         thing, so the token is in the synced state for as short a time as possible and never
         when the notebook is saved."""
         pasted = self.password.value
-        if pasted:
-            self.password.value = ""
+        self.password.value = ""
         return pasted.strip()
 
     # -- events

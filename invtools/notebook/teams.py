@@ -267,14 +267,15 @@ def each_team(
     live: dict[str, Measurement] = {}
     started = time.perf_counter()
 
-    def run(name: str, make: Callable[[], Client], made: bool) -> TeamOutcome:
+    def run(name: str, given: Client | None) -> TeamOutcome:
         t0 = time.perf_counter()
         value: Any = None
         error: BaseException | None = None
         with cancel_scope(stop):  # once stopped, this team's client sends nothing more
             client = None
             try:
-                client = make()
+                # one bar per team is each_team's; a client made here is closed here
+                client = given or connect(name, progress=False, **connect_options)
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
@@ -284,7 +285,7 @@ def each_team(
                 err.add_note(f"raised by invtools.each_team's question for team {name!r}")
                 raise
             finally:
-                if made and client is not None:
+                if given is None and client is not None:
                     client.close()
         stats = live[name].stats if name in live else None  # None: no client was made
         seconds = time.perf_counter() - t0
@@ -297,10 +298,10 @@ def each_team(
     )
     futures: dict[Future, str] = {}
     try:
-        for name, make, made in jobs:
+        for name, given in jobs.items():
             # Each team's work in its own copy of the caller's context (a Context is entered
             # by one thread at a time): the caller's open measurements count it.
-            futures[pool.submit(contextvars.copy_context().run, run, name, make, made)] = name
+            futures[pool.submit(contextvars.copy_context().run, run, name, given)] = name
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -310,7 +311,7 @@ def each_team(
                 if bars:
                     _finish(bars[outcome.team], outcome)
             if progress and not bars and pending and time.perf_counter() - started >= SHOW_AFTER:
-                bars = {name: progress_bar(desc=name, unit=" req") for name, *_ in jobs}
+                bars = {name: progress_bar(desc=name, unit=" req") for name in jobs}
                 for outcome in outcomes.values():
                     _finish(bars[outcome.team], outcome)
             for name, measurement in list(live.items()) if bars else ():
@@ -342,13 +343,13 @@ def each_team(
 
 
 def _in_order(
-    jobs: list, outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
+    jobs: Iterable[str], outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
 ) -> TeamResults:
     """The outcomes in the order the teams were given; a team with none was stopped."""
     ordered = {
         name: outcomes.get(name)
         or TeamOutcome(name, error=Cancelled(f"team {name!r}: {stopped} before it answered"))
-        for name, *_ in jobs
+        for name in jobs
     }
     return TeamResults(ordered, seconds=time.perf_counter() - started)
 
@@ -366,9 +367,9 @@ def _finish(bar: Any, outcome: TeamOutcome) -> None:
     bar.set_postfix_str("done" if outcome.ok else type(outcome.error).__name__)
 
 
-def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callable, bool]]:
-    """(name, make the client, made here?) for each team, in order; checked before any runs."""
-    options = {**connect_options, "progress": False}  # one bar per team is each_team's
+def _jobs(teams: Any, connect_options: dict[str, Any]) -> dict[str, Client | None]:
+    """Each team's name and its given client (None: connect() makes one), in order; checked
+    before any runs."""
     if teams is None:
         if not team_tokens():  # as connect(): no token anywhere, so the demo server and its teams
             demo_server()
@@ -384,7 +385,7 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
                 f"each_team got clients, so it connects nothing: "
                 f"{sorted(connect_options)} would be ignored"
             )
-        return [(str(n), (lambda c=c: c), False) for n, c in teams.items()]
+        return {str(n): c for n, c in teams.items()}
     given = (
         None if isinstance(teams, (str, bytes)) or not isinstance(teams, Iterable) else list(teams)
     )
@@ -393,5 +394,4 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
             f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
             f"(or a mapping name -> Client), not {teams!r}"
         )
-    names = list(dict.fromkeys(given))  # each team once, in the order given
-    return [(n, (lambda n=n: connect(n, **options)), True) for n in names]
+    return dict.fromkeys(given)  # each team once, in the order given
