@@ -82,9 +82,7 @@ class ActivityExplorer(widgets.VBox):
         self.tz = tz or "UTC"
         self.top = top
         self.figure = Figure(figsize=(10.0, 4.0), layout="constrained")
-        self.table = pd.DataFrame()
-        self.summary = pd.DataFrame()
-        self.busiest: tuple[pd.Timestamp, float] | None = None
+        self.busiest: tuple[pd.Timestamp, float] | None = None  # with table, summary: redraw()
         self.redraws = 0
         self._held = 0
         # The opening stock counts of the transactions (False) and of the item frame (True).
@@ -312,25 +310,21 @@ class ActivityExplorer(widgets.VBox):
         share = weight / weight.sum() if weight.sum() else totals * 0.0
         self.summary = pd.DataFrame({metric: totals, "share": share})
         self.summary.index.name = table.columns.name
-        per_period = table.sum(axis=1)
-        self.busiest = (
-            (cast(pd.Timestamp, per_period.idxmax()), per_period.max()) if grand else None
-        )  # the index holds the period starts
         counted = "lines" if self.by.value == "item" else "transactions"
         unit = "units" if metric == "quantity" else counted
         said = f"{grand:,.0f} {unit}"
         if self.by.value in ("supplier", "customer"):
             said += f" with a {self.by.value}"
-        if metric == "quantity":
-            said += f" ({_UNITS_SAID[self.signed]})"
         shown = self.summary.assign(share=self.summary["share"].map("{:.0%}".format))
         if metric == "quantity":
+            said += f" ({_UNITS_SAID[self.signed]})"
             shown[metric] = shown[metric].map("{:,.0f}".format)
         noun = self.freq.label
-        busiest = "none"
-        if self.busiest is not None:
-            start, most = self.busiest
-            busiest = f"{start.strftime(_PERIOD_FORMAT[self.freq.value])} ({most:,.0f} {unit})"
+        per_period = table.sum(axis=1)  # the index holds the period starts
+        start, most = cast(pd.Timestamp, per_period.idxmax()), per_period.max()
+        self.busiest = (start, most) if grand else None
+        period = start.strftime(_PERIOD_FORMAT[self.freq.value])
+        busiest = f"{period} ({most:,.0f} {unit})" if grand else "none"
         self.summary_html.value = (
             f"<b>Total:</b> {html.escape(said)} in {len(table)} {noun}(s) &nbsp; "
             f"<b>Busiest {noun}:</b> {html.escape(busiest)}"

@@ -259,9 +259,7 @@ def each_team(
     york   Outdoor store    1140.0
     """
     jobs = _jobs(teams, connect_options)
-    if max_workers is not None and (
-        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
-    ):
+    if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # no bool
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")
     stop = threading.Event()
     live: dict[str, Measurement] = {}
@@ -322,13 +320,13 @@ def each_team(
         for future in futures:
             future.cancel()
         if isinstance(err, KeyboardInterrupt):
-            wait([f for f in futures if not f.done()], timeout=STOP_GRACE)
+            wait(futures, timeout=STOP_GRACE)
             for future in futures:
                 if future.done() and not future.cancelled() and future.exception() is None:
                     outcomes.setdefault(futures[future], future.result())
-            partial = _in_order(jobs, outcomes, started, stopped="stopped by Ctrl-C")
+            partial = _in_order(jobs, outcomes, started)
             err.results = partial  # type: ignore[attr-defined]  # carried to the caller
-            done_names = [n for n in partial if partial.outcome(n).ok]
+            done_names = list(partial.ok)
             err.add_note(
                 f"invtools.each_team stopped: {len(done_names)} of {len(jobs)} teams "
                 f"had answered ({', '.join(done_names) or 'none'}); their results are "
@@ -342,14 +340,12 @@ def each_team(
     return _in_order(jobs, outcomes, started)
 
 
-def _in_order(
-    jobs: Iterable[str], outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
-) -> TeamResults:
-    """The outcomes in the order the teams were given; a team with none was stopped."""
+def _in_order(jobs: Iterable[str], outcomes: dict[str, TeamOutcome], started: float) -> TeamResults:
+    """The outcomes in the order the teams were given; a team with none was stopped by Ctrl-C."""
+    stopped = "stopped by Ctrl-C before it answered"
     ordered = {
-        name: outcomes.get(name)
-        or TeamOutcome(name, error=Cancelled(f"team {name!r}: {stopped} before it answered"))
-        for name in jobs
+        n: outcomes.get(n) or TeamOutcome(n, error=Cancelled(f"team {n!r}: {stopped}"))
+        for n in jobs
     }
     return TeamResults(ordered, seconds=time.perf_counter() - started)
 
