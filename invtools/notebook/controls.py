@@ -65,12 +65,9 @@ class TypeChoice(widgets.HBox):
         self.options = TX_TYPES
         self._syncing = False
         chosen = self.options if value is None else tuple(value)
-        box_layout = {"width": "auto", "margin": "0 1.2em 0 0"}
+        box = {"indent": False, "layout": {"width": "auto", "margin": "0 1.2em 0 0"}}
         self.boxes = {
-            kind: widgets.Checkbox(
-                value=kind in chosen, description=kind, indent=False, layout=box_layout
-            )
-            for kind in self.options
+            t: widgets.Checkbox(value=t in chosen, description=t, **box) for t in TX_TYPES
         }
         # The label: the same width and alignment as the descriptions of the controls above it.
         super().__init__(

@@ -76,14 +76,12 @@ def activity_explorer(
             "or before the until"
         )
     if hasattr(df_or_client, "team") and hasattr(df_or_client, "transactions"):  # a Client
-        local = tz not in (None, "UTC")  # the client reads dates in UTC: give it the moments
-        data = df_or_client.transactions_df(
-            since=lo if local else since, until=hi if local else until
-        )
+        if tz not in (None, "UTC"):  # the client reads dates in UTC: give it the moments
+            since, until = lo, hi
+        data = df_or_client.transactions_df(since=since, until=until)
     else:
         data = _window(df_or_client, lo, hi)
-    if lines is not None:
-        lines = _window(lines, lo, hi, "lines")
+    lines = _window(lines, lo, hi, "lines")  # None stays None
     return ActivityExplorer(data, lines=lines, tz=tz, top=top)
 
 

@@ -215,13 +215,11 @@ class ActivityExplorer(widgets.VBox):
         self.redraws += 1
 
     def __repr__(self) -> str:
-        shown = {
-            k: v.isoformat() if isinstance(v, dt.date) else v for k, v in self.settings().items()
-        }
+        s = {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in self.settings().items()}
+        lines = None if self.lines is None else len(self.lines)
+        kind = self.kind.value
         return (
-            f"ActivityExplorer(rows={len(self.data)}, "
-            f"lines={None if self.lines is None else len(self.lines)}, "
-            f"settings={shown!r}, kind={self.kind.value!r})"
+            f"ActivityExplorer(rows={len(self.data)}, lines={lines}, settings={s!r}, kind={kind!r})"
         )
 
     # -- internals

@@ -63,6 +63,8 @@ __all__ = ["token_picker", "TokenPicker", "scrub"]
 logger = logging.getLogger("invtools")
 
 PASTED = "the pasted token"  # how messages name a pasted token (a named one: token 'shop')
+#: The status line's mark and its colour, by level ("info" has none).
+_MARKS = {"ok": ("✓", "#2ca02c"), "warn": ("⚠", "#b8860b"), "error": ("✗", "#d62728")}
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -223,9 +225,8 @@ class TokenPicker(widgets.VBox):
             base_url = token_home(token, self.base_url)
             self._say("info", f"Checking {label} against {base_url}{TEAM_PATH} …")
             # At the demo server: its pace and its cache, as connect() gives its clients.
-            client = Client(
-                token, base_url=base_url, **demo_client_options(base_url, self._options)
-            )
+            options = demo_client_options(base_url, self._options)
+            client = Client(token, base_url=base_url, **options)
             # Asked of the server, never the cache: the team is cached for hours, and a token
             # deleted meanwhile must be reported refused, not "Connected".
             team = client.team(refresh=True)
@@ -263,11 +264,8 @@ class TokenPicker(widgets.VBox):
                 # The exception may quote the token (a callback that formats a request, say):
                 # the log line is scrubbed like the status line.
                 why = scrub(f"{type(exc).__name__}: {exc}", secrets)
-                logger.warning(
-                    "token_picker on_change callback %s failed: %s",
-                    scrub(repr(callback), secrets),
-                    why,
-                )
+                name = scrub(repr(callback), secrets)
+                logger.warning("token_picker on_change callback %s failed: %s", name, why)
                 self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
@@ -306,8 +304,7 @@ class TokenPicker(widgets.VBox):
 
     def _fail(self, text: str) -> None:
         self._close_client()
-        self.team = None
-        self.client = None
+        self.team = self.client = None
         self._say("error", text)
 
     def _close_client(self) -> None:
@@ -319,17 +316,14 @@ class TokenPicker(widgets.VBox):
 
     def _say(self, level: str, text: str, *, strong: str | None = None) -> None:
         self.message, self._level = text, level
-        icon, color = {
-            "ok": ("✓", "#2ca02c"),
-            "warn": ("⚠", "#b8860b"),
-            "error": ("✗", "#d62728"),
-            "info": ("", "inherit"),
-        }[level]
-        esc = lambda t: html.escape(t, quote=False)  # noqa: E731 - element text, not attributes
-        body = esc(text)
+        body = html.escape(text, quote=False)  # element text, not attributes
         if strong:
-            body = body.replace(esc(strong), f"<b>{esc(strong)}</b>", 1)
-        self.status.value = f"<span style='color:{color}'>{icon}</span> {body}" if icon else body
+            name = html.escape(strong, quote=False)
+            body = body.replace(name, f"<b>{name}</b>", 1)
+        if level in _MARKS:
+            mark, color = _MARKS[level]
+            body = f"<span style='color:{color}'>{mark}</span> {body}"
+        self.status.value = body
 
 
 def token_picker(

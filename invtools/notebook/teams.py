@@ -145,8 +145,7 @@ class TeamResults(Mapping):
                 )
             if not values:
                 return pd.DataFrame({"team": pd.Series([], dtype="string")})
-            out = pd.concat(values, names=["team"]).reset_index(level=0)
-            out["team"] = out["team"].astype("string")
+            out = pd.concat(values, names=["team"]).reset_index(level=0).astype({"team": "string"})
         elif values and all(isinstance(v, pd.Series) for v in values.values()):
             out = pd.DataFrame(values).T.rename_axis("team").infer_objects()
         else:
@@ -190,11 +189,8 @@ class TeamResults(Mapping):
         return f"TeamResults({', '.join(parts)}; {self.seconds:.1f} s)"
 
     def _repr_html_(self) -> str:
-        answered = len(self) - len(self.errors)
-        caption = (
-            f"invtools.each_team: {answered} of {len(self)} teams answered, in {self.seconds:.1f} s"
-        )
-        return f"<p>{html.escape(caption)}</p>" + self.summary().to_html(na_rep="")
+        said = f"{len(self.ok)} of {len(self)} teams answered, in {self.seconds:.1f} s"
+        return f"<p>invtools.each_team: {html.escape(said)}</p>" + self.summary().to_html(na_rep="")
 
 
 def _describe(value: Any) -> str:
