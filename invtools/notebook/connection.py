@@ -354,17 +354,16 @@ def token_home(token: str, base_url: str) -> str:
     if token in server.tokens.values():
         return server.base_url
     try:
-        same = normalise_base_url(base_url) == server.base_url
+        if normalise_base_url(base_url) != server.base_url:
+            return base_url
     except ConfigError:  # not a URL at all: the client says what is wrong with it
-        same = False
-    if same:
-        raise ConfigError(
-            f"this token is not one of the built-in demo server's, so it is not sent to the "
-            f"demo server at {server.base_url} (it knows only the demo teams "
-            f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
-            f"service's base_url (or none: {BASE_URL_ENV}, else the real service)."
-        )
-    return base_url
+        return base_url
+    raise ConfigError(
+        f"this token is not one of the built-in demo server's, so it is not sent to the "
+        f"demo server at {server.base_url} (it knows only the demo teams "
+        f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
+        f"service's base_url (or none: {BASE_URL_ENV}, else the real service)."
+    )
 
 
 def is_demo(client: Client) -> bool:

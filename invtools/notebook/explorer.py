@@ -154,16 +154,9 @@ class ActivityExplorer(widgets.VBox):
 
     def settings(self) -> dict[str, Any]:
         """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
-        return {
-            "freq": self.freq.value,
-            "by": self.by.value,
-            "metric": self.metric.value,
-            "top": self.top,
-            "since": self.since.value,
-            "until": self.until.value,
-            "tz": self.tz,
-            "signed": self.signed,
-        }
+        controls = ("freq", "by", "metric", "since", "until")  # each named as its argument
+        chosen = {name: getattr(self, name).value for name in controls}
+        return {**chosen, "top": self.top, "tz": self.tz, "signed": self.signed}
 
     @property
     def signed(self) -> bool:
@@ -287,10 +280,9 @@ class ActivityExplorer(widgets.VBox):
         for frame in (self.data, self._item_frame):
             if frame is None or "transaction_time" not in frame.columns:
                 continue
-            times = pd.to_datetime(frame["transaction_time"], utc=True).dropna()
-            if not times.empty:
-                local = times.dt.tz_convert(self.tz)
-                return local.min().date(), local.max().date()
+            times = pd.to_datetime(frame["transaction_time"], utc=True).dt.tz_convert(self.tz)
+            if times.notna().any():
+                return times.min().date(), times.max().date()
         return None, None
 
     def _summarise(self) -> None:

@@ -123,9 +123,7 @@ class TokenPicker(widgets.VBox):
         )
         self.password = widgets.Password(placeholder="or paste a token", layout={"width": "18em"})
         self.button = widgets.Button(
-            description="Connect",
-            icon="plug",
-            tooltip="Check the pasted token (or the chosen team)",
+            description="Connect", icon="plug", tooltip="Check the pasted token, or the chosen team"
         )
         self.status = widgets.HTML()
         super().__init__(
@@ -171,11 +169,8 @@ class TokenPicker(widgets.VBox):
             return self._check(pasted, PASTED)
         client = self._check_named(self.dropdown.value if name is None else name)
         if pasted:  # a name was chosen over it
-            self._say(
-                self._level,
-                f"{self.message} (The pasted token was not used; the field is empty again.)",
-                strong=self.team and self.team.name,
-            )
+            note = "(The pasted token was not used; the field is empty again.)"
+            self._say(self._level, f"{self.message} {note}", strong=self.team and self.team.name)
         return client
 
     def __repr__(self) -> str:
@@ -204,11 +199,8 @@ class TokenPicker(widgets.VBox):
             return None
         token = self._tokens().get(name)
         if token is None:
-            self._fail(
-                f"No token named {name!r} in the environment any more (was "
-                f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
-                "unset?)."
-            )
+            env = "INVTOOLS_TOKEN" if name == "default" else f"INVTOOLS_TOKEN_{name.upper()}"
+            self._fail(f"No token named {name!r} in the environment any more (was {env} unset?).")
             return None
         return self._check(token, f"token {name!r}")
 
@@ -244,16 +236,13 @@ class TokenPicker(widgets.VBox):
         where = f"{label} at {base_url}{demo}"
         who = f"{team.name} (team {team.id}, {team.mode_name} mode)"
         said = f"Connected to {who} with {where}"
-        if team.uses_locations:
-            self._say("ok", f"{said}.", strong=team.name)
-        else:
-            self._say(
-                "warn",
-                f"{said}, but this team does not manage stock by location: items, stock, "
-                "transactions and locations will not work (the service refuses them). Members, "
-                "partners and item attributes do.",
-                strong=team.name,
+        if not team.uses_locations:
+            said += (
+                ", but this team does not manage stock by location: items, stock, transactions "
+                "and locations will not work (the service refuses them). Members, partners and "
+                "item attributes do"
             )
+        self._say("ok" if team.uses_locations else "warn", f"{said}.", strong=team.name)
         self._close_client()
         self.team = team
         self.client = client
