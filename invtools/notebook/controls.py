@@ -65,9 +65,10 @@ class TypeChoice(widgets.HBox):
         self.options = TX_TYPES
         self._syncing = False
         chosen = self.options if value is None else tuple(value)
-        box = {"indent": False, "layout": {"width": "auto", "margin": "0 1.2em 0 0"}}
+        look = {"indent": False, "layout": {"width": "auto", "margin": "0 1.2em 0 0"}}
         self.boxes = {
-            t: widgets.Checkbox(value=t in chosen, description=t, **box) for t in TX_TYPES
+            kind: widgets.Checkbox(value=kind in chosen, description=kind, **look)
+            for kind in self.options
         }
         # The label: the same width and alignment as the descriptions of the controls above it.
         super().__init__(

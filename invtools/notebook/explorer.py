@@ -82,7 +82,8 @@ class ActivityExplorer(widgets.VBox):
         self.tz = tz or "UTC"
         self.top = top
         self.figure = Figure(figsize=(10.0, 4.0), layout="constrained")
-        self.busiest: tuple[pd.Timestamp, float] | None = None  # with table, summary: redraw()
+        # table, summary and busiest: set by redraw() (at the end)
+        self.busiest: tuple[pd.Timestamp, float] | None = None
         self.redraws = 0
         self._held = 0
         # The opening stock counts of the transactions (False) and of the item frame (True).
@@ -229,7 +230,7 @@ class ActivityExplorer(widgets.VBox):
 
     def _of_types(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of ``df`` of the chosen transaction types."""
-        return df[df["type"].astype(object).isin(self.types.value)] if "type" in df else df
+        return df[df["type"].astype(object).isin(self.types.value)] if "type" in df.columns else df
 
     def _openings(self, df: pd.DataFrame) -> np.ndarray:
         """Which rows of ``df`` (the data or the item frame) are opening stock counts

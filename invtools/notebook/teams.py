@@ -175,11 +175,8 @@ class TeamResults(Mapping):
             for n, o in self._outcomes.items()
         ]
         columns = ["team", "ok", "value", "error", "seconds", "sent", "from_cache"]
-        return (
-            pd.DataFrame(rows, columns=columns)
-            .astype({"team": "string", "value": "string", "error": "string"})
-            .set_index("team")
-        )
+        texts = {"team": "string", "value": "string", "error": "string"}
+        return pd.DataFrame(rows, columns=columns).astype(texts).set_index("team")
 
     def __repr__(self) -> str:
         parts = [
@@ -255,7 +252,7 @@ def each_team(
     york   Outdoor store    1140.0
     """
     jobs = _jobs(teams, connect_options)
-    if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # no bool
+    if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # not True
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")
     stop = threading.Event()
     live: dict[str, Measurement] = {}
