@@ -36,19 +36,9 @@ from __future__ import annotations
 
 import importlib
 
-from invtools.notebook.connection import (
-    TeamTokens,
-    connect,
-    demo_cache_path,
-    demo_client_options,
-    demo_server,
-    is_demo,
-    session_summary,
-    stop_demo_server,
-    team_tokens,
-    token_home,
-)
-from invtools.notebook.teams import TeamOutcome, TeamResults, each_team
+from invtools.notebook import connection, teams
+from invtools.notebook.connection import *  # noqa: F403 - the names of connection.__all__
+from invtools.notebook.teams import *  # noqa: F403 - and of teams.__all__
 
 # name -> module that defines it; imported on first access (PEP 562): they need ipywidgets.
 _WIDGETS = {
@@ -60,22 +50,7 @@ _WIDGETS = {
     "TypeChoice": "invtools.notebook.controls",
 }
 
-__all__ = [
-    "connect",
-    "demo_server",
-    "stop_demo_server",
-    "team_tokens",
-    "TeamTokens",
-    "is_demo",
-    "session_summary",
-    "token_home",
-    "demo_cache_path",
-    "demo_client_options",
-    "each_team",
-    "TeamResults",
-    "TeamOutcome",
-    *_WIDGETS,
-]
+__all__ = [*connection.__all__, *teams.__all__, *_WIDGETS]
 
 
 def __getattr__(name: str):

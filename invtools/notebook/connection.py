@@ -207,15 +207,11 @@ def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None)
 
 class TeamTokens(dict):
     """name -> token, as :func:`team_tokens` finds them; displays the names only, so showing
-    it in a notebook (or a log line, or an error) never reveals a token."""
+    it in a notebook (or a log line, or an error) never reveals a token: ``str()`` and
+    IPython's display of a cell's value both use this ``__repr__``."""
 
     def __repr__(self) -> str:
         return "TeamTokens(" + ", ".join(f"{name}=<hidden>" for name in self) + ")"
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's display of a cell's value
-        printer.text(repr(self))
 
 
 def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
@@ -266,12 +262,11 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     default = team is None or team == "default"
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
-    if token and not _is_demo_token(token):
-        # an explicit base_url= wins over the environment's
-        if "base_url" not in client_options and os.environ.get(BASE_URL_ENV):
-            client_options["base_url"] = os.environ[BASE_URL_ENV]
-        if "base_url" in client_options:  # never the demo server's: not a demo token
-            client_options["base_url"] = token_home(token, client_options["base_url"])
+    if token and not (_server is not None and token in _server.tokens.values()):  # not a demo's
+        # an explicit base_url= wins over the environment's; never the demo server's
+        base_url = client_options.get("base_url", os.environ.get(BASE_URL_ENV) or None)
+        if base_url is not None:
+            client_options["base_url"] = token_home(token, base_url)
         return _remember(Client(token, **client_options))
     if "base_url" in client_options:
         raise ConfigError(
@@ -337,10 +332,6 @@ def session_summary() -> dict[str, Any]:
     return totals
 
 
-def _is_demo_token(token: str) -> bool:
-    return _server is not None and token in _server.tokens.values()
-
-
 def token_home(token: str, base_url: str) -> str:
     """Where ``token`` may be sent: the built-in demo server of this process for one of its
     demo tokens (wherever ``base_url`` points), else ``base_url``. A token that is not the
@@ -363,17 +354,16 @@ def token_home(token: str, base_url: str) -> str:
     if token in server.tokens.values():
         return server.base_url
     try:
-        same = normalise_base_url(base_url) == server.base_url
+        if normalise_base_url(base_url) != server.base_url:
+            return base_url
     except ConfigError:  # not a URL at all: the client says what is wrong with it
-        same = False
-    if same:
-        raise ConfigError(
-            f"this token is not one of the built-in demo server's, so it is not sent to the "
-            f"demo server at {server.base_url} (it knows only the demo teams "
-            f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
-            f"service's base_url (or none: {BASE_URL_ENV}, else the real service)."
-        )
-    return base_url
+        return base_url
+    raise ConfigError(
+        f"this token is not one of the built-in demo server's, so it is not sent to the "
+        f"demo server at {server.base_url} (it knows only the demo teams "
+        f"{', '.join(sorted(server.tokens))}). To check your own token, give your "
+        f"service's base_url (or none: {BASE_URL_ENV}, else the real service)."
+    )
 
 
 def is_demo(client: Client) -> bool:

@@ -47,8 +47,8 @@ def inline_label(text: str) -> widgets.Label:
 
 class TypeChoice(widgets.HBox):
     """Transaction types to count, one checkbox each: ``value`` is the tuple of the ticked
-    ones, in the order of ``options`` (set it from code too; observe it like any widget's
-    ``value``). ``boxes`` maps each type to its ``Checkbox``.
+    ones, in the order of ``options`` (in, out, move, adjust; set it from code too; observe it
+    like any widget's ``value``). ``boxes`` maps each type to its ``Checkbox``.
 
     >>> choice = TypeChoice(value=("out",))
     >>> [box.value for box in choice.boxes.values()]
@@ -61,29 +61,19 @@ class TypeChoice(widgets.HBox):
     # Not synced: the checkboxes are what the browser sees (and what a saved notebook keeps).
     value = traitlets.Tuple()
 
-    def __init__(
-        self,
-        options: Iterable[str] = TX_TYPES,
-        value: Iterable[str] | None = None,
-        *,
-        description: str = "Types",
-    ) -> None:
-        self.options = tuple(options)
+    def __init__(self, value: Iterable[str] | None = None) -> None:
+        self.options = TX_TYPES
         self._syncing = False
         chosen = self.options if value is None else tuple(value)
+        look = {"indent": False, "layout": {"width": "auto", "margin": "0 1.2em 0 0"}}
         self.boxes = {
-            kind: widgets.Checkbox(
-                value=kind in chosen,
-                description=kind,
-                indent=False,
-                layout=widgets.Layout(width="auto", margin="0 1.2em 0 0"),
-            )
+            kind: widgets.Checkbox(value=kind in chosen, description=kind, **look)
             for kind in self.options
         }
-        # The same width and alignment as the descriptions of the controls above it.
-        label = inline_label(description)
+        # The label: the same width and alignment as the descriptions of the controls above it.
         super().__init__(
-            children=[label, *self.boxes.values()], layout=widgets.Layout(align_items="center")
+            children=[inline_label("Types"), *self.boxes.values()],
+            layout={"align_items": "center"},
         )
         self.value = chosen
         for box in self.boxes.values():

@@ -177,7 +177,6 @@ def run_notebooks(
         try:
             nb, run.summary = execute_notebook(path, env=env)
         except Exception as exc:  # report and go on with the other notebooks
-            nb = getattr(exc, "nb", None)
             run.error = _last_line(exc)
         run.seconds = time.perf_counter() - started
         if run.ok:
@@ -228,14 +227,11 @@ def _summary_line(run: NotebookRun) -> str:
 def report(runs: Sequence[NotebookRun], out_dir: str | os.PathLike) -> str:
     """A closing summary of a demo run."""
     out = Path(out_dir)
-    ok = sum(r.ok for r in runs)
     lines = [
         "",
-        f"{ok} of {len(runs)} notebooks ran.",
+        f"{sum(r.ok for r in runs)} of {len(runs)} notebooks ran.",
         f"HTML copies: {out / 'html'}",
         f"Figures:     {out / 'figures'} ({sum(len(r.figures) for r in runs)} PNG files)",
+        *(f"FAILED: {r.path.name}: {r.error}" for r in runs if not r.ok),
     ]
-    for r in runs:
-        if not r.ok:
-            lines.append(f"FAILED: {r.path.name}: {r.error}")
     return "\n".join(lines)

@@ -16,10 +16,6 @@ from invtools.viz.common import check_tz
 __all__ = ["activity_explorer"]
 
 
-def _is_client(obj: Any) -> bool:
-    return hasattr(obj, "team") and hasattr(obj, "transactions")
-
-
 def activity_explorer(
     df_or_client: Any,
     *,
@@ -79,15 +75,13 @@ def activity_explorer(
             f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
             "or before the until"
         )
-    if _is_client(df_or_client):
-        local = tz not in (None, "UTC")  # the client reads dates in UTC: give it the moments
-        data = df_or_client.transactions_df(
-            since=lo if local else since, until=hi if local else until
-        )
+    if hasattr(df_or_client, "team") and hasattr(df_or_client, "transactions"):  # a Client
+        if tz not in (None, "UTC"):  # the client reads dates in UTC: give it the moments
+            since, until = lo, hi
+        data = df_or_client.transactions_df(since=since, until=until)
     else:
         data = _window(df_or_client, lo, hi)
-    if lines is not None:
-        lines = _window(lines, lo, hi, "lines")
+    lines = _window(lines, lo, hi, "lines")  # None stays None
     return ActivityExplorer(data, lines=lines, tz=tz, top=top)
 
 
@@ -103,9 +97,4 @@ def _window(df: Any, lo: Any, hi: Any, what: str = "the frame") -> Any:
             f"column, which it has not"
         )
     times = pd.to_datetime(df["transaction_time"], utc=True)
-    keep = pd.Series(True, index=df.index)
-    if lo is not None:
-        keep &= times >= pd.Timestamp(lo)
-    if hi is not None:
-        keep &= times <= pd.Timestamp(hi)
-    return df[keep.fillna(False).to_numpy(dtype=bool)]
+    return df[times.between(lo or times.min(), hi or times.max()).to_numpy(dtype=bool)]

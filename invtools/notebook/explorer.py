@@ -18,15 +18,16 @@ from __future__ import annotations
 import datetime as dt
 import html
 import io
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from invtools._types import TX_TYPES
 from invtools.errors import ConfigError
 from invtools.notebook.controls import TypeChoice, inline_label
 from invtools.viz import activity_table, opening_counts, plot_activity
@@ -81,99 +82,56 @@ class ActivityExplorer(widgets.VBox):
         self.tz = tz or "UTC"
         self.top = top
         self.figure = Figure(figsize=(10.0, 4.0), layout="constrained")
-        self.table = pd.DataFrame()
-        self.summary = pd.DataFrame()
+        # table, summary and busiest: set by redraw() (at the end)
         self.busiest: tuple[pd.Timestamp, float] | None = None
         self.redraws = 0
         self._held = 0
-        # id(frame) -> (frame, its opening stock counts); the frame is held so its id stays its
-        self._flags: dict[int, tuple[pd.DataFrame, pd.Series]] = {}
-
-        item_frame = lines if lines is not None else (data if _has_items(data) else None)
-        self._item_frame = item_frame
+        # The opening stock counts of the transactions (False) and of the item frame (True).
+        self._flags: dict[bool, np.ndarray] = {}
+        has_items = "item_name" in data.columns or "item_id" in data.columns
+        self._item_frame = lines if lines is not None else (data if has_items else None)
         # The range follows the frame: its first and last day are the pickers' bounds and the
         # default range (a frame fetched with since= is not drawn over the lines' whole past).
         first, last = self._date_bounds()
-        self.since = widgets.DatePicker(
-            value=first,
-            min=first,
-            max=last,
-            description="From",
-            layout=widgets.Layout(width="18em"),
-        )
-        self.until = widgets.DatePicker(
-            value=last, min=first, max=last, description="To", layout=widgets.Layout(width="18em")
-        )
-        self.freq = widgets.ToggleButtons(
-            options=_FREQ_OPTIONS, value="W", style={"button_width": "5em"}
-        )
-        self.metric = widgets.ToggleButtons(
-            options=(("count", "count"), ("quantity", "quantity")),
-            value="count",
-            style={"button_width": "6em"},
-        )
+        days = {"min": first, "max": last, "layout": {"width": "18em"}}
+        self.since = widgets.DatePicker(value=first, description="From", **days)
+        self.until = widgets.DatePicker(value=last, description="To", **days)
+        narrow, wide = {"button_width": "5em"}, {"button_width": "6em"}
+        self.freq = widgets.ToggleButtons(options=_FREQ_OPTIONS, value="W", style=narrow)
+        self.metric = widgets.ToggleButtons(options=("count", "quantity"), style=wide)
         self.units = widgets.ToggleButtons(
-            options=(("absolute", "absolute"), ("signed", "signed")),
-            value="absolute",
-            style={"button_width": "6em"},
-            disabled=True,
+            options=("absolute", "signed"),
+            style=wide,
             tooltips=(
                 "Every quantity as positive: a count that found 5 fewer adds 5",
                 "As recorded: a count that found 5 fewer subtracts 5",
             ),
         )
         # Suppliers and customers apart: one legend of delivery partners, one of buyers.
-        splits = ["type", "location", "supplier", "customer"] + (
-            ["item"] if item_frame is not None else []
-        )
-        self.by = widgets.Dropdown(
-            options=splits,
-            value="type",
-            description="Split by",
-            layout=widgets.Layout(width="14em"),
-        )
-        self.types = TypeChoice(TX_TYPES)
+        splits = ["type", "location", "supplier", "customer"]
+        if self._item_frame is not None:
+            splits.append("item")
+        self.by = widgets.Dropdown(options=splits, description="Split by", layout={"width": "14em"})
+        self.types = TypeChoice()
         self.exclude_counts = widgets.Checkbox(
-            value=False,
-            description=_LEAVE_OUT,
-            indent=False,
-            layout=widgets.Layout(width="auto", margin="0 0 0 2em"),
+            description=_LEAVE_OUT, indent=False, layout={"width": "auto", "margin": "0 0 0 2em"}
         )
         self.kind = widgets.ToggleButtons(
-            options=(("bars", "bar"), ("lines", "line")), value="bar", style={"button_width": "5em"}
+            options=(("bars", "bar"), ("lines", "line")), style=narrow
         )
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.image = widgets.Image(format="png", layout={"max_width": "100%"})
         self.summary_html = widgets.HTML()
         self.message = widgets.HTML()
-        controls = widgets.VBox(
-            [
-                widgets.HBox([self.since, self.until, self.by]),
-                # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
-                widgets.HBox(
-                    [inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
-                    layout=widgets.Layout(align_items="center"),
-                ),
-                widgets.HBox(
-                    [inline_label("Metric"), self.metric, inline_label("Units"), self.units],
-                    layout=widgets.Layout(align_items="center"),
-                ),
-                widgets.HBox(
-                    [self.types, self.exclude_counts], layout=widgets.Layout(align_items="center")
-                ),
-            ]
-        )
+        rows = [
+            [self.since, self.until, self.by],
+            # ToggleButtons' own descriptions sit above their buttons in JupyterLab 4.
+            [inline_label("Per"), self.freq, inline_label("Chart"), self.kind],
+            [inline_label("Metric"), self.metric, inline_label("Units"), self.units],
+            [self.types, self.exclude_counts],
+        ]
+        controls = widgets.VBox([widgets.HBox(r, layout={"align_items": "center"}) for r in rows])
         super().__init__(children=[controls, self.message, self.image, self.summary_html])
-        for control in (
-            self.since,
-            self.until,
-            self.freq,
-            self.metric,
-            self.units,
-            self.by,
-            self.types,
-            self.exclude_counts,
-            self.kind,
-        ):
+        for control in itertools.chain(*rows):  # each redraws on change (labels never change)
             control.observe(self._on_control, names="value")
         self.redraw()
 
@@ -192,23 +150,14 @@ class ActivityExplorer(widgets.VBox):
         is ``ex.table``)."""
         df = self._base()
         if self.exclude_counts.value:
-            df = df[~self._openings(df).to_numpy(dtype=bool)]
-        if "type" in df.columns:
-            df = df[df["type"].astype(object).isin(list(self.types.value))]
-        return df
+            df = df[~self._openings(df)]
+        return self._of_types(df)
 
     def settings(self) -> dict[str, Any]:
         """The arguments :func:`~invtools.viz.activity_table` gets for the current controls."""
-        return {
-            "freq": self.freq.value,
-            "by": self.by.value,
-            "metric": self.metric.value,
-            "top": self.top,
-            "since": self.since.value,
-            "until": self.until.value,
-            "tz": self.tz,
-            "signed": self.signed,
-        }
+        controls = ("freq", "by", "metric", "since", "until")  # each named as its argument
+        chosen = {name: getattr(self, name).value for name in controls}
+        return {**chosen, "top": self.top, "tz": self.tz, "signed": self.signed}
 
     @property
     def signed(self) -> bool:
@@ -237,7 +186,7 @@ class ActivityExplorer(widgets.VBox):
         try:
             if s["since"] is not None and s["until"] is not None and s["since"] > s["until"]:
                 raise ConfigError(
-                    f"Start {_day(s['since'])} is after end {_day(s['until'])}: "
+                    f"Start {s['since'].isoformat()} is after end {s['until'].isoformat()}: "
                     "choose a start on or before the end."
                 )
             self.table = activity_table(df, **s)
@@ -260,11 +209,11 @@ class ActivityExplorer(widgets.VBox):
         self.redraws += 1
 
     def __repr__(self) -> str:
-        shown = {k: _day(v) if isinstance(v, dt.date) else v for k, v in self.settings().items()}
+        s = {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in self.settings().items()}
+        lines = None if self.lines is None else len(self.lines)
+        kind = self.kind.value
         return (
-            f"ActivityExplorer(rows={len(self.data)}, "
-            f"lines={None if self.lines is None else len(self.lines)}, "
-            f"settings={shown!r}, kind={self.kind.value!r})"
+            f"ActivityExplorer(rows={len(self.data)}, lines={lines}, settings={s!r}, kind={kind!r})"
         )
 
     # -- internals
@@ -274,27 +223,30 @@ class ActivityExplorer(widgets.VBox):
             self.redraw()
 
     def _base(self) -> pd.DataFrame:
-        if self.by.value != "item":
-            return self.data
-        if self._item_frame is None:  # not reached: "item" is offered only with lines
-            raise ConfigError("by='item' needs a lines frame")
-        return self._item_frame
+        """The item frame when split by item (offered only when there is one), else the data."""
+        if self.by.value == "item" and self._item_frame is not None:
+            return self._item_frame
+        return self.data
 
-    def _openings(self, df: pd.DataFrame) -> pd.Series:
-        """The opening stock counts of ``df`` (:func:`~invtools.viz.opening_counts`); for the
-        lines, also the lines of the transactions flagged in the transactions frame (lines
-        have no memo to read). Worked out once per frame: the frames never change."""
-        held = self._flags.get(id(df))
-        if held is not None and held[0] is df:
-            return held[1]
-        flagged = pd.Series(False, index=df.index)
-        if {"type", "transaction_time"} <= set(df.columns):
-            flagged = opening_counts(df)
-        if df is not self.data and "transaction_id" in df.columns and "id" in self.data.columns:
-            ids = self.data.loc[self._openings(self.data).to_numpy(dtype=bool), "id"]
-            flagged |= df["transaction_id"].isin(ids).fillna(False).to_numpy(dtype=bool)
-        self._flags[id(df)] = (df, flagged)
-        return flagged
+    def _of_types(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``df`` of the chosen transaction types."""
+        return df[df["type"].astype(object).isin(self.types.value)] if "type" in df.columns else df
+
+    def _openings(self, df: pd.DataFrame) -> np.ndarray:
+        """Which rows of ``df`` (the data or the item frame) are opening stock counts
+        (:func:`~invtools.viz.opening_counts`); for the lines, also the lines of the
+        transactions flagged in the transactions frame (lines have no memo to read). Worked
+        out once per frame: the frames never change."""
+        lines = df is not self.data
+        if lines not in self._flags:
+            flagged = np.zeros(len(df), dtype=bool)
+            if {"type", "transaction_time"} <= set(df.columns):
+                flagged = opening_counts(df).to_numpy(dtype=bool)
+            if lines and "transaction_id" in df.columns and "id" in self.data.columns:
+                ids = self.data.loc[self._openings(self.data), "id"]
+                flagged = flagged | df["transaction_id"].isin(ids).fillna(False).to_numpy(bool)
+            self._flags[lines] = flagged
+        return self._flags[lines]
 
     def _counts_note(self, grand: float) -> str:
         """A line on the opening stock counts in view: how many were left out, or, in a
@@ -302,19 +254,11 @@ class ActivityExplorer(widgets.VBox):
         if self.by.value in ("supplier", "customer"):  # adjustments have no partner
             return ""
         base = self._base()
-        rows = base[self._openings(base).to_numpy(dtype=bool)]
-        if rows.empty:
-            return ""
-        if "type" in rows.columns:
-            rows = rows[rows["type"].astype(object).isin(list(self.types.value)).to_numpy(bool)]
+        rows = self._of_types(base[self._openings(base)])
         if "transaction_time" in rows.columns:
-            days = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
-            keep = pd.Series(True, index=rows.index)
-            if self.since.value is not None:
-                keep &= days.dt.date >= self.since.value
-            if self.until.value is not None:
-                keep &= days.dt.date <= self.until.value
-            rows = rows[keep.to_numpy(dtype=bool)]
+            times = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
+            since, until = self.since.value or dt.date.min, self.until.value or dt.date.max
+            rows = rows[times.dt.date.between(since, until).to_numpy(dtype=bool)]
         if rows.empty:
             return ""
         n = rows["transaction_id"].nunique() if "transaction_id" in rows.columns else len(rows)
@@ -337,10 +281,9 @@ class ActivityExplorer(widgets.VBox):
         for frame in (self.data, self._item_frame):
             if frame is None or "transaction_time" not in frame.columns:
                 continue
-            times = pd.to_datetime(frame["transaction_time"], utc=True).dropna()
-            if not times.empty:
-                local = times.dt.tz_convert(self.tz)
-                return local.min().date(), local.max().date()
+            times = pd.to_datetime(frame["transaction_time"], utc=True).dt.tz_convert(self.tz)
+            if times.notna().any():
+                return times.min().date(), times.max().date()
         return None, None
 
     def _summarise(self) -> None:
@@ -355,37 +298,24 @@ class ActivityExplorer(widgets.VBox):
         grand = totals.sum()
         # Signed totals can cancel out: their shares are of the units either way.
         weight = totals.abs() if self.signed else totals
-        self.summary = pd.DataFrame(
-            {
-                metric: totals,
-                "share": (weight / weight.sum()) if weight.sum() else totals * 0.0,
-            }
-        )
+        share = weight / weight.sum() if weight.sum() else totals * 0.0
+        self.summary = pd.DataFrame({metric: totals, "share": share})
         self.summary.index.name = table.columns.name
-        per_period = table.sum(axis=1)
-        self.busiest = (
-            (cast(pd.Timestamp, per_period.idxmax()), per_period.max()) if grand else None
-        )  # the index holds the period starts
-        unit = (
-            ("lines" if self.by.value == "item" else "transactions")
-            if metric == "count"
-            else "units"
-        )
+        counted = "lines" if self.by.value == "item" else "transactions"
+        unit = "units" if metric == "quantity" else counted
         said = f"{grand:,.0f} {unit}"
         if self.by.value in ("supplier", "customer"):
             said += f" with a {self.by.value}"
-        if metric == "quantity":
-            said += f" ({_UNITS_SAID[self.signed]})"
         shown = self.summary.assign(share=self.summary["share"].map("{:.0%}".format))
         if metric == "quantity":
+            said += f" ({_UNITS_SAID[self.signed]})"
             shown[metric] = shown[metric].map("{:,.0f}".format)
-        noun = dict((v, k) for k, v in _FREQ_OPTIONS)[self.freq.value]
-        busiest = (
-            "none"
-            if self.busiest is None
-            else f"{self.busiest[0].strftime(_PERIOD_FORMAT[self.freq.value])} "
-            f"({self.busiest[1]:,.0f} {unit})"
-        )
+        noun = self.freq.label
+        per_period = table.sum(axis=1)  # the index holds the period starts
+        start, most = cast(pd.Timestamp, per_period.idxmax()), per_period.max()
+        self.busiest = (start, most) if grand else None
+        period = start.strftime(_PERIOD_FORMAT[self.freq.value])
+        busiest = f"{period} ({most:,.0f} {unit})" if grand else "none"
         self.summary_html.value = (
             f"<b>Total:</b> {html.escape(said)} in {len(table)} {noun}(s) &nbsp; "
             f"<b>Busiest {noun}:</b> {html.escape(busiest)}"
@@ -394,12 +324,3 @@ class ActivityExplorer(widgets.VBox):
                 escape=True, border=0, index=False, classes="invtools-summary"
             )
         )
-
-
-def _day(value: dt.date) -> str:
-    """A picker's date as a reader writes it: ``2026-03-01``."""
-    return value.isoformat()
-
-
-def _has_items(df: pd.DataFrame) -> bool:
-    return "item_name" in df.columns or "item_id" in df.columns

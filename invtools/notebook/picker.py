@@ -35,6 +35,7 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import os
@@ -61,10 +62,9 @@ __all__ = ["token_picker", "TokenPicker", "scrub"]
 
 logger = logging.getLogger("invtools")
 
-#: What a team that does not manage stock by location cannot use.
-LOCATION_ONLY = "items, stock, transactions and locations"
-PASTED = "pasted token"
-_MASK = "***"
+PASTED = "the pasted token"  # how messages name a pasted token (a named one: token 'shop')
+#: The status line's mark and its colour, by level ("info" has none).
+_MARKS = {"ok": ("✓", "#2ca02c"), "warn": ("⚠", "#b8860b"), "error": ("✗", "#d62728")}
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -75,7 +75,7 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     'Bearer *** was refused'
     """
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, _MASK)
+        text = text.replace(secret, "***")
     return text
 
 
@@ -101,56 +101,40 @@ class TokenPicker(widgets.VBox):
         on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
         **options: Any,
     ) -> None:
+        env = os.environ if environ is None else environ
         if base_url is None:
             # The same environment the tokens come from, read the way connect() reads it (an
             # empty value counts as unset), so a notebook pointed at a server by
             # INVTOOLS_BASE_URL gets a picker that checks tokens there too.
-            base_url = (os.environ if environ is None else environ).get(
-                BASE_URL_ENV
-            ) or DEFAULT_BASE_URL
+            base_url = env.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         self.base_url = base_url
         self._options = options
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
-        self._tokens = lambda: team_tokens(os.environ if environ is None else dict(environ))
-        self._callbacks: list[Callable[[Client], Any]] = []
-        if callable(on_change):
-            self._callbacks.append(on_change)
-        elif on_change is not None:
-            self._callbacks.extend(on_change)
+        self._tokens = lambda: team_tokens(env)
+        self._callbacks: list[Callable[[Client], Any]] = (
+            [on_change] if callable(on_change) else list(on_change or ())
+        )
         self.message, self._level = "", "info"
 
         names = list(self._tokens())
         self.dropdown = widgets.Dropdown(
-            options=names, value=None, description="Team", layout=widgets.Layout(width="16em")
+            options=names, value=None, description="Team", layout={"width": "16em"}
         )
-        self.password = widgets.Password(
-            placeholder="or paste a token", layout=widgets.Layout(width="18em")
-        )
+        self.password = widgets.Password(placeholder="or paste a token", layout={"width": "18em"})
         self.button = widgets.Button(
-            description="Connect",
-            icon="plug",
-            tooltip="Check the pasted token (or the chosen team)",
+            description="Connect", icon="plug", tooltip="Check the pasted token, or the chosen team"
         )
         self.status = widgets.HTML()
         super().__init__(
             children=[widgets.HBox([self.dropdown, self.password, self.button]), self.status]
         )
         self.dropdown.observe(self._on_dropdown, names="value")
-        self.button.on_click(self._on_button)
-        if names:
-            found = ", ".join(names)
-            self._say(
-                "info",
-                f"Choose a team ({len(names)} token(s) in the environment: "
-                f"{found}) or paste a token and press Connect.",
-            )
-        else:
-            self._say(
-                "info",
-                "No INVTOOLS_TOKEN or INVTOOLS_TOKEN_<NAME> in the environment: "
-                "paste a token and press Connect.",
-            )
+        self.button.on_click(lambda _button: self.connect())
+        start = f"Choose a team ({len(names)} token(s) in the environment: {', '.join(names)}) or"
+        if not names:
+            start = "No INVTOOLS_TOKEN or INVTOOLS_TOKEN_<NAME> in the environment:"
+        self._say("info", f"{start} paste a token and press Connect.")
 
     # -- public
 
@@ -170,11 +154,10 @@ class TokenPicker(widgets.VBox):
         self._take_pasted()  # whatever the user does, the field is emptied
         current = self.dropdown.value
         names = list(self._tokens())
-        with self.hold_trait_notifications():
-            self.dropdown.unobserve(self._on_dropdown, names="value")
-            self.dropdown.options = names
-            self.dropdown.value = current if current in names else None
-            self.dropdown.observe(self._on_dropdown, names="value")
+        self.dropdown.unobserve(self._on_dropdown, names="value")  # nothing to connect
+        self.dropdown.options = names
+        self.dropdown.value = current if current in names else None
+        self.dropdown.observe(self._on_dropdown, names="value")
 
     def connect(self, name: str | None = None) -> Client | None:
         """Check the token named ``name`` (from the environment), or, without a name, the
@@ -186,19 +169,12 @@ class TokenPicker(widgets.VBox):
             return self._check(pasted, PASTED)
         client = self._check_named(self.dropdown.value if name is None else name)
         if pasted:  # a name was chosen over it
-            self._say(
-                self._level,
-                f"{self.message} (The pasted token was not used; the field is empty again.)",
-                strong=self.team and self.team.name,
-            )
+            note = "(The pasted token was not used; the field is empty again.)"
+            self._say(self._level, f"{self.message} {note}", strong=self.team and self.team.name)
         return client
 
     def __repr__(self) -> str:
-        team = (
-            f"{self.team.name!r} (id {self.team.id}, {self.team.mode_name} mode)"
-            if self.team is not None
-            else None
-        )
+        team = self.team and f"{self.team.name!r} (id {self.team.id}, {self.team.mode_name} mode)"
         return f"TokenPicker(base_url={self.base_url!r}, names={self.names!r}, team={team})"
 
     def _take_pasted(self) -> str:
@@ -206,8 +182,7 @@ class TokenPicker(widgets.VBox):
         thing, so the token is in the synced state for as short a time as possible and never
         when the notebook is saved."""
         pasted = self.password.value
-        if pasted:
-            self.password.value = ""
+        self.password.value = ""
         return pasted.strip()
 
     # -- events
@@ -215,9 +190,6 @@ class TokenPicker(widgets.VBox):
     def _on_dropdown(self, change: dict) -> None:
         if change["new"] is not None:
             self.connect(change["new"])
-
-    def _on_button(self, _widget: Any) -> None:
-        self.connect()
 
     # -- the check
 
@@ -227,20 +199,15 @@ class TokenPicker(widgets.VBox):
             return None
         token = self._tokens().get(name)
         if token is None:
-            self._fail(
-                f"No token named {name!r} in the environment any more (was "
-                f"INVTOOLS_TOKEN{'' if name == 'default' else '_' + name.upper()} "
-                "unset?)."
-            )
+            env = "INVTOOLS_TOKEN" if name == "default" else f"INVTOOLS_TOKEN_{name.upper()}"
+            self._fail(f"No token named {name!r} in the environment any more (was {env} unset?).")
             return None
-        return self._check(token, name)
+        return self._check(token, f"token {name!r}")
 
     def _check(self, token: str, label: str) -> Client | None:
         secrets = {token, token.strip()}
-        try:
+        with contextlib.suppress(ConfigError):
             secrets.add(clean_token(token))
-        except ConfigError:
-            pass
         self.button.disabled = True
         client = None
         base_url = self.base_url
@@ -248,11 +215,10 @@ class TokenPicker(widgets.VBox):
             # A token goes only where it belongs: a demo token to the demo server, any other
             # never there (ConfigError before anything is sent).
             base_url = token_home(token, self.base_url)
-            self._say("info", f"Checking {_label(label)} against {base_url}{TEAM_PATH} …")
+            self._say("info", f"Checking {label} against {base_url}{TEAM_PATH} …")
             # At the demo server: its pace and its cache, as connect() gives its clients.
-            client = Client(
-                token, base_url=base_url, **demo_client_options(base_url, self._options)
-            )
+            options = demo_client_options(base_url, self._options)
+            client = Client(token, base_url=base_url, **options)
             # Asked of the server, never the cache: the team is cached for hours, and a token
             # deleted meanwhile must be reported refused, not "Connected".
             team = client.team(refresh=True)
@@ -264,25 +230,19 @@ class TokenPicker(widgets.VBox):
         finally:
             del token
             self.button.disabled = False
-        if label == PASTED:
-            # The dropdown no longer describes the team in use.
-            self.dropdown.unobserve(self._on_dropdown, names="value")
-            self.dropdown.value = None
-            self.dropdown.observe(self._on_dropdown, names="value")
-        where = f"{_label(label)} at {base_url}" + (
-            " (the built-in demo server)" if is_demo(client) else ""
-        )
+        if label == PASTED:  # the dropdown no longer describes the team in use
+            self.dropdown.value = None  # (which connects nothing)
+        demo = " (the built-in demo server)" if is_demo(client) else ""
+        where = f"{label} at {base_url}{demo}"
         who = f"{team.name} (team {team.id}, {team.mode_name} mode)"
-        if team.uses_locations:
-            self._say("ok", f"Connected to {who} with {where}.", strong=team.name)
-        else:
-            self._say(
-                "warn",
-                f"Connected to {who} with {where}, but this team does not manage "
-                f"stock by location: {LOCATION_ONLY} will not work (the service "
-                "refuses them). Members, partners and item attributes do.",
-                strong=team.name,
+        said = f"Connected to {who} with {where}"
+        if not team.uses_locations:
+            said += (
+                ", but this team does not manage stock by location: items, stock, transactions "
+                "and locations will not work (the service refuses them). Members, partners and "
+                "item attributes do"
             )
+        self._say("ok" if team.uses_locations else "warn", f"{said}.", strong=team.name)
         self._close_client()
         self.team = team
         self.client = client
@@ -293,11 +253,8 @@ class TokenPicker(widgets.VBox):
                 # The exception may quote the token (a callback that formats a request, say):
                 # the log line is scrubbed like the status line.
                 why = scrub(f"{type(exc).__name__}: {exc}", secrets)
-                logger.warning(
-                    "token_picker on_change callback %s failed: %s",
-                    scrub(repr(callback), secrets),
-                    why,
-                )
+                name = scrub(repr(callback), secrets)
+                logger.warning("token_picker on_change callback %s failed: %s", name, why)
                 self._say("warn", f"{self.message} (A callback failed: {why})")
         return client
 
@@ -307,7 +264,7 @@ class TokenPicker(widgets.VBox):
         if isinstance(exc, AuthenticationError):
             ref = f" [correlation id {exc.correlation_id}]" if exc.correlation_id else ""
             return (
-                f"{_label(label).capitalize()}: token refused (401) by {base_url} — it "
+                f"{label.capitalize()}: token refused (401) by {base_url} — it "
                 "may have been deleted; issue a new one under Settings > Integrations." + ref
             )
         if isinstance(exc, TransportError):
@@ -322,22 +279,21 @@ class TokenPicker(widgets.VBox):
                 "with nothing after the host."
             )
         if isinstance(exc, ConfigError):
-            return f"Cannot use {_label(label)}: {exc}"
+            return f"Cannot use {label}: {exc}"
         if isinstance(exc, APIError):
             return (
                 f"{url} answered {exc.status} ({exc.title or 'error'}); check the base URL "
                 f"({base_url}) and try again. {exc}"
             )
         if isinstance(exc, InvtoolsError):
-            return f"Checking {_label(label)} failed: {exc}"
-        return f"Checking {_label(label)} failed unexpectedly: {type(exc).__name__}: {exc}"
+            return f"Checking {label} failed: {exc}"
+        return f"Checking {label} failed unexpectedly: {type(exc).__name__}: {exc}"
 
     # -- status line
 
     def _fail(self, text: str) -> None:
         self._close_client()
-        self.team = None
-        self.client = None
+        self.team = self.client = None
         self._say("error", text)
 
     def _close_client(self) -> None:
@@ -349,21 +305,14 @@ class TokenPicker(widgets.VBox):
 
     def _say(self, level: str, text: str, *, strong: str | None = None) -> None:
         self.message, self._level = text, level
-        icon, color = {
-            "ok": ("✓", "#2ca02c"),
-            "warn": ("⚠", "#b8860b"),
-            "error": ("✗", "#d62728"),
-            "info": ("", "inherit"),
-        }[level]
-        esc = lambda t: html.escape(t, quote=False)  # noqa: E731 - element text, not attributes
-        body = esc(text)
+        body = html.escape(text, quote=False)  # element text, not attributes
         if strong:
-            body = body.replace(esc(strong), f"<b>{esc(strong)}</b>", 1)
-        self.status.value = f"<span style='color:{color}'>{icon}</span> {body}" if icon else body
-
-
-def _label(label: str) -> str:
-    return "the pasted token" if label == PASTED else f"token {label!r}"
+            name = html.escape(strong, quote=False)
+            body = body.replace(name, f"<b>{name}</b>", 1)
+        if level in _MARKS:
+            mark, color = _MARKS[level]
+            body = f"<span style='color:{color}'>{mark}</span> {body}"
+        self.status.value = body
 
 
 def token_picker(

@@ -145,11 +145,9 @@ class TeamResults(Mapping):
                 )
             if not values:
                 return pd.DataFrame({"team": pd.Series([], dtype="string")})
-            out = pd.concat(values, names=["team"]).reset_index(level=0)
-            out["team"] = out["team"].astype("string")
+            out = pd.concat(values, names=["team"]).reset_index(level=0).astype({"team": "string"})
         elif values and all(isinstance(v, pd.Series) for v in values.values()):
-            out = pd.DataFrame({n: v for n, v in values.items()}).T.rename_axis("team")
-            out = out.infer_objects()
+            out = pd.DataFrame(values).T.rename_axis("team").infer_objects()
         else:
             kinds = sorted({type(v).__name__ for v in values.values()})
             raise ArgumentTypeError(
@@ -177,11 +175,8 @@ class TeamResults(Mapping):
             for n, o in self._outcomes.items()
         ]
         columns = ["team", "ok", "value", "error", "seconds", "sent", "from_cache"]
-        return (
-            pd.DataFrame(rows, columns=columns)
-            .astype({"team": "string", "value": "string", "error": "string"})
-            .set_index("team")
-        )
+        texts = {"team": "string", "value": "string", "error": "string"}
+        return pd.DataFrame(rows, columns=columns).astype(texts).set_index("team")
 
     def __repr__(self) -> str:
         parts = [
@@ -191,11 +186,8 @@ class TeamResults(Mapping):
         return f"TeamResults({', '.join(parts)}; {self.seconds:.1f} s)"
 
     def _repr_html_(self) -> str:
-        answered = len(self) - len(self.errors)
-        caption = (
-            f"invtools.each_team: {answered} of {len(self)} teams answered, in {self.seconds:.1f} s"
-        )
-        return f"<p>{html.escape(caption)}</p>" + self.summary().to_html(na_rep="")
+        said = f"{len(self.ok)} of {len(self)} teams answered, in {self.seconds:.1f} s"
+        return f"<p>invtools.each_team: {html.escape(said)}</p>" + self.summary().to_html(na_rep="")
 
 
 def _describe(value: Any) -> str:
@@ -260,39 +252,35 @@ def each_team(
     york   Outdoor store    1140.0
     """
     jobs = _jobs(teams, connect_options)
-    if max_workers is not None and (
-        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
-    ):
+    if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # not True
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")
     stop = threading.Event()
     live: dict[str, Measurement] = {}
     started = time.perf_counter()
 
-    def run(name: str, make: Callable[[], Client], made: bool) -> TeamOutcome:
+    def run(name: str, given: Client | None) -> TeamOutcome:
         t0 = time.perf_counter()
+        value: Any = None
+        error: BaseException | None = None
         with cancel_scope(stop):  # once stopped, this team's client sends nothing more
             client = None
             try:
-                client = make()
+                # one bar per team is each_team's; a client made here is closed here
+                client = given or connect(name, progress=False, **connect_options)
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
-                return TeamOutcome(
-                    name, value=value, seconds=time.perf_counter() - t0, stats=measurement.stats
-                )
             except catch as err:
-                return TeamOutcome(
-                    name,
-                    error=err,
-                    seconds=time.perf_counter() - t0,
-                    stats=live[name].stats if name in live else None,
-                )
+                error = err
             except BaseException as err:
                 err.add_note(f"raised by invtools.each_team's question for team {name!r}")
                 raise
             finally:
-                if made and client is not None:
+                if given is None and client is not None:
                     client.close()
+        stats = live[name].stats if name in live else None  # None: no client was made
+        seconds = time.perf_counter() - t0
+        return TeamOutcome(name, value=value, error=error, seconds=seconds, stats=stats)
 
     outcomes: dict[str, TeamOutcome] = {}
     bars: dict[str, Any] = {}
@@ -301,10 +289,10 @@ def each_team(
     )
     futures: dict[Future, str] = {}
     try:
-        for name, make, made in jobs:
+        for name, given in jobs.items():
             # Each team's work in its own copy of the caller's context (a Context is entered
             # by one thread at a time): the caller's open measurements count it.
-            futures[pool.submit(contextvars.copy_context().run, run, name, make, made)] = name
+            futures[pool.submit(contextvars.copy_context().run, run, name, given)] = name
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -314,7 +302,7 @@ def each_team(
                 if bars:
                     _finish(bars[outcome.team], outcome)
             if progress and not bars and pending and time.perf_counter() - started >= SHOW_AFTER:
-                bars = {name: progress_bar(desc=name, unit=" req") for name, *_ in jobs}
+                bars = {name: progress_bar(desc=name, unit=" req") for name in jobs}
                 for outcome in outcomes.values():
                     _finish(bars[outcome.team], outcome)
             for name, measurement in list(live.items()) if bars else ():
@@ -325,13 +313,13 @@ def each_team(
         for future in futures:
             future.cancel()
         if isinstance(err, KeyboardInterrupt):
-            wait([f for f in futures if not f.done()], timeout=STOP_GRACE)
+            wait(futures, timeout=STOP_GRACE)
             for future in futures:
                 if future.done() and not future.cancelled() and future.exception() is None:
                     outcomes.setdefault(futures[future], future.result())
-            partial = _in_order(jobs, outcomes, started, stopped="stopped by Ctrl-C")
+            partial = _in_order(jobs, outcomes, started)
             err.results = partial  # type: ignore[attr-defined]  # carried to the caller
-            done_names = [n for n in partial if partial.outcome(n).ok]
+            done_names = list(partial.ok)
             err.add_note(
                 f"invtools.each_team stopped: {len(done_names)} of {len(jobs)} teams "
                 f"had answered ({', '.join(done_names) or 'none'}); their results are "
@@ -345,14 +333,12 @@ def each_team(
     return _in_order(jobs, outcomes, started)
 
 
-def _in_order(
-    jobs: list, outcomes: dict[str, TeamOutcome], started: float, stopped: str = ""
-) -> TeamResults:
-    """The outcomes in the order the teams were given; a team with none was stopped."""
+def _in_order(jobs: Iterable[str], outcomes: dict[str, TeamOutcome], started: float) -> TeamResults:
+    """The outcomes in the order the teams were given; a team with none was stopped by Ctrl-C."""
+    stopped = "stopped by Ctrl-C before it answered"
     ordered = {
-        name: outcomes.get(name)
-        or TeamOutcome(name, error=Cancelled(f"team {name!r}: {stopped} before it answered"))
-        for name, *_ in jobs
+        n: outcomes.get(n) or TeamOutcome(n, error=Cancelled(f"team {n!r}: {stopped}"))
+        for n in jobs
     }
     return TeamResults(ordered, seconds=time.perf_counter() - started)
 
@@ -370,15 +356,13 @@ def _finish(bar: Any, outcome: TeamOutcome) -> None:
     bar.set_postfix_str("done" if outcome.ok else type(outcome.error).__name__)
 
 
-def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callable, bool]]:
-    """(name, make the client, made here?) for each team, in order; checked before any runs."""
-    options = {**connect_options, "progress": False}  # one bar per team is each_team's
+def _jobs(teams: Any, connect_options: dict[str, Any]) -> dict[str, Client | None]:
+    """Each team's name and its given client (None: connect() makes one), in order; checked
+    before any runs."""
     if teams is None:
-        names = list(team_tokens())
-        if not names:  # as connect(): no token anywhere, so the demo server and its teams
+        if not team_tokens():  # as connect(): no token anywhere, so the demo server and its teams
             demo_server()
-            names = list(team_tokens())
-        teams = names
+        teams = list(team_tokens())
     if isinstance(teams, Mapping):
         bad = {n: type(c).__name__ for n, c in teams.items() if not isinstance(c, Client)}
         if bad:
@@ -390,7 +374,7 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
                 f"each_team got clients, so it connects nothing: "
                 f"{sorted(connect_options)} would be ignored"
             )
-        return [(str(n), (lambda c=c: c), False) for n, c in teams.items()]
+        return {str(n): c for n, c in teams.items()}
     given = (
         None if isinstance(teams, (str, bytes)) or not isinstance(teams, Iterable) else list(teams)
     )
@@ -399,5 +383,4 @@ def _jobs(teams: Any, connect_options: dict[str, Any]) -> list[tuple[str, Callab
             f"each_team(teams=...) is a list of team names such as ['shop', 'york'] "
             f"(or a mapping name -> Client), not {teams!r}"
         )
-    names = list(dict.fromkeys(given))  # each team once, in the order given
-    return [(n, (lambda n=n: connect(n, **options)), True) for n in names]
+    return dict.fromkeys(given)  # each team once, in the order given
