@@ -148,3 +148,17 @@ def test_connect_with_something_other_than_a_team_name_says_what_it_takes():
     for bad in (5, 1.5, ["shop"]):
         with pytest.raises(TypeError, match="team is a name such as 'shop'"):
             invtools.connect(bad)
+
+
+@pytest.mark.parametrize(
+    "pasted", ["tok_AbCdEf0123456789aBcDeF", "eyJhbGciOi.JIUzI1NiJ9-x_y", "  Bearer abc.def  "]
+)
+def test_a_token_passed_as_the_team_name_is_never_repeated(monkeypatch, fresh_demo, pasted):
+    """connect("tok_...") said the token back twice: as the team and in INVTOOLS_TOKEN_<NAME>."""
+    monkeypatch.delenv("INVTOOLS_TOKEN", raising=False)
+    with pytest.raises(invtools.ConfigError) as caught:
+        invtools.connect(pasted, quiet=True, cache=False)
+    message = str(caught.value)
+    for part in pasted.split():
+        assert part.upper() not in message.upper() or part == "Bearer"
+    assert "Client(token" in message  # where a token goes

@@ -34,6 +34,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -257,7 +258,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
     if team is not None and not isinstance(team, str):
         raise ArgumentTypeError(
             f"connect(team): team is a name such as 'shop' (a token is read from "
-            f"INVTOOLS_TOKEN_<NAME>), not {type(team).__name__} {team!r}"
+            f"INVTOOLS_TOKEN_<NAME>), not a {type(team).__name__}"
         )
     default = team is None or team == "default"
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
@@ -268,6 +269,14 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
         if base_url is not None:
             client_options["base_url"] = token_home(token, base_url)
         return _remember(Client(token, **client_options))
+    if team is not None and not re.fullmatch(r"[A-Za-z0-9_]{1,20}", team):
+        # Not shown: what is pasted where a name belongs is often the token itself.
+        raise ConfigError(
+            f"connect(team): no INVTOOLS_TOKEN_<NAME> for the {len(team)} characters given "
+            f"(not repeated here, in case they are a token). A team name is up to 20 letters, "
+            f"digits or '_'; a token goes to invtools.Client(token, ...) or into "
+            f"INVTOOLS_TOKEN_<NAME>."
+        )
     if "base_url" in client_options:
         raise ConfigError(
             f"base_url={client_options['base_url']!r} was given but there is no token: set "
