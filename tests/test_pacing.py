@@ -14,6 +14,7 @@ import json
 import sqlite3
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 import pytest
@@ -76,6 +77,16 @@ def test_the_summary_shows_a_429s_hold_and_the_slower_pace(fake_clock):
     assert summary["pace"] == round(0.9 * 5 / (1 + PACING_MARGIN), 3)
     fake_clock.sleep(10.0)
     assert budget.summary()["b"]["held_for"] == 0.0
+    budget.observe("b", budget.admit("b"), status=429, headers={})
+    assert budget.summary()["b"]["rate_limited"] == 2
+
+
+def test_the_summary_of_a_statement_with_no_room_left_says_none_left(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    budget.observe(
+        "b", budget.admit("b"), status=200, headers={**STATED, "X-Ratelimit-Remaining": "0"}
+    )
+    assert budget.summary()["b"]["stated_room"] == 0
 
 
 def test_the_view_says_the_rate_the_scope_and_whether_other_processes_share_it(
@@ -160,6 +171,13 @@ def test_a_stated_room_is_spent_at_once_however_recent_the_last_send(fake_clock)
     assert budget.acquire("b") == pytest.approx(0.9)  # none left: until the reset
 
 
+def test_a_statement_of_a_whole_budget_left_is_believed(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(3, "0.9", limit=3))  # a fresh window
+    assert [budget.acquire("b") for _ in range(3)] == [0.0, 0.0, 0.0]
+
+
 @pytest.mark.parametrize(
     "headers",
     [
@@ -193,10 +211,18 @@ def test_a_statement_beyond_max_wait_raises_once_naming_the_time(fake_clock):
     budget = Budget(5, clock=fake_clock)
     sent = budget.admit("b")
     budget.observe("b", sent, status=200, headers=stated(0, "86400.0"), max_wait=600)
-    with pytest.raises(RateLimitError, match=r"1970-01-02 00:16:40 UTC.*max_wait=600"):
+    advice = r"1970-01-02 00:16:40 UTC.*max_wait=600 s; nothing was sent. Try again then, or"
+    with pytest.raises(RateLimitError, match=advice):
         budget.admit("b", max_wait=600)
     assert fake_clock.slept == [] and budget.summary()["b"]["stated_room"] is None
     assert budget.admit("b", max_wait=600) is not None  # then the server is asked again
+
+
+def test_a_statement_of_a_reset_at_max_wait_is_waited_for(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(0, "600.0"), max_wait=600)
+    assert budget.admit("b", max_wait=600).waited == pytest.approx(600.0)
 
 
 def test_a_statement_beyond_max_wait_with_room_left_is_not_believed(fake_clock):
@@ -229,9 +255,43 @@ def test_a_wait_longer_than_a_few_seconds_says_so_once(fake_clock, capsys):
     budget.acquire("b")
     err = capsys.readouterr().err
     assert err == "invtools: waiting 7 s for b (held after a 429); Ctrl-C stops it\n"
-    budget.observe("b", budget.admit("b"), status=429, headers={}, hold=SAY_AFTER - 1)
+    budget.observe("b", budget.admit("b"), status=429, headers={}, hold=SAY_AFTER)
     budget.acquire("b")
     assert capsys.readouterr().err == ""  # a short wait says nothing
+
+
+@pytest.mark.parametrize(
+    "per_second, headers, why",
+    [
+        (5, stated(0, "30.0"), "waiting 30 s for b (the server stated no room left)"),
+        (0.1, {}, "waiting 10 s for b (the configured pace)"),
+    ],
+)
+def test_a_long_wait_says_why(fake_clock, capsys, per_second, headers, why):
+    budget = Budget(per_second, clock=fake_clock)
+    budget.observe("b", budget.admit("b"), status=200, headers=headers)
+    budget.acquire("b")
+    assert capsys.readouterr().err == f"invtools: {why}; Ctrl-C stops it\n"
+
+
+def test_requests_waiting_for_the_same_end_say_it_once(fake_clock, capsys):
+    class Together(type(fake_clock)):
+        waiting, both = threading.Event(), threading.Barrier(2, timeout=5)
+
+        def wait(self, event, seconds):
+            if seconds > SAY_AFTER:
+                self.waiting.set()
+                self.both.wait()  # the two requests both wait before the time moves on
+            return super().wait(event, seconds)
+
+    budget = Budget(5, clock=Together())
+    budget.observe("b", budget.admit("b"), status=429, headers={}, hold=20.0)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(budget.admit, "b")
+        assert Together.waiting.wait(5)  # the first waits, and has said so
+        second = pool.submit(budget.admit, "b")
+        assert first.result() and second.result()
+    assert capsys.readouterr().err.count("waiting 20 s") == 1
 
 
 def test_a_stopped_wait_reports_no_time_waited(fake_clock):
@@ -318,6 +378,14 @@ def test_a_locked_budget_file_warns_naming_it_within_the_timeout(tmp_path, fake_
         holder.close()
 
 
+def test_a_budget_of_this_process_alone_leaves_no_file(tmp_path, monkeypatch, fake_clock):
+    monkeypatch.chdir(tmp_path)  # SQLite's ":memory:" is no file name, here or anywhere
+    budget = Budget(5, clock=fake_clock)
+    budget.observe("b", budget.admit("b"), status=429, headers={}, hold=1.0)
+    assert not budget.shared and budget.summary()["b"]["rate_limited"] == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------- one budget per token
 
 
@@ -335,6 +403,7 @@ def test_a_shared_budget_is_one_per_token_clock_and_file(fake_clock, tmp_path):
     other = shared_budget("another", 5, clock=fake_clock, path=tmp_path / "b.sqlite")
     assert a.acquire("b") == 0.0 and other.acquire("b") == 0.0
     assert shared_budget("tok", 5, clock=fake_clock, path=tmp_path / "b.sqlite").acquire("b") > 0
+    assert fake_clock.slept == [pytest.approx(SPACING)]  # on the clock it was given
 
 
 def test_a_budget_whose_file_cannot_be_used_is_this_processs_own_and_says_why(fake_clock, tmp_path):

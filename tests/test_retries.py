@@ -23,6 +23,7 @@ from invtools.http.retries import (
     MAX_BACKOFF,
     MAX_RATE_LIMIT_WAIT,
     backoff,
+    comes_back,
     rate_limit_wait,
     wait_seconds,
 )
@@ -96,6 +97,16 @@ def test_a_reset_longer_than_the_longest_wait_is_not_waited_for():
         600.05
     )
     assert rate_limit_wait({"Retry-After": "601"}, now=NOW, max_wait=600)[0] == float("inf")
+
+
+def test_when_the_budget_comes_back_is_said_in_utc_whatever_the_local_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert comes_back(7200.0, NOW) == "2025-06-15 17:06:40 UTC (in 2 h)"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_a_429_without_a_reset_header_says_so():

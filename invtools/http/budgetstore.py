@@ -140,11 +140,6 @@ class BudgetView:
         parts = [head] + [f"{bucket}: {describe(b)}" for bucket, b in self.buckets.items()]
         return f"BudgetView({'; '.join(parts)})"
 
-    @property
-    def rate_limited(self) -> int:
-        """429s seen in all its buckets."""
-        return sum(b["rate_limited"] for b in self.buckets.values())
-
 
 def describe(bucket: Mapping[str, Any]) -> str:
     """One bucket of :meth:`~invtools.http.pacing.Budget.summary` in words.

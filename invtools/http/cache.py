@@ -39,7 +39,6 @@ __all__ = [
     "is_own_key",
     "resolve_cache_path",
     "open_cache_file",
-    "is_json",
     "json_of",
     "sound_response",
     "looks_json",

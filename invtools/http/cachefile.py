@@ -202,21 +202,20 @@ class CacheFile(SQLiteCache):
         which every thread of the process shares, broke another thread's write at once:
         "another row available"). In WAL mode a writer does not block it."""
         keys = list(keys)
-        queries: list[tuple[str, list[Any]]] = []
+        chunks = [keys[start : start + _CHUNK] for start in range(0, len(keys), _CHUNK)]
+        queries: list[tuple[str, list[Any]]] = [
+            (f"key IN ({','.join('?' * len(chunk))})", chunk) for chunk in chunks
+        ]
         if prefix is not None:
             queries.append(("substr(key, 1, ?) = ?", [len(prefix), prefix]))
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            queries.append((f"key IN ({','.join('?' * len(chunk))})", chunk))
-        found: list[str] = []
         if not queries:
-            return found
+            return []
         with (
             file_errors(self.db_path, waited=self.lock_wait),
             closing(sqlite3.connect(self.db_path, timeout=self.lock_wait)) as con,
         ):
-            for where, args in queries:
-                found += [
-                    k for (k,) in con.execute(f"SELECT key FROM responses WHERE {where}", args)
-                ]
-        return found
+            return [
+                key
+                for where, args in queries
+                for (key,) in con.execute(f"SELECT key FROM responses WHERE {where}", args)
+            ]

@@ -25,7 +25,6 @@ __all__ = [
     "RETRY_STATUSES",
     "MAX_RATE_LIMIT_WAIT",
     "MAX_BACKOFF",
-    "RESET_HEADERS",
     "backoff",
     "wait_seconds",
     "rate_limit_wait",

@@ -53,18 +53,7 @@ from invtools.errors import CacheError
 from invtools.http.cache import is_own_key
 from invtools.http.cachefile import CacheFile, file_errors, is_cache_file
 
-__all__ = [
-    "prune",
-    "maybe_prune",
-    "open_cache",
-    "scan",
-    "file_size",
-    "as_utc",
-    "Versions",
-    "PRUNE_EVERY",
-    "LOCAL_MAX_AGE",
-    "REPORT_KEYS",
-]
+__all__ = ["prune", "maybe_prune", "open_cache", "scan", "file_size", "as_utc", "REPORT_KEYS"]
 
 logger = logging.getLogger("invtools")
 
@@ -97,14 +86,12 @@ def open_cache(path: str | os.PathLike) -> Iterator[CacheFile | None]:
     """The cache file at ``path``, closed afterwards; None when there is no cache there
     (looking never makes one). Raises :class:`~invtools.errors.CacheError` naming the file
     when it cannot be read or is another program's database."""
-    path = Path(path)
+    if not is_cache_file(Path(path)):
+        yield None
+        return
     # No journal mode asked for: a file in WAL mode stays so, another program's file as it was.
-    cache = CacheFile(path) if is_cache_file(path) else None
-    try:
+    with closing(CacheFile(Path(path))) as cache:
         yield cache
-    finally:
-        if cache is not None:
-            cache.close()
 
 
 @contextmanager
@@ -173,13 +160,11 @@ def prune(
     the module docstring); ``compact=True`` then compacts the file when something went.
     ``quick=True`` reads only the entries that expire (expired ones go): entries kept for good
     (details at a revision, the bulk of a cache) are not even read, so its cost grows with the
-    list pages and such, not with the details.
+    list pages and such, not with the details (and ``older_than`` sees only those read).
     Returns how many entries went for each reason (``expired``, ``older``, ``local``,
     ``superseded``; ``removed`` in all), how many of those read were ``left_alone`` (not
     invtools', or unreadable), and the file's ``bytes_before``/``bytes_after``. ``now``
     (seconds since the epoch) is for tests."""
-    if quick and older_than is not None:
-        raise ValueError("older_than needs every entry read: not with quick=True")
     path = Path(cache.db_path)
     report = dict.fromkeys(REPORT_KEYS, 0)
     report["bytes_before"] = file_size(path)
@@ -254,9 +239,7 @@ def maybe_prune(cache: CacheFile, *, every: timedelta = PRUNE_EVERY) -> dict | N
         if marker.exists() and time.time() - marker.stat().st_mtime < every.total_seconds():
             return None
         report = prune(cache, quick=True)
-        fd = os.open(marker, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        os.close(fd)
-        os.utime(marker)
+        marker.touch(mode=0o600)  # made, or its time now
         return report
     except (OSError, CacheError) as exc:
         logger.warning("could not prune the response cache %s: %s", path, exc)
