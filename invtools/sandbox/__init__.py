@@ -9,10 +9,10 @@ nothing), only the standard library.
 What lives where (``->``: the package's modules it imports; there are no cycles)::
 
     server     HTTP plumbing (threads, keep-alive, stopping) and serve()
-                                                        -> service, data, limits
-    service    the Sandbox object (switches, request log, mutations) and the
-               request pipeline (faults, auth, route, rate limit, team mode)
-                                                        -> routes, store, limits
+                                                        -> service
+    service    the Sandbox object (options, request log, mutations) and the request
+               pipeline (faults, auth, route, rate limit, team mode)
+                                                        -> data, routes, store, limits
     routes     routes, parameter checks, endpoint handlers, the error envelope
                                                         -> store, txlog
     limits     the rate limiter and the fault injector (pure, clock passed in)

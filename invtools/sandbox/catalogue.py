@@ -52,17 +52,17 @@ SEASONS = {
 MONTH_TRAFFIC = [0.7, 0.75, 0.95, 1.2, 1.35, 1.25, 1.15, 1.05, 1.0, 0.9, 0.8, 0.9]
 WEEKDAY_TRAFFIC = [1.0, 0.95, 0.95, 1.0, 1.15, 1.5, 0.45]
 
-#: category -> (season, home location, sold in fractions?), in catalogue order; "Bulk" is sold by
-#: the metre (fractional quantities)
+#: category -> (season, home location, sold in fractions?, the main supplier's brand), in
+#: catalogue order; "Bulk" is sold by the metre (fractional quantities)
 CATEGORIES = {
-    "Garden": ("garden", WH_S, False),
-    "Tools": ("steady", WH_N, False),
-    "Fasteners": ("steady", BACK, False),
-    "Paint": ("paint", WH_N, False),
-    "Plumbing": ("steady", WH_S, False),
-    "Electrical": ("winter", WH_N, False),
-    "Winter": ("winter", WH_S, False),
-    "Bulk": ("steady", WH_N, True),
+    "Garden": ("garden", WH_S, False, "GreenThumb"),
+    "Tools": ("steady", WH_N, False, "Brennan Pro"),
+    "Fasteners": ("steady", BACK, False, "FixRight Trade"),
+    "Paint": ("paint", WH_N, False, "Colourworks Trade"),
+    "Plumbing": ("steady", WH_S, False, "Northflow Pro"),
+    "Electrical": ("winter", WH_N, False, "Sparkline"),
+    "Winter": ("winter", WH_S, False, "Frostguard"),
+    "Bulk": ("steady", WH_N, True, "Harbour Marine"),
 }
 #: category -> products: (name with {v}, its variants as "a, b, c", cost range, kg range)
 Product = tuple[str, str, tuple[float, float], tuple[float, float]]
@@ -169,16 +169,6 @@ SUPPLIERS = {  # category -> supplier names (first is the main one)
     "Electrical": ["Sparkline Electrical", "Brennan Tool Distribution"],
     "Winter": ["Hillside Horticulture", "Northflow Plumbing Supplies"],
     "Bulk": ["Harbour Rope & Chain"],
-}
-BRANDS = {
-    "Garden": "GreenThumb",
-    "Tools": "Brennan Pro",
-    "Fasteners": "FixRight Trade",
-    "Paint": "Colourworks Trade",
-    "Plumbing": "Northflow Pro",
-    "Electrical": "Sparkline",
-    "Winter": "Frostguard",
-    "Bulk": "Harbour Marine",
 }
 OLD_SUPPLIER = "Greaves & Sons Hardware"  # went out of business: a deleted partner
 

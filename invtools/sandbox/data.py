@@ -32,7 +32,6 @@ from datetime import timedelta
 
 from invtools.sandbox.catalogue import (
     BASE_TX_ID,
-    BRANDS,
     CATALOGUE,
     CATEGORIES,
     FIRST,
@@ -65,6 +64,7 @@ from invtools.sandbox.txlog import TxLog
 __all__ = ["build", "DEFAULT_SIZE", "MAX_SHOPS"]
 
 DEFAULT_SIZE = 4000
+PHOTOS = "https://images.example.com/greenfield"
 #: The most location-mode teams :func:`build` makes: the shop and its branches.
 MAX_SHOPS = 1 + len(BRANCHES)
 
@@ -116,6 +116,21 @@ def _partner(pid: int, type_: int, name: str, phone, email, address=None, memo=N
         "email": email,
         "address": address,
         "memo": memo,
+        "deleted": False,
+    }
+
+
+def _item(iid: int, name: str, sku: str, barcode: str, photo_url, attrs, cost, price) -> dict:
+    """An item's record; its cost and price as the API writes money, text with two decimals."""
+    return {
+        "id": iid,
+        "name": name,
+        "sku": sku,
+        "barcode": barcode,
+        "photo_url": photo_url,
+        "attrs": attrs,
+        "cost": f"{cost:.2f}",
+        "price": f"{price:.2f}",
         "deleted": False,
     }
 
@@ -193,12 +208,12 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
     meta: dict[int, ItemPlan] = {}
     iid = first = 100001 + off
     for cat, bases in CATALOGUE.items():
-        season, home, fractional = CATEGORIES[cat]
+        season, home, fractional, own_brand = CATEGORIES[cat]
         sup_names = SUPPLIERS[cat]
         for base, variants, (c_lo, c_hi), (w_lo, w_hi) in bases:
             for v in variants.split(", "):
                 # Each product comes as the shop's standard line and the supplier's brand.
-                for brand, factor in (("", 1.0), (BRANDS[cat] + " ", 1.3)):
+                for brand, factor in (("", 1.0), (own_brand + " ", 1.3)):
                     cost = round(rng.uniform(c_lo, c_hi) * factor, 2)
                     price = round(cost * rng.uniform(1.45, 2.1), 2)
                     supplier = sup_names[0] if brand or rng.random() < 0.7 else sup_names[-1]
@@ -209,19 +224,11 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
                     attrs.append(attr(4, introduced.strftime("%Y-%m-%d")))
                     if rng.random() < 0.4:
                         attrs.append(attr(5, _ean13(rng, "9")))
-                    items[iid] = {
-                        "id": iid,
-                        "name": brand + base.format(v=v),
-                        "sku": f"GH-{cat[:3].upper()}-{iid - first + 1:04d}",  # as the shop's
-                        "barcode": _ean13(rng),
-                        "photo_url": f"https://images.example.com/greenfield/{iid}.jpg"
-                        if rng.random() < 0.35
-                        else None,
-                        "attrs": attrs,
-                        "cost": f"{cost:.2f}",
-                        "price": f"{price:.2f}",
-                        "deleted": False,
-                    }
+                    barcode = _ean13(rng)
+                    photo = f"{PHOTOS}/{iid}.jpg" if rng.random() < 0.35 else None
+                    sku = f"GH-{cat[:3].upper()}-{iid - first + 1:04d}"  # as the shop's
+                    name = brand + base.format(v=v)
+                    items[iid] = _item(iid, name, sku, barcode, photo, attrs, cost, price)
                     meta[iid] = ItemPlan(season, home + off, fractional, supplier_id[supplier])
                     iid += 1
     store = TeamStore(
@@ -248,20 +255,9 @@ def _build_basic(seed: int) -> TeamStore:
     for k, (name, cat, cost) in enumerate(CAFE_ITEMS):
         iid = 200001 + k
         c = round(cost * rng.uniform(0.9, 1.1), 2)
-        items[iid] = {
-            "id": iid,
-            "name": name,
-            "sku": f"CC-{k + 1:03d}",
-            "barcode": _ean13(rng),
-            "photo_url": None,
-            "attrs": [
-                _attr(CAFE_ATTRS[0], cat),
-                _attr(CAFE_ATTRS[1], rng.choice((3, 7, 30, 180, 365))),
-            ],
-            "cost": f"{c:.2f}",
-            "price": f"{c * 1.6:.2f}",
-            "deleted": False,
-        }
+        barcode = _ean13(rng)
+        attrs = [_attr(CAFE_ATTRS[0], cat), _attr(CAFE_ATTRS[1], rng.choice((3, 7, 30, 180, 365)))]
+        items[iid] = _item(iid, name, f"CC-{k + 1:03d}", barcode, None, attrs, c, c * 1.6)
     partners = {
         pid: _partner(pid, ptype, name, _phone(rng), f"hello@{_slug(name)}.example")
         for pid, (ptype, name) in enumerate(CAFE_PARTNERS, start=6601)

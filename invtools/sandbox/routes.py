@@ -1,9 +1,10 @@
 """The API's routes, parameter checks, endpoint handlers and error envelope.
 
 :data:`ROUTES` maps each path template to its handler and says whether it is only for teams
-that manage stock by location. A handler takes ``(store, params, id, quirks)`` and returns the
-JSON-able answer, or raises :class:`ApiError`, whose :meth:`~ApiError.body` is the envelope
-every error answers with (``id``, ``type``, ``title``, ``correlation_id``, extra fields).
+that manage stock by location; :func:`find_route` finds a path's template. A handler takes
+``(store, params, id, quirks)`` and returns the JSON-able answer, or raises :class:`ApiError`,
+whose :meth:`~ApiError.body` is the envelope every error answers with (``id``, ``type``,
+``title``, ``correlation_id``, extra fields).
 Authentication, the rate limit and the team-mode gate come before the handler
 (:mod:`invtools.sandbox.service`).
 
@@ -20,11 +21,8 @@ Pagination
     ``limit``: default 100, 1..100. The last page has ``cursor: null`` (the
     ``last_cursor_not_null`` quirk repeats the last row's id instead).
 
->>> route, obj_id = find_route("/v1/items/100001")
->>> route.template, obj_id, route.location_only
-('/v1/items/{id}', 100001, True)
->>> find_route("/v1/items/abc")
-(None, None)
+>>> find_route("/v1/items/100001"), find_route("/v1/items"), find_route("/v1/items/abc")
+(('/v1/items/{id}', 100001), ('/v1/items', None), None)
 """
 
 from __future__ import annotations
@@ -34,13 +32,12 @@ import random
 import re
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import TYPE_CODE
 
-__all__ = ["ApiError", "Params", "Route", "ROUTES", "find_route", "MAX_LIMIT"]
+__all__ = ["ApiError", "Params", "ROUTES", "find_route", "MAX_LIMIT"]
 
 MAX_LIMIT = 100
 _ALNUM = string.ascii_lowercase + string.digits
@@ -238,41 +235,27 @@ def _detail(kind: str, what: str) -> Handler:
 
 
 # -- routes ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Route:
-    template: str
-    pattern: re.Pattern
-    handler: Handler
-    location_only: bool
+#: path template -> (handler, whether only teams that manage stock by location are answered)
+ROUTES: dict[str, tuple[Handler, bool]] = {
+    "/v1/teams/linked": (_team, False),
+    "/v1/items": (_items, True),
+    "/v1/items/{id}": (_detail("items", "Item"), True),
+    **{f"/v1/{txs}": (_txs, True) for txs in ("location-txs", "transactions")},
+    **{f"/v1/{txs}/{{id}}": (_tx, True) for txs in ("location-txs", "transactions")},
+    "/v1/locations": (_listing("locations"), True),
+    "/v1/locations/{id}": (_detail("locations", "Location"), True),
+    "/v1/partners": (_partners, False),
+    "/v1/members": (_listing("members"), False),
+    "/v1/members/{id}": (_detail("members", "Member"), False),
+    "/v1/item-attrs": (_listing("attrs"), False),
+    "/v1/item-attrs/{id}": (_detail("attrs", "Item attribute"), False),
+}
+_PATH = re.compile(r"(/v1/[a-z/-]+?)(?:/(\d{1,10}))?")  # a template's fixed part, then an id
 
 
-def _route(template: str, handler: Handler, location_only: bool) -> Route:
-    pattern = re.compile("^" + template.replace("{id}", r"(?P<id>\d{1,10})") + "$")
-    return Route(template, pattern, handler, location_only)
-
-
-ROUTES = [
-    _route("/v1/teams/linked", _team, False),
-    _route("/v1/items", _items, True),
-    _route("/v1/items/{id}", _detail("items", "Item"), True),
-    _route("/v1/location-txs", _txs, True),
-    _route("/v1/location-txs/{id}", _tx, True),
-    _route("/v1/transactions", _txs, True),
-    _route("/v1/transactions/{id}", _tx, True),
-    _route("/v1/locations", _listing("locations"), True),
-    _route("/v1/locations/{id}", _detail("locations", "Location"), True),
-    _route("/v1/partners", _partners, False),
-    _route("/v1/members", _listing("members"), False),
-    _route("/v1/members/{id}", _detail("members", "Member"), False),
-    _route("/v1/item-attrs", _listing("attrs"), False),
-    _route("/v1/item-attrs/{id}", _detail("attrs", "Item attribute"), False),
-]
-
-
-def find_route(path: str) -> tuple[Route, int | None] | tuple[None, None]:
-    """The route a path matches and the id in it (None for a list), or ``(None, None)``."""
-    for route in ROUTES:
-        match = route.pattern.match(path)
-        if match:
-            return route, int(match.group("id")) if "id" in match.groupdict() else None
-    return None, None
+def find_route(path: str) -> tuple[str, int | None] | None:
+    """The template of the route a path matches and the id in it (None for a list), or None."""
+    match = _PATH.fullmatch(path)
+    if match is None or (template := match[1] + ("/{id}" if match[2] else "")) not in ROUTES:
+        return None
+    return template, int(match[2]) if match[2] else None

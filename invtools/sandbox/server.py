@@ -2,7 +2,7 @@
 
 A real ``http.server.ThreadingHTTPServer`` on 127.0.0.1 (HTTP/1.1, keep-alive), run in a
 background thread by :func:`serve`, one thread per client connection. What it answers is
-decided by :func:`invtools.sandbox.service.respond`; this module only moves bytes, drops
+decided by :meth:`invtools.sandbox.service.Sandbox.respond`; this module only moves bytes, drops
 connections for the ``"drop"`` fault and stops cleanly.
 
 Stopping: leaving :func:`serve` stops accepting, shuts every open connection down (idle
@@ -16,15 +16,12 @@ from __future__ import annotations
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from invtools.sandbox.data import build
-from invtools.sandbox.limits import Faults
-from invtools.sandbox.service import Sandbox, respond
+from invtools.sandbox.service import Sandbox
 
 __all__ = ["serve", "Server", "Handler"]
 
@@ -33,7 +30,7 @@ _LINGER_RESET = b"\x01\x00\x00\x00\x00\x00\x00\x00"
 
 
 class Handler(BaseHTTPRequestHandler):
-    """One client connection: reads requests, writes what :func:`respond` answers."""
+    """One client connection: reads requests, writes what :meth:`Sandbox.respond` answers."""
 
     protocol_version = "HTTP/1.1"
     server_version = "invtools-sandbox"
@@ -45,7 +42,8 @@ class Handler(BaseHTTPRequestHandler):
     server: Server  # the socketserver.BaseServer this handler is given is always ours
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        reply = respond(self.server.sandbox, self.command, self.path, self.headers)
+        sandbox, auth = self.server.sandbox, self.headers.get("Authorization")
+        reply = sandbox.respond(self.command, self.path, auth)
         if reply is None:  # a "drop" fault: the client sees a reset connection, no response
             self.close_connection = True
             with suppress(OSError):
@@ -129,49 +127,16 @@ class Server(ThreadingHTTPServer):
 
 @contextmanager
 def serve(
-    *,
-    port: int = 0,
-    rate_limit: int = 5,
-    seed: int = 0,
-    size: int | None = None,
-    quirks=(),
-    faults: Faults | None = None,
-    log: Callable[[str], None] | None = None,
-    clock=time,
-    latency: float = 0.0,
-    jitter: float = 0.25,
-    rate_limit_scope: str = "endpoint",
-    shops: int = 1,
-    rate_window: float = 1.0,
-    stated_budget: bool = False,
-    count_after_latency: bool = False,
-    coarse_budget: bool = False,
+    *, port: int = 0, log: Callable[[str], None] | None = None, **options
 ) -> Iterator[Sandbox]:
-    """Run the stand-in server on 127.0.0.1 in a background thread.
+    """Run the stand-in server on 127.0.0.1 in a background thread; yield its :class:`Sandbox`.
 
-    ``size`` is the number of the shop's transactions (default ``data.DEFAULT_SIZE``);
-    ``shops`` how many location-mode teams it serves (1 to ``data.MAX_SHOPS``): the shop and
-    its first ``shops - 1`` branches (``"harrogate"``, ``"york"``, ...: each with its own
-    token, seeded data and a size that is a fraction of the shop's), besides the Basic-mode
-    ``"basic"``;
-    ``log`` receives one line per request (method, path, status) when given. ``clock`` (any
-    object with ``monotonic()``, the :mod:`time` module by default) is the time the rate
-    window runs on: a test gives the server and the client one fake clock, and pacing is
-    tested without sleeping. ``latency`` (seconds, 0 by default) makes every answer take about
-    that long, uniformly within ``+-jitter`` (a fraction), seeded by ``seed``: ``latency=0.8``
-    answers like the real service. ``rate_limit_scope``: ``"endpoint"`` (the documented
-    budget, per token and endpoint) or ``"token"`` (one budget per token for all endpoints, as
-    some production clients report). Other models of the service's budget, which is not pinned
-    down: ``rate_window`` (seconds the budget counts over: ``rate_limit=300,
-    rate_window=60`` is a minute's budget of 300), ``stated_budget=True`` (``X-Ratelimit-Limit``,
-    ``-Remaining`` and ``-Reset`` on every answer; by default a success says Limit and
-    Remaining, a 429 all three), ``coarse_budget=True`` (all three on every answer in the common
-    coarse form: ``Limit`` per minute while the budget counts per ``rate_window``, ``Reset`` in
-    whole seconds rounded up) and ``count_after_latency=True`` (the latency, with its jitter,
-    comes before the request is counted, as network time does; by default a request is counted
-    on arrival and its answer delayed). Leaving the block
-    closes every client connection (idle keep-alive ones included) and joins every thread;
-    none of its threads holds up the exit of the process, whether or not the block was left.
+    ``options`` are the :class:`Sandbox`'s (the demo data's ``seed``, ``size`` and ``shops``,
+    the budget's ``rate_limit`` and its models, ``latency`` and ``jitter``, ``clock``,
+    ``quirks``, ``faults``). ``log`` receives one line per request (method, path, status) when
+    given. Leaving the block closes every client connection (idle keep-alive ones included)
+    and joins every thread; none of its threads holds up the exit of the process, whether or
+    not the block was left.
 
     >>> import json, urllib.request
     >>> with serve(size=200) as sb:
@@ -184,24 +149,7 @@ def serve(
     ...     sorted(sb.tokens)
     ['basic', 'harrogate', 'shop', 'york']
     """
-    if rate_limit_scope not in ("endpoint", "token"):
-        raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
-    sandbox = Sandbox(
-        build(seed=seed, size=size, shops=shops),
-        seed=seed,
-        rate_limit=rate_limit,
-        quirks=quirks,
-        faults=faults,
-        clock=clock,
-        latency=latency,
-        jitter=jitter,
-        rate_window=rate_window,
-        stated_budget=stated_budget,
-        count_after_latency=count_after_latency,
-        coarse_budget=coarse_budget,
-    )
-    if rate_limit_scope == "token":
-        sandbox.quirks = sandbox.quirks | {"shared_rate_limit"}
+    sandbox = Sandbox(**options)
     server = Server(("127.0.0.1", port), sandbox, log)
     sandbox.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(

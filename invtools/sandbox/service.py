@@ -1,13 +1,14 @@
-"""The stand-in service without the HTTP: the :class:`Sandbox` object and its request pipeline.
+"""The stand-in service without the HTTP: the :class:`Sandbox` object, which holds every option,
+and its request pipeline.
 
 :class:`Sandbox` is what :func:`~invtools.sandbox.serve` yields: demo tokens, the switches a
-test or notebook sets at runtime (``rate_limit``, ``quirks``, ``faults``), the request log, read
-access to each team's data and the mutations. :func:`respond` answers one request as
-``(status, headers, body)``, or None when an injected fault drops the connection; the HTTP
-server (:mod:`invtools.sandbox.server`) only moves bytes.
+test or notebook sets at runtime (``rate_limit``, ``quirks``, ``faults``, ``latency``), the
+request log, read access to each team's data and the mutations. :meth:`Sandbox.respond` answers
+one request as ``(status, headers, body)``, or None when an injected fault drops the connection;
+the HTTP server (:mod:`invtools.sandbox.server`) only moves bytes.
 
-Request pipeline, in order: fault injection -> auth (401) -> route (404) -> rate limit (429)
--> team mode (400) -> parameters (400) -> handler (:mod:`invtools.sandbox.routes`).
+Request pipeline, in order: fault injection -> auth (401) -> route (404) -> method (405) -> rate
+limit (429) -> team mode (400) -> parameters (400) -> handler (:mod:`invtools.sandbox.routes`).
 
 Rate limit
     ``rate_limit`` requests per rolling second per (token, route template), 0 = off. A 429
@@ -21,10 +22,8 @@ Rate limit
     seconds rounded up, as HTTP requires) and ``ratelimit_headers:none`` (no headers) change
     what a 429 carries (and accepted requests then carry none).
 
->>> from invtools.sandbox.data import build
->>> sb = Sandbox(build(size=200), seed=0, rate_limit=0)
->>> status, headers, body = respond(sb, "GET", "/v1/members/7001",
-...                                 {"Authorization": "Bearer " + sb.tokens["shop"]})
+>>> sb = Sandbox(size=200, rate_limit=0)
+>>> status, headers, body = sb.respond("GET", "/v1/members/7001", "Bearer " + sb.tokens["shop"])
 >>> status, json.loads(body)["item"]["name"], sb.requests[-1].route
 (200, 'Maya Okafor', '/v1/members/{id}')
 """
@@ -39,22 +38,15 @@ import threading
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Protocol
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from invtools.sandbox.data import build
 from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
-from invtools.sandbox.routes import ApiError, Params, find_route
+from invtools.sandbox.routes import ROUTES, ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
-__all__ = ["Sandbox", "RequestRecord", "QUIRKS", "respond"]
-
-
-class Headers(Protocol):
-    """A request's headers as the service reads them: by name with ``get`` (a dict, or the
-    case-insensitive ``email.message.Message`` that ``http.server`` hands over)."""
-
-    def get(self, name: str, /) -> str | None: ...
-
+__all__ = ["Sandbox", "RequestRecord", "QUIRKS"]
 
 QUIRKS = frozenset(
     {"last_cursor_not_null", "team_wrapped", "shared_rate_limit"}
@@ -77,7 +69,7 @@ class RequestRecord:
     fault: str | None = None
 
     @classmethod
-    def of(cls, method: str, target: str, fault: str | None = None, status: int | None = None):
+    def of(cls, method: str, target: str, fault=None, status=None) -> RequestRecord:
         """The record of a request for ``target`` (a path and query), not yet routed."""
         parts = urlsplit(target)
         params = parse_qs(parts.query, keep_blank_values=True)
@@ -85,7 +77,33 @@ class RequestRecord:
 
 
 class Sandbox:
-    """The running stand-in server (what :func:`serve` yields).
+    """The stand-in service (what :func:`~invtools.sandbox.serve` yields), with its options.
+
+    The demo data: ``seed``; ``size``, the number of the shop's transactions (default
+    ``data.DEFAULT_SIZE``); ``shops``, how many location-mode teams it serves (1 to
+    ``data.MAX_SHOPS``): the shop and its first ``shops - 1`` branches (``"harrogate"``,
+    ``"york"``, ...: each with its own token, seeded data and a size that is a fraction of the
+    shop's), besides the Basic-mode ``"basic"``.
+
+    The budget: ``rate_limit`` requests per ``rate_window`` seconds (0 = off);
+    ``rate_limit_scope``: ``"endpoint"`` (the documented budget, per token and endpoint) or
+    ``"token"`` (one budget per token for all endpoints, as some production clients report: the
+    ``shared_rate_limit`` quirk). Other models of the service's budget, which is not pinned
+    down: ``rate_window`` (``rate_limit=300, rate_window=60`` is a minute's budget of 300),
+    ``stated_budget=True`` (``X-Ratelimit-Limit``, ``-Remaining`` and ``-Reset`` on every
+    answer; by default a success says Limit and Remaining, a 429 all three),
+    ``coarse_budget=True`` (all three on every answer in the common coarse form: ``Limit`` per
+    minute while the budget counts per ``rate_window``, ``Reset`` in whole seconds rounded up)
+    and ``count_after_latency=True`` (the latency, with its jitter, comes before the request is
+    counted, as network time does; by default a request is counted on arrival and its answer
+    delayed). ``clock`` (any object with ``monotonic()``, the :mod:`time` module by default) is
+    the time the rate window runs on: a test gives the server and the client one fake clock, and
+    pacing is tested without sleeping.
+
+    ``latency`` (seconds, 0 by default) makes every answer take about that long, uniformly
+    within ``+-jitter`` (a fraction), seeded by ``seed``: ``latency=0.8`` answers like the real
+    service. ``quirks`` (a subset of :data:`QUIRKS`) and ``faults`` (:class:`Faults`) reproduce
+    what the real service may do.
 
     Attributes: ``base_url``, ``tokens`` (team key -> demo token), ``rate_limit``, ``quirks``,
     ``faults``, ``latency`` (a :class:`~invtools.sandbox.limits.Latency`; all settable at
@@ -96,98 +114,73 @@ class Sandbox:
 
     def __init__(
         self,
-        stores: dict[str, TeamStore],
         *,
-        seed: int,
-        rate_limit: int,
-        quirks=(),
-        faults: Faults | None = None,
+        seed: int = 0,
+        size: int | None = None,
+        shops: int = 1,
+        rate_limit: int = 5,
+        rate_limit_scope: str = "endpoint",
+        rate_window: float = 1.0,
+        stated_budget: bool = False,
+        coarse_budget: bool = False,
+        count_after_latency: bool = False,
         clock=time,
         latency: float = 0.0,
         jitter: float = 0.25,
-        rate_window: float = 1.0,
-        stated_budget: bool = False,
-        count_after_latency: bool = False,
-        coarse_budget: bool = False,
+        quirks=(),
+        faults: Faults | None = None,
     ) -> None:
-        self._stores = stores
-        self.latency = Latency(latency, jitter=jitter, seed=seed)
-        self.clock = clock  # anything with monotonic(): the rate window runs on its time
-        rng = random.Random(f"invtools-tokens-{seed}")
-        self.tokens = {
-            key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32)) for key in stores
-        }
-        self._by_token = {tok: stores[key] for key, tok in self.tokens.items()}
-        self.rate_limit = rate_limit
-        if not (isinstance(rate_window, (int, float)) and 0 < rate_window < float("inf")):
+        if rate_limit_scope not in ("endpoint", "token"):
+            raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
+        if not (isinstance(rate_window, int | float) and 0 < rate_window < float("inf")):
             raise ValueError(
                 f"rate_window is the seconds a budget counts over, > 0; got {rate_window!r}"
             )
-        self.rate_window = float(rate_window)
-        self.stated_budget = bool(stated_budget)
-        self.count_after_latency = bool(count_after_latency)
-        self.coarse_budget = bool(coarse_budget)
+        self.latency = Latency(latency, jitter=jitter, seed=seed)
+        self._stores = build(seed=seed, size=size, shops=shops)
+        rng = random.Random(f"invtools-tokens-{seed}")
+        self.tokens = {
+            key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32)) for key in self._stores
+        }
+        self._by_token = {tok: self._stores[key] for key, tok in self.tokens.items()}
+        self.rate_limit, self.rate_window, self.clock = rate_limit, float(rate_window), clock
+        self.stated_budget, self.coarse_budget = stated_budget, coarse_budget
+        self.count_after_latency = count_after_latency
         self.quirks = quirks
+        if rate_limit_scope == "token":
+            self.quirks = {*self.quirks, "shared_rate_limit"}
         self.faults = faults
         self.requests: list[RequestRecord] = []
         self.limiter = RateLimiter()
         self.base_url = ""
-        self.stopping = threading.Event()
+        self.stopping = threading.Event()  # set when the server stops: wakes waiting answers
         self._lock = threading.Lock()  # of the request log and the counts in flight
-        self.in_flight = 0
-        self.max_in_flight = 0  # the most requests being answered at once (tests read it)
-
-    def _flight(self, change: int) -> None:
-        with self._lock:
-            self.in_flight += change
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.in_flight = self.max_in_flight = 0
 
     def __repr__(self) -> str:  # never the tokens
         return f"Sandbox(base_url={self.base_url!r}, teams={sorted(self._stores)})"
 
-    @property
-    def rate_limit(self) -> int:
-        return self._rate_limit
-
-    @rate_limit.setter
-    def rate_limit(self, value: int) -> None:
-        if int(value) < 0:
-            raise ValueError("rate_limit is requests per second per endpoint, >= 0 (0 = off)")
-        self._rate_limit = int(value)
-
-    @property
-    def quirks(self) -> set[str]:
-        return self._quirks
-
-    @quirks.setter
-    def quirks(self, value) -> None:
-        value = {value} if isinstance(value, str) else set(value or ())
-        unknown = value - QUIRKS
-        if unknown:
-            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
-        if len({q for q in value if q.startswith("ratelimit_headers:")}) > 1:
-            raise ValueError("choose at most one ratelimit_headers:* quirk")
-        self._quirks = value
-
-    @property
-    def faults(self) -> Faults | None:
-        return self._faults
-
-    @faults.setter
-    def faults(self, value: Faults | None) -> None:
-        if value is not None:
+    def __setattr__(self, name: str, value: Any) -> None:
+        """The switches a test or notebook sets at runtime are checked as they are set."""
+        if name == "rate_limit":
+            if int(value) < 0:
+                raise ValueError("rate_limit is requests per second per endpoint, >= 0 (0 = off)")
+            value = int(value)
+        elif name == "quirks":
+            value = {value} if isinstance(value, str) else set(value or ())
+            if unknown := value - QUIRKS:
+                raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
+            if len({q for q in value if q.startswith("ratelimit_headers:")}) > 1:
+                raise ValueError("choose at most one ratelimit_headers:* quirk")
+        elif name == "faults" and value is not None:
             value.reset()  # on_requests counts from now
-        self._faults = value
+        super().__setattr__(name, value)
 
     # -- inspection and mutations ----------------------------------------------------------
     def clear_log(self) -> None:
         with self._lock:
             self.requests.clear()
             self.max_in_flight = self.in_flight
-
-    def _record(self, rec: RequestRecord) -> None:
-        with self._lock:
-            self.requests.append(rec)
 
     def store(self, team: str) -> TeamStore:
         try:
@@ -208,67 +201,104 @@ class Sandbox:
 
     def add_transaction(self, team: str = "shop", **fields) -> dict:
         """Add a transaction (see :meth:`TeamStore.add_transaction`); returns its detail."""
-        store = self._location_store(team)
-        with store.lock:
-            return store.add_transaction(**fields)
+        return self.store(team).locked(TeamStore.add_transaction, **fields)
 
     def edit_transaction(self, tx_id: int, team: str = "shop", **changes) -> dict:
         """Edit a transaction: revision + 1; no changes = one line's quantity changes."""
-        store = self._location_store(team)
-        with store.lock:
-            return store.edit_transaction(tx_id, **changes)
+        return self.store(team).locked(TeamStore.edit_transaction, tx_id, **changes)
 
     def delete_transaction(self, tx_id: int, team: str = "shop") -> None:
         """Delete a transaction: it leaves the list, its detail answers 404."""
-        store = self._location_store(team)
-        with store.lock:
-            store.delete_transaction(tx_id)
+        self.store(team).locked(TeamStore.delete_transaction, tx_id)
 
     def edit_partner(self, partner_id: int, team: str = "shop", **changes) -> dict:
         """Edit or delete (``deleted=True``) a partner (see :meth:`TeamStore.edit_partner`)."""
-        store = self.store(team)
-        with store.lock:
-            return store.edit_partner(partner_id, **changes)
-
-    def _location_store(self, team: str) -> TeamStore:
-        store = self.store(team)
-        if store.log is None:
-            raise ValueError(f"team {team!r} is in basic mode and has no location transactions")
-        return store
+        return self.store(team).locked(TeamStore.edit_partner, partner_id, **changes)
 
     # -- request handling (called from connection threads) --------------------------------
-    def handle(self, method: str, target: str, headers: Headers, fault: str | None = None) -> Reply:
-        """Answer one request: ``(status, headers, body)``; records it in ``requests``."""
+    def respond(self, method: str, target: str, authorization: str | None) -> Reply | None:
+        """Answer one request for ``target`` (a path and query) after the service's latency:
+        ``(status, headers, body)``, or None when a ``"drop"`` fault says to close the
+        connection without any answer. Records it in ``requests``."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.count_after_latency:  # network time before the counter: arrivals jitter
+                self.stopping.wait(self.latency.draw())
+            reply = self._answer(method, target, authorization)
+            if reply is not None and not self.count_after_latency:
+                # Counted by the rate limit on arrival, answered after the service's latency.
+                self.stopping.wait(self.latency.draw())
+            return reply
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, method: str, target: str, authorization: str | None) -> Reply | None:
+        """Injected faults first: ``"slow"`` waits (cut short when the server stops) and then
+        answers normally; ``"500"``/``"502"``/``"503"`` answer that status with an HTML body, as
+        a proxy in front of the real service does; body faults damage a 200's body."""
+        faults = self.faults
+        kind = faults.decide() if faults is not None else None
+        if kind == "drop":
+            self._log(RequestRecord.of(method, target, kind))
+            return None
+        if kind == "slow" and faults is not None:
+            self.stopping.wait(faults.slow_seconds)
+        if kind in ("500", "502", "503"):
+            self._log(RequestRecord.of(method, target, kind, status := int(kind)))
+            title = f"{status} {HTTPStatus(status).phrase}"
+            page = (
+                f"<html><head><title>{title}</title></head><body><h1>{title}</h1>"
+                "<p>The upstream server is having trouble.</p></body></html>"
+            )
+            return status, {"Content-Type": "text/html; charset=utf-8"}, page.encode()
+        status, headers, body = self.handle(method, target, authorization, fault=kind)
+        if status == 200 and kind in BODY_FAULTS:  # as a failing proxy or a cut connection
+            if kind == "mislabelled":  # the whole body, labelled as text
+                headers = {**headers, "Content-Type": "text/plain; charset=utf-8"}
+            cut = {"truncated": body[: len(body) // 2], "empty": b"", "empty_object": b"{}"}
+            body = cut.get(kind, body)
+        return status, headers, body
+
+    def handle(self, method: str, target: str, authorization: str | None, fault=None) -> Reply:
+        """The service's answer to one request, ``(status, headers, body)``, recorded in
+        ``requests`` with the injected ``fault`` it came with (tests wrap it to hold or change a
+        request)."""
         rec = RequestRecord.of(method, target, fault)
         try:
-            status, extra, payload = self._dispatch(rec, method, headers)
+            rec.status, headers, payload = self._dispatch(rec, authorization)
         except ApiError as err:
-            status, extra, payload = err.status, err.headers, err.body()
-        rec.status = status
-        self._record(rec)
+            rec.status, headers, payload = err.status, err.headers, err.body()
+        self._log(rec)
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-        return status, {"Content-Type": "application/json; charset=utf-8", **extra}, body
+        return rec.status, {"Content-Type": "application/json; charset=utf-8", **headers}, body
 
-    def _dispatch(self, rec: RequestRecord, method: str, headers: Headers):
-        store = self._authenticate(headers.get("Authorization"))
+    def _log(self, rec: RequestRecord) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def _dispatch(self, rec: RequestRecord, authorization: str | None) -> tuple[int, dict, Any]:
+        store = self._authenticate(authorization)
         rec.team = store.key
-        route, obj_id = find_route(rec.path)
-        if route is None:
+        found = find_route(rec.path)
+        if found is None:
             raise ApiError(404, "/errors/not-found", f"No endpoint at {rec.path}")
-        rec.route = route.template
-        if method != "GET":
-            title = f"{method} is not supported here; this sandbox is read-only"
+        rec.route, obj_id = found
+        if rec.method != "GET":
+            title = f"{rec.method} is not supported here; this sandbox is read-only"
             raise ApiError(405, "/errors/method-not-allowed", title)
-        limit_headers = self._rate_check(store.key, route.template)
-        if route.location_only and not store.uses_locations:
+        limit_headers = self._rate_check(store.key, rec.route)
+        handler, location_only = ROUTES[rec.route]
+        if location_only and store.log is None:
             title = (
-                f"{route.template} is only available to teams that manage stock by location; "
+                f"{rec.route} is only available to teams that manage stock by location; "
                 f"team {store.team['name']!r} is in mode {store.team['mode']}"
             )
             raise ApiError(400, "/errors/invalid-team-mode", title)
         with store.lock:
-            payload = route.handler(store, Params(rec.params), obj_id, self._quirks)
-        return 200, limit_headers, payload
+            return 200, limit_headers, handler(store, Params(rec.params), obj_id, self.quirks)
 
     def _authenticate(self, header: str | None) -> TeamStore:
         header = (header or "").strip()
@@ -286,7 +316,7 @@ class Sandbox:
 
     def _rate_check(self, team: str, template: str) -> dict[str, str]:
         """Spend one request of the budget: the headers an accepted answer carries, or the 429."""
-        limit, quirks = self._rate_limit, self._quirks
+        limit, quirks = self.rate_limit, self.quirks
         if not limit:
             return {}
         key = (team, "*" if "shared_rate_limit" in quirks else template)
@@ -317,58 +347,3 @@ class Sandbox:
         per = "second" if self.rate_window == 1 else f"{self.rate_window:g} seconds"
         title = f"Too many requests: at most {limit} per {per} for this endpoint"
         raise ApiError(429, "/errors/too-many-requests", title, headers=headers)
-
-
-def respond(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
-    """Answer one request, injected faults first: ``(status, headers, body)``, or None when a
-    ``"drop"`` fault says to close the connection without any answer.
-
-    ``"slow"`` waits (cut short when the server stops) and then answers normally;
-    ``"500"``/``"502"``/``"503"`` answer that status with an HTML body, as a proxy in front of
-    the real service does.
-    """
-    sb._flight(+1)
-    try:
-        if sb.count_after_latency:  # network time before the counter: arrivals jitter
-            sb.stopping.wait(sb.latency.draw())
-        reply = _answer(sb, method, target, headers)
-        if reply is not None and not sb.count_after_latency:
-            # Counted by the rate limit on arrival, answered after the service's latency.
-            sb.stopping.wait(sb.latency.draw())
-        return reply
-    finally:
-        sb._flight(-1)
-
-
-def _answer(sb: Sandbox, method: str, target: str, headers: Headers) -> Reply | None:
-    faults = sb.faults
-    kind = faults.decide() if faults is not None else None
-    if kind == "drop":
-        sb._record(RequestRecord.of(method, target, "drop"))
-        return None
-    if kind == "slow":
-        assert faults is not None  # only faults decide "slow"
-        sb.stopping.wait(faults.slow_seconds)
-    if kind in ("500", "502", "503"):
-        status = int(kind)
-        phrase = HTTPStatus(status).phrase
-        body = (
-            f"<html><head><title>{status} {phrase}</title></head>"
-            f"<body><h1>{status} {phrase}</h1>"
-            f"<p>The upstream server is having trouble.</p></body></html>"
-        ).encode()
-        sb._record(RequestRecord.of(method, target, kind, status))
-        return status, {"Content-Type": "text/html; charset=utf-8"}, body
-    reply = sb.handle(method, target, headers, fault=kind)
-    if kind in BODY_FAULTS and reply[0] == 200:
-        reply = _damaged(reply, kind)
-    return reply
-
-
-def _damaged(reply: Reply, kind: str) -> Reply:
-    """A 200 with its body damaged the way a failing proxy or a cut connection does it."""
-    status, headers, body = reply
-    if kind == "mislabelled":
-        return status, {**headers, "Content-Type": "text/plain; charset=utf-8"}, body
-    body = {"truncated": body[: len(body) // 2], "empty": b"", "empty_object": b"{}"}[kind]
-    return status, headers, body

@@ -18,9 +18,10 @@ from __future__ import annotations
 import copy
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
@@ -28,6 +29,7 @@ from invtools.sandbox.wire import fmt_time, num, parse_time
 __all__ = ["TeamStore", "TeamView"]
 
 Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
+T = TypeVar("T")
 
 
 @dataclass
@@ -48,14 +50,16 @@ class TeamStore:
     log: TxLog | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
-    @property
-    def uses_locations(self) -> bool:
-        return self.team["mode"] == 2
-
     def _tx_log(self) -> TxLog:
         """``log`` where a team must have one (every team but the basic plan's has)."""
-        assert self.log is not None, f"team {self.key!r} has no transaction log"
+        if self.log is None:
+            raise ValueError(f"team {self.key!r} is in basic mode and has no location transactions")
         return self.log
+
+    def locked(self, method: Callable[..., T], *args, **kwargs) -> T:
+        """``method(self, *args, **kwargs)``, holding the team's lock: how a mutation is called."""
+        with self.lock:
+            return method(self, *args, **kwargs)
 
     def _check(self, table: dict[int, dict], ref_id: int | None, what: str) -> None:
         if ref_id is not None and ref_id not in table:
@@ -73,14 +77,25 @@ class TeamStore:
         return [i for i in sorted(getattr(self, kind)) if self.listed(kind, i)]
 
     def record(self, kind: str, rec_id: int, location_ids: list[int] | None = None) -> dict:
-        """One record as the API answers it: an item with its stock at ``location_ids`` (all
-        locations by default; a team without a history has no stock to show), a location with
-        its stock, anything else without the store's ``deleted`` flag."""
-        if kind == "items" and self.log is not None:
-            return self.item_json(rec_id, location_ids)
+        """One record as the API answers it, without the store's ``deleted`` flag: an item with
+        its stock at ``location_ids`` (all locations by default; a team without a history has
+        no stock to show), a location with its stock."""
+        rec = getattr(self, kind)[rec_id]
         if kind == "locations":
-            return self.location_json(rec_id)
-        return {k: v for k, v in getattr(self, kind)[rec_id].items() if k != "deleted"}
+            at, items = self._tx_log().stock_at, self.ids("items")
+            qty = num(sum(at.get((i, rec_id), 0.0) for i in items))
+            return {"id": rec_id, "name": rec["name"], "quantity": qty, "memo": rec["memo"]}
+        out = {k: copy.deepcopy(v) for k, v in rec.items() if k != "deleted"}
+        if kind == "items" and self.log is not None:
+            at, locs = self.log.stock_at, location_ids or sorted(self.locations)
+            quantities = [
+                {"location_id": loc, "quantity": num(at.get((rec_id, loc), 0.0))}
+                for loc in locs
+                if loc in self.locations
+            ]
+            out["quantity"] = num(sum(q["quantity"] for q in quantities))
+            out["quantities"] = quantities
+        return out
 
     def records(self, kind: str) -> list[dict]:
         """Every listed record of ``kind``, id ascending."""
@@ -93,26 +108,6 @@ class TeamStore:
             return None
         rec = table[ref_id]
         return {"id": ref_id, "name": rec["name"], "deleted": bool(rec.get("deleted", False))}
-
-    def item_json(self, item_id: int, location_ids: list[int] | None = None) -> dict:
-        rec, at = self.items[item_id], self._tx_log().stock_at
-        locs = [loc for loc in location_ids or sorted(self.locations) if loc in self.locations]
-        quantities = [
-            {"location_id": loc, "quantity": num(at.get((item_id, loc), 0.0))} for loc in locs
-        ]
-        return {
-            **{k: rec[k] for k in ("id", "name", "sku", "barcode", "photo_url")},
-            "attrs": copy.deepcopy(rec["attrs"]),
-            "cost": rec["cost"],
-            "price": rec["price"],
-            "quantity": num(sum(q["quantity"] for q in quantities)),
-            "quantities": quantities,
-        }
-
-    def location_json(self, loc_id: int) -> dict:
-        rec, at = self.locations[loc_id], self._tx_log().stock_at
-        qty = sum(at.get((i, loc_id), 0.0) for i, it in self.items.items() if not it["deleted"])
-        return {"id": loc_id, "name": rec["name"], "quantity": num(qty), "memo": rec["memo"]}
 
     def tx_row_json(self, r: int) -> dict:
         log = self._tx_log()
@@ -210,12 +205,10 @@ class TeamStore:
         if type not in TYPE_CODE:
             raise ValueError(f"type must be one of {TYPES}, not {type!r}")
         code = TYPE_CODE[type]
-        locs = sorted(self.locations)
-        floor = next((i for i, lo in self.locations.items() if lo["name"] == "Shop floor"), locs[0])
+        back, floor = sorted(self.locations)[:2]  # every shop's locations: back store, floor, ...
         to, frm = floor if to_location is None else to_location, NO_ID
         if code == MOVE:
-            frm = next((i for i in locs if i != floor), locs[0])
-            frm = frm if from_location is None else from_location
+            frm = back if from_location is None else from_location
             if frm == to:
                 raise ValueError("a move needs different from_location and to_location")
         for loc in (frm, to):
@@ -315,6 +308,15 @@ def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, f
     return out
 
 
+def _listed(kind: str, doc: str) -> property:
+    """A property of :class:`TeamView`: the listed records of ``kind``, in wire format."""
+
+    def rows(view: TeamView) -> list[dict]:
+        return view._store.records(kind)
+
+    return property(rows, doc=doc)
+
+
 class TeamView:
     """Read access to one team's current state, in wire format, for tests and notebooks.
 
@@ -331,26 +333,11 @@ class TeamView:
     def team(self) -> dict:
         return dict(self._store.team)
 
-    @property
-    def items(self) -> list[dict]:
-        """Live items (not deleted) with their current stock, id ascending."""
-        return self._store.records("items")
-
-    @property
-    def locations(self) -> list[dict]:
-        return self._store.records("locations")
-
-    @property
-    def partners(self) -> list[dict]:
-        return self._store.records("partners")
-
-    @property
-    def members(self) -> list[dict]:
-        return self._store.records("members")
-
-    @property
-    def attrs(self) -> list[dict]:
-        return self._store.records("attrs")
+    items = _listed("items", "Live items (not deleted) with their current stock, id ascending.")
+    locations = _listed("locations", "Locations with their stock, id ascending.")
+    partners = _listed("partners", "Live partners, id ascending.")
+    members = _listed("members", "Live members, id ascending.")
+    attrs = _listed("attrs", "Item attribute definitions, id ascending.")
 
     @property
     def transactions(self) -> list[dict]:

@@ -116,15 +116,7 @@ def branch_team(branch: Branch) -> dict:
 
 
 # -- the café (basic mode) -------------------------------------------------------------------
-BASIC_TEAM = {
-    "id": 51877,
-    "name": "Corner Café",
-    "mode": 0,
-    "currency_symbol": "£",
-    "memo": None,
-    "currency_code": "GBP",
-    "price_decimal_places": 2,
-}
+BASIC_TEAM = {**SHOP_TEAM, "id": 51877, "name": "Corner Café", "mode": 0, "memo": None}  # in £ too
 CAFE_ITEMS = [  # name, category, cost
     ("Espresso Beans 1kg", "Coffee", 11.5),
     ("Decaf Beans 1kg", "Coffee", 12.9),

@@ -127,15 +127,11 @@ class TxLog:
     def finish(self) -> list[int]:
         """Give the rows dense ids in creation order, build ``order`` and replay the levels (see
         :meth:`replay` for the return value)."""
-        if not self.row_of_id and len(self.time):
-            self.row_of_id = array(
-                "l", sorted(range(len(self.time)), key=lambda r: (self.created[r], r))
-            )
-            for i, r in enumerate(self.row_of_id):
-                self.ids[r] = self.base_id + i
-        live = [r for r in range(len(self.time)) if not self.deleted[r]]
-        live.sort(key=self.sort_key)
-        self.order = array("l", live)
+        rows = range(len(self.time))
+        self.row_of_id = array("l", sorted(rows, key=lambda r: (self.created[r], r)))
+        for i, r in enumerate(self.row_of_id):
+            self.ids[r] = self.base_id + i
+        self.order = array("l", sorted((r for r in rows if not self.deleted[r]), key=self.sort_key))
         return self.replay()
 
     def sort_key(self, r: int) -> tuple[int, int]:
