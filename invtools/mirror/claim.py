@@ -52,7 +52,7 @@ def check_team(
             "default file."
         )
     # The client's own TeamModeError, naming the team, its mode and what works.
-    require_locations(client.team(), TXS_PATH)
+    require_locations(team, TXS_PATH)
     # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
     # file claimed before it was recorded.
     mode = {"team_mode": str(getattr(team, "mode", ""))} if stored is None else {}
