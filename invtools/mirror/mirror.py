@@ -34,7 +34,7 @@ from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
-from invtools.mirror.filters import asked, window_of, within
+from invtools.mirror.filters import window_of, within
 from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
@@ -249,7 +249,7 @@ class TransactionMirror:
         df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
             df["removed_at"] = as_time([removed for _, removed in fetched])
-        return _cut(df, origin, window, include_removed, since, until, type)
+        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def lines_df(
         self,
@@ -276,8 +276,8 @@ class TransactionMirror:
         True
         """
         window = window_of(since, until, type)
-        lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return _cut(lines, origin, window, include_removed, since, until, type)
+        df, origin = self._lines(include_removed)  # levels from the whole history, then cut
+        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
         """``(JSON, removed_at)`` of each transaction's current revision in ``table``
@@ -398,11 +398,9 @@ class TransactionMirror:
         return f"<b>TransactionMirror</b><table>{rows}</table>"
 
 
-def _cut(
-    df: pd.DataFrame, origin: Provenance, window: tuple, include_removed: bool, *asked_for: Any
-) -> pd.DataFrame:
+def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
     """The rows of ``df`` in the client's ``window`` (:func:`~invtools.mirror.filters.window_of`),
-    stamped with ``origin`` and what was asked for (``since``, ``until``, ``type``)."""
-    return stamped(
-        within(df, *window), origin, include_removed=include_removed or None, **asked(*asked_for)
-    )
+    stamped with ``origin`` and what was asked for (``since``, ``until``, ``include_removed``)
+    and the type, as the client's frames record them."""
+    asked["include_removed"] = asked["include_removed"] or None
+    return stamped(within(df, *window), origin, type=window[2], **asked)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import sqlite3
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -85,7 +86,7 @@ def read_changes(conn: sqlite3.Connection, sync_id: int | None = None) -> pd.Dat
     return df
 
 
-_CHANGE_TYPES = {
+_CHANGE_TYPES: dict[str, Any] = {
     "sync_id": "Int64",
     "transaction_id": "Int64",
     "change": pd.CategoricalDtype(CHANGE_KINDS),
