@@ -11,9 +11,6 @@
 (``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
 list is a fresh walk of the client's (``client.transactions(refresh=True)``, in several
 chains from the seams its last whole walk recorded beside the client's cache).
-
->>> backdated_flags([])
-[]
 """
 
 from __future__ import annotations
@@ -42,7 +39,6 @@ __all__ = [
     "fetch_new_details",
     "check_unseen",
     "apply_staged",
-    "backdated_flags",
 ]
 
 # Staged rows that differ from the file (new, a new revision, or seen again after their
@@ -198,7 +194,7 @@ def apply_staged(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
         known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
-        prev_created = None if known is None else int(known)
+        prev_created = pd.NaT if known is None else ms_to_ts(int(known))
         differ = conn.execute(
             "SELECT s.id, s.revision, s.t_ms, s.row_json, t.revision, t.t_ms, t.removed_at, "
             f"r.total_quantity {_CHANGED}"
@@ -210,24 +206,28 @@ def apply_staged(
             f"SELECT t.id, t.revision, t.t_ms, r.total_quantity, r.row_json {_UNSEEN}", (floor,)
         ).fetchall()
 
+        # The version each change-log row describes, as the frames read it: its created_at,
+        # and its backdated flag (so the change log and the frames agree on what that means).
+        rows = [json.loads(row[3]) for row in differ] + [json.loads(row[4]) for row in unseen]
+        shown = frames.transactions_df(rows)
         changes: list[list] = []
-        shown_rows: list[dict] = []  # the version each change-log row describes
         revisions = []
-        for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
-            row = json.loads(row_json)
-            qty = row.get("total_quantity")
+        for (tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q), row, created in zip(
+            differ, rows, shown["created_at"], strict=False
+        ):
             if old_rev is not None:
                 change = "restored" if removed_at is not None else "edited"
-            elif _backdated_since(row, ms, prev_newest, prev_created):
+            # New, before the newest row the file knew, and recorded after every row it knew
+            # (one recorded earlier was merely not seen: a window sync did not reach back).
+            elif prev_newest is not None and ms < prev_newest and not created <= prev_created:
                 change = "backdated-new"
             else:
                 change = "new"
+            qty = row.get("total_quantity")
             revisions.append((tid, rev, ms, qty, row_json, sync_id))
             changes.append([sync_id, tid, change, old_rev, rev, old_q, qty, old_ms, ms])
-            shown_rows.append(row)
-        for tid, rev, ms, qty, row_json in unseen:
+        for tid, rev, ms, qty, _ in unseen:
             changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
-            shown_rows.append(json.loads(row_json))
         new = sum(c[2] in ("new", "backdated-new") for c in changes)
         unchanged = conn.execute("SELECT count(*) FROM staging").fetchone()[0] - len(differ)
         n = dict(new=new, changed=len(differ) - new, removed=len(unseen), unchanged=unchanged)
@@ -245,7 +245,10 @@ def apply_staged(
         )
         conn.executemany(
             "INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[*c, b] for c, b in zip(changes, backdated_flags(shown_rows), strict=True)],
+            [
+                [*c, None if pd.isna(b) else bool(b)]
+                for c, b in zip(changes, shown["backdated"], strict=True)
+            ],
         )
         span = None if window is None else window.total_seconds()
         run = dict(id=sync_id, started_at=started.isoformat(), finished_at=finished, kind=kind)
@@ -255,9 +258,9 @@ def apply_staged(
             ":list_pages, :details_fetched, :details_reused)",
             {**run, "window_seconds": span, **asdict(walk), **n, **counts},
         )
-        created = [c for c in map(_created_ms, shown_rows[: len(differ)]) if c is not None]
-        if created:
-            set_meta(conn, newest_created_ms=str(max([*created, prev_created or created[0]])))
+        newest = shown["created_at"].iloc[: len(differ)].max()
+        if pd.notna(newest) and not newest <= prev_created:
+            set_meta(conn, newest_created_ms=str(to_ms(newest)))
         conn.execute("DELETE FROM staging")
     return SyncReport(
         team_id=int(team.id),
@@ -273,27 +276,3 @@ def apply_staged(
         finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
     )
-
-
-def _created_ms(row: dict) -> int | None:
-    raw = row.get("created_at")
-    return to_ms(raw, name="created_at") if isinstance(raw, str) else None
-
-
-def _backdated_since(row: dict, ms: int, prev_newest: int | None, prev_created: int | None) -> bool:
-    """A row new to the file is "backdated-new" when it was recorded after every transaction
-    the file knew, with a time before the newest of them. One recorded earlier was merely not
-    seen before (a window sync did not reach back that far): plain "new"."""
-    if prev_newest is None or ms >= prev_newest:
-        return False
-    created = _created_ms(row)
-    return prev_created is None or created is None or created > prev_created
-
-
-def backdated_flags(rows: list[dict]) -> list[bool | None]:
-    """The ``backdated`` flag of :func:`invtools.frames.transactions_df`, one per row, so the
-    change log and the frames agree on what backdated means."""
-    if not rows:
-        return []
-    flags = frames.transactions_df(rows)["backdated"]
-    return [None if pd.isna(b) else bool(b) for b in flags]
