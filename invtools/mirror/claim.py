@@ -11,7 +11,6 @@ against the file (and the claim of a new file), the provenance its frames carry,
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -111,5 +110,4 @@ def file_info(path: Path, conn: sqlite3.Connection) -> dict:
 def stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
     """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
     None values left out) and the rows returned."""
-    record = dataclasses.replace(origin, filters=filters, rows=len(df))
-    return frames.with_provenance(df, record)
+    return frames.with_provenance(df, origin, filters=filters, rows=len(df))

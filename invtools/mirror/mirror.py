@@ -187,7 +187,6 @@ class TransactionMirror:
             )
         span = parse_duration(window, name="window")
         win = None if span is None else pd.Timedelta(span)
-        started = pd.Timestamp.now(tz="UTC")
         path = self.path  # first use: the file checked against the client's team
         if self.read_only:
             raise ConfigError(
@@ -202,13 +201,7 @@ class TransactionMirror:
             # empties it under the first, whose apply step would then mark every row removed.
             with sync_lock(path):
                 return run_sync(
-                    conn,
-                    client,
-                    team=team,
-                    window=win,
-                    started=started,
-                    progress=progress,
-                    chains=chains,
+                    conn, client, team=team, window=win, progress=progress, chains=chains
                 )
 
     # ---- reading (no network)

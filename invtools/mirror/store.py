@@ -32,8 +32,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "default_path",
     "connect",
-    "missing",
-    "damaged",
     "inspect",
     "peek",
     "init_schema",
@@ -136,9 +134,9 @@ def default_path(team_id: int, base_url: str) -> Path:
 def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
     """A connection to the file in autocommit mode (transactions are opened explicitly with
     :func:`write_transaction`). It never creates the file (the mirror makes it private first,
-    with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`
-    (:func:`missing`), and so is a file that is not SQLite or is damaged. ``readonly``: a
-    file (or folder) the user may only read, read as :func:`peek` does."""
+    with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`,
+    and so is a file that is not SQLite or is damaged, each naming the file and what to do.
+    ``readonly``: a file (or folder) the user may only read, read as :func:`peek` does."""
     try:
         if readonly:
             conn = peek(path)
@@ -151,33 +149,21 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
             yield conn
-    except FileNotFoundError as exc:
-        raise missing(path) from exc
-    except sqlite3.DatabaseError as exc:
+    except (FileNotFoundError, sqlite3.DatabaseError) as exc:
         if not Path(path).exists():
-            raise missing(path) from exc
-        if readonly or _DAMAGE.search(str(exc)):
-            raise damaged(path, exc) from exc
+            raise ConfigError(
+                f"the mirror file {path} no longer exists (removed or moved?); open it "
+                "again with TransactionMirror(path, client) to start a new one"
+            ) from exc
+        if isinstance(exc, sqlite3.DatabaseError) and (readonly or _DAMAGE.search(str(exc))):
+            raise ConfigError(
+                f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
+                "mirror, or it is damaged: move it away and sync into a new file"
+            ) from exc
         raise
 
 
 _DAMAGE = re.compile(r"not a database|malformed|corrupt|file is encrypted")
-
-
-def damaged(path: Path, exc: BaseException) -> ConfigError:
-    """The error for a file that is not SQLite, or is damaged: named, and what to do."""
-    return ConfigError(
-        f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
-        "mirror, or it is damaged: move it away and sync into a new file"
-    )
-
-
-def missing(path: Path) -> ConfigError:
-    """The error for a mirror file that was removed (or moved) after it was opened."""
-    return ConfigError(
-        f"the mirror file {path} no longer exists (removed or moved?); open it "
-        "again with TransactionMirror(path, client) to start a new one"
-    )
 
 
 def inspect(path: Path) -> None:

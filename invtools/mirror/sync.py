@@ -67,11 +67,11 @@ def run_sync(
     *,
     team: Any,
     window: pd.Timedelta | None,
-    started: pd.Timestamp,
     progress: bool | None,
     chains: int | None = None,
 ) -> SyncReport:
     """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
+    started = pd.Timestamp.now(tz="UTC")  # the rows are as fresh as the walk's start
     with client.measure() as m:
         walk = walk_list(conn, client, window, progress, chains=chains)  # step 1
         fetched, reused = fetch_new_details(conn, client, progress)  # step 2
