@@ -26,8 +26,8 @@ tool)::
    sync) or a hundred rows (a full one) at a time; a full sync walks several chains at once,
    from the seams the client's last whole walk of the list recorded beside its cache
    (:mod:`invtools.api.walk`);
-2. fetch the details that are not stored yet (new rows, raised revisions), committed in small
-   batches, so a killed or failed sync keeps every detail that arrived;
+2. fetch the details that are not stored yet (new rows, raised revisions), each committed as
+   it arrives, so a killed or failed sync keeps every detail that arrived;
 3. window syncs only: ask the detail endpoint about stored rows inside the window that the
    walk did not see (404 = deleted; otherwise the row was edited out of the window);
 4. apply: update current rows, mark the missing ones removed, append history and change log,
@@ -51,7 +51,7 @@ detail already stored.
 What lives where:
 
 - :mod:`~invtools.mirror.store` -- the file: default path, schema and version, connection,
-  write transactions, meta, staging and the detail batch writer;
+  write transactions, meta, staging and storing a detail;
 - :mod:`~invtools.mirror.lock` -- one sync at a time: the per-file OS lock;
 - :mod:`~invtools.mirror.claim` -- whose file it is (a client's team and service checked, a
   new file claimed), its frames' provenance and its summary;

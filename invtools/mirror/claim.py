@@ -11,7 +11,6 @@ against the file (and the claim of a new file), the provenance its frames carry,
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -34,30 +33,28 @@ def check_team(
     """Refuse a client of another service or team; then claim the file for this one
     (a Location-mode team only: nothing is written for a team that cannot sync, nor with
     ``claim=False``)."""
-    base_url = str(client.base_url)
-    stored_url = store.get_meta(conn, "base_url")
-    stored_name = store.get_meta(conn, "team_name")
-    if stored_url is not None and stored_url != base_url:
+    stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
+    whose = f"{path} mirrors team {stored.get('team_name')!r}"
+    if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
         raise ConfigError(
-            f"{path} mirrors team {stored_name!r} of the API at "
-            f"{stored_url}, but this client talks to {base_url}. Use another file for that "
-            "service, e.g. TransactionMirror(None, client) for its default file."
+            f"{whose} of the API at {stored['base_url']}, but this client talks to "
+            f"{meta['base_url']}. Use another file for that service, e.g. "
+            "TransactionMirror(None, client) for its default file."
         )
-    stored = store.get_meta(conn, "team_id")
-    if stored is not None and int(stored) != int(team.id):
+    if stored.get("team_id", meta["team_id"]) != meta["team_id"]:
         raise ConfigError(
-            f"{path} mirrors team {stored_name!r} (id {stored}), but "
-            f"this client's token belongs to team {team.name!r} (id {team.id}). Use "
-            "another file for that team, e.g. TransactionMirror(None, client) for its "
-            "default file."
+            f"{whose} (id {stored['team_id']}), but this client's token belongs to team "
+            f"{team.name!r} (id {team.id}). Use another file for that team, e.g. "
+            "TransactionMirror(None, client) for its default file."
         )
     # The client's own TeamModeError, naming the team, its mode and what works.
-    require_locations(client.team(), TXS_PATH)
+    require_locations(team, TXS_PATH)
     # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
     # file claimed before it was recorded.
-    mode = {"team_mode": str(getattr(team, "mode", ""))} if stored is None else {}
-    meta = {"team_id": str(team.id), "team_name": str(team.name), **mode, "base_url": base_url}
-    changed = {k: v for k, v in meta.items() if store.get_meta(conn, k) != v}
+    if "team_id" not in stored:
+        meta["team_mode"] = str(getattr(team, "mode", ""))
+    changed = {k: v for k, v in meta.items() if stored.get(k) != v}
     if claim and changed:
         with store.write_transaction(conn):
             store.set_meta(conn, **changed)
@@ -111,5 +108,4 @@ def file_info(path: Path, conn: sqlite3.Connection) -> dict:
 def stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
     """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
     None values left out) and the rows returned."""
-    record = dataclasses.replace(origin, filters=filters, rows=len(df))
-    return frames.with_provenance(df, record)
+    return frames.with_provenance(df, origin, filters=filters, rows=len(df))

@@ -17,23 +17,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from invtools.errors import LockedError
 
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-try:  # Windows
-    import msvcrt
-except ImportError:
-    msvcrt = None  # type: ignore[assignment]
-#: What taking a lock another holds raises.
-_HELD = BlockingIOError if fcntl is not None else OSError
-
 __all__ = ["sync_lock"]
+
+if sys.platform == "win32":  # pragma: no cover - the file's first byte
+    import msvcrt
+
+    def _lock(fd: int, *, take: bool) -> None:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK if take else msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int, *, take: bool) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if take else fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -47,7 +49,7 @@ def sync_lock(path: Path) -> Iterator[None]:
     try:
         try:
             _lock(fd, take=True)
-        except _HELD:
+        except (BlockingIOError, PermissionError):  # held: EWOULDBLOCK (POSIX), EACCES (Windows)
             raise LockedError(
                 f"another sync of this mirror is running ({path}); wait for it to finish, "
                 "then sync again"
@@ -58,13 +60,3 @@ def sync_lock(path: Path) -> Iterator[None]:
             _lock(fd, take=False)
     finally:
         os.close(fd)
-
-
-def _lock(fd: int, *, take: bool) -> None:
-    """Take (without waiting) or drop the lock; with no OS locking here, concurrent syncs are
-    not prevented."""
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if take else fcntl.LOCK_UN)
-    elif msvcrt is not None:  # pragma: no cover - Windows: the first byte
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK if take else msvcrt.LK_UNLCK, 1)

@@ -30,10 +30,11 @@ from invtools._files import private_file
 from invtools._types import TXS_PATH, parse_duration
 from invtools.api.team import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
-from invtools.mirror.filters import asked, window_of, within
+from invtools.mirror.filters import window_of, within
 from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
@@ -186,31 +187,22 @@ class TransactionMirror:
             )
         span = parse_duration(window, name="window")
         win = None if span is None else pd.Timedelta(span)
-        started = pd.Timestamp.now(tz="UTC")
-        team = client.team()
-        self.path  # noqa: B018 - first use: the file checked against the team, as below
-        require_locations(team, TXS_PATH)  # before the lock file or anything else is written
-        if not self.path.exists():
-            raise store.missing(self.path)
+        path = self.path  # first use: the file checked against the client's team
         if self.read_only:
             raise ConfigError(
-                f"{self.path} can only be read (a read-only file or folder): "
+                f"{path} can only be read (a read-only file or folder): "
                 "reading it works offline, but a sync must write. Copy it to a "
                 "folder you may write to, or sync into a new file."
             )
-        # Two syncs of one file would share the staging table: the second one's re-walk
-        # empties it under the first, whose apply step would then mark every row removed.
-        with sync_lock(self.path), store.connect(self.path) as conn:
-            check_team(conn, self.path, client, team)
-            return run_sync(
-                conn,
-                client,
-                team=team,
-                window=win,
-                started=started,
-                progress=progress,
-                chains=chains,
-            )
+        team = client.team()
+        with store.connect(path) as conn:  # a file removed since: a ConfigError
+            check_team(conn, path, client, team)  # before the lock file or anything is written
+            # Two syncs of one file would share the staging table: the second one's re-walk
+            # empties it under the first, whose apply step would then mark every row removed.
+            with sync_lock(path):
+                return run_sync(
+                    conn, client, team=team, window=win, progress=progress, chains=chains
+                )
 
     # ---- reading (no network)
 
@@ -249,12 +241,8 @@ class TransactionMirror:
         fetched, origin = self._current("revisions", include_removed)
         df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
-            df["removed_at"] = (
-                pd.to_datetime(pd.Series([r for _, r in fetched], dtype="string"), utc=True)
-                .astype("datetime64[ms, UTC]")
-                .to_numpy()
-            )
-        return _cut(df, origin, window, include_removed, since, until, type)
+            df["removed_at"] = as_time([removed for _, removed in fetched])
+        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def lines_df(
         self,
@@ -281,8 +269,8 @@ class TransactionMirror:
         True
         """
         window = window_of(since, until, type)
-        lines, origin = self._lines(include_removed)  # levels from the whole history, then cut
-        return _cut(lines, origin, window, include_removed, since, until, type)
+        df, origin = self._lines(include_removed)  # levels from the whole history, then cut
+        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
         """``(JSON, removed_at)`` of each transaction's current revision in ``table``
@@ -339,9 +327,7 @@ class TransactionMirror:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
             origin = origin_of(conn)
         for col in ("started_at", "finished_at"):
-            df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601").astype(
-                "datetime64[ms, UTC]"
-            )
+            df[col] = as_time(df[col].tolist())
         df = df.astype(
             {
                 "kind": "string",
@@ -405,11 +391,9 @@ class TransactionMirror:
         return f"<b>TransactionMirror</b><table>{rows}</table>"
 
 
-def _cut(
-    df: pd.DataFrame, origin: Provenance, window: tuple, include_removed: bool, *asked_for: Any
-) -> pd.DataFrame:
+def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
     """The rows of ``df`` in the client's ``window`` (:func:`~invtools.mirror.filters.window_of`),
-    stamped with ``origin`` and what was asked for (``since``, ``until``, ``type``)."""
-    return stamped(
-        within(df, *window), origin, include_removed=include_removed or None, **asked(*asked_for)
-    )
+    stamped with ``origin`` and what was asked for (``since``, ``until``, ``include_removed``)
+    and the type, as the client's frames record them."""
+    asked["include_removed"] = asked["include_removed"] or None
+    return stamped(within(df, *window), origin, type=window[2], **asked)

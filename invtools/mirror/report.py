@@ -5,24 +5,29 @@ formatting helpers the report and the mirror's repr share.
 ('90 days', '0 days 12:00:00', '-')
 >>> fmt_time(ms_to_ts(1_777_684_200_000))
 '2026-05-02 01:10 UTC'
->>> changes_frame([]).columns.tolist()[:4]
-['sync_id', 'synced_at', 'transaction_id', 'change']
+>>> import sqlite3
+>>> from invtools.mirror.store import init_schema
+>>> conn = sqlite3.connect(":memory:", isolation_level=None)
+>>> init_schema(conn)
+>>> read_changes(conn).dtypes.astype(str).tolist()[:4]
+['Int64', 'datetime64[ms, UTC]', 'Int64', 'category']
 """
 
 from __future__ import annotations
 
 import html
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import pandas as pd
+
+from invtools.frames import TIME_DTYPE
+from invtools.frames.columns import as_time
 
 __all__ = [
     "CHANGE_KINDS",
     "SyncReport",
-    "changes_frame",
     "read_changes",
     "ms_to_ts",
     "fmt_time",
@@ -61,48 +66,38 @@ def fmt_window(td: pd.Timedelta | None) -> str:
 # ------------------------------------------------------------------------------ the change log
 
 
-def changes_frame(records: list[tuple]) -> pd.DataFrame:
-    """Change-log tuples (sync_id, synced_at, id, change, old_rev, new_rev, old_q, new_q,
-    old_ms, new_ms, backdated) -> the typed change-log frame (with sync_id and synced_at)."""
-    cols: list[Sequence[Any]] = (
-        list(zip(*records, strict=True)) if records else [[] for _ in range(11)]
-    )
-    t: Final = "datetime64[ms, UTC]"
-
-    def times(ms: Sequence[Any]) -> Any:
-        return pd.to_datetime(pd.array(ms, dtype="Int64"), unit="ms", utc=True).astype(t)
-
-    return pd.DataFrame(
-        {
-            "sync_id": pd.array(cols[0], dtype="Int64"),
-            "synced_at": pd.to_datetime(pd.Series(cols[1], dtype="string"), utc=True).astype(t),
-            "transaction_id": pd.array(cols[2], dtype="Int64"),
-            "change": pd.Categorical(cols[3], categories=CHANGE_KINDS),
-            "old_revision": pd.array(cols[4], dtype="Int64"),
-            "new_revision": pd.array(cols[5], dtype="Int64"),
-            "old_total_quantity": pd.array(cols[6], dtype="Float64").astype("float64"),
-            "new_total_quantity": pd.array(cols[7], dtype="Float64").astype("float64"),
-            "old_transaction_time": times(cols[8]),
-            "new_transaction_time": times(cols[9]),
-            "backdated": pd.array(
-                [None if b is None else bool(b) for b in cols[10]], dtype="boolean"
-            ),
-        }
-    )
-
-
 def read_changes(conn: sqlite3.Connection, sync_id: int | None = None) -> pd.DataFrame:
-    """The change log of one sync (or of all), newest transaction first within a sync."""
+    """The change log of one sync (or of all), newest transaction first within a sync, typed
+    (``synced_at``: when its sync finished)."""
     where, args = ("WHERE c.sync_id = ?", (sync_id,)) if sync_id is not None else ("", ())
-    records = conn.execute(
-        f"""SELECT c.sync_id, s.finished_at, c.transaction_id, c.change, c.old_revision,
-                   c.new_revision, c.old_total_quantity, c.new_total_quantity,
-                   c.old_t_ms, c.new_t_ms, c.backdated
+    df = pd.read_sql_query(
+        f"""SELECT c.sync_id, s.finished_at AS synced_at, c.transaction_id, c.change,
+                   c.old_revision, c.new_revision, c.old_total_quantity, c.new_total_quantity,
+                   c.old_t_ms AS old_transaction_time, c.new_t_ms AS new_transaction_time,
+                   c.backdated
             FROM changes c JOIN syncs s ON s.id = c.sync_id {where}
             ORDER BY c.sync_id, coalesce(c.new_t_ms, c.old_t_ms) DESC, c.transaction_id DESC""",
-        args,
-    ).fetchall()
-    return changes_frame(records)
+        conn,
+        params=args,
+    ).astype(_CHANGE_TYPES)
+    df["synced_at"] = as_time(df["synced_at"].tolist())
+    for col in ("old_transaction_time", "new_transaction_time"):
+        df[col] = pd.to_datetime(df[col], unit="ms", utc=True).astype(TIME_DTYPE)
+    return df
+
+
+_CHANGE_TYPES: dict[str, Any] = {
+    "sync_id": "Int64",
+    "transaction_id": "Int64",
+    "change": pd.CategoricalDtype(CHANGE_KINDS),
+    "old_revision": "Int64",
+    "new_revision": "Int64",
+    "old_total_quantity": "float64",
+    "new_total_quantity": "float64",
+    "old_transaction_time": "Int64",  # epoch milliseconds, made times above
+    "new_transaction_time": "Int64",
+    "backdated": "boolean",
+}
 
 
 # ------------------------------------------------------------------------------ the report
@@ -122,7 +117,8 @@ class SyncReport:
     ...     anchor=None, cutoff=None, new=0, changed=0, removed=0, unchanged=60, requests=1,
     ...     from_cache=0, list_pages=1, details_fetched=0, details_reused=0,
     ...     started_at=pd.Timestamp("2026-05-02T01:10:00Z"),
-    ...     finished_at=pd.Timestamp("2026-05-02T01:10:00.500Z"), changes=changes_frame([]))
+    ...     finished_at=pd.Timestamp("2026-05-02T01:10:00.500Z"),
+    ...     changes=pd.DataFrame({"change": []}))
     >>> print(report)
     Full sync of team 'Shop' (id 7):
       0 new, 0 changed, 0 removed, 60 unchanged
@@ -182,16 +178,16 @@ class SyncReport:
             )
         elif self.window is not None:
             lines.append("  The window reached the end of the list, so this was a full sync.")
+        if len(self.changes) > 10:
+            lines.append(f"  The first 10 of {len(self.changes)} changes; all in report.changes.")
         return lines
 
+    def _shown(self) -> pd.DataFrame:
+        return self.changes.drop(columns=["sync_id", "synced_at"]).head(10)
+
     def __str__(self) -> str:
-        text = "\n".join(self._lines())
-        if len(self.changes):
-            shown = self.changes.drop(columns=["sync_id", "synced_at"]).head(10)
-            text += "\n" + shown.to_string(index=False)
-            if len(self.changes) > 10:
-                text += f"\n  ... {len(self.changes) - 10} more in report.changes"
-        return text
+        table = [self._shown().to_string(index=False)] if len(self.changes) else []
+        return "\n".join(self._lines() + table)
 
     def __repr__(self) -> str:
         return (
@@ -201,17 +197,7 @@ class SyncReport:
         )
 
     def _repr_html_(self) -> str:
-        lines = self._lines()
-        out = [f"<b>{html.escape(lines[0])}</b>", "<ul>"]
-        out += [f"<li>{html.escape(line.strip())}</li>" for line in lines[1:]]
-        out.append("</ul>")
-        if len(self.changes):
-            shown = self.changes.drop(columns=["sync_id", "synced_at"]).head(10)
-            out.append(shown.to_html(index=False))
-            if len(self.changes) > 10:
-                out.append(
-                    f"<p>... {len(self.changes) - 10} more rows in <code>report.changes</code></p>"
-                )
-        else:
-            out.append("<p>No changes.</p>")
-        return "\n".join(out)
+        head, *rest = self._lines()
+        items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in rest)
+        table = self._shown().to_html(index=False) if len(self.changes) else "<p>No changes.</p>"
+        return f"<b>{html.escape(head)}</b>\n<ul>{items}</ul>\n{table}"

@@ -21,7 +21,6 @@ import hashlib
 import json
 import re
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,8 +32,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "default_path",
     "connect",
-    "missing",
-    "damaged",
     "inspect",
     "peek",
     "init_schema",
@@ -42,16 +39,12 @@ __all__ = [
     "get_meta",
     "set_meta",
     "stage",
-    "DetailBatch",
+    "store_detail",
 ]
 
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
 APP_ID = 0x696E766D
 SCHEMA_VERSION = 1
-
-# Details are committed at least this often, so a killed sync loses at most this much work.
-_COMMIT_EVERY_ROWS = 50
-_COMMIT_EVERY_SECONDS = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -141,9 +134,9 @@ def default_path(team_id: int, base_url: str) -> Path:
 def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
     """A connection to the file in autocommit mode (transactions are opened explicitly with
     :func:`write_transaction`). It never creates the file (the mirror makes it private first,
-    with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`
-    (:func:`missing`), and so is a file that is not SQLite or is damaged. ``readonly``: a
-    file (or folder) the user may only read, read as :func:`peek` does."""
+    with :func:`invtools._files.private_file`): a file that is gone is a :class:`ConfigError`,
+    and so is a file that is not SQLite or is damaged, each naming the file and what to do.
+    ``readonly``: a file (or folder) the user may only read, read as :func:`peek` does."""
     try:
         if readonly:
             conn = peek(path)
@@ -156,33 +149,21 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
             yield conn
-    except FileNotFoundError as exc:
-        raise missing(path) from exc
-    except sqlite3.DatabaseError as exc:
+    except (FileNotFoundError, sqlite3.DatabaseError) as exc:
         if not Path(path).exists():
-            raise missing(path) from exc
-        if readonly or _DAMAGE.search(str(exc)):
-            raise damaged(path, exc) from exc
+            raise ConfigError(
+                f"the mirror file {path} no longer exists (removed or moved?); open it "
+                "again with TransactionMirror(path, client) to start a new one"
+            ) from exc
+        if isinstance(exc, sqlite3.DatabaseError) and (readonly or _DAMAGE.search(str(exc))):
+            raise ConfigError(
+                f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
+                "mirror, or it is damaged: move it away and sync into a new file"
+            ) from exc
         raise
 
 
 _DAMAGE = re.compile(r"not a database|malformed|corrupt|file is encrypted")
-
-
-def damaged(path: Path, exc: BaseException) -> ConfigError:
-    """The error for a file that is not SQLite, or is damaged: named, and what to do."""
-    return ConfigError(
-        f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
-        "mirror, or it is damaged: move it away and sync into a new file"
-    )
-
-
-def missing(path: Path) -> ConfigError:
-    """The error for a mirror file that was removed (or moved) after it was opened."""
-    return ConfigError(
-        f"the mirror file {path} no longer exists (removed or moved?); open it "
-        "again with TransactionMirror(path, client) to start a new one"
-    )
 
 
 def inspect(path: Path) -> None:
@@ -280,46 +261,18 @@ def stage(conn: sqlite3.Connection, stamped: list[tuple[int, dict]]) -> None:
         )
 
 
-class DetailBatch:
-    """Stores fetched details in small committed batches; whatever arrived is committed on
-    the way out, even on an exception or Ctrl-C, so a re-run does not fetch it again.
+def store_detail(conn: sqlite3.Connection, detail: dict) -> None:
+    """Store one fetched detail (with its lines), committed at once, so a killed or failed
+    sync keeps every detail that arrived and a re-run does not fetch it again. A commit costs
+    some 0.1 ms; a detail request 200 ms at the service's pace.
 
-    >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:", isolation_level=None)
     >>> init_schema(conn)
-    >>> with DetailBatch(conn) as batch:
-    ...     batch.add({"id": 1, "revision": 2, "items": [{"id": 9}]})
+    >>> store_detail(conn, {"id": 1, "revision": 2, "items": [{"id": 9}]})
     >>> conn.execute("SELECT id, revision, line_count FROM details").fetchall()
     [(1, 2, 1)]
     """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.pending: list[tuple] = []
-        self.last_commit = time.monotonic()
-
-    def add(self, detail: dict) -> None:
-        lines = len(detail.get("items") or [])
-        self.pending.append(
-            (int(detail["id"]), int(detail["revision"]), lines, json.dumps(detail), utc_stamp())
-        )
-        if (
-            len(self.pending) >= _COMMIT_EVERY_ROWS
-            or time.monotonic() - self.last_commit >= _COMMIT_EVERY_SECONDS
-        ):
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            with write_transaction(self.conn):
-                self.conn.executemany(
-                    "INSERT OR IGNORE INTO details VALUES (?, ?, ?, ?, ?)", self.pending
-                )
-            self.pending.clear()
-        self.last_commit = time.monotonic()
-
-    def __enter__(self) -> DetailBatch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.flush()
+    lines = len(detail.get("items") or [])
+    row = (int(detail["id"]), int(detail["revision"]), lines, json.dumps(detail), utc_stamp())
+    with write_transaction(conn):
+        conn.execute("INSERT OR IGNORE INTO details VALUES (?, ?, ?, ?, ?)", row)

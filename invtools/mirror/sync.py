@@ -1,8 +1,8 @@
 """The four steps of a sync, each safe to interrupt (see :mod:`invtools.mirror`):
 
 1. :func:`walk_list` -- the list, fresh, into ``staging``, committed page by page;
-2. :func:`fetch_new_details` -- details not stored yet, several in flight, each stored as it
-   arrives and committed in small batches;
+2. :func:`fetch_new_details` -- details not stored yet, several in flight, each committed as
+   it arrives;
 3. :func:`check_unseen` -- window syncs only: stored rows in the window the walk did not see;
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
@@ -11,9 +11,6 @@
 (``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
 list is a fresh walk of the client's (``client.transactions(refresh=True)``, in several
 chains from the seams its last whole walk recorded beside the client's cache).
-
->>> backdated_flags([])
-[]
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ import itertools
 import json
 import sqlite3
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
@@ -33,7 +30,7 @@ from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import DetailBatch, get_meta, set_meta, stage, write_transaction
+from invtools.mirror.store import get_meta, set_meta, stage, store_detail, write_transaction
 
 __all__ = [
     "Walk",
@@ -42,8 +39,16 @@ __all__ = [
     "fetch_new_details",
     "check_unseen",
     "apply_staged",
-    "backdated_flags",
 ]
+
+# Staged rows that differ from the file (new, a new revision, or seen again after their
+# removal), with the stored revision's row (``t``, ``r``) where there is one.
+_CHANGED = """FROM staging s LEFT JOIN transactions t ON t.id = s.id
+    LEFT JOIN revisions r ON r.id = t.id AND r.revision = t.revision
+    WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL"""
+# Current rows with a transaction time from ``?`` on that the walk did not stage.
+_UNSEEN = """FROM transactions t JOIN revisions r ON r.id = t.id AND r.revision = t.revision
+    WHERE t.removed_at IS NULL AND t.t_ms >= ? AND t.id NOT IN (SELECT id FROM staging)"""
 
 
 @dataclass
@@ -52,7 +57,7 @@ class Walk:
 
     anchor_ms: int | None = None
     cutoff_ms: int | None = None
-    pages: int = 0
+    list_pages: int = 0
     complete: bool = False
 
 
@@ -62,26 +67,19 @@ def run_sync(
     *,
     team: Any,
     window: pd.Timedelta | None,
-    started: pd.Timestamp,
     progress: bool | None,
     chains: int | None = None,
 ) -> SyncReport:
     """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
+    started = pd.Timestamp.now(tz="UTC")  # the rows are as fresh as the walk's start
     with client.measure() as m:
         walk = walk_list(conn, client, window, progress, chains=chains)  # step 1
         fetched, reused = fetch_new_details(conn, client, progress)  # step 2
         if not walk.complete:
             fetched += check_unseen(conn, client, walk.cutoff_ms)  # step 3
+    counts = {"requests": int(m.sent), "from_cache": int(m.from_cache)}
     return apply_staged(  # step 4
-        conn,
-        team,
-        walk,
-        window,
-        started,
-        requests=int(m.sent),
-        from_cache=int(m.from_cache),
-        details_fetched=fetched,
-        details_reused=reused,
+        conn, team, walk, window, started, details_fetched=fetched, details_reused=reused, **counts
     )
 
 
@@ -100,39 +98,35 @@ def walk_list(
     *,
     chains: int | None = None,
 ) -> Walk:
-    """Step 1: stage the list rows (fresh, not from cache), committed page by page. With a
-    ``window``, stop at the first page that reaches past ``anchor - window``. A full sync
-    walks several chains at once (at most ``chains``) from the seams the client's last whole
-    walk of the list recorded."""
+    """Step 1: stage the list rows (fresh, not from cache), committed a batch at a time. With
+    a ``window``, page by page, stopping at the first page that reaches past
+    ``anchor - window``. A full sync is a walk of the client's in several chains at once (at
+    most ``chains``) from the seams its last whole walk of the list recorded, staged a hundred
+    rows at a time."""
     walk = Walk()
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
     if window is None:  # a fresh walk of the client's, whose record gives the next one's seams
         rows = client.transactions(chains=chains, refresh=True, progress=progress)
-        try:
-            while batch := [_stamp(row) for row in itertools.islice(rows, DEFAULT_LIMIT)]:
-                if walk.anchor_ms is None:
-                    walk.anchor_ms = max(ms for ms, _ in batch)
-                stage(conn, batch)
-        finally:
-            rows.close()
-            walk.pages = rows.pages
-        walk.complete = True
-        return walk
-    with client.pages(TXS_PATH, refresh=True, progress=progress) as pages:  # closed early too
-        for page in pages:
-            walk.pages += 1
-            stamped = [_stamp(row) for row in page.rows]
+        batches = iter(lambda: list(itertools.islice(rows, DEFAULT_LIMIT)), [])
+    else:
+        rows = client.pages(TXS_PATH, refresh=True, progress=progress)
+        batches = (page.rows for page in rows)
+    with rows:  # closed early too
+        for batch in batches:
+            stamped = [_stamp(row) for row in batch]
             if walk.anchor_ms is None and stamped:
                 walk.anchor_ms = max(ms for ms, _ in stamped)
-                walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
-            keep = [
-                (ms, row) for ms, row in stamped if walk.cutoff_ms is None or ms >= walk.cutoff_ms
-            ]
+                if window is not None:
+                    walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
+            cutoff = walk.cutoff_ms
+            keep = [(ms, row) for ms, row in stamped if cutoff is None or ms >= cutoff]
             stage(conn, keep)
             if len(keep) < len(stamped):
-                return walk  # the list is newest first: everything in the window is staged
-    walk.complete = True
+                break  # the list is newest first: everything in the window is staged
+        else:
+            walk.complete = True
+    walk.list_pages = rows.pages
     return walk
 
 
@@ -144,31 +138,20 @@ def fetch_new_details(
 ) -> tuple[int, int]:
     """Step 2: details of staged rows that are new or whose revision changed, unless a
     previous (interrupted) sync stored them already; fetched concurrently
-    (``client.transaction_details``) and each stored as it arrives, so Ctrl-C or a failure
-    keeps every one handed back so far, committed. Returns (fetched, reused)."""
+    (``client.transaction_details``) and each committed as it arrives, so Ctrl-C or a
+    failure keeps every one handed back so far. Returns (fetched, reused)."""
     needed = conn.execute(
-        """SELECT s.id, s.revision, d.id IS NOT NULL FROM staging s
-           LEFT JOIN transactions t ON t.id = s.id
-           LEFT JOIN details d ON d.id = s.id AND d.revision = s.revision
-           WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL
-           ORDER BY s.t_ms DESC, s.id DESC"""
+        "SELECT s.id, s.revision, EXISTS (SELECT 1 FROM details d WHERE d.id = s.id AND "
+        f"d.revision = s.revision) {_CHANGED} ORDER BY s.t_ms DESC, s.id DESC"
     ).fetchall()
     todo = [(tid, rev) for tid, rev, stored in needed if not stored]
-    gone: list[int] = []
-    # An explicit revision never changes, so the client may cache it forever. DetailBatch
-    # commits what it holds on the way out, on an exception or Ctrl-C too.
-    with (
-        DetailBatch(conn) as batch,
-        closing(client.transaction_details(todo, progress=progress)) as fetched,
-    ):
+    # An explicit revision never changes, so the client may cache it forever.
+    with closing(client.transaction_details(todo, progress=progress)) as fetched:
         for (tid, _rev), detail in fetched:
-            if detail is None:
-                gone.append(tid)  # deleted since the walk: step 4 treats it as unseen
+            if detail is None:  # deleted since the walk: step 4 treats it as unseen
+                conn.execute("DELETE FROM staging WHERE id = ?", (tid,))
             else:
-                batch.add(detail)
-    if gone:
-        with write_transaction(conn):
-            conn.executemany("DELETE FROM staging WHERE id = ?", [(i,) for i in gone])
+                store_detail(conn, detail)
     return len(todo), len(needed) - len(todo)
 
 
@@ -179,19 +162,14 @@ def check_unseen(conn: sqlite3.Connection, client: Any, cutoff_ms: int | None) -
     """Step 3 (window syncs): a stored row inside the window that the walk did not see was
     deleted (404) -- or edited to a time before the window, which the detail shows.
     Returns the number of details asked for."""
-    unseen = conn.execute(
-        "SELECT id FROM transactions WHERE removed_at IS NULL AND t_ms >= ? "
-        "AND id NOT IN (SELECT id FROM staging)",
-        (cutoff_ms or 0,),
-    ).fetchall()
-    with DetailBatch(conn) as batch:
-        for (tid,) in unseen:
-            try:
-                detail = client.transaction(tid, refresh=True)
-            except NotFoundError:
-                continue  # deleted: step 4 marks it removed
-            batch.add(detail)
-            stage(conn, [_stamp({k: v for k, v in detail.items() if k != "items"})])
+    unseen = conn.execute(f"SELECT t.id {_UNSEEN}", (cutoff_ms,)).fetchall()
+    for (tid,) in unseen:
+        try:
+            detail = client.transaction(tid, refresh=True)
+        except NotFoundError:
+            continue  # deleted: step 4 marks it removed
+        store_detail(conn, detail)
+        stage(conn, [_stamp({k: v for k, v in detail.items() if k != "items"})])
     return len(unseen)
 
 
@@ -216,44 +194,42 @@ def apply_staged(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
         known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
-        prev_created = None if known is None else int(known)
+        prev_created = pd.NaT if known is None else ms_to_ts(int(known))
         differ = conn.execute(
-            """SELECT s.id, s.revision, s.t_ms, s.row_json,
-                      t.revision, t.t_ms, t.removed_at, r.total_quantity
-               FROM staging s LEFT JOIN transactions t ON t.id = s.id
-               LEFT JOIN revisions r ON r.id = t.id AND r.revision = t.revision
-               WHERE t.id IS NULL OR t.revision != s.revision OR t.removed_at IS NOT NULL"""
+            "SELECT s.id, s.revision, s.t_ms, s.row_json, t.revision, t.t_ms, t.removed_at, "
+            f"r.total_quantity {_CHANGED}"
         ).fetchall()
-        unchanged = conn.execute("SELECT count(*) FROM staging").fetchone()[0] - len(differ)
         # Unseen = removed; a window sync only judges rows inside its window (step 3
         # already staged those that merely moved out of it).
+        floor = walk.cutoff_ms if kind == "window" else -(2**62)
         unseen = conn.execute(
-            """SELECT t.id, t.revision, t.t_ms, r.total_quantity, r.row_json
-               FROM transactions t JOIN revisions r ON r.id = t.id AND r.revision = t.revision
-               WHERE t.removed_at IS NULL AND t.id NOT IN (SELECT id FROM staging)
-               AND t.t_ms >= ?""",
-            (walk.cutoff_ms if kind == "window" else -(2**62),),
+            f"SELECT t.id, t.revision, t.t_ms, r.total_quantity, r.row_json {_UNSEEN}", (floor,)
         ).fetchall()
 
+        # The version each change-log row describes, as the frames read it: its created_at,
+        # and its backdated flag (so the change log and the frames agree on what that means).
+        rows = [json.loads(row[3]) for row in differ] + [json.loads(row[4]) for row in unseen]
+        shown = frames.transactions_df(rows)
         changes: list[list] = []
-        shown_rows: list[dict] = []  # the version each change-log row describes
         revisions = []
-        for tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q in differ:
-            row = json.loads(row_json)
-            qty = row.get("total_quantity")
+        for (tid, rev, ms, row_json, old_rev, old_ms, removed_at, old_q), row, created in zip(
+            differ, rows, shown["created_at"], strict=False
+        ):
             if old_rev is not None:
                 change = "restored" if removed_at is not None else "edited"
-            elif _backdated_since(row, ms, prev_newest, prev_created):
+            # New, before the newest row the file knew, and recorded after every row it knew
+            # (one recorded earlier was merely not seen: a window sync did not reach back).
+            elif prev_newest is not None and ms < prev_newest and not created <= prev_created:
                 change = "backdated-new"
             else:
                 change = "new"
+            qty = row.get("total_quantity")
             revisions.append((tid, rev, ms, qty, row_json, sync_id))
             changes.append([sync_id, tid, change, old_rev, rev, old_q, qty, old_ms, ms])
-            shown_rows.append(row)
-        for tid, rev, ms, qty, row_json in unseen:
+        for tid, rev, ms, qty, _ in unseen:
             changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
-            shown_rows.append(json.loads(row_json))
         new = sum(c[2] in ("new", "backdated-new") for c in changes)
+        unchanged = conn.execute("SELECT count(*) FROM staging").fetchone()[0] - len(differ)
         n = dict(new=new, changed=len(differ) - new, removed=len(unseen), unchanged=unchanged)
 
         conn.executemany("INSERT OR IGNORE INTO revisions VALUES (?, ?, ?, ?, ?, ?)", revisions)
@@ -269,28 +245,22 @@ def apply_staged(
         )
         conn.executemany(
             "INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[*c, b] for c, b in zip(changes, backdated_flags(shown_rows), strict=True)],
+            [
+                [*c, None if pd.isna(b) else bool(b)]
+                for c, b in zip(changes, shown["backdated"], strict=True)
+            ],
         )
+        span = None if window is None else window.total_seconds()
+        run = dict(id=sync_id, started_at=started.isoformat(), finished_at=finished, kind=kind)
         conn.execute(
-            "INSERT INTO syncs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                sync_id,
-                started.isoformat(),
-                finished,
-                kind,
-                None if window is None else window.total_seconds(),
-                walk.anchor_ms,
-                walk.cutoff_ms,
-                *n.values(),  # in the table's order
-                counts["requests"],
-                walk.pages,
-                counts["details_fetched"],
-                counts["details_reused"],
-            ),
+            "INSERT INTO syncs VALUES (:id, :started_at, :finished_at, :kind, :window_seconds, "
+            ":anchor_ms, :cutoff_ms, :new, :changed, :removed, :unchanged, :requests, "
+            ":list_pages, :details_fetched, :details_reused)",
+            {**run, "window_seconds": span, **asdict(walk), **n, **counts},
         )
-        created = [c for c in map(_created_ms, shown_rows[: len(differ)]) if c is not None]
-        if created:
-            set_meta(conn, newest_created_ms=str(max([*created, prev_created or created[0]])))
+        newest = shown["created_at"].iloc[: len(differ)].max()
+        if pd.notna(newest) and not newest <= prev_created:
+            set_meta(conn, newest_created_ms=str(to_ms(newest)))
         conn.execute("DELETE FROM staging")
     return SyncReport(
         team_id=int(team.id),
@@ -301,32 +271,8 @@ def apply_staged(
         cutoff=ms_to_ts(walk.cutoff_ms),
         **n,
         **counts,
-        list_pages=walk.pages,
+        list_pages=walk.list_pages,
         started_at=started,
         finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
     )
-
-
-def _created_ms(row: dict) -> int | None:
-    raw = row.get("created_at")
-    return to_ms(raw, name="created_at") if isinstance(raw, str) else None
-
-
-def _backdated_since(row: dict, ms: int, prev_newest: int | None, prev_created: int | None) -> bool:
-    """A row new to the file is "backdated-new" when it was recorded after every transaction
-    the file knew, with a time before the newest of them. One recorded earlier was merely not
-    seen before (a window sync did not reach back that far): plain "new"."""
-    if prev_newest is None or ms >= prev_newest:
-        return False
-    created = _created_ms(row)
-    return prev_created is None or created is None or created > prev_created
-
-
-def backdated_flags(rows: list[dict]) -> list[bool | None]:
-    """The ``backdated`` flag of :func:`invtools.frames.transactions_df`, one per row, so the
-    change log and the frames agree on what backdated means."""
-    if not rows:
-        return []
-    flags = frames.transactions_df(rows)["backdated"]
-    return [None if pd.isna(b) else bool(b) for b in flags]
