@@ -344,7 +344,7 @@ def test_one_chain_asked_for_several_types_is_one_plain_chain(sb, make_client):
 def test_a_call_checks_the_teams_mode_once(sb, make_client, monkeypatch, call):
     # issue 24: transaction_details() checked again what the walk had checked, once per
     # detail; items_df() checked twice and stock_df() three times
-    import invtools.api.client as client_module
+    import invtools.api.resources as client_module
 
     checks = []
     real = client_module.require_locations

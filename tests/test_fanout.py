@@ -1,4 +1,4 @@
-"""invtools.api.fanout: order, laziness, bounded look-ahead, context, and how a batch stops.
+"""invtools.api.details: order, laziness, bounded look-ahead, context, and how a batch stops.
 
 Pure threading, no HTTP: calls block on events the test sets, so nothing waits on timing.
 """
@@ -13,7 +13,7 @@ from contextlib import closing
 import pytest
 
 from invtools._clock import current_cancel
-from invtools.api.fanout import fanout
+from invtools.api.details import fanout
 
 SOON = 5.0  # seconds: a deadline for things that happen at once, never a wait for timing
 

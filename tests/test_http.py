@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from invtools._types import route_of
-from invtools.api.policy import EXPIRY
+from invtools.api.endpoints import EXPIRY
 from invtools.errors import CacheError, ConfigError
 from invtools.http import Budget, make_session, shared_budget
 from invtools.http.cache import resolve_cache_path

@@ -1,13 +1,16 @@
-"""The page-walking rules (invtools.pagination), with fake fetch functions: no HTTP."""
+"""The page-walking rules (invtools.api.pagination), with fake fetch functions: no HTTP."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from invtools.api.pagination import (
     Page,
+    Trim,
     check_envelope,
-    iter_pages,
+    check_walk_args,
     iter_raw_pages,
     raw_envelope,
 )
@@ -22,33 +25,43 @@ class FakeList:
         self.calls: list[dict] = []
         self.last_cursor_not_null = last_cursor_not_null
 
-    def __call__(self, params: dict) -> dict:
+    def __call__(self, params: dict) -> bytes:
         self.calls.append(dict(params))
         after = params.get("cursor", 0)
         page = [r for r in self.rows if r["id"] > after][: params["limit"]]
         more = bool(page) and page[-1]["id"] < self.rows[-1]["id"]
         cursor = page[-1]["id"] if page and (more or self.last_cursor_not_null) else None
-        return {
-            "items": page,
-            "count": len(page),
-            "limit": params["limit"],
-            "cursor": cursor,
-            "has_more": more,
-        }
+        return as_body(
+            {
+                "items": page,
+                "count": len(page),
+                "limit": params["limit"],
+                "cursor": cursor,
+                "has_more": more,
+            }
+        )
+
+
+def as_body(page) -> bytes:
+    return json.dumps(page).encode()
+
+
+def rows_of(page) -> list:
+    return json.loads(page.body)["items"]
 
 
 def test_walks_every_row_once_in_order():
     fake = FakeList(250)
-    pages = list(iter_pages(fake, {}))
-    assert [len(p.rows) for p in pages] == [100, 100, 50]
-    assert [r["id"] for p in pages for r in p.rows] == list(range(1, 251))
+    pages = list(iter_raw_pages(fake, {}))
+    assert [p.n_rows for p in pages] == [100, 100, 50]
+    assert [r["id"] for p in pages for r in rows_of(p)] == list(range(1, 251))
     assert [p.number for p in pages] == [1, 2, 3]
     assert pages[-1].has_more is False
 
 
 def test_first_call_has_no_cursor_and_later_calls_pass_the_previous_one():
     fake = FakeList(25)
-    list(iter_pages(fake, {}, limit=10))
+    list(iter_raw_pages(fake, {}, limit=10))
     assert "cursor" not in fake.calls[0]
     assert [c.get("cursor") for c in fake.calls] == [None, 10, 20]
 
@@ -56,7 +69,7 @@ def test_first_call_has_no_cursor_and_later_calls_pass_the_previous_one():
 def test_filters_are_identical_on_every_page_and_callers_dict_untouched():
     fake = FakeList(30)
     params = {"type": "in", "location_ids": [1, 2], "cursor": 999}
-    list(iter_pages(fake, params, limit=10))
+    list(iter_raw_pages(fake, params, limit=10))
     assert params == {"type": "in", "location_ids": [1, 2], "cursor": 999}
     for call in fake.calls:
         assert call["type"] == "in" and call["location_ids"] == [1, 2] and call["limit"] == 10
@@ -65,21 +78,21 @@ def test_filters_are_identical_on_every_page_and_callers_dict_untouched():
 
 def test_default_limit_is_100():
     fake = FakeList(5)
-    list(iter_pages(fake, None))
+    list(iter_raw_pages(fake, None))
     assert fake.calls == [{"limit": 100}]
 
 
 def test_non_null_cursor_on_last_page_does_not_loop():
     fake = FakeList(25, last_cursor_not_null=True)
-    pages = list(iter_pages(fake, {}, limit=10))
+    pages = list(iter_raw_pages(fake, {}, limit=10))
     assert len(fake.calls) == 3
     assert pages[-1].cursor == 25 and pages[-1].has_more is False
-    assert sum(len(p.rows) for p in pages) == 25
+    assert sum(p.n_rows for p in pages) == 25
 
 
 def test_lazy_nothing_fetched_until_asked():
     fake = FakeList(50)
-    walk = iter_pages(fake, {}, limit=10)
+    walk = iter_raw_pages(fake, {}, limit=10)
     assert fake.calls == []
     next(walk)
     assert len(fake.calls) == 1
@@ -87,11 +100,11 @@ def test_lazy_nothing_fetched_until_asked():
 
 def test_repeated_cursor_raises_after_yielding_the_rows():
     def stuck(params):
-        return {"items": [{"id": 1}], "cursor": 7, "has_more": True}
+        return as_body({"items": [{"id": 1}], "cursor": 7, "has_more": True})
 
-    walk = iter_pages(stuck, {"type": "out"})
+    walk = iter_raw_pages(stuck, {"type": "out"})
     first = next(walk)
-    assert first.rows == [{"id": 1}]
+    assert rows_of(first) == [{"id": 1}]
     second = next(walk)
     assert second.cursor == 7
     with pytest.raises(PaginationError, match="cursor 7 twice"):
@@ -113,7 +126,7 @@ def test_repeated_cursor_raises_after_yielding_the_rows():
 )
 def test_a_page_that_breaks_the_envelope_raises(body, match):
     with pytest.raises(PaginationError, match=match):
-        list(iter_pages(lambda params: body, {}))
+        list(iter_raw_pages(lambda params: as_body(body), {}))
 
 
 def test_check_envelope_returns_the_parts():
@@ -122,45 +135,49 @@ def test_check_envelope_returns_the_parts():
 
 def test_max_pages_stops_fetching():
     fake = FakeList(1000)
-    pages = list(iter_pages(fake, {}, limit=10, max_pages=3))
+    pages = list(iter_raw_pages(fake, {}, limit=10, max_pages=3))
     assert len(pages) == 3 and len(fake.calls) == 3
 
 
+# How a walk trims its rows (Trim): the walk asks for no further page once ``done``.
+
+
+def pages_of(n: int, size: int) -> list[list[dict]]:
+    return [[{"id": i} for i in range(s + 1, min(s + size, n) + 1)] for s in range(0, n, size)]
+
+
+def trimmed(trim: Trim, pages: list[list[dict]]) -> list[list[dict]]:
+    """The pages as a walk hands them out: trimmed, and none after the trim is done."""
+    out = []
+    for page in pages:
+        if trim.done:
+            break
+        out.append(trim(page))
+    return out
+
+
 def test_max_rows_trims_the_last_page_and_stops():
-    fake = FakeList(1000)
-    pages = list(iter_pages(fake, {}, limit=10, max_rows=25))
-    assert [len(p.rows) for p in pages] == [10, 10, 5]
-    assert len(fake.calls) == 3
+    assert [len(p) for p in trimmed(Trim(max_rows=25), pages_of(1000, 10))] == [10, 10, 5]
 
 
-def test_max_rows_on_a_page_boundary_fetches_no_extra_page():
-    fake = FakeList(1000)
-    list(iter_pages(fake, {}, limit=10, max_rows=20))
-    assert len(fake.calls) == 2
+def test_max_rows_on_a_page_boundary_wants_no_extra_page():
+    trim = Trim(max_rows=20)
+    assert len(trimmed(trim, pages_of(1000, 10))) == 2 and trim.done
 
 
-def test_max_rows_zero_fetches_nothing():
-    fake = FakeList(10)
-    assert list(iter_pages(fake, {}, max_rows=0)) == []
-    assert fake.calls == []
+def test_max_rows_zero_wants_nothing():
+    assert Trim(max_rows=0).done and not Trim().done
 
 
-def test_stop_at_ends_the_walk_without_another_fetch():
-    fake = FakeList(100)
-    pages = list(iter_pages(fake, {}, limit=10, stop_at=lambda r: r["id"] > 34))
-    assert [r["id"] for p in pages for r in p.rows] == list(range(1, 35))
-    assert len(fake.calls) == 4
+def test_stop_at_ends_the_walk_at_that_row():
+    trim = Trim(stop_at=lambda r: r["id"] > 34)
+    pages = trimmed(trim, pages_of(100, 10))
+    assert [r["id"] for p in pages for r in p] == list(range(1, 35)) and len(pages) == 4
 
 
 def test_keep_filters_rows_and_max_rows_counts_kept_rows():
-    fake = FakeList(100)
-    rows = [
-        r["id"]
-        for p in iter_pages(fake, {}, limit=10, keep=lambda r: r["id"] % 2 == 0, max_rows=7)
-        for r in p.rows
-    ]
-    assert rows == [2, 4, 6, 8, 10, 12, 14]
-    assert len(fake.calls) == 2
+    pages = trimmed(Trim(keep=lambda r: r["id"] % 2 == 0, max_rows=7), pages_of(100, 10))
+    assert [r["id"] for p in pages for r in p] == [2, 4, 6, 8, 10, 12, 14] and len(pages) == 2
 
 
 @pytest.mark.parametrize(
@@ -170,15 +187,16 @@ def test_keep_filters_rows_and_max_rows_counts_kept_rows():
         {"limit": 101},
         {"limit": "10"},
         {"max_pages": -1},
-        {"max_rows": 1.5},
         {"max_pages": True},
     ],
 )
 def test_bad_arguments_raise_at_once(kwargs):
     fake = FakeList(5)
     with pytest.raises(ConfigError):  # an InvtoolsError, and still a ValueError
-        iter_pages(fake, {}, **kwargs)
+        iter_raw_pages(fake, {}, **kwargs)
     assert fake.calls == []
+    with pytest.raises(ConfigError, match="max_rows"):
+        check_walk_args(100, None, 1.5)
 
 
 def test_page_repr_shows_counts_not_rows():
@@ -201,8 +219,9 @@ def test_page_repr_shows_counts_not_rows():
     ],
 )
 def test_a_bad_argument_is_named_with_its_value(kwargs, message):
+    args = {"limit": 100, "max_pages": None, "max_rows": None} | kwargs
     with pytest.raises(ConfigError) as info:
-        iter_pages(FakeList(5), {}, **kwargs)
+        check_walk_args(args["limit"], args["max_pages"], args["max_rows"])
     assert str(info.value) == message
 
 
@@ -212,7 +231,7 @@ def test_a_broken_page_is_named_by_its_number():
         1: {"items": [{"id": 2}], "cursor": 2, "has_more": True},
         2: {"items": [], "has_more": True},
     }
-    walk = iter_pages(lambda params: bodies[params.get("cursor")], {})
+    walk = iter_raw_pages(lambda params: as_body(bodies[params.get("cursor")]), {})
     next(walk), next(walk)
     with pytest.raises(PaginationError) as info:
         next(walk)
@@ -244,7 +263,7 @@ def test_a_broken_page_is_named_by_its_number():
 )
 def test_a_page_that_breaks_the_envelope_says_how_in_words(body, message):
     with pytest.raises(PaginationError) as info:
-        list(iter_pages(lambda params: body, {}))
+        list(iter_raw_pages(lambda params: as_body(body), {}))
     assert str(info.value) == message
 
 
@@ -255,10 +274,10 @@ def test_more_pages_with_an_empty_cursor_is_refused():
 
 def test_a_repeated_cursor_names_the_page_and_the_filters():
     def stuck(params):
-        return {"items": [], "cursor": 7, "has_more": True}
+        return as_body({"items": [], "cursor": 7, "has_more": True})
 
     with pytest.raises(PaginationError) as info:
-        list(iter_pages(stuck, {"type": "out", "since": "2026-01-01"}, limit=50))
+        list(iter_raw_pages(stuck, {"type": "out", "since": "2026-01-01"}, limit=50))
     assert str(info.value) == (
         "the server handed out cursor 7 twice (again on page 2); stopping "
         "instead of looping. Filters: type='out', since='2026-01-01', "

@@ -1,11 +1,12 @@
-"""The API client: :class:`Client` (:mod:`~invtools.api.client`: settings, life cycle, the
-low-level ``get`` and ``team``), the resources it reads as the API sends them
-(:mod:`~invtools.api.resources`) and as typed frames (:mod:`~invtools.api.dataframes`), the one
-request path (:mod:`~invtools.api.requester`: the session, retries, errors), transaction
-details several at once (:mod:`~invtools.api.details` over :mod:`~invtools.api.fanout`),
-request statistics (:mod:`~invtools.api.stats`), the team and its mode
-(:mod:`~invtools.api.team`), how long answers are kept (:mod:`~invtools.api.policy`), what a
-cache holds and pruning it (:mod:`~invtools.api.cacheinfo`).
+"""The API client: :class:`Client` (:mod:`~invtools.api.client`: settings, the session it
+owns, life cycle, statistics, the cache's upkeep) over the resources as the API sends them
+(:mod:`~invtools.api.resources`: ``team``, ``get``, every list and object) and, built on those,
+as typed frames (:mod:`~invtools.api.dataframes`); the one request path
+(:mod:`~invtools.api.requester`: retries, errors), what the client knows of the endpoints (the
+team and its mode, how long answers are kept: :mod:`~invtools.api.endpoints`), transaction
+details several at once over an ordered concurrent map (:mod:`~invtools.api.details`), request
+statistics (:mod:`~invtools.api.stats`), what a cache holds and pruning it
+(:mod:`~invtools.api.cacheinfo`).
 
 The walk engine: the record a walk leaves and which chains the next one runs
 (:mod:`~invtools.api.plan`), the chains of a fresh walk (:mod:`~invtools.api.chains`), a walk
@@ -19,8 +20,8 @@ May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
 """
 
 from invtools.api.client import Client
+from invtools.api.endpoints import Team
 from invtools.api.pagination import Page, RawPage
 from invtools.api.stats import Measurement, RequestStats
-from invtools.api.team import Team
 
 __all__ = ["Client", "Team", "Page", "RawPage", "RequestStats", "Measurement"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Hashable
 from datetime import UTC, datetime
@@ -28,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from invtools._types import TEAM_PATH, parse_duration
+from invtools.api.endpoints import AT_REVISION, Team
 from invtools.api.plan import clear_walks, walks_folder
+from invtools.errors import APIError
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path
 
@@ -43,12 +44,11 @@ RECORDS_KEPT = 86_400.0
 INFO_COLUMNS = ["team", "service", "prefix", "entries", "expired", "bytes", "oldest", "newest"]
 
 _BLANK = dict.fromkeys(INFO_COLUMNS) | {"entries": 0, "expired": 0, "bytes": 0}
-_DETAIL = re.compile(r"/v1/(?:location-txs|transactions)/(\d+)\?(?:[^#]*&)?revision=(\d+)")
 
 
 def _revision_of(url: str) -> tuple[Hashable, int] | None:
     """``((service, transaction id), revision)`` of a detail at a revision, else None."""
-    m = _DETAIL.search(url)
+    m = AT_REVISION.search(url)
     return None if m is None else ((urlsplit(url).netloc, m.group(1)), int(m.group(2)))
 
 
@@ -156,10 +156,7 @@ def _count(cache: Any, rows: dict[str, dict[str, Any]]) -> None:
 
 def _team_name(body: Any) -> str | None:
     try:
-        team = json.loads(body)
-    except (TypeError, ValueError):
+        name = Team.from_body(json.loads(body)).name
+    except (TypeError, ValueError, APIError):
         return None
-    if isinstance(team, dict) and isinstance(team.get("item"), dict):
-        team = team["item"]  # the wrapped form some deployments send
-    name = team.get("name") if isinstance(team, dict) else None
     return name if isinstance(name, str) else None

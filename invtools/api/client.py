@@ -2,11 +2,11 @@
 and every resource as dicts (``items()``, ``transactions()``, ...) or typed frames
 (``items_df()``, ``transactions_df()``, ...).
 
-One class; what it composes: the one request path (:mod:`invtools.api.requester`), list walks
-(:mod:`invtools.api.walk`, their records in :mod:`invtools.api.walk`), transaction
-details several at once (:mod:`invtools.api.details`) and the pure frame builders
-(:mod:`invtools.frames`). The low-level calls a user may need are :meth:`Client.get` (one
-answer) and :meth:`Client.pages` (any list, page by page).
+One class: its settings, the session it owns (cached, paced on a budget the token shares, the
+token only in its auth object), its life cycle and display, its statistics and its cache's
+upkeep are here; it inherits the resource methods (:mod:`invtools.api.resources`, with
+``team()`` and the low-level ``get()``) and the frame methods built on them
+(:mod:`invtools.api.dataframes`). Every request goes through :mod:`invtools.api.requester`.
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_limit=off)
@@ -14,16 +14,17 @@ Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_li
 
 from __future__ import annotations
 
+import hashlib
 import html
 import logging
 import math
 import os
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from invtools._clock import SYSTEM_CLOCK
 from invtools._config import (
@@ -36,32 +37,25 @@ from invtools._config import (
     clean_token,
     normalise_base_url,
 )
-from invtools._types import (
-    TEAM_PATH,
-)
-from invtools.api.cacheinfo import prune_cache
+from invtools.api.cacheinfo import prune_cache, prune_if_due
 from invtools.api.dataframes import DataFrames
+from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.plan import clear_walks, walks_folder
-from invtools.api.requester import BearerAuth, Requester, open_session
-from invtools.api.resources import Resources
+from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
-from invtools.api.team import Team, require_locations, team_mode_message
-from invtools.errors import (
-    ArgumentTypeError,
-    ConfigError,
-    InvtoolsError,
-    TeamModeError,
-)
-from invtools.http.cache import clear_entries, resolve_cache_path
-from invtools.http.pacing import BudgetView, describe
+from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.http import make_session, shared_budget
+from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
+from invtools.http.pacing import Budget, BudgetView, describe
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT
+from invtools.http.session import POOL_SIZE
 
 __all__ = ["Client"]
 
 logger = logging.getLogger("invtools")
 
 
-class Client(Resources, DataFrames):
+class Client(DataFrames):
     """One team's view of the inventory API.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
@@ -96,7 +90,7 @@ class Client(Resources, DataFrames):
         token = os.environ.get(TOKEN_ENV) if token is None else token
         if isinstance(token, str):
             token = Secret(token)  # from here on, no local shows it (a traceback's locals)
-        token = clean_token(token)
+        auth = BearerAuth(clean_token(token))
         self.base_url = normalise_base_url(base_url)
         timeout = check_timeout(timeout)
         check_whole(retries, "retries")
@@ -116,17 +110,24 @@ class Client(Resources, DataFrames):
             self.cache_path: Path | None = resolve_cache_path(cache)
         except TypeError:
             raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}") from None
-        session = open_session(
-            BearerAuth(token),
-            base_url=self.base_url,
-            cache_path=self.cache_path,
-            rate_limit=self.rate_limit,
-            scope=rate_limit_scope,
-            in_flight=concurrency,
-            clock=clock,
-            timeout=timeout[0],
-            max_wait=float(max_wait),
+        session = cast(
+            ClientSession,
+            make_session(
+                cache_path=self.cache_path,
+                budget=self._token_budget(auth.header, clock, timeout[0]),
+                rate_limit_scope=rate_limit_scope,
+                pool_size=max(POOL_SIZE, 2 * concurrency),
+                expire_after=DEFAULT_EXPIRY,
+                urls_expire_after=EXPIRY,
+                max_wait=float(max_wait),
+                lock_wait=timeout[0],  # a cache file's lock: waited for as long as a connection
+            ),
         )
+        if self.cache_path is not None:
+            prune_if_due(session.cache)  # at most once a day, never compacting the file
+        # The token lives only in the session's auth object, whose repr hides it.
+        session.auth = auth
+        session.headers.update({"Accept": "application/json", "User-Agent": "invtools (+requests)"})
         del token
         self._counters = Counters()
         self._requester = Requester(
@@ -142,6 +143,28 @@ class Client(Resources, DataFrames):
         self._team_lock = threading.RLock()
         # A client nobody closes lets go of its connections once it is garbage.
         self._closer = weakref.finalize(self, session.close)
+
+    def _token_budget(self, header: str, clock: Any, timeout: float) -> Budget | None:
+        """The token's budget at this service (None: not paced): shared by its clients in this
+        process and, through ``budgets.sqlite`` beside the cache, by every process using that
+        cache folder (its lock waited for ``timeout`` seconds at most). Found by a salted hash
+        of the service, the token's ``header`` and the scope, so no token is kept anywhere."""
+        if not self.rate_limit:
+            return None
+        path = None if self.cache_path is None else self.cache_path.parent / "budgets.sqlite"
+        salt = b""
+        if path is not None:
+            try:
+                salt = open_cache_file(path)
+            except ConfigError as exc:  # a folder it cannot write: this process only
+                logger.info("budget not shared with other processes: %s", exc)
+                path = None
+        owner = hashlib.sha256(
+            salt + f"\0{self.base_url}\0{header}\0{self.rate_limit_scope}".encode()
+        )
+        return shared_budget(
+            owner.hexdigest()[:32], self.rate_limit, clock=clock, path=path, timeout=timeout
+        )
 
     # -- settings, life cycle, display
 
@@ -264,41 +287,3 @@ class Client(Resources, DataFrames):
             self._requester.team = None
         logger.info("cleared %d cached responses of this team", removed)
         return removed
-
-    # -- low level
-
-    def get(self, path: str, params: Mapping[str, Any] | None = None, *, refresh: bool = False):
-        """GET one answer's decoded JSON, or raise an :mod:`invtools.errors` exception;
-        ``refresh=True`` skips the cache (and stores the fresh answer). Nothing is checked
-        first: a location-only path of a team in another mode gets the server's 400.
-
-        >>> c = Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
-        >>> c.get("items")
-        Traceback (most recent call last):
-        ...
-        invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'items'
-        """
-        try:
-            return self._requester.send(path, params, refresh=refresh)[0]
-        except TeamModeError as err:
-            if self._requester.team is None:  # the message names the team, once known
-                with suppress(InvtoolsError):
-                    more = f" [correlation id {err.correlation_id}]" if err.correlation_id else ""
-                    err.args = (team_mode_message(self.team(), path) + more,)
-            raise
-
-    def team(self, *, refresh: bool = False) -> Team:
-        """The team the token is bound to: fetched once per client (and cached for hours).
-        Raises :class:`AuthenticationError` if the token is refused."""
-        with self._team_lock:
-            if self._requester.team is None or refresh:
-                # The team is not data of a frame: its answer does not age one.
-                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
-                self._requester.team = Team.from_body(body)
-            return self._requester.team
-
-    # -- how the public calls are made
-
-    def _require_locations(self, path: str) -> None:
-        """Raise :class:`TeamModeError`, nothing sent, if the team cannot read ``path``."""
-        require_locations(self.team(), path)

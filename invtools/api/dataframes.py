@@ -3,16 +3,16 @@
 by :mod:`invtools.frames`, with where it came from in ``df.attrs``
 (:class:`~invtools.Provenance`: team, endpoint, filters, when, how old, requests; no token).
 
-A mixin the client inherits, over its public calls (``items``, ``partners``, ``locations``,
-``measure``, ``team``) and three of its own helpers (``_tx_walk``, ``_details``,
-``_plain_list``), which :class:`DataFrames` declares for the type checker. Each frame checks
+The client inherits it; it builds on the resource methods it inherits in turn
+(:class:`~invtools.api.resources.Resources`: ``items()``, ``transactions()``, ...), and counts
+each frame's requests on the client's counters (:mod:`invtools.api.stats`). Each frame checks
 the team's mode once, when its walk starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Mapping
-from contextlib import AbstractContextManager, closing
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,29 +28,15 @@ from invtools._types import (
     TXS_PATH,
     check_tx_type,
 )
-from invtools.api.stats import Measurement
-from invtools.api.team import Team
+from invtools.api.resources import Resources
 from invtools.api.walk import Walk
 from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
 
 
-class DataFrames:
-    """The ``*_df`` methods of the client."""
-
-    base_url: str
-    # what the client provides (see the module's docstring)
-    items: Callable[..., Walk]
-    partners: Callable[..., Walk]
-    locations: Callable[..., list[dict]]
-    members: Callable[..., list[dict]]
-    attributes: Callable[..., list[dict]]
-    _details: Callable[..., Generator[tuple[Any, dict | None], None, None]]
-    measure: Callable[[], AbstractContextManager[Measurement]]
-    team: Callable[..., Team]
-    _tx_walk: Callable[..., Walk]
-    _plain_list: Callable[..., list[dict]]
+class DataFrames(Resources):
+    """The ``*_df`` methods of the client, over its resource methods."""
 
     def items_df(
         self,
@@ -137,7 +123,7 @@ class DataFrames:
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
         True
         """
-        walk = self._tx_walk(
+        walk = self.transactions(
             type=type,
             since=since,
             until=until,
@@ -177,7 +163,7 @@ class DataFrames:
         raising those transactions' revisions, so without a ``type`` filter the levels are
         recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
         item's earliest line in the frame. With a ``type`` filter they are the stored ones."""
-        walk = self._tx_walk(
+        walk = self.transactions(
             type=type,
             since=since,
             until=until,
@@ -237,14 +223,14 @@ class DataFrames:
         self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]
     ) -> pd.DataFrame:
         """Build a frame while counting its requests; record where it came from (no token)."""
-        with self.measure() as m:
+        with self._counters.measure() as m:
             df = build()
         team, s = self.team(), m.stats
         record = Provenance(
             source="api",
             team_id=team.id,
             team_name=team.name,
-            base_url=self.base_url,
+            base_url=self._requester.base_url,
             endpoint=path,
             filters=dict(filters),
             fetched_at=m.finished_at or datetime.now(UTC),

@@ -13,10 +13,13 @@ A server that breaks these rules (hands out the same cursor twice, drops a field
 envelope, says ``has_more`` with no cursor to follow) gets a :class:`PaginationError`
 instead of an endless loop.
 
->>> pages = {None: {"items": [1, 2], "cursor": 2, "has_more": True},
-...          2: {"items": [3], "cursor": None, "has_more": False}}
->>> [p.rows for p in iter_pages(lambda params: pages[params.get("cursor")], {})]
-[[1, 2], [3]]
+A walk hands out each page's body undecoded (:func:`iter_raw_pages`): the walk engine decodes
+rows itself, in bulk, and trims them as its caller asked (:class:`Trim`).
+
+>>> bodies = {None: b'{"items":[1,2],"cursor":2,"has_more":true}',
+...           2: b'{"items":[3],"cursor":null,"has_more":false}'}
+>>> [(p.number, p.n_rows) for p in iter_raw_pages(lambda params: bodies[params.get("cursor")])]
+[(1, 2), (2, 1)]
 """
 
 from __future__ import annotations
@@ -29,24 +32,11 @@ from typing import Any, NamedTuple
 
 from invtools.errors import ConfigError, PaginationError
 
-__all__ = [
-    "Page",
-    "RawPage",
-    "Trim",
-    "iter_pages",
-    "iter_raw_pages",
-    "check_envelope",
-    "check_walk_args",
-    "raw_envelope",
-    "DEFAULT_LIMIT",
-    "MAX_LIMIT",
-]
+__all__ = ["Page", "RawPage", "Trim", "iter_raw_pages", "raw_envelope", "check_walk_args"]
 
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 100
-
-Fetch = Callable[[dict[str, Any]], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -82,9 +72,7 @@ def check_envelope(body: Any, *, number: int = 1) -> tuple[list, Any, bool]:
         raise PaginationError(
             f"{where} is not a JSON object but {type(body).__name__}; is this a list endpoint?"
         )
-    missing = [k for k in ("items", "has_more") if k not in body]
-    if "cursor" not in body:
-        missing.append("cursor")
+    missing = [k for k in ("items", "has_more", "cursor") if k not in body]
     if missing:
         raise PaginationError(
             f"{where} lacks {', '.join(missing)} of the page envelope "
@@ -153,62 +141,42 @@ def iter_raw_pages(
     max_pages: int | None = None,
     start: Any = None,
 ) -> Iterator[RawPage]:
-    """:func:`iter_pages` for callers that decode rows themselves, in bulk (see
-    :func:`invtools.frames.transactions_df_from_pages`): ``fetch(params)`` returns a page's
-    raw body, and the walk reads only ``cursor``/``has_more`` from it (:func:`raw_envelope`).
-    Same rules (and ``start``); no row filters (they need decoded rows).
-
-    >>> bodies = {None: b'{"items":[1,2],"cursor":2,"has_more":true}',
-    ...           2: b'{"items":[3],"cursor":null,"has_more":false}'}
-    >>> [p.number for p in iter_raw_pages(lambda params: bodies[params.get("cursor")])]
-    [1, 2]
-    """
-    check_walk_args(limit, max_pages, None)
-    return _walk(fetch, dict(params or {}), limit, max_pages, None, None, None, start, raw=True)
-
-
-def iter_pages(
-    fetch: Fetch,
-    params: Mapping[str, Any] | None = None,
-    *,
-    limit: int = DEFAULT_LIMIT,
-    max_pages: int | None = None,
-    max_rows: int | None = None,
-    keep: Callable[[dict], bool] | None = None,
-    stop_at: Callable[[dict], bool] | None = None,
-    start: Any = None,
-) -> Iterator[Page]:
     """Walk a list endpoint page by page, lazily: nothing is fetched until asked.
 
-    ``fetch(params)`` returns one decoded page body. ``params`` are the filters, sent
-    identically on every call together with ``limit`` (and ``cursor`` after the first page).
-    ``max_pages``/``max_rows`` stop the walk early (``max_rows`` trims the last page).
-    ``keep(row)`` drops rows it returns false for (they do not count towards ``max_rows``);
-    ``stop_at(row)`` ends the walk at the first row it returns true for -- that row and the
-    rest are dropped and no further page is fetched (how ``since=`` stops early on a list
-    that is newest first). ``start`` resumes a walk: the first call carries ``cursor=start``, a
-    cursor the server handed out before (how :mod:`invtools.api.chains` runs several chains).
+    ``fetch(params)`` returns a page's raw body; the walk reads only ``cursor``/``has_more``
+    from it (:func:`raw_envelope`). ``params`` are the filters, sent identically on every call
+    together with ``limit`` (and ``cursor`` after the first page). ``max_pages`` stops the walk
+    early. ``start`` resumes a walk: the first call carries ``cursor=start``, a cursor the
+    server handed out before (how :mod:`invtools.api.chains` runs several chains). The
+    arguments are checked at once, before anything is sent.
 
     >>> def fetch(params):
     ...     start = params.get("cursor", 0)
     ...     rows = list(range(start, min(start + params["limit"], 7)))
     ...     more = rows[-1] < 6
-    ...     return {"items": rows, "cursor": rows[-1] + 1 if more else None, "has_more": more}
-    >>> [len(p.rows) for p in iter_pages(fetch, limit=3)]
+    ...     cursor = rows[-1] + 1 if more else None
+    ...     return json.dumps({"items": rows, "cursor": cursor, "has_more": more}).encode()
+    >>> [p.n_rows for p in iter_raw_pages(fetch, limit=3)]
     [3, 3, 1]
-    >>> sum(len(p.rows) for p in iter_pages(fetch, limit=3, max_rows=4))
-    4
-    >>> [p.rows for p in iter_pages(fetch, limit=3, start=4)]
-    [[4, 5, 6]]
+    >>> [p.body for p in iter_raw_pages(fetch, limit=3, start=4)]
+    [b'{"items": [4, 5, 6], "cursor": null, "has_more": false}']
     """
-    check_walk_args(limit, max_pages, max_rows)
-    return _walk(fetch, dict(params or {}), limit, max_pages, max_rows, keep, stop_at, start)
+    check_walk_args(limit, max_pages, None)
+    base = {k: v for k, v in (params or {}).items() if k != "cursor"}  # the walk owns the cursor
+    return _walk(fetch, {**base, "limit": limit}, max_pages, start)
 
 
 def check_walk_args(limit: Any, max_pages: Any, max_rows: Any) -> None:
     """Raise :class:`~invtools.errors.ConfigError` unless ``limit`` is 1 to
-    :data:`MAX_LIMIT` and ``max_pages``/``max_rows`` are None or whole numbers >= 1: checked
-    when a walk is made, before anything is sent."""
+    :data:`MAX_LIMIT` and ``max_pages``/``max_rows`` are None or whole numbers >= 0: checked
+    when a walk is made, before anything is sent.
+
+    >>> check_walk_args(100, None, 0)
+    >>> check_walk_args(100, -1, None)
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: max_pages must be a non-negative integer or None, not -1
+    """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ConfigError(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}")
     for name, value in (("max_pages", max_pages), ("max_rows", max_rows)):
@@ -218,25 +186,19 @@ def check_walk_args(limit: Any, max_pages: Any, max_rows: Any) -> None:
             raise ConfigError(f"{name} must be a non-negative integer or None, not {value!r}")
 
 
-def _walk(fetch, base, limit, max_pages, max_rows, keep, stop_at, start=None, raw=False):
-    base.pop("cursor", None)  # the walk owns the cursor
-    base["limit"] = limit
-    cursor = start
+def _walk(
+    fetch: Callable[[dict[str, Any]], bytes], base: dict, max_pages: int | None, cursor: Any
+) -> Iterator[RawPage]:
     seen: set = set()
     number = 0
-    trim = Trim(keep=keep, stop_at=stop_at, max_rows=max_rows)
-    while (max_pages is None or number < max_pages) and not trim.done:
+    while max_pages is None or number < max_pages:
         # A fresh dict per call: the filters stay identical even if fetch mutates its argument.
         call = dict(base) if cursor is None else {**base, "cursor": cursor}
         number += 1
-        if raw:
-            body = fetch(call)
-            cursor, has_more, count = raw_envelope(body, number=number)
-            yield RawPage(body, number, cursor, has_more, count)
-        else:
-            items, cursor, has_more = check_envelope(fetch(call), number=number)
-            yield Page(rows=trim(items), number=number, cursor=cursor, has_more=has_more)
-        if trim.done or not has_more:
+        body = fetch(call)
+        cursor, has_more, count = raw_envelope(body, number=number)
+        yield RawPage(body, number, cursor, has_more, count)
+        if not has_more:
             return
         if cursor in seen:
             raise PaginationError(

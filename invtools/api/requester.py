@@ -8,7 +8,8 @@ or timeouts wait an exponential backoff. Every attempt goes through the cache an
 again and is counted (``sent``, ``from_cache``, ``retries``, ``rate_limited``). Waits use the
 client's clock, so tests can drive them without sleeping, and end early (raising
 :class:`~invtools.errors.Cancelled`) when the batch they run in is stopped
-(:func:`invtools._clock.cancel_scope`).
+(:func:`invtools._clock.cancel_scope`). What it needs of the session the client owns is
+:class:`ClientSession`; the token rides only in :class:`BearerAuth`.
 
 >>> from invtools.api.stats import Counters
 >>> from invtools.http import make_session
@@ -22,13 +23,12 @@ invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'i
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Mapping, MutableMapping
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 import requests
@@ -37,10 +37,8 @@ from requests_cache import SQLiteCache
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret
 from invtools._types import resource_of
-from invtools.api.cacheinfo import prune_if_due
-from invtools.api.policy import DEFAULT_EXPIRY, EXPIRY
+from invtools.api.endpoints import Team, team_mode_message
 from invtools.api.stats import Counters
-from invtools.api.team import Team, team_mode_message
 from invtools.errors import (
     APIError,
     AuthenticationError,
@@ -53,24 +51,11 @@ from invtools.errors import (
     TransportError,
     from_response,
 )
-from invtools.http import make_session, shared_budget, transport
-from invtools.http.cache import (
-    CacheKeys,
-    json_of,
-    looks_json,
-    open_cache_file,
-    sound_response,
-)
-from invtools.http.pacing import Budget
-from invtools.http.retries import (
-    MAX_RATE_LIMIT_WAIT,
-    RETRY_STATUSES,
-    backoff,
-    rate_limit_wait,
-)
-from invtools.http.session import POOL_SIZE
+from invtools.http import transport
+from invtools.http.cache import CacheKeys, json_of, looks_json, sound_response
+from invtools.http.retries import MAX_RATE_LIMIT_WAIT, RETRY_STATUSES, backoff, rate_limit_wait
 
-__all__ = ["Requester", "ClientSession", "BearerAuth", "open_session"]
+__all__ = ["Requester", "ClientSession", "BearerAuth"]
 
 logger = logging.getLogger("invtools")
 
@@ -116,100 +101,21 @@ class ClientSession(Protocol):
     def close(self) -> None: ...
 
 
-def open_session(
-    auth: BearerAuth,
-    *,
-    base_url: str,
-    cache_path: Path | None,
-    rate_limit: float,
-    scope: str,
-    in_flight: int,
-    clock: Any,
-    timeout: float,
-    max_wait: float,
-) -> ClientSession:
-    """The session of a client: cached at ``cache_path`` (None: no cache), paced at
-    ``rate_limit`` per ``scope`` (0: not paced) on a budget the token shares with its other
-    clients on this machine, room for ``in_flight`` requests, ``auth`` on every request;
-    files' locks waited for ``timeout`` seconds at most, the budget ``max_wait``."""
-    budget = None
-    if rate_limit:
-        budget = _token_budget(
-            cache_path, base_url, auth.header, scope, rate_limit, clock, timeout=timeout
-        )
-    session = cast(
-        ClientSession,
-        make_session(
-            cache_path=cache_path,
-            budget=budget,
-            rate_limit_scope=scope,
-            pool_size=max(POOL_SIZE, 2 * in_flight),
-            expire_after=DEFAULT_EXPIRY,
-            urls_expire_after=EXPIRY,
-            max_wait=max_wait,
-            lock_wait=timeout,  # a cache file's lock: waited for as long as a connection
-        ),
-    )
-    if cache_path is not None:
-        prune_if_due(session.cache)  # at most once a day, never compacting the file
-    # The token lives only in the session's auth object, whose repr hides it.
-    session.auth = auth
-    session.headers["Accept"] = "application/json"
-    session.headers["User-Agent"] = "invtools (+requests)"
-    return session
-
-
-def _token_budget(
-    cache_path: Path | None,
-    base_url: str,
-    header: str,
-    scope: str,
-    per_second: float,
-    clock: Any,
-    *,
-    timeout: float,
-) -> Budget:
-    """The token's budget at this service: shared by its clients in this process and, through
-    ``budgets.sqlite`` beside the cache, by every process using that cache folder (its lock
-    waited for ``timeout`` seconds at most). Found by a salted hash of the token, so no token
-    is kept anywhere."""
-    path = None if cache_path is None else cache_path.parent / "budgets.sqlite"
-    salt = b""
-    if path is not None:
-        try:
-            salt = open_cache_file(path)
-        except ConfigError as exc:  # a folder it cannot write: this process only
-            logger.info("budget not shared with other processes: %s", exc)
-            path = None
-    owner = hashlib.sha256(salt + f"\0{base_url}\0{header}\0{scope}".encode()).hexdigest()
-    return shared_budget(owner[:32], per_second, clock=clock, path=path, timeout=timeout)
-
-
+@dataclass(eq=False)
 class Requester:
     """Sends GETs for one client. ``team``, once the client knows it, is named in a team-mode
     error (the server's 400 says only the rule)."""
 
-    def __init__(
-        self,
-        session: ClientSession,
-        *,
-        base_url: str,
-        timeout: tuple[float, float],
-        retries: int,
-        backoff: float,
-        counters: Counters,
-        clock: Any = SYSTEM_CLOCK,
-        max_wait: float = MAX_RATE_LIMIT_WAIT,
-    ) -> None:
-        self.session = session
-        self.base_url = base_url
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.counters = counters
-        self.clock = clock
-        self.max_wait = max_wait
-        self.team: Team | None = None
+    session: ClientSession
+    _: KW_ONLY
+    base_url: str
+    timeout: tuple[float, float]
+    retries: int
+    backoff: float
+    counters: Counters
+    clock: Any = SYSTEM_CLOCK
+    max_wait: float = MAX_RATE_LIMIT_WAIT
+    team: Team | None = field(default=None, init=False)
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -236,7 +142,7 @@ class Requester:
         url = self.url(path)
         params = {k: v for k, v in (params or {}).items() if v is not None}
         extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
-        allowed, attempt = self.retries, 0
+        attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
@@ -246,52 +152,37 @@ class Requester:
                 failure = transport.describe(exc)
                 if failure.sent:  # a refused connection or a bad URL sent nothing
                     self.counters.add(sent=1)
-                if failure.retryable and attempt <= allowed:
-                    self._wait(path, failure.what, self._backoff(attempt), attempt, allowed)
+                if failure.retryable and attempt <= self.retries:
+                    self._wait(path, attempt, backoff(attempt, self.backoff), failure.what)
                     continue
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 raise TransportError(
                     f"Asking for {resource_of(path)} (GET {path} to {self.base_url}) failed "
-                    f"after {tries}: {failure.what}. "
-                    f"Check {failure.check}.",
+                    f"after {tries}: {failure.what}. Check {failure.check}.",
                     attempts=attempt,
                 ) from exc
             from_cache = bool(getattr(resp, "from_cache", False))
             self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
             if dated:
                 self.counters.saw_data_from(self._stamp(resp, from_cache))
-            status = resp.status_code
-            logger.debug(
-                "GET %s %s -> %s%s in %.0f ms",
-                path,
-                params or "",
-                status,
-                " (from cache)" if from_cache else "",
-                (time.monotonic() - started) * 1000,
-            )
+            status, ms = resp.status_code, (time.monotonic() - started) * 1000
+            cached = " (from cache)" if from_cache else ""
+            logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status, cached, ms)
             if status == 429:
                 self.counters.add(rate_limited=1)
-            if status in RETRY_STATUSES and attempt <= allowed:
-                wait, why = self._wait_for(resp, attempt, path)
-                if wait is not None:
-                    self._wait(path, why, wait, attempt, allowed)
-                    continue
+            if status in RETRY_STATUSES and attempt <= self.retries:
+                self._wait(path, attempt, *self._wait_for(resp, attempt, path))
+                continue
             sound = from_cache or not 200 <= status < 300 or sound_response(resp)
             if not sound and looks_json(resp):
-                if attempt <= allowed:
-                    self._wait(
-                        path,
-                        f"{status} with a truncated or empty JSON body",
-                        self._backoff(attempt),
-                        attempt,
-                        allowed,
-                    )
+                why = f"{status} with a truncated or empty JSON body"
+                if attempt <= self.retries:
+                    self._wait(path, attempt, backoff(attempt, self.backoff), why)
                     continue
                 raise ServerError(
-                    f"Asking for {resource_of(path)}: GET {path} answered {status} with a "
-                    f"truncated or empty JSON body "
-                    f"{attempt} time(s); nothing of it was kept. This is the server's (or a "
-                    "proxy's) fault: try again later.",
+                    f"Asking for {resource_of(path)}: GET {path} answered {why} {attempt} "
+                    "time(s); nothing of it was kept. This is the server's (or a proxy's) "
+                    "fault: try again later.",
                     status=status,
                     method="GET",
                     path=path,
@@ -309,15 +200,10 @@ class Requester:
             return datetime.now(UTC)
         return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
-    def _backoff(self, attempt: int) -> float:
-        return backoff(attempt, self.backoff)
-
-    def _wait_for(
-        self, resp: requests.Response, attempt: int, path: str
-    ) -> tuple[float | None, str]:
-        """How long to wait before retrying ``resp``; None: do not retry."""
+    def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:
+        """How long to wait before retrying ``resp``, and why."""
         if resp.status_code != 429:
-            return self._backoff(attempt), f"{resp.status_code} {resp.reason}"
+            return backoff(attempt, self.backoff), f"{resp.status_code} {resp.reason}"
         wait, why = rate_limit_wait(resp.headers, now=self.clock.time(), max_wait=self.max_wait)
         if wait is None:
             wait = backoff(attempt, max(self.backoff, 0.5))
@@ -341,9 +227,9 @@ class Requester:
             return 0.0, why
         return wait, why
 
-    def _wait(self, path: str, why: str, wait: float, attempt: int, allowed: int) -> None:
+    def _wait(self, path: str, attempt: int, wait: float, why: str) -> None:
         self.counters.add(retries=1)
-        logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, allowed, wait)
+        logger.info("GET %s: %s; retry %d of %d in %.2f s", path, why, attempt, self.retries, wait)
         if self.clock.wait(current_cancel(), wait):  # a stopped batch: do not retry
             raise Cancelled(f"GET {path}: {why}; not retried, the batch was stopped")
 
@@ -373,8 +259,7 @@ class Requester:
             status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
         )
         if isinstance(err, TeamModeError):
-            more = f" [correlation id {err.correlation_id}]" if err.correlation_id else ""
-            err.args = (team_mode_message(self.team, path) + more,)
+            err.args = (team_mode_message(self.team, path, err.correlation_id),)
         else:
             more = hint(err)
             if more:

@@ -1,9 +1,9 @@
-"""The service's resources as the API sends them, mixed into
-:class:`~invtools.api.client.Client`: every paginated list as a lazy walk (``pages()``,
-``items()``, ``partners()``, ``transactions()``; :mod:`invtools.api.walk`, each walk's record
-kept by :mod:`invtools.api.walk`), single objects (``item()``, ``transaction()``),
-transaction details several at once (``transaction_details()``, :mod:`invtools.api.details`)
-and the lists that are not paginated (``locations()``, ``members()``, ``attributes()``).
+"""The service's resources as the API sends them, inherited by
+:class:`~invtools.api.client.Client`: the team (``team()``), any answer (``get()``), every
+paginated list as a lazy walk (``pages()``, ``items()``, ``partners()``, ``transactions()``;
+:mod:`invtools.api.walk`), single objects (``item()``, ``transaction()``), transaction details
+several at once (``transaction_details()``, :mod:`invtools.api.details`) and the lists that
+are not paginated (``locations()``, ``members()``, ``attributes()``).
 
 Location-only endpoints check the team's mode once per call, before anything is sent. The
 transactions list comes newest first; ``since``/``until`` keep a window and stop the walk
@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Generator, Iterable, Mapping
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from invtools._types import (
     LOCATIONS_PATH,
     MEMBERS_PATH,
     PARTNERS_PATH,
+    TEAM_PATH,
     TXS_PATH,
     check_id,
     check_ids,
@@ -35,13 +38,21 @@ from invtools._types import (
     resource_of,
 )
 from invtools.api import details
+from invtools.api.endpoints import Team, default_max_age, require_locations, team_mode_message
 from invtools.api.pagination import DEFAULT_LIMIT, check_walk_args
 from invtools.api.plan import FileStore, MemoryStore, WalkStore, chain_count, walks_folder
-from invtools.api.policy import default_max_age
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters
 from invtools.api.walk import Spec, Walk
-from invtools.errors import APIError, CacheError, ConfigError, NotFoundError, PaginationError
+from invtools.errors import (
+    APIError,
+    CacheError,
+    ConfigError,
+    InvtoolsError,
+    NotFoundError,
+    PaginationError,
+    TeamModeError,
+)
 from invtools.http.cache import forget, held
 from invtools.http.pacing import bucket_of
 
@@ -52,10 +63,12 @@ PARTNER_TYPES = {"supplier": 0, "customer": 1}
 
 logger = logging.getLogger("invtools")
 
+_EPOCH, _MS = datetime(1970, 1, 1, tzinfo=UTC), timedelta(milliseconds=1)
+
 
 class Resources:
-    """The resource methods of the client; needs its request path, counters, settings and
-    ``_require_locations`` (declared here for the type checker)."""
+    """The resource methods of the client; need its settings, request path, counters and
+    team lock (declared here for the type checker)."""
 
     cache_path: Path | None
     concurrency: int
@@ -63,8 +76,35 @@ class Resources:
     rate_limit_scope: str
     _requester: Requester
     _counters: Counters
-    _require_locations: Callable[[str], None]
-    get: Callable[..., Any]
+    _team_lock: threading.RLock
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *, refresh: bool = False):
+        """GET one answer's decoded JSON, or raise an :mod:`invtools.errors` exception;
+        ``refresh=True`` skips the cache (and stores the fresh answer). Nothing is checked
+        first: a location-only path of a team in another mode gets the server's 400.
+
+        >>> client.get("items")
+        Traceback (most recent call last):
+        ...
+        invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'items'
+        """
+        try:
+            return self._requester.send(path, params, refresh=refresh)[0]
+        except TeamModeError as err:
+            if self._requester.team is None:  # the message names the team, once known
+                with suppress(InvtoolsError):
+                    err.args = (team_mode_message(self.team(), path, err.correlation_id),)
+            raise
+
+    def team(self, *, refresh: bool = False) -> Team:
+        """The team the token is bound to: fetched once per client (and cached for hours).
+        Raises :class:`AuthenticationError` if the token is refused."""
+        with self._team_lock:
+            if self._requester.team is None or refresh:
+                # The team is not data of a frame: its answer does not age one.
+                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
+                self._requester.team = Team.from_body(body)
+            return self._requester.team
 
     def pages(
         self,
@@ -99,9 +139,7 @@ class Resources:
             keep=keep,
             stop_at=stop_at,
         )
-        return self._walk(
-            path, spec, refresh=refresh, max_age=max_age, progress=progress, as_pages=True
-        )
+        return self._walk(path, spec, refresh, max_age, progress, as_pages=True)
 
     # -- rows as the API sends them
 
@@ -124,13 +162,8 @@ class Resources:
             "item_ids": check_ids(item_ids, name="item_ids"),
             "location_ids": check_ids(location_ids, name="location_ids"),
         }
-        return self._walk(
-            ITEMS_PATH,
-            Spec(params, limit, max_pages=max_pages, max_rows=max_rows),
-            refresh=refresh,
-            max_age=max_age,
-            progress=progress,
-        )
+        spec = Spec(params, limit, max_pages=max_pages, max_rows=max_rows)
+        return self._walk(ITEMS_PATH, spec, refresh, max_age, progress)
 
     def item(
         self,
@@ -142,7 +175,7 @@ class Resources:
         """One item (Location-mode teams)."""
         path = f"{ITEMS_PATH}/{check_id(id, name='item id')}"
         params = {"location_ids": check_ids(location_ids, name="location_ids")}
-        self._require_locations(path)
+        require_locations(self.team(), path)
         return _unwrap(self.get(path, params, refresh=refresh), path)
 
     def partners(
@@ -160,7 +193,7 @@ class Resources:
         ``limit``, ``max_pages``, ``max_rows``, ``refresh``, ``max_age``, ``progress``: as for
         :meth:`pages`."""
         spec = Spec({"type": _partner_type(type)}, limit, max_pages=max_pages, max_rows=max_rows)
-        return self._walk(PARTNERS_PATH, spec, refresh=refresh, max_age=max_age, progress=progress)
+        return self._walk(PARTNERS_PATH, spec, refresh, max_age, progress)
 
     def transactions(
         self,
@@ -190,18 +223,30 @@ class Resources:
         >>> sum(1 for _ in walk), walk.complete
         (12, True)
         """
-        return self._tx_walk(
-            type=type,
-            since=since,
-            until=until,
-            chains=chains,
-            limit=limit,
+        kind = check_tx_type(type)
+        lo = parse_time(since, name="since")
+        hi = parse_time(until, end=True, name="until")
+        if lo and hi and lo > hi:
+            raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        n = chain_count(self.concurrency, chains)
+        if max_pages is not None or max_rows is not None:
+            n = 1  # cut short by its caller: one plain chain, each page when it is wanted
+        keep = None
+        if isinstance(kind, tuple) and n == 1:  # several types in one plain chain
+            keep, kind = (lambda row, kinds=kind: row.get("type") in kinds), None
+        spec = Spec(
+            {"type": kind},
+            limit,
+            # Rows carry whole milliseconds: ``since`` rounded up (a row strictly older stops
+            # the walk), ``until`` down, both are exact.
+            since_ms=None if lo is None else -(-(lo - _EPOCH) // _MS),
+            until_ms=None if hi is None else (hi - _EPOCH) // _MS,
             max_pages=max_pages,
             max_rows=max_rows,
-            refresh=refresh,
-            max_age=max_age,
-            progress=progress,
+            keep=keep,
         )
+        split = kind if isinstance(kind, tuple) else kind is None
+        return self._walk(TXS_PATH, spec, refresh, max_age, progress, chains=n, split=split)
 
     def transaction(
         self,
@@ -214,7 +259,7 @@ class Resources:
         never changes and so is cached for good (Location-mode teams)."""
         path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
         revision = None if revision is None else check_id(revision, name="revision")
-        self._require_locations(path)
+        require_locations(self.team(), path)
         return self._detail(path, revision, refresh)
 
     def transaction_details(
@@ -231,7 +276,7 @@ class Resources:
         >>> len(pairs) > 0, all(detail["id"] == row["id"] for row, detail in pairs)
         (True, True)
         """
-        self._require_locations(TXS_PATH)
+        require_locations(self.team(), TXS_PATH)
         return self._details(rows, refresh=refresh, progress=progress)
 
     def _details(
@@ -256,7 +301,7 @@ class Resources:
 
     def locations(self, *, refresh: bool = False) -> list[dict]:
         """All locations (not paginated; Location-mode teams)."""
-        self._require_locations(LOCATIONS_PATH)
+        require_locations(self.team(), LOCATIONS_PATH)
         return self._plain_list(LOCATIONS_PATH, refresh)
 
     def members(self, *, refresh: bool = False) -> list[dict]:
@@ -267,55 +312,20 @@ class Resources:
         """The item attribute definitions (not paginated; every team)."""
         return self._plain_list(ATTRS_PATH, refresh)
 
-    def _tx_walk(
-        self,
-        *,
-        type: Any,  # noqa: A002 - the API's own name
-        since: Any,
-        until: Any,
-        chains: int | None,
-        limit: int = DEFAULT_LIMIT,
-        max_pages: int | None = None,
-        max_rows: int | None = None,
-        **walk: Any,
-    ) -> Walk:
-        """A walk of the transactions list (the team's mode already checked); ``walk``:
-        ``refresh``, ``max_age``, ``progress``."""
-        kind = check_tx_type(type)
-        lo = parse_time(since, name="since")
-        hi = parse_time(until, end=True, name="until")
-        if lo and hi and lo > hi:
-            raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
-        n = chain_count(self.concurrency, chains)
-        if max_pages is not None or max_rows is not None:
-            n = 1  # cut short by its caller: one plain chain, each page when it is wanted
-        keep = None
-        if isinstance(kind, tuple) and n == 1:  # several types in one plain chain
-            keep, kind = (lambda row, kinds=kind: row.get("type") in kinds), None
-        spec = Spec(
-            {"type": kind},
-            limit,
-            since_ms=_ms(lo, ceil=True),
-            until_ms=_ms(hi, ceil=False),
-            max_pages=max_pages,
-            max_rows=max_rows,
-            keep=keep,
-        )
-        split = kind if isinstance(kind, tuple) else kind is None
-        return self._walk(TXS_PATH, spec, chains=n, split=split, **walk)
-
     def _walk(
         self,
         path: str,
         spec: Spec,
+        refresh: bool,
+        max_age: Any,
+        progress: bool | None,
         *,
         chains: int = 1,
         split: bool | tuple[str, ...] = False,
-        refresh: bool = False,
-        max_age: Any = None,
-        progress: bool | None = None,
         as_pages: bool = False,
     ) -> Walk:
+        """A walk of the list at ``path``; ``refresh``, ``max_age``, ``progress``: the caller's
+        (see :meth:`pages`)."""
         check_walk_args(spec.limit, spec.max_pages, spec.max_rows)
         requester = self._requester
         age = (
@@ -339,7 +349,7 @@ class Resources:
             progress=self.progress if progress is None else progress,
             desc=resource_of(path),
             pages=as_pages,
-            start=(lambda: self._require_locations(path)) if location_only(path) else None,
+            start=(lambda: require_locations(self.team(), path)) if location_only(path) else None,
         )
 
     def _walk_store(self, path: str, spec: Spec) -> WalkStore:
@@ -399,18 +409,6 @@ def _partner_type(value: Any) -> int | None:
             raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, not {value!r}")
         return PARTNER_TYPES[value.lower()]
     return value
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _ms(when: datetime | None, *, ceil: bool) -> int | None:
-    """Epoch ms of ``when``: rounded up for ``since`` (a row strictly older stops the walk),
-    down for ``until``; rows carry whole milliseconds, so both are exact."""
-    if when is None:
-        return None
-    micros = (when - _EPOCH) // timedelta(microseconds=1)
-    return -(-micros // 1000) if ceil else micros // 1000
 
 
 def _unwrap(body: Any, path: str) -> dict:

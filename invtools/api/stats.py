@@ -21,7 +21,7 @@ import contextvars
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 __all__ = ["RequestStats", "Measurement", "Counters"]
@@ -56,58 +56,39 @@ class RequestStats:
 _NAMES = tuple(f.name for f in fields(RequestStats))
 
 
-class _Tally:
-    """A set of counts behind a lock."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values = dict.fromkeys(_NAMES, 0)
-
-    def add(self, deltas: dict[str, int]) -> None:
-        with self._lock:
-            for k, v in deltas.items():
-                self._values[k] += v
-
-    def snapshot(self) -> RequestStats:
-        with self._lock:
-            return RequestStats(**self._values)
-
-
+@dataclass(eq=False)
 class Measurement:
-    """Request counts of one ``with client.measure() as m:`` block -- live inside it, fixed
-    after it -- plus when it started and finished (UTC)."""
+    """Request counts of one ``with client.measure() as m:`` block (those of
+    :class:`RequestStats`) -- live inside it, fixed after it -- plus when it started and
+    finished (UTC) and ``data_as_of``: when the oldest response used was fetched from the server
+    (a cached one: when it was stored), that is how old the data is; None until one is used."""
 
-    def __init__(self) -> None:
-        self._tally = _Tally()
-        self.started_at = datetime.now(UTC)
-        self.finished_at: datetime | None = None
-        #: When the oldest response used was fetched from the server (a cached one: when it
-        #: was stored): how old the data is. None until a response is used.
-        self.data_as_of: datetime | None = None
-        self._lock = threading.Lock()
+    sent: int = 0
+    from_cache: int = 0
+    pages: int = 0
+    rows: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC), repr=False)
+    finished_at: datetime | None = field(default=None, repr=False)
+    data_as_of: datetime | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def stats(self) -> RequestStats:
+        """The counts so far, as one snapshot."""
+        with self._lock:
+            return RequestStats(**{name: getattr(self, name) for name in _NAMES})
+
+    def _add(self, deltas: dict[str, int]) -> None:
+        with self._lock:
+            for name, n in deltas.items():
+                setattr(self, name, getattr(self, name) + n)
 
     def _saw(self, when: datetime) -> None:
         with self._lock:
             if self.data_as_of is None or when < self.data_as_of:
                 self.data_as_of = when
-
-    @property
-    def stats(self) -> RequestStats:
-        return self._tally.snapshot()
-
-    sent = property(lambda self: self.stats.sent)
-    from_cache = property(lambda self: self.stats.from_cache)
-    pages = property(lambda self: self.stats.pages)
-    rows = property(lambda self: self.stats.rows)
-    retries = property(lambda self: self.stats.retries)
-    rate_limited = property(lambda self: self.stats.rate_limited)
-
-    def __repr__(self) -> str:
-        s = self.stats
-        return (
-            f"Measurement(sent={s.sent}, from_cache={s.from_cache}, pages={s.pages}, "
-            f"rows={s.rows}, retries={s.retries}, rate_limited={s.rate_limited})"
-        )
 
 
 #: The measurements open in this context, per Counters (outermost first).
@@ -120,25 +101,24 @@ class Counters:
     """A client's running totals, and the measurements open on it."""
 
     def __init__(self) -> None:
-        self._totals = _Tally()
+        self._totals = Measurement()
+
+    def _open(self) -> list[Measurement]:
+        me = id(self)
+        return [measurement for owner, measurement in _OPEN.get() if owner == me]
 
     def add(self, **deltas: int) -> None:
-        self._totals.add(deltas)
-        me = id(self)
-        for owner, measurement in _OPEN.get():
-            if owner == me:
-                measurement._tally.add(deltas)
+        for measurement in [self._totals, *self._open()]:
+            measurement._add(deltas)
 
     def snapshot(self) -> RequestStats:
-        return self._totals.snapshot()
+        return self._totals.stats
 
     def saw_data_from(self, when: datetime) -> None:
         """A response fetched (or, from the cache, stored) at ``when`` was used: the open
         measurements' ``data_as_of`` is the oldest such time."""
-        me = id(self)
-        for owner, measurement in _OPEN.get():
-            if owner == me:
-                measurement._saw(when)
+        for measurement in self._open():
+            measurement._saw(when)
 
     @contextmanager
     def measure(self) -> Iterator[Measurement]:

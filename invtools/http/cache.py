@@ -1,6 +1,6 @@
 """The on-disk response cache: where it lives, how entries are keyed per token, and reading,
 forgetting or clearing one token's entries. How long each endpoint's answers stay fresh is the
-API's knowledge (:mod:`invtools.api.policy`), handed to
+API's knowledge (:mod:`invtools.api.endpoints`), handed to
 :func:`~invtools.http.session.make_session`.
 
 Entries are namespaced per token: the key is ``<prefix>:<hash of method and URL>`` where the

@@ -161,7 +161,7 @@ def make_session(
     request waits ``max_wait`` seconds at most for its budget.
 
     How long a cached answer stays fresh is the caller's policy (the client passes
-    :mod:`invtools.api.policy`): ``urls_expire_after`` maps URL patterns (matched without the
+    :mod:`invtools.api.endpoints`): ``urls_expire_after`` maps URL patterns (matched without the
     scheme, first match wins) to an expiry, ``expire_after`` covers the rest; requests-cache's
     own defaults (never expire, no patterns) otherwise.
 

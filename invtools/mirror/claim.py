@@ -19,7 +19,7 @@ import pandas as pd
 
 from invtools import frames
 from invtools._types import TXS_PATH
-from invtools.api.team import require_locations
+from invtools.api.endpoints import require_locations
 from invtools.errors import ConfigError
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store

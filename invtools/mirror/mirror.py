@@ -28,7 +28,7 @@ import pandas as pd
 from invtools import frames
 from invtools._files import private_file
 from invtools._types import TXS_PATH, parse_duration
-from invtools.api.team import require_locations
+from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
