@@ -59,7 +59,7 @@ class Spec:
     """What a walk asks for: the list's ``params`` and ``limit``; a window (``since_ms``, every
     chain ending at its first older row, and ``until_ms``); and for a plain walk
     ``max_pages``, ``max_rows``, ``keep(row)`` and ``stop_at(row)``
-    (:func:`invtools.api.pagination.iter_pages`)."""
+    (:class:`invtools.api.pagination.Trim`)."""
 
     params: Mapping[str, Any] = field(default_factory=dict)
     limit: int = 100
