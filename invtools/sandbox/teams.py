@@ -103,7 +103,8 @@ def branch_team(branch: Branch) -> dict:
 
 # -- the café (basic mode) -------------------------------------------------------------------
 BASIC_TEAM = {**SHOP_TEAM, "id": 51877, "name": "Corner Café", "mode": 0, "memo": None}  # in £ too
-#: The café's catalogue, a line per category: its items as "name = cost", in catalogue order.
+#: The café's catalogue in order: a category, then its items as "name = cost" (a long category
+#: takes two lines).
 _CAFE_ITEMS = """
 Coffee: Espresso Beans 1kg = 11.5; Decaf Beans 1kg = 12.9; Filter Coffee 500g = 6.2
 Dairy: Oat Milk 1L = 1.4; Whole Milk 2L = 1.3; Butter 250g = 1.9
