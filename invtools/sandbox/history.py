@@ -207,8 +207,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines = []
             for i in rng.sample(item_ids, 3):
                 have = stock[(i, loc)]
-                delta = float(rng.choice((-2, -1, -1, 1)))
-                delta = max(delta, -have)
+                delta = max(float(rng.choice((-2, -1, -1, 1))), -have)  # never below zero
                 if delta:
                     stock[(i, loc)] = have + delta
                     lines.append((i, delta))
@@ -225,8 +224,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if i in seen or len(lines) == n_lines:
                 continue
             seen.add(i)
-            loc = meta[i].home if trade else floor
-            have = stock[(i, loc)]
+            have = stock[(i, meta[i].home if trade else floor)]
             want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
             if meta[i].fractional:
                 want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
@@ -234,12 +232,10 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if q <= 0:
                 continue
             lines.append((i, q))
-        if trade:
-            # one location per transaction: keep lines from the first line's location
+        src = floor
+        if trade:  # one location per transaction: keep lines from the first line's location
             src = meta[lines[0][0]].home if lines else wh_n
             lines = [(i, q) for i, q in lines if meta[i].home == src]
-        else:
-            src = floor
         if not lines:
             # Everything picked was sold out: the customer bought one unit of the best stocked
             # item on the floor instead.
