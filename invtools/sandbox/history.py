@@ -94,7 +94,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 
     # Event days: weighted by weekday and month traffic, times within opening hours.
     dates = [START_DAY + timedelta(days=d) for d in range(DAYS)]
-    day_month = [date.month - 1 for date in dates]
     day_weight = [WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1] for date in dates]
     days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
     times = []
@@ -105,7 +104,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         # strictly increasing and at least 2 s apart: no ties in (time, id) order
         prev = t if t > prev + 2000 else prev + 2000
         times.append(prev)
-    times.sort()
 
     # Sale weights per month (popularity x category season), as cumulative weights.
     cum_by_month = [
@@ -166,7 +164,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 
     for t in times:
         day = (t - start_ms) // DAY_MS
-        month = day_month[min(day, DAYS - 1)]
+        month = dates[min(day, DAYS - 1)].month - 1
         if arrivals and arrivals[0][0] <= t:
             _, sup, loc, late = heapq.heappop(arrivals)
             lines = list(orders.pop((sup, loc, late)).items())
