@@ -258,9 +258,10 @@ def _build_basic(seed: int) -> TeamStore:
         barcode = _ean13(rng)
         attrs = [_attr(CAFE_ATTRS[0], cat), _attr(CAFE_ATTRS[1], rng.choice((3, 7, 30, 180, 365)))]
         items[iid] = _item(iid, name, f"CC-{k + 1:03d}", barcode, None, attrs, c, c * 1.6)
+    named = [(ptype, name) for ptype, names in CAFE_PARTNERS.items() for name in names]
     partners = {
         pid: _partner(pid, ptype, name, _phone(rng), f"hello@{_slug(name)}.example")
-        for pid, (ptype, name) in enumerate(CAFE_PARTNERS, start=6601)
+        for pid, (ptype, name) in enumerate(named, start=6601)
     }
     return TeamStore(
         key="basic",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import accumulate
@@ -93,7 +94,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 
     # Event days: weighted by weekday and month traffic, times within opening hours.
     dates = [START_DAY + timedelta(days=d) for d in range(DAYS)]
-    day_month = [date.month - 1 for date in dates]
     day_weight = [WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1] for date in dates]
     days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
     times = []
@@ -104,14 +104,13 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         # strictly increasing and at least 2 s apart: no ties in (time, id) order
         prev = t if t > prev + 2000 else prev + 2000
         times.append(prev)
-    times.sort()
 
     # Sale weights per month (popularity x category season), as cumulative weights.
     cum_by_month = [
         list(accumulate(pop[i] * SEASONS[meta[i].season][m] for i in item_ids)) for m in range(12)
     ]
 
-    stock: dict[tuple[int, int], float] = {}
+    stock: dict[tuple[int, int], float] = defaultdict(float)  # units per (item, location)
     leaves_at = DAYS // 3
 
     # Authors as a lookup table (one draw per transaction); the shop's Sam Doyle leaves after
@@ -142,13 +141,13 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     po_number = 4100
 
     def need_refill(i: int) -> None:
-        if stock.get((i, floor), 0.0) <= shelf_low[i] and i not in pending_moves:
+        if stock[(i, floor)] <= shelf_low[i] and i not in pending_moves:
             pending_moves[i] = None
 
     def check_reorder(i: int, t: int, day: int) -> None:
         if i in on_order or (i in discontinued and day > DAYS // 2):
             return
-        held = sum(stock.get((i, loc), 0.0) for loc in (back, wh_n, wh_s))
+        held = sum(stock[(i, loc)] for loc in (back, wh_n, wh_s))
         if held > reorder_at[i]:
             return
         win = backorder.get(i)
@@ -165,12 +164,12 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
 
     for t in times:
         day = (t - start_ms) // DAY_MS
-        month = day_month[min(day, DAYS - 1)]
+        month = dates[min(day, DAYS - 1)].month - 1
         if arrivals and arrivals[0][0] <= t:
             _, sup, loc, late = heapq.heappop(arrivals)
             lines = list(orders.pop((sup, loc, late)).items())
             for i, q in lines:
-                stock[(i, loc)] = stock.get((i, loc), 0.0) + q
+                stock[(i, loc)] += q
                 on_order.discard(i)
                 need_refill(i)
             po_number += 1
@@ -178,11 +177,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             continue
         if pending_moves and (len(pending_moves) >= 4 or rand() < 0.35):
             first = next(iter(pending_moves))
-            src = max((back, wh_n, wh_s), key=lambda loc: stock.get((first, loc), 0.0))
+            src = max((back, wh_n, wh_s), key=lambda loc: stock[(first, loc)])
             lines = []
             for i in list(pending_moves)[:12]:
-                have = stock.get((i, src), 0.0)
-                want = shelf_cap[i] - stock.get((i, floor), 0.0)
+                have = stock[(i, src)]
+                want = shelf_cap[i] - stock[(i, floor)]
                 q = min(have, want)
                 if meta[i].fractional:
                     q = float(int(q))
@@ -197,7 +196,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if lines:
                 for i, q in lines:
                     stock[(i, src)] -= q
-                    stock[(i, floor)] = stock.get((i, floor), 0.0) + q
+                    stock[(i, floor)] += q
                     check_reorder(i, t, day)
                 emit(t, MOVE, floor, lines, frm=src, memo="Shelf refill", day=day)
                 continue
@@ -205,9 +204,8 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             loc = rng.choice((back, floor, wh_n, wh_s))
             lines = []
             for i in rng.sample(item_ids, 3):
-                have = stock.get((i, loc), 0.0)
-                delta = float(rng.choice((-2, -1, -1, 1)))
-                delta = max(delta, -have)
+                have = stock[(i, loc)]
+                delta = max(float(rng.choice((-2, -1, -1, 1))), -have)  # never below zero
                 if delta:
                     stock[(i, loc)] = have + delta
                     lines.append((i, delta))
@@ -224,8 +222,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if i in seen or len(lines) == n_lines:
                 continue
             seen.add(i)
-            loc = meta[i].home if trade else floor
-            have = stock.get((i, loc), 0.0)
+            have = stock[(i, meta[i].home if trade else floor)]
             want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
             if meta[i].fractional:
                 want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
@@ -233,17 +230,15 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             if q <= 0:
                 continue
             lines.append((i, q))
-        if trade:
-            # one location per transaction: keep lines from the first line's location
+        src = floor
+        if trade:  # one location per transaction: keep lines from the first line's location
             src = meta[lines[0][0]].home if lines else wh_n
             lines = [(i, q) for i, q in lines if meta[i].home == src]
-        else:
-            src = floor
         if not lines:
             # Everything picked was sold out: the customer bought one unit of the best stocked
             # item on the floor instead.
-            i = max(item_ids, key=lambda x: (stock.get((x, floor), 0.0), -x))
-            src, lines = floor, [(i, min(1.0, stock.get((i, floor), 0.0)))]
+            i = max(item_ids, key=lambda x: (stock[(x, floor)], -x))
+            src, lines = floor, [(i, min(1.0, stock[(i, floor)]))]
         for i, q in lines:
             stock[(i, src)] -= q
             need_refill(i)

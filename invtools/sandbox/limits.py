@@ -118,8 +118,7 @@ class Faults:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        unknown = set(self.kinds) - set(FAULT_KINDS)
-        if unknown or not self.kinds:
+        if not self.kinds or set(self.kinds) - set(FAULT_KINDS):
             raise ValueError(
                 f"fault kinds must be a non-empty subset of {FAULT_KINDS}, "
                 f"got {tuple(self.kinds)!r}"

@@ -328,11 +328,8 @@ class Sandbox:
         stated = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
         wait = {"X-Ratelimit-Reset": f"{reset:.3f}"}
         if self.coarse_budget:  # as many services state it: per minute, whole seconds
-            headers = {
-                "X-Ratelimit-Limit": str(round(limit * 60 / self.rate_window)),
-                "X-Ratelimit-Remaining": str(remaining),
-                "X-Ratelimit-Reset": str(math.ceil(reset)),
-            }
+            headers = {**stated, "X-Ratelimit-Limit": str(round(limit * 60 / self.rate_window))}
+            headers["X-Ratelimit-Reset"] = str(math.ceil(reset))
         elif allowed:  # with stated_budget the whole budget on every answer, as some state it
             headers = {**stated, **wait} if self.stated_budget else {} if variant else stated
         else:

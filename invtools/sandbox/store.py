@@ -289,8 +289,7 @@ class TeamStore:
         Returns the partner as the list shows it."""
         if not self.listed("partners", partner_id):
             raise KeyError(f"no live partner {partner_id} in team {self.key!r}")
-        unknown = set(changes) - {"name", "phone", "email", "address", "memo", "deleted"}
-        if unknown:
+        if unknown := set(changes) - {"name", "phone", "email", "address", "memo", "deleted"}:
             raise ValueError(f"a partner has no field(s) {sorted(unknown)} to edit")
         self.partners[partner_id].update(changes)
         return self.record("partners", partner_id)

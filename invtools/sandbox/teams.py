@@ -35,74 +35,60 @@ class Branch(NamedTuple):
     members: tuple[tuple[str, str, int], ...]
 
 
-BRANCHES = [
-    Branch(
-        1,
-        "harrogate",
-        "Harrogate",
-        48377,
-        0.7,
-        (
-            ("Back store", None),
-            ("Shop floor", None),
-            ("Stockroom", "First floor, goods lift"),
-            ("Garden yard", "Behind the car park; bulky and outdoor goods"),
-        ),
-        (
-            ("Nadia Karim", "admin", 2),
-            ("Owen Price", "member", 4),
-            ("Ruth Adeyemi", "member", 3),
-            ("Callum Shaw", "viewer", 0),
-        ),
-    ),
-    Branch(
-        2,
-        "york",
-        "York",
-        48502,
-        0.55,
-        (
-            ("Back store", None),
-            ("Shop floor", None),
-            ("Warehouse", "Unit 2, Foss Islands Road"),
-            ("Outdoor store", "Side gate, Walmgate"),
-        ),
-        (
-            ("Hannah Lowe", "admin", 3),
-            ("Kwame Boateng", "member", 4),
-            ("Imogen Clarke", "viewer", 0),
-        ),
-    ),
-    Branch(
-        3,
-        "wakefield",
-        "Wakefield",
-        48644,
-        0.85,
-        (
-            ("Back store", None),
-            ("Shop floor", None),
-            ("Warehouse East", "Unit 7, Calder Park"),
-            ("Warehouse West", "Unit 12, Calder Park"),
-        ),
-        (
-            ("Declan Moss", "admin", 2),
-            ("Aisha Rahman", "member", 4),
-            ("Pete Lister", "member", 3),
-            ("Lena Vogel", "member", 2),
-            ("Marcus Webb", "viewer", 0),
-        ),
-    ),
-    Branch(
-        4,
-        "ilkley",
-        "Ilkley",
-        48790,
-        0.4,
-        (("Back room", None), ("Shop floor", None), ("Cellar", None), ("Yard", None)),
-        (("Fran Whitaker", "admin", 3), ("Joe Sutcliffe", "member", 3)),
-    ),
-]
+#: One paragraph per branch: "number key town team_id size", its four locations ("name" or
+#: "name | memo"), then its members ("name | role | weight as transaction author").
+_BRANCHES = """
+1 harrogate Harrogate 48377 0.7
+Back store
+Shop floor
+Stockroom | First floor, goods lift
+Garden yard | Behind the car park; bulky and outdoor goods
+Nadia Karim | admin | 2
+Owen Price | member | 4
+Ruth Adeyemi | member | 3
+Callum Shaw | viewer | 0
+
+2 york York 48502 0.55
+Back store
+Shop floor
+Warehouse | Unit 2, Foss Islands Road
+Outdoor store | Side gate, Walmgate
+Hannah Lowe | admin | 3
+Kwame Boateng | member | 4
+Imogen Clarke | viewer | 0
+
+3 wakefield Wakefield 48644 0.85
+Back store
+Shop floor
+Warehouse East | Unit 7, Calder Park
+Warehouse West | Unit 12, Calder Park
+Declan Moss | admin | 2
+Aisha Rahman | member | 4
+Pete Lister | member | 3
+Lena Vogel | member | 2
+Marcus Webb | viewer | 0
+
+4 ilkley Ilkley 48790 0.4
+Back room
+Shop floor
+Cellar
+Yard
+Fran Whitaker | admin | 3
+Joe Sutcliffe | member | 3
+"""
+
+
+def _branch(paragraph: str) -> Branch:
+    """A branch from its paragraph of :data:`_BRANCHES`."""
+    head, *rows = paragraph.splitlines()
+    number, key, town, team_id, size = head.split()
+    cells = [row.split(" | ") for row in rows]
+    locations = tuple((place[0], place[1] if len(place) > 1 else None) for place in cells[:4])
+    members = tuple((name, role, int(weight)) for name, role, weight in cells[4:])
+    return Branch(int(number), key, town, int(team_id), float(size), locations, members)
+
+
+BRANCHES = [_branch(paragraph) for paragraph in _BRANCHES.strip().split("\n\n")]
 
 
 def branch_team(branch: Branch) -> dict:
@@ -117,40 +103,31 @@ def branch_team(branch: Branch) -> dict:
 
 # -- the café (basic mode) -------------------------------------------------------------------
 BASIC_TEAM = {**SHOP_TEAM, "id": 51877, "name": "Corner Café", "mode": 0, "memo": None}  # in £ too
+#: The café's catalogue in order: a category, then its items as "name = cost" (a long category
+#: takes two lines).
+_CAFE_ITEMS = """
+Coffee: Espresso Beans 1kg = 11.5; Decaf Beans 1kg = 12.9; Filter Coffee 500g = 6.2
+Dairy: Oat Milk 1L = 1.4; Whole Milk 2L = 1.3; Butter 250g = 1.9
+Bakery: Croissant (frozen, 10) = 4.8; Sourdough Loaf = 2.6; Blueberry Muffin (12) = 7.5
+Tea: Earl Grey Tea (100) = 5.5; Green Tea (50) = 4.2
+Syrups: Chai Syrup 1L = 7.9; Vanilla Syrup 1L = 6.9; Caramel Syrup 1L = 6.9
+Packaging: Takeaway Cup 8oz (50) = 3.9; Takeaway Cup 12oz (50) = 4.4; Cup Lid (100) = 3.1
+Packaging: Paper Napkins (500) = 4.9
+Sundries: Sugar Sticks (1000) = 8.5; Wooden Stirrers (1000) = 3.5
+Sundries: Hot Chocolate Powder 1kg = 7.2
+Drinks: Sparkling Water (24) = 9.6; Orange Juice 1L = 1.8
+Cleaning: Dish Soap 5L = 6.4
+"""
 CAFE_ITEMS = [  # name, category, cost
-    ("Espresso Beans 1kg", "Coffee", 11.5),
-    ("Decaf Beans 1kg", "Coffee", 12.9),
-    ("Filter Coffee 500g", "Coffee", 6.2),
-    ("Oat Milk 1L", "Dairy", 1.4),
-    ("Whole Milk 2L", "Dairy", 1.3),
-    ("Butter 250g", "Dairy", 1.9),
-    ("Croissant (frozen, 10)", "Bakery", 4.8),
-    ("Sourdough Loaf", "Bakery", 2.6),
-    ("Blueberry Muffin (12)", "Bakery", 7.5),
-    ("Earl Grey Tea (100)", "Tea", 5.5),
-    ("Green Tea (50)", "Tea", 4.2),
-    ("Chai Syrup 1L", "Syrups", 7.9),
-    ("Vanilla Syrup 1L", "Syrups", 6.9),
-    ("Caramel Syrup 1L", "Syrups", 6.9),
-    ("Takeaway Cup 8oz (50)", "Packaging", 3.9),
-    ("Takeaway Cup 12oz (50)", "Packaging", 4.4),
-    ("Cup Lid (100)", "Packaging", 3.1),
-    ("Paper Napkins (500)", "Packaging", 4.9),
-    ("Sugar Sticks (1000)", "Sundries", 8.5),
-    ("Wooden Stirrers (1000)", "Sundries", 3.5),
-    ("Hot Chocolate Powder 1kg", "Sundries", 7.2),
-    ("Sparkling Water (24)", "Drinks", 9.6),
-    ("Orange Juice 1L", "Drinks", 1.8),
-    ("Dish Soap 5L", "Cleaning", 6.4),
+    (name, category, float(cost))
+    for category, items in (line.split(": ") for line in _CAFE_ITEMS.strip().splitlines())
+    for name, cost in (item.split(" = ") for item in items.split("; "))
 ]
-CAFE_PARTNERS = [
-    (0, "Bean There Roasters"),
-    (0, "Dale Farm Dairy"),
-    (0, "Crumb & Co Bakery"),
-    (0, "PackRight Catering"),
-    (1, "Northgate Office Catering"),
-    (1, "St Mary's Hall"),
-]  # type, name
+#: partner type (0 supplier, 1 customer) -> the café's partners of that type, ids ascending
+CAFE_PARTNERS = {
+    0: ["Bean There Roasters", "Dale Farm Dairy", "Crumb & Co Bakery", "PackRight Catering"],
+    1: ["Northgate Office Catering", "St Mary's Hall"],
+}
 CAFE_MEMBERS = [  # id, name, role, deleted
     (7101, "Jo Castillo", "admin", False),
     (7102, "Ade Mensah", "member", False),

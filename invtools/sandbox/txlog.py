@@ -204,9 +204,7 @@ class TxLog:
     def row(self, tx_id: int) -> int | None:
         """Row of a transaction id (deleted ones included), or None if the id never existed."""
         i = tx_id - self.base_id
-        if 0 <= i < len(self.row_of_id):
-            return self.row_of_id[i]
-        return None
+        return self.row_of_id[i] if 0 <= i < len(self.row_of_id) else None
 
     def page_newest_first(
         self, after_row: int | None, limit: int, type_code: int | None = None
