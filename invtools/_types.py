@@ -127,7 +127,7 @@ def resource_of(path: str) -> str:
     return _RESOURCES.get(route, route)
 
 
-def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | None:
+def check_tx_type(value: Any) -> str | tuple[str, ...] | None:
     """A transaction type filter: one type, several (a tuple or list: returned as a tuple in
     the order of :data:`TX_TYPES`, each once; one alone is that type), or None (all); anything
     else is a :class:`ConfigError`.
@@ -145,7 +145,7 @@ def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | 
         chosen = tuple(t for t in TX_TYPES if t in value)
         return chosen[0] if len(chosen) == 1 else chosen
     raise ConfigError(
-        f"{name} must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
+        f"type must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
         f"or list, e.g. ('in', 'out')) or None for all; not {value!r}"
     )
 

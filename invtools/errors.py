@@ -201,12 +201,10 @@ class ServerError(APIError):
 def _class_for(status: int, type_: str | None) -> type[APIError]:
     if status != 401 and type_ == TEAM_MODE_TYPE:
         return TeamModeError
-    exact = {401: AuthenticationError, 404: NotFoundError, 429: RateLimitError}.get(status)
-    if exact is not None:
-        return exact
     if status >= 500:
         return ServerError
-    return InvalidRequestError if 400 <= status < 500 else APIError
+    exact = {401: AuthenticationError, 404: NotFoundError, 429: RateLimitError}
+    return exact.get(status, InvalidRequestError if 400 <= status < 500 else APIError)
 
 
 def from_response(
