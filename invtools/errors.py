@@ -165,13 +165,6 @@ class APIError(InvtoolsError):
             bits.append(f"[correlation id {self.correlation_id}]")
         return " ".join(bits)
 
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(status={self.status!r}, type={self.type!r}, "
-            f"title={self.title!r}, correlation_id={self.correlation_id!r}, "
-            f"method={self.method!r}, path={self.path!r})"
-        )
-
 
 class AuthenticationError(APIError):
     """401: the token is missing, invalid or was deleted. Issue a new one in the service's
