@@ -46,9 +46,6 @@ class SystemClock:
             return False
         return event.wait(max(seconds, 0.0))
 
-    def __repr__(self) -> str:
-        return "SystemClock()"
-
 
 SYSTEM_CLOCK = SystemClock()
 

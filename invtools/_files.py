@@ -25,21 +25,16 @@ __all__ = ["private_dirs", "private_file"]
 def private_dirs(folder: Path) -> None:
     """Create ``folder`` and any missing parents, each one created here 0700. Existing
     folders are not touched."""
-    missing: list[Path] = []
-    cur = Path(folder)
-    while not cur.exists():
-        missing.append(cur)
-        if cur.parent == cur:
-            break
-        cur = cur.parent
-    for part in reversed(missing):
+    folder = Path(folder)
+    for part in reversed((folder, *folder.parents)):  # the top one first
+        if part.exists():
+            continue
         try:
             part.mkdir(mode=0o700)
         except FileExistsError:  # made by another process meanwhile: theirs, leave it
-            pass
-        else:
-            with contextlib.suppress(OSError):  # mkdir's mode is masked by the umask
-                os.chmod(part, 0o700)
+            continue
+        with contextlib.suppress(OSError):  # mkdir's mode is masked by the umask
+            os.chmod(part, 0o700)
 
 
 def private_file(path: Path) -> None:

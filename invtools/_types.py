@@ -43,6 +43,8 @@ __all__ = [
     "route_of",
     "resource_of",
     "parse_time",
+    "parse_window",
+    "check_tz",
     "to_ms",
     "parse_duration",
 ]
@@ -125,7 +127,7 @@ def resource_of(path: str) -> str:
     return _RESOURCES.get(route, route)
 
 
-def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | None:
+def check_tx_type(value: Any) -> str | tuple[str, ...] | None:
     """A transaction type filter: one type, several (a tuple or list: returned as a tuple in
     the order of :data:`TX_TYPES`, each once; one alone is that type), or None (all); anything
     else is a :class:`ConfigError`.
@@ -143,7 +145,7 @@ def check_tx_type(value: Any, *, name: str = "type") -> str | tuple[str, ...] | 
         chosen = tuple(t for t in TX_TYPES if t in value)
         return chosen[0] if len(chosen) == 1 else chosen
     raise ConfigError(
-        f"{name} must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
+        f"type must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
         f"or list, e.g. ('in', 'out')) or None for all; not {value!r}"
     )
 
@@ -277,6 +279,53 @@ def to_ms(value: Any, *, name: str = "time") -> int:
     if when is None:
         raise ConfigError(f"{name} is missing")
     return (when - _EPOCH) // timedelta(milliseconds=1)
+
+
+def parse_window(since: Any, until: Any) -> tuple[datetime | None, datetime | None]:
+    """``since`` and ``until`` as :func:`parse_time` reads them (``until`` to the end of its
+    day, month or year), a :class:`ConfigError` when ``since`` is after ``until``.
+
+    >>> [t.isoformat() for t in parse_window("2026-05", "2026-05")]
+    ['2026-05-01T00:00:00+00:00', '2026-05-31T23:59:59.999999+00:00']
+    >>> parse_window("2026-06", "2026-05")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: since (2026-06-01 00:00) is after until (2026-05-31 23:59)
+    """
+    lo, hi = parse_time(since, name="since"), parse_time(until, end=True, name="until")
+    if lo and hi and lo > hi:
+        raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+    return lo, hi
+
+
+def check_tz(tz: Any, who: str | None = None) -> str:
+    """``tz`` if pandas knows the time zone name (None is ``"UTC"``); another kind of object is
+    an :class:`ArgumentTypeError`, an unknown name a :class:`ConfigError`, their messages
+    beginning with ``who`` (the function called) when given.
+
+    >>> check_tz(None), check_tz("Asia/Seoul")
+    ('UTC', 'Asia/Seoul')
+    >>> check_tz("Mars/Olympus", who="to_excel")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: to_excel: tz='Mars/Olympus' is not a time zone name (e.g. 'UTC', 'Europe/Paris')
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
+    if tz is None:
+        return "UTC"
+    head = f"{who}: " if who else ""
+    if not isinstance(tz, str):
+        raise ArgumentTypeError(
+            f"{head}tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
+        )
+    import pandas as pd  # only here: the names that matter are those pandas takes
+
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(tz)
+    except Exception:  # pytz and zoneinfo raise different errors for an unknown zone
+        raise ConfigError(
+            f"{head}tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')"
+        ) from None
+    return tz
 
 
 # ------------------------------------------------------------------------------- durations

@@ -165,13 +165,6 @@ class APIError(InvtoolsError):
             bits.append(f"[correlation id {self.correlation_id}]")
         return " ".join(bits)
 
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(status={self.status!r}, type={self.type!r}, "
-            f"title={self.title!r}, correlation_id={self.correlation_id!r}, "
-            f"method={self.method!r}, path={self.path!r})"
-        )
-
 
 class AuthenticationError(APIError):
     """401: the token is missing, invalid or was deleted. Issue a new one in the service's
@@ -201,12 +194,10 @@ class ServerError(APIError):
 def _class_for(status: int, type_: str | None) -> type[APIError]:
     if status != 401 and type_ == TEAM_MODE_TYPE:
         return TeamModeError
-    exact = {401: AuthenticationError, 404: NotFoundError, 429: RateLimitError}.get(status)
-    if exact is not None:
-        return exact
     if status >= 500:
         return ServerError
-    return InvalidRequestError if 400 <= status < 500 else APIError
+    exact = {401: AuthenticationError, 404: NotFoundError, 429: RateLimitError}
+    return exact.get(status, InvalidRequestError if 400 <= status < 500 else APIError)
 
 
 def from_response(

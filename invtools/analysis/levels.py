@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._types import check_ids
+from invtools._types import check_ids, check_tz
 from invtools.analysis.common import (
     as_of_time,
     carry_provenance,
@@ -221,7 +221,7 @@ def month_end_stock(
             "items of an items frame"
         )
     wanted = check_ids(item_ids, name=f"{who}: item_ids")
-    _check_tz(tz, who)
+    tz = check_tz(tz, who)
     check_flag(wide, who=who, name="wide")
     until = as_of_time(as_of, history["transaction_time"], who=who)
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
@@ -264,21 +264,6 @@ def month_end_stock(
         )
     out.attrs[DELETED_NOTE] = h.attrs[DELETED_NOTE]
     return carry_provenance(out, history)
-
-
-def _check_tz(tz: Any, who: str) -> None:
-    """A time zone ``tz_convert`` takes: a name (TypeError for another kind of object,
-    ConfigError for an unknown name)."""
-    if not isinstance(tz, str):
-        raise TypeError(
-            f"{who}: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
-        )
-    try:
-        pd.Timestamp(0, tz="UTC").tz_convert(tz)
-    except Exception:  # pytz / zoneinfo raise different errors for an unknown zone
-        raise ConfigError(
-            f"{who}: tz={tz!r} is not a time zone name, e.g. 'UTC' or 'Europe/Paris'"
-        ) from None
 
 
 def _labels(ids: list[int], names: pd.Series) -> list[str]:

@@ -93,6 +93,7 @@ and ``export`` import none of them. Use the names of this package's ``__all__`` 
 constants ``ATTR_DTYPES``, ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the
 modules' other public names are shared inside the package only.
 
+>>> import pandas as pd
 >>> df = transactions_df([{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z",
 ...                        "created_at": "2026-05-02T01:10:05.000Z", "partner": None}])
 >>> (df.loc[0, "partner_id"] is pd.NA, str(df["transaction_time"].dtype),
@@ -101,8 +102,6 @@ modules' other public names are shared inside the package only.
 """
 
 from __future__ import annotations
-
-import pandas as pd  # noqa: F401  (the example above uses it, as analysts' code does)
 
 from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not in __all__
 from invtools.frames.arrow import transactions_df_from_pages

@@ -158,7 +158,7 @@ def _parse_block(bodies: list[bytes]):
         ):
             rows = pc.list_flatten(items)
             if rows.null_count == 0:
-                return rows.combine_chunks() if isinstance(rows, pa.ChunkedArray) else rows
+                return rows.combine_chunks()  # a table's column: chunked
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
     # Unknown fields (pyarrow would have guessed their types: they must stay as-is), a value

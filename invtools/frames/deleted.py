@@ -78,11 +78,7 @@ def leave_out_deleted(
 
 
 def _message(who: str, ids: list[int], names: Mapping[int, Any]) -> str:
-    def one(item_id: int) -> str:
-        name = names.get(item_id)
-        return f"{item_id} {name!r}" if name is not None else str(item_id)
-
-    shown = ", ".join(one(i) for i in ids[:_NAMED])
+    shown = ", ".join(str(i) if names.get(i) is None else f"{i} {names[i]!r}" for i in ids[:_NAMED])
     more = f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else ""
     noun, them = ("item", "it") if len(ids) == 1 else ("items", "them")
     return (

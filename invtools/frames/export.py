@@ -27,6 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from invtools._types import check_tz
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.provenance import Provenance, json_safe
 
@@ -106,16 +107,7 @@ def to_excel(
         )
     if not frames:
         raise ConfigError("to_excel: frames is empty; give at least one sheet name -> DataFrame")
-    if not isinstance(tz, str):
-        raise ArgumentTypeError(
-            f"to_excel: tz must be a time zone name such as 'Europe/Paris', not {type(tz).__name__}"
-        )
-    try:
-        pd.Timestamp(0, tz="UTC").tz_convert(tz)
-    except Exception:  # pytz and zoneinfo raise different errors for an unknown zone
-        raise ConfigError(
-            f"to_excel: tz={tz!r} is not a time zone name, e.g. 'UTC' or 'Europe/Paris'"
-        ) from None
+    tz = check_tz(tz, "to_excel")
     _check_sheets(frames)
     if importlib.util.find_spec("openpyxl") is None:
         raise ImportError(

@@ -13,8 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from invtools._types import check_tx_type, parse_time
-from invtools.errors import ConfigError
+from invtools._types import check_tx_type, parse_window
 
 __all__ = ["window_of", "within"]
 
@@ -22,10 +21,7 @@ __all__ = ["window_of", "within"]
 def window_of(since: Any, until: Any, kind: Any) -> tuple:
     """The client's window and type filter, checked (before any file is read): ``(lo, hi,
     kind)``, the type one, several (a tuple) or None (all)."""
-    lo, hi = parse_time(since, name="since"), parse_time(until, end=True, name="until")
-    if lo and hi and lo > hi:
-        raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
-    return lo, hi, check_tx_type(kind)
+    return *parse_window(since, until), check_tx_type(kind)
 
 
 def within(df: pd.DataFrame, lo: Any, hi: Any, kind: Any) -> pd.DataFrame:

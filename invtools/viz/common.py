@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from invtools._types import check_tz
 from invtools.errors import ConfigError
 
 __all__ = ["period_freq", "check_tz", "frame_times", "is_lines", "columns_text", "choices_text"]
@@ -43,25 +44,6 @@ def period_freq(freq: str) -> tuple[str, str]:
         f"freq={freq!r} is not a frequency plots understand; use 'D' (days), 'W' (weeks "
         "starting Monday), 'M' (months), 'Q' or 'Y', or a pandas spelling like 'ME' or 'W-SAT'."
     )
-
-
-def check_tz(tz: str | None, who: str | None = None) -> str:
-    """``tz`` if pandas knows the zone (``None`` is UTC), else a :class:`ConfigError`
-    (beginning with ``who``, the function called, when given).
-
-    >>> check_tz(None), check_tz("Asia/Seoul")
-    ('UTC', 'Asia/Seoul')
-    """
-    if tz is None:
-        return "UTC"
-    try:
-        pd.Timestamp("2026-01-01", tz=tz)
-    except Exception as exc:  # pandas raises several types for a bad zone name
-        raise ConfigError(
-            f"{who + ': ' if who else ''}tz={tz!r} is not a time zone name "
-            "(e.g. 'UTC', 'Europe/Paris')."
-        ) from exc
-    return tz
 
 
 def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") -> pd.Series:
