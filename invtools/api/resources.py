@@ -34,7 +34,7 @@ from invtools._types import (
     check_tx_type,
     location_only,
     parse_duration,
-    parse_time,
+    parse_window,
     resource_of,
 )
 from invtools.api import details
@@ -224,10 +224,7 @@ class Resources:
         (12, True)
         """
         kind = check_tx_type(type)
-        lo = parse_time(since, name="since")
-        hi = parse_time(until, end=True, name="until")
-        if lo and hi and lo > hi:
-            raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
+        lo, hi = parse_window(since, until)
         n = chain_count(self.concurrency, chains)
         if max_pages is not None or max_rows is not None:
             n = 1  # cut short by its caller: one plain chain, each page when it is wanted
