@@ -21,15 +21,8 @@ from typing import Any
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 
-__all__ = [
-    "RETRY_STATUSES",
-    "MAX_RATE_LIMIT_WAIT",
-    "MAX_BACKOFF",
-    "backoff",
-    "wait_seconds",
-    "rate_limit_wait",
-    "comes_back",
-]
+__all__ = ["RETRY_STATUSES", "MAX_RATE_LIMIT_WAIT", "MAX_BACKOFF", "backoff"]
+__all__ += ["wait_seconds", "rate_limit_wait", "comes_back"]  # what a 429 says
 
 #: Statuses worth sending again. 500 is included: every request here is a GET, so a retry
 #: cannot do harm, and a 500 is as often a passing fault as a 502/503/504.

@@ -49,18 +49,17 @@ POOL_SIZE = 16
 
 
 class _CachedPacedSession(CacheMixin, PacingMixin, requests.Session):
-    _release: Any = None
+    _release: weakref.finalize  # this session's hold on its backend (see _cached_session)
 
     def close(self) -> None:
         # Its connection pool, but not (as CacheMixin.close would) the backend: that is shared
-        # (see _backend) and closes with the last session using it.
+        # (see _cached_session) and closes with the last session using it.
         requests.Session.close(self)
-        if self._release is not None:
-            self._release()
+        self._release()
 
 
 class _PacedSession(PacingMixin, requests.Session):
-    pass
+    cache_keys = None  # no cache
 
 
 class _EagerHTTPConnectionPool(HTTPConnectionPool):
@@ -178,7 +177,6 @@ def make_session(
         )
     if cache_path is None:
         session: Any = _PacedSession()
-        session.cache_keys = None
     else:
         cache_path = Path(cache_path)
         if not cache_path.suffix:  # requests-cache would add it, and use another file
