@@ -54,9 +54,8 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     if cache is True:
         from platformdirs import user_cache_dir
 
-        return (
-            Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")) / "responses.sqlite"
-        )
+        folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
+        return Path(folder) / "responses.sqlite"
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()

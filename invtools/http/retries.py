@@ -84,11 +84,8 @@ def rate_limit_wait(
         if secs is not None:
             why = f"429, {header}: {headers[header]}"
             if secs > max_wait:
-                back = comes_back(secs, now)
-                return (
-                    math.inf,
-                    f"{why}: the budget comes back at {back}, after max_wait={max_wait:g} s",
-                )
+                back = f"the budget comes back at {comes_back(secs, now)}"
+                return math.inf, f"{why}: {back}, after max_wait={max_wait:g} s"
             return max(secs, 0.0) + _PAST_RESET, why
     return None, "429 without a reset header"
 

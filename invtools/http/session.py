@@ -100,13 +100,12 @@ def _cached_session(path: Path, lock_wait: float, **settings: Any) -> _CachedPac
     file's lock at most the shortest ``lock_wait`` of its sessions."""
     key = str(path)
     with _backends_lock:
-        backend, users = _backends.get(key) or (None, set())
-        if backend is None:
+        if key not in _backends:
             # WAL with synchronous=NORMAL: a commit per stored response no longer waits for
             # the disk (7 ms each, most of a local 4,000-detail fetch); readers do not block
             # writers. A crash of the process loses nothing committed.
-            backend = CacheFile(path, lock_wait=lock_wait, wal=True)
-            _backends[key] = (backend, users)
+            _backends[key] = (CacheFile(path, lock_wait=lock_wait, wal=True), set())
+        backend, users = _backends[key]
         backend.lock_wait = min(backend.lock_wait, lock_wait)
         session = _CachedPacedSession(backend=backend, **settings)
         token = object()
