@@ -225,15 +225,15 @@ def _compact(cache: CacheFile) -> None:
         logger.debug("cache not compacted: %s", exc)
 
 
-def maybe_prune(cache: CacheFile, *, every: timedelta = PRUNE_EVERY) -> dict | None:
+def maybe_prune(cache: CacheFile) -> dict | None:
     """A quick :func:`prune` of ``cache`` (expired entries only, never compacting) unless
-    that was done less than ``every`` ago: a marker file next to the cache file says when.
-    Never raises: a cache that cannot be pruned now is pruned another time. Returns the
+    that was done less than :data:`PRUNE_EVERY` ago: a marker file next to the cache file says
+    when. Never raises: a cache that cannot be pruned now is pruned another time. Returns the
     report, or None when it was not due."""
     path = Path(cache.db_path)
     marker = path.with_name(path.name + ".pruned")
     try:
-        if marker.exists() and time.time() - marker.stat().st_mtime < every.total_seconds():
+        if marker.exists() and time.time() - marker.stat().st_mtime < PRUNE_EVERY.total_seconds():
             return None
         report = prune(cache, quick=True)
         marker.touch(mode=0o600)  # made, or its time now
