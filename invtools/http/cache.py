@@ -33,20 +33,9 @@ from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
 from invtools.errors import ConfigError
 
-__all__ = [
-    "NEVER_EXPIRE",
-    "CacheKeys",
-    "is_own_key",
-    "resolve_cache_path",
-    "open_cache_file",
-    "json_of",
-    "sound_response",
-    "looks_json",
-    "storable",
-    "held",
-    "forget",
-    "clear_entries",
-]
+__all__ = ["NEVER_EXPIRE", "CacheKeys", "is_own_key", "resolve_cache_path", "open_cache_file"]
+__all__ += ["json_of", "sound_response", "looks_json", "storable"]  # what an answer holds
+__all__ += ["held", "forget", "clear_entries"]  # one token's entries
 
 
 def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
@@ -65,9 +54,8 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
     if cache is True:
         from platformdirs import user_cache_dir
 
-        return (
-            Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")) / "responses.sqlite"
-        )
+        folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
+        return Path(folder) / "responses.sqlite"
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()
@@ -90,12 +78,12 @@ def open_cache_file(path: Path) -> bytes:
         ) from exc
 
 
-def _read_salt(salt_path: Path) -> bytes | None:
+def _read_salt(salt_path: Path) -> bytes:
+    """The salt in ``salt_path``; empty when there is none yet, or it is not hex."""
     try:
-        salt = bytes.fromhex(salt_path.read_text().strip())
+        return bytes.fromhex(salt_path.read_text().strip())
     except (FileNotFoundError, ValueError):
-        return None
-    return salt or None
+        return b""
 
 
 def _salt_for(path: Path) -> bytes:
@@ -109,8 +97,7 @@ def _salt_for(path: Path) -> bytes:
         try:
             return _write_salt(salt_path, os.O_EXCL)
         except FileExistsError:
-            salt = _read_salt(salt_path)
-            if salt is not None:
+            if salt := _read_salt(salt_path):
                 return salt
             time.sleep(0.01)  # another process may be writing it right now
     # Still empty or not hex after a second: a damaged file, not a writer at work. Replace

@@ -191,9 +191,7 @@ class CacheFile(SQLiteCache):
         with file_errors(self.db_path, waited=self.lock_wait):
             if conditions:
                 super().delete(*keys, **{"vacuum": False, **conditions})
-                return
-            found = self.held(keys)
-            if found:
+            elif found := self.held(keys):
                 self.responses.bulk_delete(found)
 
     def held(self, keys: Iterable[str] = (), *, prefix: str | None = None) -> list[str]:

@@ -21,15 +21,8 @@ from typing import Any
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 
-__all__ = [
-    "RETRY_STATUSES",
-    "MAX_RATE_LIMIT_WAIT",
-    "MAX_BACKOFF",
-    "backoff",
-    "wait_seconds",
-    "rate_limit_wait",
-    "comes_back",
-]
+__all__ = ["RETRY_STATUSES", "MAX_RATE_LIMIT_WAIT", "MAX_BACKOFF", "backoff"]
+__all__ += ["wait_seconds", "rate_limit_wait", "comes_back"]  # what a 429 says
 
 #: Statuses worth sending again. 500 is included: every request here is a GET, so a retry
 #: cannot do harm, and a 500 is as often a passing fault as a 502/503/504.
@@ -91,11 +84,8 @@ def rate_limit_wait(
         if secs is not None:
             why = f"429, {header}: {headers[header]}"
             if secs > max_wait:
-                back = comes_back(secs, now)
-                return (
-                    math.inf,
-                    f"{why}: the budget comes back at {back}, after max_wait={max_wait:g} s",
-                )
+                back = f"the budget comes back at {comes_back(secs, now)}"
+                return math.inf, f"{why}: {back}, after max_wait={max_wait:g} s"
             return max(secs, 0.0) + _PAST_RESET, why
     return None, "429 without a reset header"
 

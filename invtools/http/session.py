@@ -49,18 +49,17 @@ POOL_SIZE = 16
 
 
 class _CachedPacedSession(CacheMixin, PacingMixin, requests.Session):
-    _release: Any = None
+    _release: weakref.finalize  # this session's hold on its backend (see _cached_session)
 
     def close(self) -> None:
         # Its connection pool, but not (as CacheMixin.close would) the backend: that is shared
-        # (see _backend) and closes with the last session using it.
+        # (see _cached_session) and closes with the last session using it.
         requests.Session.close(self)
-        if self._release is not None:
-            self._release()
+        self._release()
 
 
 class _PacedSession(PacingMixin, requests.Session):
-    pass
+    cache_keys = None  # no cache
 
 
 class _EagerHTTPConnectionPool(HTTPConnectionPool):
@@ -101,13 +100,12 @@ def _cached_session(path: Path, lock_wait: float, **settings: Any) -> _CachedPac
     file's lock at most the shortest ``lock_wait`` of its sessions."""
     key = str(path)
     with _backends_lock:
-        backend, users = _backends.get(key) or (None, set())
-        if backend is None:
+        if key not in _backends:
             # WAL with synchronous=NORMAL: a commit per stored response no longer waits for
             # the disk (7 ms each, most of a local 4,000-detail fetch); readers do not block
             # writers. A crash of the process loses nothing committed.
-            backend = CacheFile(path, lock_wait=lock_wait, wal=True)
-            _backends[key] = (backend, users)
+            _backends[key] = (CacheFile(path, lock_wait=lock_wait, wal=True), set())
+        backend, users = _backends[key]
         backend.lock_wait = min(backend.lock_wait, lock_wait)
         session = _CachedPacedSession(backend=backend, **settings)
         token = object()
@@ -178,7 +176,6 @@ def make_session(
         )
     if cache_path is None:
         session: Any = _PacedSession()
-        session.cache_keys = None
     else:
         cache_path = Path(cache_path)
         if not cache_path.suffix:  # requests-cache would add it, and use another file

@@ -85,11 +85,7 @@ def describe(exc: BaseException) -> TransportFailure:
             True,
         )
     if isinstance(exc, exc_.ConnectionError):
-        if (
-            "NameResolution" in names
-            or "Name or service not known" in names
-            or "getaddrinfo" in names
-        ):
+        if any(w in names for w in ("NameResolution", "Name or service not known", "getaddrinfo")):
             return TransportFailure(
                 "the host name could not be resolved (DNS)",
                 "the host in base_url and your network connection",

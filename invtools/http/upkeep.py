@@ -170,14 +170,13 @@ def prune(
     report["bytes_before"] = file_size(path)
     moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
     cutoff = None if older_than is None else moment - older_than
-    local_cutoff = moment - LOCAL_MAX_AGE
     stale: list[str] = []
     versioned: dict[tuple[str, Hashable], list[tuple[int, str]]] = {}  # (token, thing) -> versions
     for key, response in (_expiring if quick else scan)(cache):
         if response is None or not is_own_key(key):
             report["left_alone"] += 1
             continue
-        reason = _reason(response, moment, cutoff, local_cutoff)
+        reason = _reason(response, moment, cutoff)
         version = None if reason or versions is None else versions(response.url or "")
         if version is not None:
             versioned.setdefault((key.split(":", 1)[0], version[0]), []).append((version[1], key))
@@ -202,9 +201,7 @@ def prune(
     return report
 
 
-def _reason(
-    response: CachedResponse, moment: datetime, cutoff: datetime | None, local_cutoff: datetime
-) -> str | None:
+def _reason(response: CachedResponse, moment: datetime, cutoff: datetime | None) -> str | None:
     expires = as_utc(response.expires)
     if expires is not None and expires <= moment:
         return "expired"
@@ -212,7 +209,7 @@ def _reason(
     if cutoff is not None and created <= cutoff:
         return "older"
     host = urlsplit(response.url or "").hostname or ""
-    if (host in _LOCAL_HOSTS or host.startswith("127.")) and created <= local_cutoff:
+    if (host in _LOCAL_HOSTS or host.startswith("127.")) and created <= moment - LOCAL_MAX_AGE:
         return "local"
     return None
 
@@ -228,15 +225,15 @@ def _compact(cache: CacheFile) -> None:
         logger.debug("cache not compacted: %s", exc)
 
 
-def maybe_prune(cache: CacheFile, *, every: timedelta = PRUNE_EVERY) -> dict | None:
+def maybe_prune(cache: CacheFile) -> dict | None:
     """A quick :func:`prune` of ``cache`` (expired entries only, never compacting) unless
-    that was done less than ``every`` ago: a marker file next to the cache file says when.
-    Never raises: a cache that cannot be pruned now is pruned another time. Returns the
+    that was done less than :data:`PRUNE_EVERY` ago: a marker file next to the cache file says
+    when. Never raises: a cache that cannot be pruned now is pruned another time. Returns the
     report, or None when it was not due."""
     path = Path(cache.db_path)
     marker = path.with_name(path.name + ".pruned")
     try:
-        if marker.exists() and time.time() - marker.stat().st_mtime < every.total_seconds():
+        if marker.exists() and time.time() - marker.stat().st_mtime < PRUNE_EVERY.total_seconds():
             return None
         report = prune(cache, quick=True)
         marker.touch(mode=0o600)  # made, or its time now
