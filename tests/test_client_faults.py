@@ -111,3 +111,61 @@ def test_walks_under_bad_answers_and_edits_give_every_row_once(sb, make_client, 
     assert injected > 20 and walks >= 20
     assert (lost, doubled) == (0, 0)
     assert errors <= 2  # six retries: a walk almost always gets through
+
+
+def _hostile_list(sb, page):
+    """Answer the items list with ``page(number)`` (a JSON-able page), the rest as usual."""
+    import json
+
+    original, calls = sb.handle, []
+
+    def handle(method, target, authorization, fault=None):
+        if target.startswith("/v1/items?") or target == "/v1/items":
+            calls.append(target)
+            body = json.dumps(page(len(calls))).encode()
+            return 200, {"Content-Type": "application/json"}, body
+        return original(method, target, authorization, fault=fault)
+
+    sb.handle = handle
+    return calls
+
+
+def test_a_list_that_says_has_more_on_empty_pages_for_ever_ends_with_the_packages_error(
+    sb, make_client
+):
+    """Issue 26, item 3: 599 pages in 30 s and counting, no limit."""
+    from invtools.api.pagination import MAX_EMPTY_RUN
+    from invtools.errors import PaginationError
+
+    calls = _hostile_list(
+        sb, lambda n: {"items": [], "count": 0, "limit": 100, "cursor": n, "has_more": True}
+    )
+    with pytest.raises(PaginationError, match="empty pages in a row"):
+        make_client(sb, cache=False).items_df()
+    assert len(calls) == MAX_EMPTY_RUN
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ({"name": "no id"}, "'id' is None"),
+        ({"id": "7", "name": "id as text"}, "'id' is '7'"),
+        ({"id": True, "name": "id as bool"}, "'id' is True"),
+        ({"id": 2**70, "name": "id beyond 64 bits"}, "'id' is 1180591620717411303424"),
+        ({"id": 7, "revision": 10**25, "name": "revision beyond"}, "'revision' is 1000"),
+        ({"id": 7, "revision": 1.5, "name": "revision a float"}, "'revision' is 1.5"),
+    ],
+)
+def test_a_row_without_a_usable_id_or_revision_is_the_servers_fault_never_a_row(
+    sb, make_client, row, words
+):
+    """Issue 26, items 6 and 7: such rows were kept, their id a silent <NA>."""
+    from invtools.errors import PaginationError
+
+    page = {"items": [{"id": 1, "name": "fine"}, row], "count": 2, "limit": 100}
+    _hostile_list(sb, lambda n: {**page, "cursor": None, "has_more": False})
+    client = make_client(sb, cache=False)
+    for call in (client.items_df, lambda: list(client.items())):
+        with pytest.raises(PaginationError) as caught:
+            call()
+        assert "page 1, row 2" in str(caught.value) and words in str(caught.value)

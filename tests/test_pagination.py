@@ -355,3 +355,35 @@ def test_a_raw_page_that_is_not_json_is_named_by_its_number():
     next(walk)
     with pytest.raises(PaginationError, match=r"^page 2 says has_more"):
         next(walk)
+
+
+def _endless_empty(params: dict) -> bytes:
+    """A hostile list: empty pages that say has_more, each with a new cursor, for ever."""
+    after = int(params.get("cursor", 0))
+    if after > 20_000:  # the test's own bound: the code under test never stopped
+        raise AssertionError("the walk followed 20,000 empty pages")
+    return json.dumps({"items": [], "count": 0, "cursor": after + 1, "has_more": True}).encode()
+
+
+def test_a_list_of_empty_pages_that_never_ends_is_refused_naming_the_filters():
+    """Issue 26, item 3: has_more for ever with empty pages and a moving cursor never ended."""
+    with pytest.raises(PaginationError) as caught:
+        list(iter_raw_pages(_endless_empty, {"type": "in"}, limit=100))
+    message = str(caught.value)
+    assert "empty pages in a row" in message and "type='in'" in message
+    assert "MAX_EMPTY_RUN" in message  # how to allow longer runs
+
+
+def test_a_run_of_empty_pages_shorter_than_the_limit_is_followed():
+    from invtools.api import pagination
+
+    def fetch(params):  # MAX_EMPTY_RUN - 1 empty pages, then a row
+        after = int(params.get("cursor", 0))
+        if after < pagination.MAX_EMPTY_RUN - 1:
+            body = {"items": [], "count": 0, "cursor": after + 1, "has_more": True}
+        else:
+            body = {"items": [{"id": 1}], "count": 1, "cursor": None, "has_more": False}
+        return json.dumps(body).encode()
+
+    pages = list(iter_raw_pages(fetch))
+    assert len(pages) == pagination.MAX_EMPTY_RUN and pages[-1].n_rows == 1

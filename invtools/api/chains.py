@@ -86,16 +86,31 @@ class Piece:
     _rows: list | None = field(default=None, repr=False)
 
     def rows(self) -> list[dict]:
-        """The page's rows, decoded once; a page whose rows are not objects is refused."""
+        """The page's rows, decoded once. Rows that are not objects, or whose ``id`` (or
+        ``revision``, when given) is not an integer that fits 64 bits, are the server's fault:
+        the page is refused rather than a row kept without its identity."""
         if self._rows is None:
             items = json.loads(self.page.body).get("items")
             if not isinstance(items, list) or not all(isinstance(r, dict) for r in items):
                 raise PaginationError(f"page {self.page.number}: 'items' is not a list of objects")
+            for i, row in enumerate(items, 1):
+                for name in ("id", "revision"):
+                    value = row.get(name)
+                    if (value is not None or name == "id") and not _fits(value):
+                        raise PaginationError(
+                            f"page {self.page.number}, row {i}: {name!r} is {value!r:.40}, "
+                            "not an integer of 64 bits; the server's answer is broken"
+                        )
             self._rows = items
         return self._rows
 
     def kept(self) -> list[dict]:
         return self.rows() if self.keep is None else self.rows()[: self.keep]
+
+
+def _fits(value: Any) -> bool:
+    """Whether ``value`` is an integer a 64-bit column holds (an id or a revision)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 class _Ended(Exception):

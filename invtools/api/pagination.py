@@ -37,6 +37,9 @@ __all__ = ["Page", "RawPage", "Trim", "iter_raw_pages", "raw_envelope", "check_w
 #: Page size used unless asked otherwise; also the largest the service accepts.
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 100
+#: Empty pages in a row that say ``has_more`` a walk follows before it calls the list
+#: broken (a server that would never end); raise it if a list really has longer runs.
+MAX_EMPTY_RUN = 50
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,8 @@ def _walk(
     fetch: Callable[[dict[str, Any]], bytes], base: dict, max_pages: int | None, cursor: Any
 ) -> Iterator[RawPage]:
     seen: set = set()
-    number = 0
+    number = empty = 0
+    filters = ", ".join(f"{k}={v!r}" for k, v in base.items() if v is not None)
     while max_pages is None or number < max_pages:
         # A fresh dict per call: the filters stay identical even if fetch mutates its argument.
         call = dict(base) if cursor is None else {**base, "cursor": cursor}
@@ -203,10 +207,16 @@ def _walk(
         if cursor in seen:
             raise PaginationError(
                 f"the server handed out cursor {cursor!r} twice (again on page {number}); "
-                "stopping instead of looping. Filters: "
-                + ", ".join(f"{k}={v!r}" for k, v in base.items())
+                f"stopping instead of looping. Filters: {filters}"
             )
         seen.add(cursor)
+        empty = empty + 1 if count == 0 else 0
+        if empty >= MAX_EMPTY_RUN:
+            raise PaginationError(
+                f"the server said has_more on {empty} empty pages in a row (up to page "
+                f"{number}); stopping instead of walking on for ever. Filters: {filters} "
+                f"(invtools.api.pagination.MAX_EMPTY_RUN allows longer runs)"
+            )
 
 
 class Trim:
