@@ -169,3 +169,31 @@ def test_a_row_without_a_usable_id_or_revision_is_the_servers_fault_never_a_row(
         with pytest.raises(PaginationError) as caught:
             call()
         assert "page 1, row 2" in str(caught.value) and words in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_elsewhere_is_refused_saying_where_and_nothing_of_it_is_kept(
+    sb, make_client, status
+):
+    """Issue 26, item 4: a redirect to another host was followed, its (empty) answer cached
+    under the real URL as the team's items until refresh=True."""
+    from invtools.errors import APIError
+
+    original = sb.handle
+    elsewhere = "http://127.0.0.1:9/v1/items?limit=100"
+
+    def handle(method, target, authorization, fault=None):
+        if target.startswith("/v1/items"):
+            return status, {"Location": elsewhere, "Content-Length": "0"}, b""
+        return original(method, target, authorization, fault=fault)
+
+    sb.handle = handle
+    client = make_client(sb)
+    with pytest.raises(APIError) as caught:
+        client.items_df()
+    assert "redirected" in str(caught.value) and "127.0.0.1:9" in str(caught.value)
+    assert sb.tokens["shop"] not in str(caught.value)
+
+    sb.handle = original  # the server fixed: the same call, the same cache, the real items
+    items = client.items_df()
+    assert sorted(items["id"]) == sorted(i["id"] for i in sb.data("shop").items)

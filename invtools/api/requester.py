@@ -35,7 +35,7 @@ import requests
 from requests_cache import SQLiteCache
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
-from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret
+from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret, redact_url
 from invtools._types import resource_of
 from invtools.api.endpoints import Team, team_mode_message
 from invtools.api.stats import Counters
@@ -147,7 +147,9 @@ class Requester:
             attempt += 1
             started = time.monotonic()
             try:
-                resp = self.session.get(url, params=params, timeout=self.timeout, **extra)
+                resp = self.session.get(
+                    url, params=params, timeout=self.timeout, allow_redirects=False, **extra
+                )
             except requests.RequestException as exc:
                 failure = transport.describe(exc)
                 if failure.sent:  # a refused connection or a bad URL sent nothing
@@ -244,6 +246,17 @@ class Requester:
                 f"GET {path} answered {status} but not with JSON (Content-Type "
                 f"{resp.headers.get('Content-Type')!r}); is base_url {self.base_url!r} the "
                 f"inventory API (normally {DEFAULT_BASE_URL})?",
+                status=status,
+                method="GET",
+                path=path,
+                attempts=attempts,
+            )
+        if resp.is_redirect:  # followed, another place's answer would pass as the team's
+            where = redact_url(resp.headers.get("Location", "?"))[:200]
+            raise APIError(
+                f"GET {path} was redirected ({status}) to {where}; invtools follows no "
+                f"redirects, so that no other server's answer passes for the team's data. "
+                f"Check base_url {self.base_url!r} (normally {DEFAULT_BASE_URL}).",
                 status=status,
                 method="GET",
                 path=path,
