@@ -155,7 +155,10 @@ def normalise_base_url(url: Any) -> str:
         shown = repr(url) if isinstance(url, str) or url is None else type(url).__name__
         raise ConfigError(f"base_url must be a URL such as {DEFAULT_BASE_URL!r}, not {shown}")
     text = url.strip()
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # an unclosed [IPv6 address, say
+        raise ConfigError(f"base_url is not a URL ({exc}): {redact_url(text)!r}") from None
     if "@" in parts.netloc:
         raise ConfigError(
             "base_url must not contain a user name or password; the token is passed separately."

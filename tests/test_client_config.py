@@ -107,6 +107,8 @@ def test_base_url_is_normalised(url, expected):
         ("http://127.0.0.1:99999", "port"),
         ("http://127.0.0.1:0", "port"),
         ("https://example.com:https", "port"),
+        ("http://[::1", "not a URL"),  # issue 26, item 10: was a bare ValueError
+        ("https://[::1:8765/?token=hunter2secret", "not a URL"),
     ],
 )
 def test_unsafe_or_broken_base_url_is_refused(url, match):
@@ -125,6 +127,7 @@ def test_unsafe_or_broken_base_url_is_refused(url, match):
         "https://example.com/#hunter2secret",
         "http://example.com/?token=hunter2secret",  # http refused: the query is not shown
         "http://127.0.0.1:99999/?token=hunter2secret",
+        "https://[::1/?token=hunter2secret",  # not a URL at all
     ],
 )
 def test_base_url_errors_never_repeat_credentials_or_query(url):
