@@ -197,3 +197,28 @@ def test_a_redirect_elsewhere_is_refused_saying_where_and_nothing_of_it_is_kept(
     sb.handle = original  # the server fixed: the same call, the same cache, the real items
     items = client.items_df()
     assert sorted(items["id"]) == sorted(i["id"] for i in sb.data("shop").items)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_that_is_not_json_is_the_servers_fault_and_never_kept(
+    sb, make_client, fake_clock, constant
+):
+    """Issue 26, item 7: NaN and Infinity (which Python's json reads, JSON does not have) went
+    into frames and the mirror as quantities."""
+    bad = f'{{"id": 1, "name": "x", "quantity": {constant}}}'
+    original = sb.handle
+
+    def handle(method, target, authorization, fault=None):
+        if target.startswith("/v1/items"):
+            page = '"count": 1, "limit": 100, "cursor": null, "has_more": false'
+            body = f'{{"items": [{bad}], {page}}}'
+            return 200, {"Content-Type": "application/json"}, body.encode()
+        return original(method, target, authorization, fault=fault)
+
+    sb.handle = handle
+    client = make_client(sb, clock=fake_clock)
+    with pytest.raises(ServerError):
+        client.items_df()
+    sb.handle = original  # the server fixed: nothing of the bad answer was kept
+    items = client.items_df()
+    assert sorted(items["id"]) == sorted(i["id"] for i in sb.data("shop").items)

@@ -168,12 +168,17 @@ def json_of(response) -> tuple[bool, Any]:
     memo = getattr(response, "invtools_json", None)
     if memo is None:
         try:
-            memo = (True, json.loads(response.content))
+            memo = (True, json.loads(response.content, parse_constant=_not_json))
         except (ValueError, TypeError):
             memo = (False, None)
         with contextlib.suppress(AttributeError):  # a response class without a __dict__
             response.invtools_json = memo
     return memo
+
+
+def _not_json(name: str) -> None:
+    """NaN and Infinity, which Python's json reads and JSON does not have: a broken answer."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def sound_response(response) -> bool:
