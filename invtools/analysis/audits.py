@@ -93,20 +93,13 @@ def supplier_summary(
     if items is not None:
         need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
-    inbound = window[
-        ((window["type"].astype("string") == "in") & window["partner_id"].notna())
-        .fillna(False)
-        .to_numpy(dtype=bool)
-    ]
+    inbound = window[(window["type"].isin(["in"]) & window["partner_id"].notna()).to_numpy(bool)]
     suppliers = None
     if partners is not None:
         need(partners, "partners", "id name type", who=who)
-        kinds = partners["type"].astype("string")
-        customers = partners.loc[(kinds == "customer").fillna(False).to_numpy(dtype=bool), "id"]
-        inbound = inbound[
-            ~inbound["partner_id"].isin(customers.tolist()).fillna(False).to_numpy(dtype=bool)
-        ]
-        suppliers = partners[(kinds == "supplier").fillna(False).to_numpy(dtype=bool)]
+        customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "id"]
+        inbound = inbound[~inbound["partner_id"].isin(customers.tolist()).to_numpy(bool)]
+        suppliers = partners[partners["type"].isin(["supplier"]).to_numpy(bool)]
     inbound = without_deleted(
         inbound.reset_index(drop=True), inbound, include=include_deleted, who=who
     )
@@ -208,9 +201,7 @@ def shrinkage(
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
     need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
-    adjusted = window[
-        (window["type"].astype("string") == "adjust").fillna(False).to_numpy(dtype=bool)
-    ]
+    adjusted = window[window["type"].isin(["adjust"]).to_numpy(bool)]
     adjusted = without_deleted(
         adjusted.reset_index(drop=True), adjusted, include=include_deleted, who=who
     )

@@ -100,16 +100,12 @@ def stock_at(
         .groupby(_SERIES, dropna=False, sort=True)
         .tail(1)
     )
-    parts = [last.assign(last_change=last["transaction_time"])]
+    found = last.assign(last_change=last["transaction_time"])
     if len(h) and when >= h["transaction_time"].min():
         opening = _openings(h)
         later = opening[(opening["transaction_time"] > when).to_numpy(dtype=bool)]
-        parts.append(
-            later.assign(
-                last_change=pd.Series(pd.NaT, index=later.index, dtype=h["transaction_time"].dtype)
-            )
-        )
-    found = pd.concat(parts) if len(parts) > 1 else parts[0]
+        unknown = pd.Series(pd.NaT, index=later.index, dtype=h["transaction_time"].dtype)
+        found = pd.concat([found, later.assign(last_change=unknown)])
     found = found.sort_values(_SERIES, kind="stable", na_position="last")
     out = pd.DataFrame(
         {

@@ -195,8 +195,7 @@ def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None)
     """
     out = dict(options or {})
     with _lock:
-        server = _server
-        cache = demo_cache_path(base_url)
+        server, cache = _server, demo_cache_path(base_url)
     if server is None or cache is None:  # not the demo server's address
         return out
     out.setdefault("rate_limit", server.rate_limit / server.rate_window)

@@ -255,10 +255,10 @@ class ActivityExplorer(widgets.VBox):
             return ""
         base = self._base()
         rows = self._of_types(base[self._openings(base)])
-        if "transaction_time" in rows.columns:
-            times = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
-            since, until = self.since.value or dt.date.min, self.until.value or dt.date.max
-            rows = rows[times.dt.date.between(since, until).to_numpy(dtype=bool)]
+        # (a table was drawn, so the frame has times)
+        times = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
+        since, until = self.since.value or dt.date.min, self.until.value or dt.date.max
+        rows = rows[times.dt.date.between(since, until).to_numpy(dtype=bool)]
         if rows.empty:
             return ""
         n = rows["transaction_id"].nunique() if "transaction_id" in rows.columns else len(rows)

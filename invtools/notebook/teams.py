@@ -26,6 +26,7 @@ team and nothing more is sent, without waiting for the requests in flight.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import html
 import threading
@@ -262,22 +263,21 @@ def each_team(
         t0 = time.perf_counter()
         value: Any = None
         error: BaseException | None = None
-        with cancel_scope(stop):  # once stopped, this team's client sends nothing more
-            client = None
-            try:
+        try:
+            # once stopped, this team's client sends nothing more
+            with cancel_scope(stop), contextlib.ExitStack() as made_here:
                 # one bar per team is each_team's; a client made here is closed here
-                client = given or connect(name, progress=False, **connect_options)
+                client = given or made_here.enter_context(
+                    connect(name, progress=False, **connect_options)
+                )
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
-            except catch as err:
-                error = err
-            except BaseException as err:
-                err.add_note(f"raised by invtools.each_team's question for team {name!r}")
-                raise
-            finally:
-                if given is None and client is not None:
-                    client.close()
+        except catch as err:
+            error = err
+        except BaseException as err:
+            err.add_note(f"raised by invtools.each_team's question for team {name!r}")
+            raise
         stats = live[name].stats if name in live else None  # None: no client was made
         seconds = time.perf_counter() - t0
         return TeamOutcome(name, value=value, error=error, seconds=seconds, stats=stats)

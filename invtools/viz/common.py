@@ -73,15 +73,10 @@ def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") ->
             f"{who} needs a {column!r} column; this frame has {columns_text(df)}. Pass a frame "
             "from invtools.frames (transactions_df or lines_df) or client.transactions_df()."
         )
-    col = df[column]
-    if not pd.api.types.is_datetime64_any_dtype(col):
-        try:
-            col = pd.to_datetime(col, utc=True)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
-    if getattr(col.dt, "tz", None) is None:
-        col = col.dt.tz_localize("UTC")
-    return col.dt.tz_convert("UTC")
+    try:
+        return pd.to_datetime(df[column], utc=True)  # aware: converted; naive: localized
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
 
 
 def is_lines(df: pd.DataFrame) -> bool:
