@@ -223,7 +223,7 @@ def month_end_stock(
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
     h = history.reset_index(drop=True)
     if wanted is not None:
-        h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
+        h = h[h["item_id"].isin(wanted).to_numpy(dtype=bool)]
     h = without_deleted(h.reset_index(drop=True), h, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up

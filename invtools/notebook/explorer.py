@@ -299,8 +299,7 @@ class ActivityExplorer(widgets.VBox):
         # Signed totals can cancel out: their shares are of the units either way.
         weight = totals.abs() if self.signed else totals
         share = weight / weight.sum() if weight.sum() else totals * 0.0
-        self.summary = pd.DataFrame({metric: totals, "share": share})
-        self.summary.index.name = table.columns.name
+        self.summary = pd.DataFrame({metric: totals, "share": share})  # index: the categories
         counted = "lines" if self.by.value == "item" else "transactions"
         unit = "units" if metric == "quantity" else counted
         said = f"{grand:,.0f} {unit}"

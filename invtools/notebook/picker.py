@@ -115,7 +115,6 @@ class TokenPicker(widgets.VBox):
         self._callbacks: list[Callable[[Client], Any]] = (
             [on_change] if callable(on_change) else list(on_change or ())
         )
-        self.message, self._level = "", "info"
 
         names = list(self._tokens())
         self.dropdown = widgets.Dropdown(
