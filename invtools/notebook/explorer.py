@@ -244,7 +244,7 @@ class ActivityExplorer(widgets.VBox):
                 flagged = opening_counts(df).to_numpy(dtype=bool)
             if lines and "transaction_id" in df.columns and "id" in self.data.columns:
                 ids = self.data.loc[self._openings(self.data), "id"]
-                flagged = flagged | df["transaction_id"].isin(ids).fillna(False).to_numpy(bool)
+                flagged = flagged | df["transaction_id"].isin(ids).to_numpy(bool)
             self._flags[lines] = flagged
         return self._flags[lines]
 

@@ -110,12 +110,12 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
     >>> partner_types(tx).tolist()
     ['supplier', <NA>, 'customer']
     """
-    if not {"partner_id", "partner_name"} & set(df.columns):
+    named = [c for c in ("partner_id", "partner_name") if c in df.columns]
+    if not named:
         raise ConfigError(
             "suppliers and customers are told apart by a transaction's partner; this frame "
             "has no 'partner_name' or 'partner_id' column."
         )
-    named = [c for c in ("partner_id", "partner_name") if c in df.columns]
     present = df[named].notna().any(axis=1)
     if "partner_type" in df.columns:
         given = df["partner_type"].astype("string").str.lower()
