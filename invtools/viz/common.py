@@ -31,13 +31,10 @@ _WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 
 def period_freq(freq: str) -> tuple[str, str]:
     """Map a user frequency to a pandas Period frequency and a noun ("week")."""
-    if not isinstance(freq, str):
-        raise ConfigError(f"freq={freq!r} must be a string such as 'D', 'W' or 'M'.")
-    key = freq.strip()
-    upper = key.upper()
+    upper = freq.strip().upper() if isinstance(freq, str) else None
     if upper in _FREQS:
         return _FREQS[upper]
-    if upper.startswith("W-") and upper[2:] in _WEEKDAYS:
+    if upper and upper.startswith("W-") and upper[2:] in _WEEKDAYS:
         return upper, "week"
     raise ConfigError(
         f"freq={freq!r} is not a frequency plots understand; use 'D' (days), 'W' (weeks "
