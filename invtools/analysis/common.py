@@ -37,7 +37,6 @@ __all__ = [
     "without_deleted",
     "check_choice",
     "check_number",
-    "check_flag",
 ]
 
 DAY = pd.Timedelta(days=1)
@@ -129,13 +128,6 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
             f"not {type(value).__name__}"
         )
     return value
-
-
-def check_flag(value: Any, *, who: str, name: str) -> bool:
-    """``value`` if it is True or False: else TypeError."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{who}: {name} must be True or False, not {type(value).__name__}")
-    return bool(value)
 
 
 def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:

@@ -27,7 +27,6 @@ from invtools._types import check_ids
 from invtools.analysis.common import (
     as_of_time,
     carry_provenance,
-    check_flag,
     check_number,
     need,
     without_deleted,
@@ -218,7 +217,8 @@ def month_end_stock(
         )
     wanted = check_ids(item_ids, name=f"{who}: item_ids")
     _check_tz(tz, who)
-    check_flag(wide, who=who, name="wide")
+    if not isinstance(wide, (bool, np.bool_)):
+        raise TypeError(f"{who}: wide must be True or False, not {type(wide).__name__}")
     until = as_of_time(as_of, history["transaction_time"], who=who)
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
     h = history.reset_index(drop=True)
