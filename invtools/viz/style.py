@@ -41,8 +41,7 @@ def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
         return ax
     import matplotlib.pyplot as plt  # only here: importing invtools.viz never picks a backend
 
-    _fig, new = plt.subplots(figsize=figsize, layout="constrained")
-    return new
+    return plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
 def color_cycle() -> list[Any]:
