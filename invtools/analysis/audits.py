@@ -100,9 +100,7 @@ def supplier_summary(
         customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "id"]
         inbound = inbound[~inbound["partner_id"].isin(customers.tolist()).to_numpy(bool)]
         suppliers = partners[partners["type"].isin(["supplier"]).to_numpy(bool)]
-    inbound = without_deleted(
-        inbound.reset_index(drop=True), inbound, include=include_deleted, who=who
-    )
+    inbound = without_deleted(inbound, inbound, include=include_deleted, who=who)  # a slice: its attrs are set
     per_line = pd.DataFrame(
         {
             "partner_id": inbound["partner_id"].astype("Int64").array,
@@ -202,9 +200,7 @@ def shrinkage(
     need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
     adjusted = window[window["type"].isin(["adjust"]).to_numpy(bool)]
-    adjusted = without_deleted(
-        adjusted.reset_index(drop=True), adjusted, include=include_deleted, who=who
-    )
+    adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)  # a slice: its attrs are set
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
     per_line = pd.DataFrame(
         {
