@@ -100,7 +100,8 @@ def supplier_summary(
         customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "id"]
         inbound = inbound[~inbound["partner_id"].isin(customers.tolist()).to_numpy(bool)]
         suppliers = partners[partners["type"].isin(["supplier"]).to_numpy(bool)]
-    inbound = without_deleted(inbound, inbound, include=include_deleted, who=who)  # a slice: its attrs are set
+    # a slice of its own, so marking its attrs touches nothing of the caller's
+    inbound = without_deleted(inbound, inbound, include=include_deleted, who=who)
     per_line = pd.DataFrame(
         {
             "partner_id": inbound["partner_id"].astype("Int64").array,
@@ -200,7 +201,8 @@ def shrinkage(
     need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
     adjusted = window[window["type"].isin(["adjust"]).to_numpy(bool)]
-    adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)  # a slice: its attrs are set
+    # a slice of its own, so marking its attrs touches nothing of the caller's
+    adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
     per_line = pd.DataFrame(
         {
