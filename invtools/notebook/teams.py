@@ -296,15 +296,13 @@ def each_team(
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcome = future.result()  # a fault in fn: raised here, the rest stopped
-                outcomes[outcome.team] = outcome
-                if bars:
-                    _finish(bars[outcome.team], outcome)
+            answered = [future.result() for future in done]  # a fault in fn: raised here
+            outcomes.update((outcome.team, outcome) for outcome in answered)
             if progress and not bars and pending and time.perf_counter() - started >= SHOW_AFTER:
                 bars = {name: progress_bar(desc=name, unit=" req") for name in jobs}
-                for outcome in outcomes.values():
-                    _finish(bars[outcome.team], outcome)
+                answered = list(outcomes.values())  # and those that answered before the bars
+            for outcome in answered if bars else ():
+                _finish(bars[outcome.team], outcome)
             for name, measurement in list(live.items()) if bars else ():
                 if name not in outcomes:
                     _show(bars[name], measurement.stats)
