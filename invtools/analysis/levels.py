@@ -52,10 +52,8 @@ def _openings(h: pd.DataFrame) -> pd.DataFrame:
     """Each series' first row (of an :func:`_ordered` frame), its ``stock`` replaced by the
     level before it: its stock minus its change."""
     first = h.groupby(_SERIES, dropna=False, sort=True).head(1)
-    before = first["stock"].to_numpy(dtype="float64") - first["change"].to_numpy(
-        dtype="float64", na_value=np.nan
-    )
-    return first.assign(stock=np.round(before, 9))
+    change = first["change"].to_numpy(dtype="float64", na_value=np.nan)
+    return first.assign(stock=np.round(first["stock"].to_numpy(dtype="float64") - change, 9))
 
 
 def stock_at(
