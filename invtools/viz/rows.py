@@ -86,8 +86,7 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     kinds = df["type"].astype("string")
     adjust = (kinds == "adjust").fillna(False)
     times = pd.to_datetime(df["transaction_time"], utc=True)
-    memo = df["memo"] if "memo" in df.columns else pd.Series(pd.NA, index=df.index)
-    memo = memo.astype("string")
+    memo = df.get("memo", pd.Series(pd.NA, index=df.index)).astype("string")
     said = (
         memo.str.contains(_OPENING, case=False, regex=True)
         & memo.str.contains(_STOCK, case=False, regex=True)
