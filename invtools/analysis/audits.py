@@ -93,23 +93,15 @@ def supplier_summary(
     if items is not None:
         need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
-    inbound = window[
-        ((window["type"].astype("string") == "in") & window["partner_id"].notna())
-        .fillna(False)
-        .to_numpy(dtype=bool)
-    ]
+    inbound = window[(window["type"].isin(["in"]) & window["partner_id"].notna()).to_numpy(bool)]
     suppliers = None
     if partners is not None:
         need(partners, "partners", "id name type", who=who)
-        kinds = partners["type"].astype("string")
-        customers = partners.loc[(kinds == "customer").fillna(False).to_numpy(dtype=bool), "id"]
-        inbound = inbound[
-            ~inbound["partner_id"].isin(customers.tolist()).fillna(False).to_numpy(dtype=bool)
-        ]
-        suppliers = partners[(kinds == "supplier").fillna(False).to_numpy(dtype=bool)]
-    inbound = without_deleted(
-        inbound.reset_index(drop=True), inbound, include=include_deleted, who=who
-    )
+        customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "id"]
+        inbound = inbound[~inbound["partner_id"].isin(customers.tolist()).to_numpy(bool)]
+        suppliers = partners[partners["type"].isin(["supplier"]).to_numpy(bool)]
+    # a slice of its own, so marking its attrs touches nothing of the caller's
+    inbound = without_deleted(inbound, inbound, include=include_deleted, who=who)
     per_line = pd.DataFrame(
         {
             "partner_id": inbound["partner_id"].astype("Int64").array,
@@ -208,12 +200,9 @@ def shrinkage(
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
     need(items, "items", "id cost", who=who)
     window = in_window(lines, since, until, who=who)
-    adjusted = window[
-        (window["type"].astype("string") == "adjust").fillna(False).to_numpy(dtype=bool)
-    ]
-    adjusted = without_deleted(
-        adjusted.reset_index(drop=True), adjusted, include=include_deleted, who=who
-    )
+    adjusted = window[window["type"].isin(["adjust"]).to_numpy(bool)]
+    # a slice of its own, so marking its attrs touches nothing of the caller's
+    adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
     per_line = pd.DataFrame(
         {

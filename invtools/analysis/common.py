@@ -17,8 +17,8 @@ TypeError: stock_at: history must be a DataFrame, not list. Pass invtools.frames
 from __future__ import annotations
 
 import numbers
-from datetime import date, timedelta
-from typing import Any
+from datetime import date, datetime, timedelta
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,6 @@ __all__ = [
     "without_deleted",
     "check_choice",
     "check_number",
-    "check_flag",
 ]
 
 DAY = pd.Timedelta(days=1)
@@ -56,38 +55,32 @@ _HINTS = {
 _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
 
 
-def _prefix(who: str | None) -> str:
-    return f"{who}: " if who else ""
-
-
-def need(df: Any, what: str, columns: str, *, who: str | None = None) -> None:
+def need(df: Any, what: str, columns: str, *, who: str) -> None:
     """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks one
     of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead of
     ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"`` or ``"partners"``)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(
-            f"{_prefix(who)}{what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"
+            f"{who}: {what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"
         )
     missing = [c for c in columns.split() if c not in df.columns]
     if missing:
-        raise ConfigError(f"{_prefix(who)}{what} lacks the column(s) {missing}. {_HINTS[what]}")
+        raise ConfigError(f"{who}: {what} lacks the column(s) {missing}. {_HINTS[what]}")
 
 
-def _time(value: Any, *, who: str | None, name: str, end: bool = False) -> pd.Timestamp:
+def _time(value: Any, *, who: str, name: str, end: bool = False) -> pd.Timestamp:
     if not isinstance(value, _TIME_KINDS):
         raise TypeError(
-            f"{_prefix(who)}{name} must be a time (a date, a datetime, text such as "
+            f"{who}: {name} must be a time (a date, a datetime, text such as "
             f"'2026-05-01', or a duration back from now such as '90D'), not "
             f"{type(value).__name__}"
         )
-    when = parse_time(value, end=end, name=f"{_prefix(who)}{name}")
-    if when is None:  # not reached: only None parses to None
-        raise TypeError(f"{_prefix(who)}{name} must be a time, not None")
-    return pd.Timestamp(when)
+    # not None: only None parses to None
+    return pd.Timestamp(cast(datetime, parse_time(value, end=end, name=f"{who}: {name}")))
 
 
 def as_of_time(
-    value: Any, times: pd.Series, *, who: str | None = None, name: str = "as_of"
+    value: Any, times: pd.Series, *, who: str, name: str = "as_of"
 ) -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
     now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
@@ -97,7 +90,7 @@ def as_of_time(
 
 
 def in_window(
-    lines: pd.DataFrame, since: Any = None, until: Any = None, *, who: str | None = None
+    lines: pd.DataFrame, since: Any = None, until: Any = None, *, who: str
 ) -> pd.DataFrame:
     """The rows of ``lines`` whose ``transaction_time`` is within ``since``..``until`` (both
     included, a date or month ``until`` to its end, as the client's ``until=`` does; durations
@@ -135,13 +128,6 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
             f"not {type(value).__name__}"
         )
     return value
-
-
-def check_flag(value: Any, *, who: str, name: str) -> bool:
-    """``value`` if it is True or False: else TypeError."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{who}: {name} must be True or False, not {type(value).__name__}")
-    return bool(value)
 
 
 def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:

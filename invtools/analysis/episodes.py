@@ -46,17 +46,13 @@ def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
     h = history.sort_values(
         [*keys, "transaction_time", "transaction_id"], kind="stable", ignore_index=True
     )
+    series = [h["item_id"], h["location_id"]]
     out = pd.Series((h["stock"] <= 0).to_numpy(dtype=bool))
-    grouped = out.groupby([h["item_id"], h["location_id"]], dropna=False, sort=False)
-    prev_out = grouped.shift(fill_value=False).astype(bool)
+    prev_out = out.groupby(series, dropna=False, sort=False).shift(fill_value=False).astype(bool)
     starts, backs = out & ~prev_out, ~out & prev_out
     # Episode n of a series opens at its n-th start; the restock closing it is the first
     # back-in-stock row after it, whose running count of starts is also n.
-    episode = (
-        starts.astype(int)
-        .groupby([h["item_id"], h["location_id"]], dropna=False, sort=False)
-        .cumsum()
-    )
+    episode = starts.astype(int).groupby(series, dropna=False, sort=False).cumsum()
     opened = (
         h.loc[starts, [*keys, "item_name", "transaction_time"]]
         .assign(episode=episode[starts])

@@ -27,12 +27,11 @@ from invtools._types import check_ids, check_tz
 from invtools.analysis.common import (
     as_of_time,
     carry_provenance,
-    check_flag,
     check_number,
     need,
     without_deleted,
 )
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames import DELETED_NOTE
 
 __all__ = ["stock_at", "month_end_stock", "stock_value_by_month"]
@@ -53,10 +52,8 @@ def _openings(h: pd.DataFrame) -> pd.DataFrame:
     """Each series' first row (of an :func:`_ordered` frame), its ``stock`` replaced by the
     level before it: its stock minus its change."""
     first = h.groupby(_SERIES, dropna=False, sort=True).head(1)
-    before = first["stock"].to_numpy(dtype="float64") - first["change"].to_numpy(
-        dtype="float64", na_value=np.nan
-    )
-    return first.assign(stock=np.round(before, 9))
+    change = first["change"].to_numpy(dtype="float64", na_value=np.nan)
+    return first.assign(stock=np.round(first["stock"].to_numpy(dtype="float64") - change, 9))
 
 
 def stock_at(
@@ -100,16 +97,12 @@ def stock_at(
         .groupby(_SERIES, dropna=False, sort=True)
         .tail(1)
     )
-    parts = [last.assign(last_change=last["transaction_time"])]
+    found = last.assign(last_change=last["transaction_time"])
     if len(h) and when >= h["transaction_time"].min():
         opening = _openings(h)
         later = opening[(opening["transaction_time"] > when).to_numpy(dtype=bool)]
-        parts.append(
-            later.assign(
-                last_change=pd.Series(pd.NaT, index=later.index, dtype=h["transaction_time"].dtype)
-            )
-        )
-    found = pd.concat(parts) if len(parts) > 1 else parts[0]
+        unknown = pd.Series(pd.NaT, index=later.index, dtype=h["transaction_time"].dtype)
+        found = pd.concat([found, later.assign(last_change=unknown)])
     found = found.sort_values(_SERIES, kind="stable", na_position="last")
     out = pd.DataFrame(
         {
@@ -222,12 +215,13 @@ def month_end_stock(
         )
     wanted = check_ids(item_ids, name=f"{who}: item_ids")
     tz = check_tz(tz, who)
-    check_flag(wide, who=who, name="wide")
+    if not isinstance(wide, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{who}: wide must be True or False, not {type(wide).__name__}")
     until = as_of_time(as_of, history["transaction_time"], who=who)
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
     h = history.reset_index(drop=True)
     if wanted is not None:
-        h = h[h["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
+        h = h[h["item_id"].isin(wanted).to_numpy(dtype=bool)]
     h = without_deleted(h.reset_index(drop=True), h, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, start, until, tz)
     # the columns are (item_id, location_id) pairs: an item's locations added up

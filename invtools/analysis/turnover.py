@@ -82,8 +82,7 @@ def movement(
         # deleted items are not in `items`: kept here, left out (and said) at the end
         gone = moved[moved.index.isin(list(deleted_items(window))) & ~moved.index.isin(base.index)]
         moved = pd.concat([base.join(moved, how="left"), gone])
-        moved["item_name"] = moved["item_name"].fillna(moved["name"])
-        moved = moved.drop(columns="name")
+        moved["item_name"] = moved["item_name"].fillna(moved.pop("name"))
         moved[totals] = moved[totals].fillna(0.0)
         moved["stock_value"] = moved["quantity"] * moved["cost"]
     moved["last_sale"] = last_sale.reindex(moved.index)

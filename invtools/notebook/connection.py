@@ -109,8 +109,7 @@ def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandb
             for name, token in _server.tokens.items():
                 key = TEAM_TOKEN_PREFIX + name.upper()
                 if key not in os.environ:
-                    os.environ[key] = token
-                    _exported[key] = token
+                    os.environ[key] = _exported[key] = token
         return _server
 
 
@@ -195,8 +194,7 @@ def demo_client_options(base_url: str, options: Mapping[str, Any] | None = None)
     """
     out = dict(options or {})
     with _lock:
-        server = _server
-        cache = demo_cache_path(base_url)
+        server, cache = _server, demo_cache_path(base_url)
     if server is None or cache is None:  # not the demo server's address
         return out
     out.setdefault("rate_limit", server.rate_limit / server.rate_window)
@@ -325,7 +323,6 @@ def session_summary() -> dict[str, Any]:
     >>> session_summary()["sent"]
     0
     """
-    totals: dict[str, Any] = {"teams": [], "rows": 0, "pages": 0, "sent": 0, "from_cache": 0}
     done = dict(_retired)
     for n, client in list(_clients.items()):  # a copy: one may be collected meanwhile
         try:
@@ -333,12 +330,10 @@ def session_summary() -> dict[str, Any]:
         except InvtoolsError:
             team_name = None
         done[n] = (team_name, client.stats)
-    for _n, (team_name, stats) in sorted(done.items()):
-        if team_name is not None and team_name not in totals["teams"]:
-            totals["teams"].append(team_name)
-        for key in ("rows", "pages", "sent", "from_cache"):
-            totals[key] += int(getattr(stats, key, 0) or 0)
-    return totals
+    made = [done[n] for n in sorted(done)]  # in the order the clients were made
+    teams = list(dict.fromkeys(name for name, _stats in made if name is not None))
+    counts = ("rows", "pages", "sent", "from_cache")
+    return {"teams": teams, **{key: sum(getattr(s, key) for _n, s in made) for key in counts}}
 
 
 def token_home(token: str, base_url: str) -> str:

@@ -244,7 +244,7 @@ class ActivityExplorer(widgets.VBox):
                 flagged = opening_counts(df).to_numpy(dtype=bool)
             if lines and "transaction_id" in df.columns and "id" in self.data.columns:
                 ids = self.data.loc[self._openings(self.data), "id"]
-                flagged = flagged | df["transaction_id"].isin(ids).fillna(False).to_numpy(bool)
+                flagged = flagged | df["transaction_id"].isin(ids).to_numpy(bool)
             self._flags[lines] = flagged
         return self._flags[lines]
 
@@ -255,10 +255,10 @@ class ActivityExplorer(widgets.VBox):
             return ""
         base = self._base()
         rows = self._of_types(base[self._openings(base)])
-        if "transaction_time" in rows.columns:
-            times = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
-            since, until = self.since.value or dt.date.min, self.until.value or dt.date.max
-            rows = rows[times.dt.date.between(since, until).to_numpy(dtype=bool)]
+        # (a table was drawn, so the frame has times)
+        times = pd.to_datetime(rows["transaction_time"], utc=True).dt.tz_convert(self.tz)
+        since, until = self.since.value or dt.date.min, self.until.value or dt.date.max
+        rows = rows[times.dt.date.between(since, until).to_numpy(dtype=bool)]
         if rows.empty:
             return ""
         n = rows["transaction_id"].nunique() if "transaction_id" in rows.columns else len(rows)
@@ -299,8 +299,7 @@ class ActivityExplorer(widgets.VBox):
         # Signed totals can cancel out: their shares are of the units either way.
         weight = totals.abs() if self.signed else totals
         share = weight / weight.sum() if weight.sum() else totals * 0.0
-        self.summary = pd.DataFrame({metric: totals, "share": share})
-        self.summary.index.name = table.columns.name
+        self.summary = pd.DataFrame({metric: totals, "share": share})  # index: the categories
         counted = "lines" if self.by.value == "item" else "transactions"
         unit = "units" if metric == "quantity" else counted
         said = f"{grand:,.0f} {unit}"

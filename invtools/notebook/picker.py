@@ -112,10 +112,7 @@ class TokenPicker(widgets.VBox):
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
         self._tokens = lambda: team_tokens(env)
-        self._callbacks: list[Callable[[Client], Any]] = (
-            [on_change] if callable(on_change) else list(on_change or ())
-        )
-        self.message, self._level = "", "info"
+        self._callbacks = [on_change] if callable(on_change) else list(on_change or ())
 
         names = list(self._tokens())
         self.dropdown = widgets.Dropdown(

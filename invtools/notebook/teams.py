@@ -26,6 +26,7 @@ team and nothing more is sent, without waiting for the requests in flight.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import html
 import threading
@@ -262,22 +263,21 @@ def each_team(
         t0 = time.perf_counter()
         value: Any = None
         error: BaseException | None = None
-        with cancel_scope(stop):  # once stopped, this team's client sends nothing more
-            client = None
-            try:
+        try:
+            # once stopped, this team's client sends nothing more
+            with cancel_scope(stop), contextlib.ExitStack() as made_here:
                 # one bar per team is each_team's; a client made here is closed here
-                client = given or connect(name, progress=False, **connect_options)
+                client = given or made_here.enter_context(
+                    connect(name, progress=False, **connect_options)
+                )
                 with client.measure() as measurement:
                     live[name] = measurement  # read by the caller's thread for the bars
                     value = fn(client)
-            except catch as err:
-                error = err
-            except BaseException as err:
-                err.add_note(f"raised by invtools.each_team's question for team {name!r}")
-                raise
-            finally:
-                if given is None and client is not None:
-                    client.close()
+        except catch as err:
+            error = err
+        except BaseException as err:
+            err.add_note(f"raised by invtools.each_team's question for team {name!r}")
+            raise
         stats = live[name].stats if name in live else None  # None: no client was made
         seconds = time.perf_counter() - t0
         return TeamOutcome(name, value=value, error=error, seconds=seconds, stats=stats)
@@ -296,15 +296,13 @@ def each_team(
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcome = future.result()  # a fault in fn: raised here, the rest stopped
-                outcomes[outcome.team] = outcome
-                if bars:
-                    _finish(bars[outcome.team], outcome)
+            answered = [future.result() for future in done]  # a fault in fn: raised here
+            outcomes.update((outcome.team, outcome) for outcome in answered)
             if progress and not bars and pending and time.perf_counter() - started >= SHOW_AFTER:
                 bars = {name: progress_bar(desc=name, unit=" req") for name in jobs}
-                for outcome in outcomes.values():
-                    _finish(bars[outcome.team], outcome)
+                answered = list(outcomes.values())  # and those that answered before the bars
+            for outcome in answered if bars else ():
+                _finish(bars[outcome.team], outcome)
             for name, measurement in list(live.items()) if bars else ():
                 if name not in outcomes:
                     _show(bars[name], measurement.stats)

@@ -32,13 +32,10 @@ _WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 
 def period_freq(freq: str) -> tuple[str, str]:
     """Map a user frequency to a pandas Period frequency and a noun ("week")."""
-    if not isinstance(freq, str):
-        raise ConfigError(f"freq={freq!r} must be a string such as 'D', 'W' or 'M'.")
-    key = freq.strip()
-    upper = key.upper()
+    upper = freq.strip().upper() if isinstance(freq, str) else None
     if upper in _FREQS:
         return _FREQS[upper]
-    if upper.startswith("W-") and upper[2:] in _WEEKDAYS:
+    if upper and upper.startswith("W-") and upper[2:] in _WEEKDAYS:
         return upper, "week"
     raise ConfigError(
         f"freq={freq!r} is not a frequency plots understand; use 'D' (days), 'W' (weeks "
@@ -55,15 +52,10 @@ def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") ->
             f"{who} needs a {column!r} column; this frame has {columns_text(df)}. Pass a frame "
             "from invtools.frames (transactions_df or lines_df) or client.transactions_df()."
         )
-    col = df[column]
-    if not pd.api.types.is_datetime64_any_dtype(col):
-        try:
-            col = pd.to_datetime(col, utc=True)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
-    if getattr(col.dt, "tz", None) is None:
-        col = col.dt.tz_localize("UTC")
-    return col.dt.tz_convert("UTC")
+    try:
+        return pd.to_datetime(df[column], utc=True)  # aware: converted; naive: localized
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
 
 
 def is_lines(df: pd.DataFrame) -> bool:

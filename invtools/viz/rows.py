@@ -86,8 +86,7 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     kinds = df["type"].astype("string")
     adjust = (kinds == "adjust").fillna(False)
     times = pd.to_datetime(df["transaction_time"], utc=True)
-    memo = df["memo"] if "memo" in df.columns else pd.Series(pd.NA, index=df.index)
-    memo = memo.astype("string")
+    memo = df.get("memo", pd.Series(pd.NA, index=df.index)).astype("string")
     said = (
         memo.str.contains(_OPENING, case=False, regex=True)
         & memo.str.contains(_STOCK, case=False, regex=True)
@@ -110,12 +109,12 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
     >>> partner_types(tx).tolist()
     ['supplier', <NA>, 'customer']
     """
-    if not {"partner_id", "partner_name"} & set(df.columns):
+    named = [c for c in ("partner_id", "partner_name") if c in df.columns]
+    if not named:
         raise ConfigError(
             "suppliers and customers are told apart by a transaction's partner; this frame "
             "has no 'partner_name' or 'partner_id' column."
         )
-    named = [c for c in ("partner_id", "partner_name") if c in df.columns]
     present = df[named].notna().any(axis=1)
     if "partner_type" in df.columns:
         given = df["partner_type"].astype("string").str.lower()

@@ -101,7 +101,7 @@ def plot_stock_history(
     if as_of is not None:
         end = pd.Timestamp(parse_time(as_of, end=True, name="as_of", tz=tz))
         end = end.tz_convert(tz).tz_localize(None).to_datetime64()
-        h = h[(h["_t"] <= end).fillna(False).to_numpy(dtype=bool)]
+        h = h[h["_t"] <= end]
     deleted = deleted_items(h)
     h = leave_out_deleted(
         h, deleted, include=include_deleted or item_ids is not None, who="plot_stock_history"

@@ -11,6 +11,7 @@ text and background come from rcParams, so ``plt.style.context("dark_background"
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +41,7 @@ def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
         return ax
     import matplotlib.pyplot as plt  # only here: importing invtools.viz never picks a backend
 
-    _fig, new = plt.subplots(figsize=figsize, layout="constrained")
-    return new
+    return plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
 def color_cycle() -> list[Any]:
@@ -53,17 +53,15 @@ def color_cycle() -> list[Any]:
 
 def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
     """Fixed colours for types and "other"; the style's colour cycle for everything else."""
-    cycle = color_cycle()
+    cycle = itertools.cycle(color_cycle())
     out: dict[str, Any] = {}
-    i = 0
     for col in columns:
         if col == OTHER:
             out[col] = OTHER_COLOR
         elif by == "type" and col in TYPE_COLORS:
             out[col] = TYPE_COLORS[col]
         else:
-            out[col] = cycle[i % len(cycle)]
-            i += 1
+            out[col] = next(cycle)
     return out
 
 

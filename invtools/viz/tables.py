@@ -174,9 +174,7 @@ def table_of(
     last = periods.max() if hi is None else pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq)
     if not len(periods) and (lo is None or hi is None):  # nothing in range, no range given
         full = pd.PeriodIndex([], freq=pfreq)
-    elif last < first:
-        raise _before_start(who, until, since)
-    else:
+    else:  # every row is in the range, which _time_range checked ends after it starts
         full = pd.period_range(first, last, freq=pfreq)
 
     frame = pd.DataFrame(
@@ -293,19 +291,14 @@ def _time_range(since: Any, until: Any, tz: str, who: str):
 
     lo, hi = bound(since, "since"), bound(until, "until")
     if lo is not None and hi is not None and hi < lo:
-        raise _before_start(who, until, since)
+        raise ConfigError(
+            f"{who}: until ({until}) is before since ({since}); give an until on or after the "
+            "since."
+        )
     last_in = hi
     if hi is not None and (local := hi.tz_convert(tz)) == local.normalize():  # a date
         last_in = (local + pd.Timedelta(days=1)).tz_convert("UTC") - pd.Timedelta(1, "ns")
     return lo, hi, last_in
-
-
-def _before_start(who: str, until: Any, since: Any) -> ConfigError:
-    """The error of a range that ends before it starts, its bounds as a reader wrote them."""
-    since, until = ("none given" if v is None else str(v) for v in (since, until))
-    return ConfigError(
-        f"{who}: until ({until}) is before since ({since}); give an until on or after the since."
-    )
 
 
 def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:
