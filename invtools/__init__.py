@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for mypy, pyright and editor
     from invtools.frames.provenance import Provenance
     from invtools.mirror import SyncReport, TransactionMirror
     from invtools.notebook.connection import connect, demo_server, is_demo, team_tokens
-    from invtools.notebook.explore import activity_explorer
+    from invtools.notebook.explorer import activity_explorer
     from invtools.notebook.picker import token_picker
     from invtools.notebook.teams import TeamResults, each_team
     from invtools.viz import activity_table, plot_activity, plot_calendar, plot_stock_history
@@ -52,7 +52,7 @@ _LAZY_MODULES = {
     "invtools.frames.provenance": ("Provenance",),
     "invtools.mirror": ("TransactionMirror", "SyncReport"),
     "invtools.notebook.connection": ("connect", "demo_server", "team_tokens", "is_demo"),
-    "invtools.notebook.explore": ("activity_explorer",),
+    "invtools.notebook.explorer": ("activity_explorer",),
     "invtools.notebook.picker": ("token_picker",),
     "invtools.notebook.teams": ("each_team", "TeamResults"),
     "invtools.viz": ("activity_table", "plot_activity", "plot_stock_history", "plot_calendar"),

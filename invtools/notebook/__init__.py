@@ -14,8 +14,8 @@ What lives here:
 - :mod:`~invtools.notebook.picker`: :func:`token_picker` (:class:`TokenPicker`) picks a team's
   token without ever showing it; :func:`scrub` masks secrets in a message.
 - :mod:`~invtools.notebook.explorer`: :class:`ActivityExplorer`,
-  :func:`invtools.viz.plot_activity` with controls; :mod:`~invtools.notebook.explore`:
-  :func:`activity_explorer`, one of a frame or of a client's window.
+  :func:`invtools.viz.plot_activity` with controls, and :func:`activity_explorer`, one of a
+  frame or of a client's window.
 - :mod:`~invtools.notebook.controls`: :class:`TypeChoice`, the transaction types as
   checkboxes (the explorer's Types), and :func:`~invtools.notebook.controls.inline_label`, a
   control's name on its row (not exported here).
@@ -46,7 +46,7 @@ _WIDGETS = {
     "token_picker": "invtools.notebook.picker",
     "scrub": "invtools.notebook.picker",
     "ActivityExplorer": "invtools.notebook.explorer",
-    "activity_explorer": "invtools.notebook.explore",
+    "activity_explorer": "invtools.notebook.explorer",
     "TypeChoice": "invtools.notebook.controls",
 }
 
