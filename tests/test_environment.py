@@ -162,3 +162,28 @@ def test_a_token_passed_as_the_team_name_is_never_repeated(monkeypatch, fresh_de
     for part in pasted.split():
         assert part.upper() not in message.upper() or part == "Bearer"
     assert "Client(token" in message  # where a token goes
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: invtools.team_tokens(environ=42),
+        lambda: invtools.team_tokens(environ=["INVTOOLS_TOKEN=x"]),
+        lambda: invtools.each_team(None),
+        lambda: invtools.each_team("shop"),
+    ],
+)
+def test_bad_arguments_to_the_notebook_helpers_are_the_packages_own_errors(call):
+    """Issue 26, item 10: AttributeError and "'NoneType' object is not callable" before."""
+    with pytest.raises(invtools.ArgumentTypeError):
+        call()
+
+
+def test_the_demo_server_asked_for_again_with_other_options_says_so(fresh_demo):
+    """Issue 26, item 9: demo_server(...) with other options silently gave the first server."""
+    first = notebook.demo_server()
+    assert notebook.demo_server() is first  # the same options: the same server
+    with pytest.raises(invtools.ConfigError, match="stop_demo_server"):
+        notebook.demo_server(rate_limit=5)
+    notebook.stop_demo_server()
+    assert notebook.demo_server(rate_limit=5).rate_limit == 5

@@ -68,6 +68,7 @@ _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
 _server_cm: Any = None
 _cache_dir: str | None = None  # the demo server's response cache folder (temporary)
+_options: dict[str, Any] = {}  # what the running demo server was started with
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
 _announced = False
 # Clients made by connect() in this process, for session_summary(); weakly, so that connect()
@@ -78,7 +79,9 @@ _made = itertools.count()
 _since = 0  # the number of the first client the summary counts (stop_demo_server forgets)
 
 
-def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandbox:
+def demo_server(
+    *, rate_limit: int | None = None, shops: int | None = None, **options: Any
+) -> Sandbox:
     """Start (once per process) and return the built-in demo server.
 
     The demo server answers like the real API on 127.0.0.1 with seeded demo data: the
@@ -89,7 +92,9 @@ def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandb
     process exits (or on :func:`stop_demo_server`).
 
     Starting it also exports ``INVTOOLS_TOKEN_<TEAM>`` for this process (demo tokens of a
-    local server, not secrets), so the token picker offers the demo teams by name.
+    local server, not secrets), so the token picker offers the demo teams by name. Once it
+    runs, ``demo_server()`` returns it; asked for with other options (``rate_limit=5``), it
+    raises :class:`~invtools.errors.ConfigError`: :func:`stop_demo_server` first.
 
     >>> sb = demo_server()
     >>> sb.base_url, sorted(sb.tokens)      # doctest: +ELLIPSIS
@@ -97,12 +102,20 @@ def demo_server(*, rate_limit: int = 0, shops: int = 3, **options: Any) -> Sandb
     >>> demo_server() is sb, sorted(team_tokens())
     (True, ['basic', 'harrogate', 'shop', 'york'])
     """
-    global _server, _server_cm, _cache_dir
+    global _server, _server_cm, _cache_dir, _options
+    given = {"rate_limit": rate_limit, "shops": shops, **options}
+    asked = {k: v for k, v in given.items() if v is not None}
     with _lock:
+        if _server is not None and any(_options.get(k) != v for k, v in asked.items()):
+            raise ConfigError(
+                f"the demo server already runs with {_options}; call stop_demo_server() "
+                f"first to start it with {asked}"
+            )
         if _server is None:
             from invtools.sandbox import serve
 
-            _server_cm = serve(rate_limit=rate_limit, shops=shops, **options)
+            _options = {"rate_limit": 0, "shops": 3, **asked}
+            _server_cm = serve(**_options)
             _server = _server_cm.__enter__()
             _cache_dir = tempfile.mkdtemp(prefix="invtools-demo-cache-")  # 0700
             atexit.register(_stop_server)
@@ -223,6 +236,11 @@ def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
     (TeamTokens(default=<hidden>, shop=<hidden>), ['default', 'shop'], 't1')
     """
     env = os.environ if environ is None else environ
+    if not isinstance(env, Mapping):
+        raise ArgumentTypeError(
+            f"team_tokens(environ): a mapping of names to values such as os.environ, "
+            f"not {type(env).__name__}"
+        )
     found = TeamTokens()
     if env.get(TOKEN_ENV, "").strip():
         found["default"] = env[TOKEN_ENV]

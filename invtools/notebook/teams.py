@@ -252,6 +252,11 @@ def each_team(
     york       Warehouse    1286.0
     york   Outdoor store    1140.0
     """
+    if not callable(fn):
+        raise ArgumentTypeError(
+            f"each_team(fn): fn is a function of a client, such as lambda c: c.items_df(); "
+            f"not {type(fn).__name__}"
+        )
     jobs = _jobs(teams, connect_options)
     if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # not True
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")
