@@ -327,3 +327,15 @@ def test_the_table_and_the_plot_take_the_same_options_by_keyword():
     with pytest.raises(TypeError):
         activity_table(tx, "W", "type", "count", 3)  # top only by its name, as in the plot
     assert activity_table(tx, "W", "type", "count", top=1).sum().to_dict() == {"out": 2, "other": 1}
+
+
+@pytest.mark.parametrize("call", [activity_table, plot_activity])
+def test_a_range_of_more_periods_than_a_chart_can_hold_is_refused_at_once(call):
+    """Issue 26, item 9: until="9999-12-31" by day ran for minutes (2.9 million periods);
+    now refused before any period is made (the suite's timeout would catch the minutes)."""
+    tx = tx_frame([{"time": "2026-03-02", "type": "in"}, {"time": "2026-03-18"}])
+    with pytest.raises(ConfigError, match=r"63,\d\d\d periods of a day"):
+        call(tx, "D", until="2200-12-31")
+    with pytest.raises(ConfigError, match="further off than a chart goes"):
+        call(tx, "D", until="9999-12-31")
+    assert len(activity_table(tx, "D", until="2030-12-31")) > 365  # years by day: fine

@@ -42,6 +42,8 @@ NONE = "(none)"
 PARTNER_SIDES = ("supplier", "customer")
 BY_CHOICES = ("type", "location", "supplier", "customer", "partner", "member", "item")
 METRICS = ("count", "quantity")
+#: The most periods a table or chart is made of (27 years by day).
+MAX_PERIODS = 10_000
 
 
 def activity_table(
@@ -174,6 +176,11 @@ def table_of(
     last = periods.max() if hi is None else pd.Period(hi.tz_convert(tz).tz_localize(None), pfreq)
     if not len(periods) and (lo is None or hi is None):  # nothing in range, no range given
         full = pd.PeriodIndex([], freq=pfreq)
+    elif (n := last.ordinal - first.ordinal + 1) > MAX_PERIODS:
+        raise ConfigError(
+            f"{who}: from {first} to {last} is {n:,} periods of a {_noun}, more than a chart "
+            f"holds ({MAX_PERIODS:,}); narrow since/until or take a longer freq"
+        )
     else:  # every row is in the range, which _time_range checked ends after it starts
         full = pd.period_range(first, last, freq=pfreq)
 
@@ -287,7 +294,10 @@ def _time_range(since: Any, until: Any, tz: str, who: str):
     def bound(value: Any, name: str) -> pd.Timestamp | None:
         if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):  # NaT: open
             return None
-        return pd.Timestamp(parse_time(value, name=f"{who}: {name}", tz=zone))
+        try:  # the frames' times are nanoseconds: years 1677 to 2262
+            return pd.Timestamp(parse_time(value, name=f"{who}: {name}", tz=zone)).as_unit("ns")
+        except (OverflowError, pd.errors.OutOfBoundsDatetime):
+            raise ConfigError(f"{who}: {name} ({value}) is further off than a chart goes") from None
 
     lo, hi = bound(since, "since"), bound(until, "until")
     if lo is not None and hi is not None and hi < lo:
