@@ -326,8 +326,11 @@ class Chains:
         stop = self.plan.stop_key(j) if j < self.cut else None
         if since is None and stop is None:
             return False
-        for i, key in enumerate(row_key(r) for r in piece.rows()):
+        keys = [row_key(r) for r in piece.rows()]
+        for i, key in enumerate(keys):
             if since is not None and NO_TIME < key[0] < since:
+                if i + 1 < len(keys) and keys[i + 1][0] >= since:
+                    continue  # one row out of order, a newer one after it: not the end
                 piece.keep = i
                 self._cut_at(j)
                 return True

@@ -331,14 +331,19 @@ class _Walking:
         since, until = self.spec.since_ms, self.spec.until_ms
 
         def window(rows: Iterable[dict]) -> Iterator[dict]:
+            held = False  # a row older than since: the end, unless a newer row comes next
             for row in rows:
                 key = row_key(row)
-                if since is not None and NO_TIME < key[0] < since:
-                    trim.stopped = True
-                    return
+                old = since is not None and NO_TIME < key[0] < since
+                if old and held:
+                    break
+                held = old
+                if old:
+                    continue
                 keys.append(key)
                 if until is None or key[0] == NO_TIME or key[0] <= until:
                     yield row
+            trim.stopped = trim.stopped or held
 
         if self._as_pages:
             for number, piece in enumerate(pieces, 1):
