@@ -57,6 +57,7 @@ from contextlib import closing
 from typing import Any, TypeVar
 
 from invtools._clock import cancel_scope, current_cancel
+from invtools._config import check_whole
 from invtools._progress import progress_bar
 from invtools.errors import Cancelled, ConfigError
 
@@ -193,8 +194,7 @@ def fanout(
     >>> [next(squares) for _ in range(4)]; squares.close()
     [0, 1, 4, 9]
     """
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1, not {workers!r}")
+    check_whole(workers, "workers", least=1)
     ahead = max(ahead or 4 * workers, workers)
     stop = cancel if cancel is not None else threading.Event()
     outer = current_cancel()  # the scope this batch runs in, if any: it stops with it
