@@ -213,12 +213,7 @@ class Client(DataFrames):
     def _repr_html_(self) -> str:
         # What the client knows; nothing is sent (a display must not wait on the network).
         e, t, s = html.escape, self._requester.team, self.stats
-        team = (
-            f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
-            f"{e(t.mode_name)} mode ({t.mode})"
-            if t is not None
-            else "<i>team not fetched yet: client.team() fetches it</i>"
-        )
+        team = t._repr_html_() if t else "<i>team not fetched yet: client.team() fetches it</i>"
         rate = f"{self.rate_limit:g}/s per {self.rate_limit_scope}" if self.rate_limit else "off"
         rows = [
             ("Team", team),
