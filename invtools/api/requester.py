@@ -79,11 +79,6 @@ class BearerAuth(requests.auth.AuthBase):
     def __repr__(self) -> str:
         return "BearerAuth(<hidden>)"
 
-    def __eq__(self, other: object) -> bool:  # requests compares auth objects when merging
-        return isinstance(other, BearerAuth) and other.header == self.header
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 class ClientSession(Protocol):
     """What the client needs of the session :func:`invtools.http.make_session` makes (a
