@@ -159,11 +159,8 @@ class Requester:
                     attempts=attempt,
                 ) from exc
             from_cache, status = bool(getattr(resp, "from_cache", False)), resp.status_code
-            self.counters.add(
-                sent=int(not from_cache),
-                from_cache=int(from_cache),
-                rate_limited=int(status == 429),
-            )
+            counts = {"from_cache": 1} if from_cache else {"sent": 1}
+            self.counters.add(**counts, rate_limited=int(status == 429))
             if dated:  # the data left the server when the cache stored it, or now
                 stored = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
                 self.counters.saw_data_from(stored or datetime.now(UTC))
