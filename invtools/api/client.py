@@ -21,8 +21,7 @@ import math
 import os
 import threading
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, cast
 
@@ -100,8 +99,7 @@ class Client(DataFrames):
         if (
             isinstance(max_wait, bool)
             or not isinstance(max_wait, int | float)
-            or not math.isfinite(max_wait)
-            or max_wait <= 0
+            or not 0 < max_wait < math.inf
         ):
             raise ConfigError(f"max_wait must be seconds > 0, e.g. 120; not {max_wait!r}")
         self.rate_limit, self.rate_limit_scope = check_rate(rate_limit), rate_limit_scope
@@ -215,12 +213,7 @@ class Client(DataFrames):
     def _repr_html_(self) -> str:
         # What the client knows; nothing is sent (a display must not wait on the network).
         e, t, s = html.escape, self._requester.team, self.stats
-        team = (
-            f"<b>{e(str(t.name))}</b> &middot; id {e(str(t.id))} &middot; "
-            f"{e(t.mode_name)} mode ({t.mode})"
-            if t is not None
-            else "<i>team not fetched yet: client.team() fetches it</i>"
-        )
+        team = t._repr_html_() if t else "<i>team not fetched yet: client.team() fetches it</i>"
         rate = f"{self.rate_limit:g}/s per {self.rate_limit_scope}" if self.rate_limit else "off"
         rows = [
             ("Team", team),
@@ -243,8 +236,7 @@ class Client(DataFrames):
         from the cache, pages and rows handed out, retries, 429s."""
         return self._counters.snapshot()
 
-    @contextmanager
-    def measure(self) -> Iterator[Measurement]:
+    def measure(self) -> AbstractContextManager[Measurement]:
         """Count the requests of a block -- only this call's, even while other threads use
         the same client.
 
@@ -254,8 +246,7 @@ class Client(DataFrames):
         >>> m.sent, m.from_cache
         (0, 0)
         """
-        with self._counters.measure() as m:
-            yield m
+        return self._counters.measure()
 
     @property
     def budget(self) -> BudgetView | None:

@@ -47,6 +47,7 @@ ValueError: no 3
 from __future__ import annotations
 
 import contextvars
+import itertools
 import sys
 import threading
 from collections import deque
@@ -56,6 +57,7 @@ from contextlib import closing
 from typing import Any, TypeVar
 
 from invtools._clock import cancel_scope, current_cancel
+from invtools._config import check_whole
 from invtools._progress import progress_bar
 from invtools.errors import Cancelled, ConfigError
 
@@ -90,13 +92,13 @@ def fetch_details(
     [((1, 0), {'id': 1}), ((2, 0), {'id': 2})]
     """
     keyed: Iterable[tuple[Any, Pair]] = ((row, _pair(row)) for row in rows)
-    missing: list[bool] | None = None
-    total = None
+    counted: Iterable[bool] = itertools.repeat(True)  # which results the bar counts
+    total, cached = None, 0
     if isinstance(rows, Sized) and not isinstance(rows, Mapping):
-        listed = list(keyed)  # a bad row is refused before anything is sent
-        pairs = [pair for _row, pair in listed]
-        keyed, missing = listed, [not h for h in (held(pairs) if held else [False] * len(pairs))]
-        total = sum(missing)
+        keyed = list(keyed)  # a bad row is refused before anything is sent
+        found = held([pair for _row, pair in keyed]) if held else [False] * len(keyed)
+        counted, cached = [not h for h in found], sum(found)
+        total = len(found) - cached
         announce(total)
 
     def one(item: tuple[Any, Pair]) -> tuple[Any, dict | None]:
@@ -109,10 +111,10 @@ def fetch_details(
         ) as bar,
         closing(fanout(one, keyed, workers=workers)) as results,
     ):
-        if missing is not None and total is not None and total < len(missing):
-            bar.set_postfix(cached=len(missing) - total, refresh=False)
-        for i, result in enumerate(results):
-            if missing is None or missing[i]:
+        if cached:
+            bar.set_postfix(cached=cached, refresh=False)
+        for result, count in zip(results, counted, strict=False):
+            if count:
                 bar.update(1)
             yield result
 
@@ -192,8 +194,7 @@ def fanout(
     >>> [next(squares) for _ in range(4)]; squares.close()
     [0, 1, 4, 9]
     """
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1, not {workers!r}")
+    check_whole(workers, "workers", least=1)
     ahead = max(ahead or 4 * workers, workers)
     stop = cancel if cancel is not None else threading.Event()
     outer = current_cancel()  # the scope this batch runs in, if any: it stops with it

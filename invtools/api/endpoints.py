@@ -93,7 +93,7 @@ class Team:
         e = html.escape
         return (
             f"<b>{e(str(self.name))}</b> (team {e(str(self.id))}, "
-            f"{e(self.mode_name)} mode {self.mode})"
+            f"{e(self.mode_name)} mode ({self.mode}))"
         )
 
 

@@ -51,7 +51,7 @@ from invtools.errors import (
     TransportError,
     from_response,
 )
-from invtools.http import transport
+from invtools.http import transport, upkeep
 from invtools.http.cache import CacheKeys, json_of, looks_json, sound_response
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, RETRY_STATUSES, backoff, rate_limit_wait
 
@@ -78,11 +78,6 @@ class BearerAuth(requests.auth.AuthBase):
 
     def __repr__(self) -> str:
         return "BearerAuth(<hidden>)"
-
-    def __eq__(self, other: object) -> bool:  # requests compares auth objects when merging
-        return isinstance(other, BearerAuth) and other.header == self.header
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class ClientSession(Protocol):
@@ -163,15 +158,15 @@ class Requester:
                     f"after {tries}: {failure.what}. Check {failure.check}.",
                     attempts=attempt,
                 ) from exc
-            from_cache = bool(getattr(resp, "from_cache", False))
-            self.counters.add(**({"from_cache": 1} if from_cache else {"sent": 1}))
-            if dated:
-                self.counters.saw_data_from(self._stamp(resp, from_cache))
-            status, ms = resp.status_code, (time.monotonic() - started) * 1000
+            from_cache, status = bool(getattr(resp, "from_cache", False)), resp.status_code
+            counts = {"from_cache": 1} if from_cache else {"sent": 1}
+            self.counters.add(**counts, rate_limited=int(status == 429))
+            if dated:  # the data left the server when the cache stored it, or now
+                stored = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
+                self.counters.saw_data_from(stored or datetime.now(UTC))
+            ms = (time.monotonic() - started) * 1000
             cached = " (from cache)" if from_cache else ""
             logger.debug("GET %s %s -> %s%s in %.0f ms", path, params or "", status, cached, ms)
-            if status == 429:
-                self.counters.add(rate_limited=1)
             if status in RETRY_STATUSES and attempt <= self.retries:
                 self._wait(path, attempt, *self._wait_for(resp, attempt, path))
                 continue
@@ -193,14 +188,6 @@ class Requester:
             if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
-
-    @staticmethod
-    def _stamp(resp: requests.Response, from_cache: bool) -> datetime:
-        """When ``resp``'s data left the server: when the cache stored it, or now."""
-        stamp = getattr(resp, "created_at", None) if from_cache else None
-        if not isinstance(stamp, datetime):
-            return datetime.now(UTC)
-        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
     def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:
         """How long to wait before retrying ``resp``, and why."""
