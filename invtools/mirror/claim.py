@@ -12,6 +12,7 @@ against the file (and the claim of a new file), the provenance its frames carry,
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def check_team(
     """Refuse a client of another service or team; then claim the file for this one
     (a Location-mode team only: nothing is written for a team that cannot sync, nor with
     ``claim=False``)."""
-    stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    stored = store.read_meta(conn)
     meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
     whose = f"{path} mirrors team {stored.get('team_name')!r}"
     if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
@@ -63,18 +64,18 @@ def check_team(
 def origin_of(conn: sqlite3.Connection) -> Provenance:
     """Whose rows these are and how fresh: the file's team and service, and when its
     last sync finished."""
-    last = conn.execute(
+    meta = store.read_meta(conn)
+    finished, started = conn.execute(
         "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    team_id = store.get_meta(conn, "team_id")
+    ).fetchone() or (None, None)
     return Provenance(
         source="mirror",
-        team_id=None if team_id is None else int(team_id),
-        team_name=store.get_meta(conn, "team_name"),
-        base_url=store.get_meta(conn, "base_url"),
+        team_id=int(meta["team_id"]) if "team_id" in meta else None,
+        team_name=meta.get("team_name"),
+        base_url=meta.get("base_url"),
         endpoint=TXS_PATH,
-        fetched_at=None if last is None else last[0],
-        data_as_of=None if last is None else pd.Timestamp(last[1]).to_pydatetime(),
+        fetched_at=finished,
+        data_as_of=None if started is None else pd.Timestamp(started).to_pydatetime(),
     )
 
 
@@ -105,7 +106,7 @@ def file_info(path: Path, conn: sqlite3.Connection) -> dict:
     }
 
 
-def stamped(df: pd.DataFrame, origin: Provenance, **filters: Any) -> pd.DataFrame:
-    """``df`` with its provenance in ``attrs``: ``origin`` with what was asked (``filters``,
-    None values left out) and the rows returned."""
+def stamped(df: pd.DataFrame, origin: Provenance | Mapping, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` (or a frame's ``attrs``) with what
+    was asked (``filters``, None values left out) and the rows returned."""
     return frames.with_provenance(df, origin, filters=filters, rows=len(df))

@@ -27,14 +27,13 @@ import pandas as pd
 
 from invtools import frames
 from invtools._files import private_file
-from invtools._types import TXS_PATH, parse_duration
+from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_window
 from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
-from invtools.mirror.filters import window_of, within
 from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
@@ -269,7 +268,10 @@ class TransactionMirror:
         True
         """
         window = window_of(since, until, type)
-        df, origin = self._lines(include_removed)  # levels from the whole history, then cut
+        fetched, origin = self._current("details", include_removed)
+        df = frames.lines_df([detail for detail, _ in fetched])
+        if not include_removed:  # the levels from the whole history, then cut
+            df = frames.rebase_levels(df)
         return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
@@ -285,11 +287,6 @@ class TransactionMirror:
             ).fetchall()
             return [(json.loads(j), removed) for j, removed in fetched], origin_of(conn)
 
-    def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
-        fetched, origin = self._current("details", include_removed)
-        lines = frames.lines_df([detail for detail, _ in fetched])
-        return (lines if include_removed else frames.rebase_levels(lines)), origin
-
     def stock_history(
         self, item_ids: Iterable[int] | int | None = None, location_id: int | None = None
     ) -> pd.DataFrame:
@@ -304,16 +301,11 @@ class TransactionMirror:
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True
         """
-        if isinstance(item_ids, int):
-            item_ids = [item_ids]
-        lines, origin = self._lines(include_removed=False)
-        history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
-        return stamped(
-            history,
-            origin,
-            item_ids=None if item_ids is None else list(item_ids),
-            location_id=location_id,
-        )
+        if item_ids is not None:
+            item_ids = [item_ids] if isinstance(item_ids, int) else list(item_ids)
+        # the lines' provenance carried on, with what was asked
+        history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
+        return stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
         """One row per completed sync: when, kind, window, counts and requests sent. The
@@ -366,19 +358,14 @@ class TransactionMirror:
             return None, f"cannot read the file: {exc}"
 
     def __repr__(self) -> str:
-        i, problem = self._peek()
-        if i is None:
-            return f"TransactionMirror({str(self._path or '<default>')!r}, {problem})"
-        last = (
-            "never synced"
-            if i["last_sync"] is None
-            else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})"
-        )
-        return (
-            f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
-            f"(id {i['team_id']}), {i['transactions']} transactions, {i['lines']} lines, "
-            f"{last})"
-        )
+        i, state = self._peek()  # the path as given: a repr never opens the file for a team
+        if i is not None:
+            last = f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})"
+            state = (
+                f"team {i['team_name']!r} (id {i['team_id']}), {i['transactions']} transactions, "
+                f"{i['lines']} lines, {last if i['syncs'] else 'never synced'}"
+            )
+        return f"TransactionMirror({str(self._path or '<default>')!r}, {state})"
 
     def _repr_html_(self) -> str:
         i, problem = self._peek()
@@ -391,9 +378,30 @@ class TransactionMirror:
         return f"<b>TransactionMirror</b><table>{rows}</table>"
 
 
+def window_of(since: Any, until: Any, kind: Any) -> tuple:
+    """The client's ``since``/``until``/``type`` filters, checked (before any file is read):
+    ``(lo, hi, kind)``, the type one, several (a tuple) or None (all).
+
+    >>> lo, hi, kind = window_of("2026-10", "2026-10", ["out", "in"])
+    >>> str(lo), str(hi)[:19], kind                  # the type as the client's frames record it
+    ('2026-10-01 00:00:00+00:00', '2026-10-31 23:59:59', ('in', 'out'))
+    """
+    return *parse_window(since, until), check_tx_type(kind)
+
+
 def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
-    """The rows of ``df`` in the client's ``window`` (:func:`~invtools.mirror.filters.window_of`),
-    stamped with ``origin`` and what was asked for (``since``, ``until``, ``include_removed``)
-    and the type, as the client's frames record them."""
+    """The rows of ``df`` in the client's ``window`` (:func:`window_of`), stamped with
+    ``origin`` and what was asked for (``since``, ``until``, ``include_removed``) and the type,
+    as the client's frames record them."""
+    lo, hi, kind = window
+    keep = pd.Series(True, index=df.index)
+    if lo is not None:
+        keep &= df["transaction_time"] >= pd.Timestamp(lo)
+    if hi is not None:
+        keep &= df["transaction_time"] <= pd.Timestamp(hi)
+    if kind is not None:
+        keep &= df["type"].isin([kind] if isinstance(kind, str) else kind)
+    if not keep.all():
+        df = df[keep.to_numpy()].reset_index(drop=True)
     asked["include_removed"] = asked["include_removed"] or None
-    return stamped(within(df, *window), origin, type=window[2], **asked)
+    return stamped(df, origin, type=kind, **asked)

@@ -10,8 +10,8 @@ Connections are in autocommit mode otherwise.
 >>> init_schema(conn)
 >>> with write_transaction(conn):
 ...     set_meta(conn, team_name="Shop")
->>> get_meta(conn, "team_name"), get_meta(conn, "schema_version"), get_meta(conn, "nothing")
-('Shop', '1', None)
+>>> read_meta(conn)
+{'schema_version': '1', 'team_name': 'Shop'}
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [
     "peek",
     "init_schema",
     "write_transaction",
-    "get_meta",
+    "read_meta",
     "set_meta",
     "stage",
     "store_detail",
@@ -173,7 +173,7 @@ def inspect(path: Path) -> None:
     with connect(path, readonly=True) as conn:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        version = get_meta(conn, "schema_version") if "meta" in tables else None
+        version = read_meta(conn).get("schema_version") if "meta" in tables else None
     if app_id != APP_ID and (app_id != 0 or tables):
         raise ConfigError(
             f"{path} is a SQLite file but not an invtools transaction mirror; "
@@ -235,10 +235,9 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    """One value of the ``meta`` table (None when it is not set)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else row[0]
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The ``meta`` table as a dict."""
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:

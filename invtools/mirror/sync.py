@@ -30,7 +30,7 @@ from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import get_meta, set_meta, stage, store_detail, write_transaction
+from invtools.mirror.store import read_meta, set_meta, stage, store_detail, write_transaction
 
 __all__ = [
     "Walk",
@@ -193,7 +193,7 @@ def apply_staged(
         prev_newest = conn.execute(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
-        known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
+        known = read_meta(conn).get("newest_created_ms")  # when the newest row it knew was recorded
         prev_created = pd.NaT if known is None else ms_to_ts(int(known))
         differ = conn.execute(
             "SELECT s.id, s.revision, s.t_ms, s.row_json, t.revision, t.t_ms, t.removed_at, "
