@@ -51,8 +51,8 @@ detail already stored.
 What lives where:
 
 - :mod:`~invtools.mirror.store` -- the file: default path, schema and version, connection,
-  write transactions, meta, staging and storing a detail;
-- :mod:`~invtools.mirror.lock` -- one sync at a time: the per-file OS lock;
+  write transactions, one sync at a time (the per-file OS lock), meta, staging and storing a
+  detail;
 - :mod:`~invtools.mirror.claim` -- whose file it is (a client's team and service checked, a
   new file claimed), its frames' provenance and its summary;
 - :mod:`~invtools.mirror.sync` -- the four steps above;

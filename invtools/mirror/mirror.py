@@ -34,7 +34,6 @@ from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
 from invtools.mirror.claim import check_team, file_info, origin_of, stamped
-from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -198,7 +197,7 @@ class TransactionMirror:
             check_team(conn, path, client, team)  # before the lock file or anything is written
             # Two syncs of one file would share the staging table: the second one's re-walk
             # empties it under the first, whose apply step would then mark every row removed.
-            with sync_lock(path):
+            with store.sync_lock(path):
                 return run_sync(
                     conn, client, team=team, window=win, progress=progress, chains=chains
                 )

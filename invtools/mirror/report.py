@@ -25,14 +25,7 @@ import pandas as pd
 from invtools.frames import TIME_DTYPE
 from invtools.frames.columns import as_time
 
-__all__ = [
-    "CHANGE_KINDS",
-    "SyncReport",
-    "read_changes",
-    "ms_to_ts",
-    "fmt_time",
-    "fmt_window",
-]
+__all__ = ["CHANGE_KINDS", "SyncReport", "read_changes", "ms_to_ts", "fmt_time", "fmt_window"]
 
 #: What a change-log row can say about a transaction.
 #: ``backdated-new``: new, with a transaction time before the newest one the mirror held, i.e.
