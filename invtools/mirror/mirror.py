@@ -74,9 +74,8 @@ class TransactionMirror:
             )
         if path is None and client is None:
             raise ConfigError(
-                "TransactionMirror(None, client=None): give a path to read a "
-                "mirror offline, or a client so the per-team default file can "
-                "be found"
+                "TransactionMirror(None, client=None): give a path to read a mirror offline, "
+                "or a client so the per-team default file can be found"
             )
         self.client = client
         self._path = None if path is None else Path(path).expanduser()
@@ -91,14 +90,13 @@ class TransactionMirror:
     def path(self) -> Path:
         """The mirror's file (a default one is named after the team: known on first use)."""
         if not self._ready:  # first use: the team is asked for, and the file checked against it
-            client = self.client
-            assert client is not None
-            team = client.team()
+            assert self.client is not None
+            team = self.client.team()
             if self._path is None:
                 if team.id is None:
-                    raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
-                self._path = store.default_path(team.id, client.base_url)
-            self._open(client, team)
+                    raise ConfigError(f"the team of {self.client!r} has no id: give it a path")
+                self._path = store.default_path(team.id, self.client.base_url)
+            self._open(self.client, team)
             self._ready = True
         assert self._path is not None
         return self._path
@@ -188,9 +186,9 @@ class TransactionMirror:
         path = self.path  # first use: the file checked against the client's team
         if self.read_only:
             raise ConfigError(
-                f"{path} can only be read (a read-only file or folder): "
-                "reading it works offline, but a sync must write. Copy it to a "
-                "folder you may write to, or sync into a new file."
+                f"{path} can only be read (a read-only file or folder): reading it works offline, "
+                "but a sync must write. Copy it to a folder you may write to, or sync into a new "
+                "file."
             )
         team = client.team()
         with store.connect(path) as conn:  # a file removed since: a ConfigError

@@ -145,7 +145,7 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
             conn = peek(path)
         else:
             conn = sqlite3.connect(
-                _uri(path, mode="rw"), uri=True, isolation_level=None, timeout=30
+                _uri(path, "mode=rw"), uri=True, isolation_level=None, timeout=30
             )
         with contextlib.closing(conn):
             if not readonly:
@@ -160,8 +160,8 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
             ) from exc
         if isinstance(exc, sqlite3.DatabaseError) and (readonly or _DAMAGE.search(str(exc))):
             raise ConfigError(
-                f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
-                "mirror, or it is damaged: move it away and sync into a new file"
+                f"{path} is not a readable SQLite file ({exc}); it is not an invtools mirror, "
+                "or it is damaged: move it away and sync into a new file"
             ) from exc
         raise
 
@@ -205,13 +205,13 @@ def peek(path: Path) -> sqlite3.Connection:
     journals = [Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")]
     if any(journals) and not all(journals):
         raise sqlite3.OperationalError("another connection is opening or closing the file")
-    query = {"mode": "ro"} if any(journals) else {"mode": "ro", "immutable": 1}
-    return sqlite3.connect(_uri(path, **query), uri=True, isolation_level=None)
+    query = "mode=ro" if any(journals) else "mode=ro&immutable=1"
+    return sqlite3.connect(_uri(path, query), uri=True, isolation_level=None)
 
 
-def _uri(path: Path, **query: object) -> str:
+def _uri(path: Path, query: str) -> str:
     """The file's ``file:`` URI (percent-encoded, so any file name works) with ``query``."""
-    return Path(path).absolute().as_uri() + "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    return f"{Path(path).absolute().as_uri()}?{query}"
 
 
 def init_schema(conn: sqlite3.Connection) -> None:
