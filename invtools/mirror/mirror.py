@@ -19,7 +19,8 @@ import contextlib
 import html
 import json
 import os
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,6 @@ from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
-from invtools.mirror.claim import check_team, file_info, origin_of, stamped
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -84,7 +84,7 @@ class TransactionMirror:
         # Nothing is sent here (first use does it); without a client the file opens now.
         self._ready = client is None
         if client is None:
-            self._open(None, None)
+            self._open(None)
 
     @property
     def path(self) -> Path:
@@ -96,14 +96,14 @@ class TransactionMirror:
                 if team.id is None:
                     raise ConfigError(f"the team of {self.client!r} has no id: give it a path")
                 self._path = store.default_path(team.id, self.client.base_url)
-            self._open(self.client, team)
+            self._open(team)
             self._ready = True
         assert self._path is not None
         return self._path
 
-    def _open(self, client: Any, team: Any) -> None:
-        """Accept an existing file (read only) or make a new one; with a client, check the
-        file against its ``team`` and claim it (a new file only for a team that can sync)."""
+    def _open(self, team: Any) -> None:
+        """Accept an existing file (read only) or make a new one; with the client's ``team``,
+        check the file against it and claim it (a new file only for a team that can sync)."""
         path = self._path
         assert path is not None
         if path.is_dir():
@@ -130,7 +130,7 @@ class TransactionMirror:
             if not self.read_only:
                 store.init_schema(conn)
             if team is not None:
-                check_team(conn, path, client, team, claim=not self.read_only)
+                _check_team(conn, path, self.client, team, claim=not self.read_only)
 
     # ---- sync
 
@@ -192,7 +192,7 @@ class TransactionMirror:
             )
         team = client.team()
         with store.connect(path) as conn:  # a file removed since: a ConfigError
-            check_team(conn, path, client, team)  # before the lock file or anything is written
+            _check_team(conn, path, client, team)  # before the lock file or anything is written
             # Two syncs of one file would share the staging table: the second one's re-walk
             # empties it under the first, whose apply step would then mark every row removed.
             with store.sync_lock(path):
@@ -212,7 +212,7 @@ class TransactionMirror:
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return stamped(read_changes(conn), origin_of(conn))
+            return _stamped(read_changes(conn), store.origin_of(conn))
 
     def transactions_df(
         self,
@@ -282,7 +282,7 @@ class TransactionMirror:
                     JOIN {table} x ON x.id = t.id AND x.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC"""
             ).fetchall()
-            return [(json.loads(j), removed) for j, removed in fetched], origin_of(conn)
+            return [(json.loads(j), removed) for j, removed in fetched], store.origin_of(conn)
 
     def stock_history(
         self, item_ids: Iterable[int] | int | None = None, location_id: int | None = None
@@ -302,7 +302,7 @@ class TransactionMirror:
             item_ids = [item_ids] if isinstance(item_ids, int) else list(item_ids)
         # the lines' provenance carried on, with what was asked
         history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
-        return stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
+        return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
         """One row per completed sync: when, kind, window, counts and requests sent. The
@@ -314,7 +314,7 @@ class TransactionMirror:
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
-            origin = origin_of(conn)
+            origin = store.origin_of(conn)
         for col in ("started_at", "finished_at"):
             df[col] = as_time(df[col].tolist())
         df = df.astype(
@@ -325,7 +325,7 @@ class TransactionMirror:
                 "cutoff_ms": "Int64",
             }
         )
-        return stamped(df, origin)
+        return _stamped(df, origin)
 
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.
@@ -339,7 +339,7 @@ class TransactionMirror:
          'interrupted_sync_pending']
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return file_info(self.path, conn)
+            return store.file_info(self.path, conn)
 
     def _peek(self) -> tuple[dict | None, str | None]:
         """:meth:`info` for a display, read without creating or changing any file, never
@@ -348,7 +348,7 @@ class TransactionMirror:
             return None, "the team's default file, found on first use"
         try:
             with contextlib.closing(store.peek(self._path)) as conn:
-                return file_info(self._path, conn), None
+                return store.file_info(self._path, conn), None
         except FileNotFoundError:
             return None, "file missing"
         except Exception as exc:  # noqa: BLE001 - a display must not raise
@@ -373,6 +373,45 @@ class TransactionMirror:
             for k, v in shown.items()
         )
         return f"<b>TransactionMirror</b><table>{rows}</table>"
+
+
+def _check_team(
+    conn: sqlite3.Connection, path: Path, client: Any, team: Any, *, claim: bool = True
+) -> None:
+    """Refuse a client of another service or team; then claim the file for this one
+    (a Location-mode team only: nothing is written for a team that cannot sync, nor with
+    ``claim=False``)."""
+    stored = store.read_meta(conn)
+    meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
+    whose = f"{path} mirrors team {stored.get('team_name')!r}"
+    if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
+        raise ConfigError(
+            f"{whose} of the API at {stored['base_url']}, but this client talks to "
+            f"{meta['base_url']}. Use another file for that service, e.g. "
+            "TransactionMirror(None, client) for its default file."
+        )
+    if stored.get("team_id", meta["team_id"]) != meta["team_id"]:
+        raise ConfigError(
+            f"{whose} (id {stored['team_id']}), but this client's token belongs to team "
+            f"{team.name!r} (id {team.id}). Use another file for that team, e.g. "
+            "TransactionMirror(None, client) for its default file."
+        )
+    # The client's own TeamModeError, naming the team, its mode and what works.
+    require_locations(team, TXS_PATH)
+    # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
+    # file claimed before it was recorded.
+    if "team_id" not in stored:
+        meta["team_mode"] = str(getattr(team, "mode", ""))
+    changed = {k: v for k, v in meta.items() if stored.get(k) != v}
+    if claim and changed:
+        with store.write_transaction(conn):
+            store.set_meta(conn, **changed)
+
+
+def _stamped(df: pd.DataFrame, origin: Provenance | Mapping, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` (or a frame's ``attrs``) with what
+    was asked (``filters``, None values left out) and the rows returned."""
+    return frames.with_provenance(df, origin, filters=filters, rows=len(df))
 
 
 def window_of(since: Any, until: Any, kind: Any) -> tuple:
@@ -401,4 +440,4 @@ def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> p
     if not keep.all():
         df = df[keep.to_numpy()].reset_index(drop=True)
     asked["include_removed"] = asked["include_removed"] or None
-    return stamped(df, origin, type=kind, **asked)
+    return _stamped(df, origin, type=kind, **asked)

@@ -1,6 +1,6 @@
 """The mirror file itself: where it lives, its SQLite schema and version, how it is opened
-and written, one sync at a time (:func:`sync_lock`). Knows nothing of the API: it stores what
-it is given.
+and written, one sync at a time (:func:`sync_lock`), and what it holds (the provenance of its
+rows, its summary). Knows nothing of the API: it stores what it is given.
 
 Every write goes through :func:`write_transaction`, so what is atomic is visible at the call.
 Connections are in autocommit mode otherwise.
@@ -12,6 +12,8 @@ Connections are in autocommit mode otherwise.
 ...     set_meta(conn, team_name="Shop")
 >>> read_meta(conn)
 {'schema_version': '1', 'team_name': 'Shop'}
+>>> origin_of(conn).source, file_info(Path("m.sqlite"), conn)["syncs"]
+('mirror', 0)
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
+
+from invtools._types import TXS_PATH
 from invtools.errors import ConfigError, LockedError
-from invtools.frames.provenance import utc_stamp
+from invtools.frames.provenance import Provenance, utc_stamp
 
 __all__ = [
     "APP_ID",
@@ -41,6 +46,8 @@ __all__ = [
     "sync_lock",
     "read_meta",
     "set_meta",
+    "origin_of",
+    "file_info",
     "stage",
     "store_detail",
 ]
@@ -295,6 +302,54 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     """Set ``meta`` values; call inside :func:`write_transaction`."""
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+
+# ------------------------------------------------------------------------------ what it holds
+
+
+def origin_of(conn: sqlite3.Connection) -> Provenance:
+    """Whose rows these are and how fresh: the file's team and service, and when its
+    last sync finished."""
+    meta = read_meta(conn)
+    finished, started = conn.execute(
+        "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
+    ).fetchone() or (None, None)
+    return Provenance(
+        source="mirror",
+        team_id=int(meta["team_id"]) if "team_id" in meta else None,
+        team_name=meta.get("team_name"),
+        base_url=meta.get("base_url"),
+        endpoint=TXS_PATH,
+        fetched_at=finished,
+        data_as_of=None if started is None else pd.Timestamp(started).to_pydatetime(),
+    )
+
+
+def file_info(path: Path, conn: sqlite3.Connection) -> dict:
+    """What :meth:`TransactionMirror.info` says, read from ``conn``."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    last = conn.execute("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")
+    origin = origin_of(conn)
+    return {
+        "path": str(path),
+        "team_id": origin.team_id,
+        "team_name": origin.team_name,
+        "base_url": origin.base_url,
+        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL"),
+        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL"),
+        "lines": one(
+            "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+            "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+            "WHERE t.removed_at IS NULL"
+        ),
+        "revisions": one("SELECT count(*) FROM revisions"),
+        "syncs": one("SELECT count(*) FROM syncs"),
+        "last_sync": None if last is None else pd.Timestamp(last[0]),
+        "last_sync_kind": None if last is None else last[1],
+        "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
+        "interrupted_sync_pending": one("SELECT count(*) FROM staging") > 0,
+    }
 
 
 # ------------------------------------------------------------------------------ what a sync writes
