@@ -16,7 +16,6 @@ sync finished, and ``data_as_of``, when it started walking the list -- how fresh
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import sqlite3
@@ -367,12 +366,8 @@ class TransactionMirror:
     def _repr_html_(self) -> str:
         i, problem = self._peek()
         shown = i if i is not None else {"path": str(self._path or "<default>"), "problem": problem}
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in shown.items()
-        )
-        return f"<b>TransactionMirror</b><table>{rows}</table>"
+        table = pd.Series(shown, dtype=object).to_frame().to_html(header=False)  # escaped
+        return f"<b>TransactionMirror</b>{table}"
 
 
 def _check_team(

@@ -147,8 +147,7 @@ class SyncReport:
         return (self.finished_at - self.started_at).total_seconds()
 
     def _lines(self) -> list[str]:
-        what = "Full sync" if self.kind == "full" else "Window sync"
-        head = f"{what} of team {self.team_name!r} (id {self.team_id})"
+        head = f"{self.kind.title()} sync of team {self.team_name!r} (id {self.team_id})"
         if self.window is not None:
             head += (
                 f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"

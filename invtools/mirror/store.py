@@ -35,8 +35,6 @@ from invtools.errors import ConfigError, LockedError
 from invtools.frames.provenance import Provenance, utc_stamp
 
 __all__ = [
-    "APP_ID",
-    "SCHEMA_VERSION",
     "default_path",
     "connect",
     "inspect",
