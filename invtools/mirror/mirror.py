@@ -89,12 +89,13 @@ class TransactionMirror:
     def path(self) -> Path:
         """The mirror's file (a default one is named after the team: known on first use)."""
         if not self._ready:  # first use: the team is asked for, and the file checked against it
-            assert self.client is not None
-            team = self.client.team()
+            client = self.client
+            assert client is not None
+            team = client.team()
             if self._path is None:
                 if team.id is None:
-                    raise ConfigError(f"the team of {self.client!r} has no id: give it a path")
-                self._path = store.default_path(team.id, self.client.base_url)
+                    raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
+                self._path = store.default_path(team.id, client.base_url)
             self._open(team)
             self._ready = True
         assert self._path is not None
