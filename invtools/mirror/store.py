@@ -1,6 +1,6 @@
 """The mirror file itself: where it lives, its SQLite schema and version, how it is opened
 and written, one sync at a time (:func:`sync_lock`), and what it holds (the provenance of its
-rows, its summary). Knows nothing of the API: it stores what it is given.
+rows, its summary). It never talks to the API: it stores what it is given.
 
 Every write goes through :func:`write_transaction`, so what is atomic is visible at the call.
 Connections are in autocommit mode otherwise.
