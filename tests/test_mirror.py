@@ -503,6 +503,15 @@ def test_repr_reads_the_file_and_changes_nothing(mirror):
     other.close()
 
 
+def test_repr_of_a_mirror_not_used_yet_sends_nothing(sb, mirror, tmp_path):
+    # Its repr read the file and then asked for the team (its first use) to show the path.
+    (tmp_path / "fresh").mkdir()
+    with make_client(sb, tmp_path / "fresh") as fresh_client:
+        fresh = TransactionMirror(mirror.path, fresh_client)
+        sb.clear_log()
+        assert f"{SIZE} transactions" in repr(fresh) and sb.requests == []
+
+
 def test_repr_of_a_removed_file_says_so_and_makes_no_file(mirror):
     folder = mirror.path.parent
     for f in folder.glob(mirror.path.name + "*"):

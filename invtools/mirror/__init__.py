@@ -51,15 +51,14 @@ detail already stored.
 What lives where:
 
 - :mod:`~invtools.mirror.store` -- the file: default path, schema and version, connection,
-  write transactions, meta, staging and storing a detail;
-- :mod:`~invtools.mirror.lock` -- one sync at a time: the per-file OS lock;
-- :mod:`~invtools.mirror.claim` -- whose file it is (a client's team and service checked, a
-  new file claimed), its frames' provenance and its summary;
-- :mod:`~invtools.mirror.filters` -- the client's ``since``/``until``/``type`` on its frames;
+  write transactions, one sync at a time (the per-file OS lock), meta, its frames' provenance
+  and its summary, staging and storing a detail;
 - :mod:`~invtools.mirror.sync` -- the four steps above;
 - :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
-- :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team,
-  ``sync()``, and the offline reading methods (frames carry a ``source="mirror"`` provenance).
+- :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team
+  (its team and service checked, a new file claimed), ``sync()``, and the offline reading
+  methods (the client's ``since``/``until``/``type`` on its frames, which carry a
+  ``source="mirror"`` provenance).
 
 May import :mod:`invtools.api` (the client, used through its public methods only),
 :mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``);

@@ -16,10 +16,10 @@ sync finished, and ``data_as_of``, when it started walking the list -- how fresh
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +27,12 @@ import pandas as pd
 
 from invtools import frames
 from invtools._files import private_file
-from invtools._types import TXS_PATH, parse_duration
+from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_window
 from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
 from invtools.mirror import store
-from invtools.mirror.claim import check_team, file_info, origin_of, stamped
-from invtools.mirror.filters import window_of, within
-from invtools.mirror.lock import sync_lock
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -76,9 +73,8 @@ class TransactionMirror:
             )
         if path is None and client is None:
             raise ConfigError(
-                "TransactionMirror(None, client=None): give a path to read a "
-                "mirror offline, or a client so the per-team default file can "
-                "be found"
+                "TransactionMirror(None, client=None): give a path to read a mirror offline, "
+                "or a client so the per-team default file can be found"
             )
         self.client = client
         self._path = None if path is None else Path(path).expanduser()
@@ -87,7 +83,7 @@ class TransactionMirror:
         # Nothing is sent here (first use does it); without a client the file opens now.
         self._ready = client is None
         if client is None:
-            self._open(None, None)
+            self._open(None)
 
     @property
     def path(self) -> Path:
@@ -100,14 +96,14 @@ class TransactionMirror:
                 if team.id is None:
                     raise ConfigError(f"the team of {client!r} has no id: give the mirror a path")
                 self._path = store.default_path(team.id, client.base_url)
-            self._open(client, team)
+            self._open(team)
             self._ready = True
         assert self._path is not None
         return self._path
 
-    def _open(self, client: Any, team: Any) -> None:
-        """Accept an existing file (read only) or make a new one; with a client, check the
-        file against its ``team`` and claim it (a new file only for a team that can sync)."""
+    def _open(self, team: Any) -> None:
+        """Accept an existing file (read only) or make a new one; with the client's ``team``,
+        check the file against it and claim it (a new file only for a team that can sync)."""
         path = self._path
         assert path is not None
         if path.is_dir():
@@ -134,7 +130,7 @@ class TransactionMirror:
             if not self.read_only:
                 store.init_schema(conn)
             if team is not None:
-                check_team(conn, path, client, team, claim=not self.read_only)
+                _check_team(conn, path, self.client, team, claim=not self.read_only)
 
     # ---- sync
 
@@ -190,16 +186,16 @@ class TransactionMirror:
         path = self.path  # first use: the file checked against the client's team
         if self.read_only:
             raise ConfigError(
-                f"{path} can only be read (a read-only file or folder): "
-                "reading it works offline, but a sync must write. Copy it to a "
-                "folder you may write to, or sync into a new file."
+                f"{path} can only be read (a read-only file or folder): reading it works offline, "
+                "but a sync must write. Copy it to a folder you may write to, or sync into a new "
+                "file."
             )
         team = client.team()
         with store.connect(path) as conn:  # a file removed since: a ConfigError
-            check_team(conn, path, client, team)  # before the lock file or anything is written
+            _check_team(conn, path, client, team)  # before the lock file or anything is written
             # Two syncs of one file would share the staging table: the second one's re-walk
             # empties it under the first, whose apply step would then mark every row removed.
-            with sync_lock(path):
+            with store.sync_lock(path):
                 return run_sync(
                     conn, client, team=team, window=win, progress=progress, chains=chains
                 )
@@ -216,7 +212,7 @@ class TransactionMirror:
         {'new': ..., 'backdated-new': 0, 'edited': 0, 'removed': 0, 'restored': 0}
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return stamped(read_changes(conn), origin_of(conn))
+            return _stamped(read_changes(conn), store.origin_of(conn))
 
     def transactions_df(
         self,
@@ -269,7 +265,10 @@ class TransactionMirror:
         True
         """
         window = window_of(since, until, type)
-        df, origin = self._lines(include_removed)  # levels from the whole history, then cut
+        fetched, origin = self._current("details", include_removed)
+        df = frames.lines_df([detail for detail, _ in fetched])
+        if not include_removed:  # the levels from the whole history, then cut
+            df = frames.rebase_levels(df)
         return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
@@ -283,12 +282,7 @@ class TransactionMirror:
                     JOIN {table} x ON x.id = t.id AND x.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC"""
             ).fetchall()
-            return [(json.loads(j), removed) for j, removed in fetched], origin_of(conn)
-
-    def _lines(self, include_removed: bool) -> tuple[pd.DataFrame, Provenance]:
-        fetched, origin = self._current("details", include_removed)
-        lines = frames.lines_df([detail for detail, _ in fetched])
-        return (lines if include_removed else frames.rebase_levels(lines)), origin
+            return [(json.loads(j), removed) for j, removed in fetched], store.origin_of(conn)
 
     def stock_history(
         self, item_ids: Iterable[int] | int | None = None, location_id: int | None = None
@@ -304,16 +298,11 @@ class TransactionMirror:
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True
         """
-        if isinstance(item_ids, int):
-            item_ids = [item_ids]
-        lines, origin = self._lines(include_removed=False)
-        history = frames.stock_history(lines, item_ids=item_ids, location_id=location_id)
-        return stamped(
-            history,
-            origin,
-            item_ids=None if item_ids is None else list(item_ids),
-            location_id=location_id,
-        )
+        if item_ids is not None:
+            item_ids = [item_ids] if isinstance(item_ids, int) else list(item_ids)
+        # the lines' provenance carried on, with what was asked
+        history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
+        return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
         """One row per completed sync: when, kind, window, counts and requests sent. The
@@ -325,7 +314,7 @@ class TransactionMirror:
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
-            origin = origin_of(conn)
+            origin = store.origin_of(conn)
         for col in ("started_at", "finished_at"):
             df[col] = as_time(df[col].tolist())
         df = df.astype(
@@ -336,7 +325,7 @@ class TransactionMirror:
                 "cutoff_ms": "Int64",
             }
         )
-        return stamped(df, origin)
+        return _stamped(df, origin)
 
     def info(self) -> dict:
         """Team, counts and the last sync, read from the file.
@@ -350,7 +339,7 @@ class TransactionMirror:
          'interrupted_sync_pending']
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
-            return file_info(self.path, conn)
+            return store.file_info(self.path, conn)
 
     def _peek(self) -> tuple[dict | None, str | None]:
         """:meth:`info` for a display, read without creating or changing any file, never
@@ -359,41 +348,92 @@ class TransactionMirror:
             return None, "the team's default file, found on first use"
         try:
             with contextlib.closing(store.peek(self._path)) as conn:
-                return file_info(self._path, conn), None
+                return store.file_info(self._path, conn), None
         except FileNotFoundError:
             return None, "file missing"
         except Exception as exc:  # noqa: BLE001 - a display must not raise
             return None, f"cannot read the file: {exc}"
 
     def __repr__(self) -> str:
-        i, problem = self._peek()
-        if i is None:
-            return f"TransactionMirror({str(self._path or '<default>')!r}, {problem})"
-        last = (
-            "never synced"
-            if i["last_sync"] is None
-            else f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})"
-        )
-        return (
-            f"TransactionMirror({str(self.path)!r}, team {i['team_name']!r} "
-            f"(id {i['team_id']}), {i['transactions']} transactions, {i['lines']} lines, "
-            f"{last})"
-        )
+        i, state = self._peek()  # the path as given: a repr never opens the file for a team
+        if i is not None:
+            last = f"last sync {fmt_time(i['last_sync'])} ({i['last_sync_kind']})"
+            state = (
+                f"team {i['team_name']!r} (id {i['team_id']}), {i['transactions']} transactions, "
+                f"{i['lines']} lines, {last if i['syncs'] else 'never synced'}"
+            )
+        return f"TransactionMirror({str(self._path or '<default>')!r}, {state})"
 
     def _repr_html_(self) -> str:
         i, problem = self._peek()
         shown = i if i is not None else {"path": str(self._path or "<default>"), "problem": problem}
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in shown.items()
+        table = pd.Series(shown, dtype=object).to_frame().to_html(header=False)  # escaped
+        return f"<b>TransactionMirror</b>{table}"
+
+
+def _check_team(
+    conn: sqlite3.Connection, path: Path, client: Any, team: Any, *, claim: bool = True
+) -> None:
+    """Refuse a client of another service or team; then claim the file for this one
+    (a Location-mode team only: nothing is written for a team that cannot sync, nor with
+    ``claim=False``)."""
+    stored = store.read_meta(conn)
+    meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
+    whose = f"{path} mirrors team {stored.get('team_name')!r}"
+    if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
+        raise ConfigError(
+            f"{whose} of the API at {stored['base_url']}, but this client talks to "
+            f"{meta['base_url']}. Use another file for that service, e.g. "
+            "TransactionMirror(None, client) for its default file."
         )
-        return f"<b>TransactionMirror</b><table>{rows}</table>"
+    if stored.get("team_id", meta["team_id"]) != meta["team_id"]:
+        raise ConfigError(
+            f"{whose} (id {stored['team_id']}), but this client's token belongs to team "
+            f"{team.name!r} (id {team.id}). Use another file for that team, e.g. "
+            "TransactionMirror(None, client) for its default file."
+        )
+    # The client's own TeamModeError, naming the team, its mode and what works.
+    require_locations(team, TXS_PATH)
+    # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
+    # file claimed before it was recorded.
+    if "team_id" not in stored:
+        meta["team_mode"] = str(getattr(team, "mode", ""))
+    changed = {k: v for k, v in meta.items() if stored.get(k) != v}
+    if claim and changed:
+        with store.write_transaction(conn):
+            store.set_meta(conn, **changed)
+
+
+def _stamped(df: pd.DataFrame, origin: Provenance | Mapping, **filters: Any) -> pd.DataFrame:
+    """``df`` with its provenance in ``attrs``: ``origin`` (or a frame's ``attrs``) with what
+    was asked (``filters``, None values left out) and the rows returned."""
+    return frames.with_provenance(df, origin, filters=filters, rows=len(df))
+
+
+def window_of(since: Any, until: Any, kind: Any) -> tuple:
+    """The client's ``since``/``until``/``type`` filters, checked (before any file is read):
+    ``(lo, hi, kind)``, the type one, several (a tuple) or None (all).
+
+    >>> lo, hi, kind = window_of("2026-10", "2026-10", ["out", "in"])
+    >>> str(lo), str(hi)[:19], kind                  # the type as the client's frames record it
+    ('2026-10-01 00:00:00+00:00', '2026-10-31 23:59:59', ('in', 'out'))
+    """
+    return *parse_window(since, until), check_tx_type(kind)
 
 
 def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
-    """The rows of ``df`` in the client's ``window`` (:func:`~invtools.mirror.filters.window_of`),
-    stamped with ``origin`` and what was asked for (``since``, ``until``, ``include_removed``)
-    and the type, as the client's frames record them."""
+    """The rows of ``df`` in the client's ``window`` (:func:`window_of`), stamped with
+    ``origin`` and what was asked for (``since``, ``until``, ``include_removed``) and the type,
+    as the client's frames record them."""
+    lo, hi, kind = window
+    keep = pd.Series(True, index=df.index)
+    if lo is not None:
+        keep &= df["transaction_time"] >= pd.Timestamp(lo)
+    if hi is not None:
+        keep &= df["transaction_time"] <= pd.Timestamp(hi)
+    if kind is not None:
+        keep &= df["type"].isin([kind] if isinstance(kind, str) else kind)
+    if not keep.all():
+        df = df[keep.to_numpy()].reset_index(drop=True)
     asked["include_removed"] = asked["include_removed"] or None
-    return stamped(within(df, *window), origin, type=window[2], **asked)
+    return _stamped(df, origin, type=kind, **asked)

@@ -25,14 +25,7 @@ import pandas as pd
 from invtools.frames import TIME_DTYPE
 from invtools.frames.columns import as_time
 
-__all__ = [
-    "CHANGE_KINDS",
-    "SyncReport",
-    "read_changes",
-    "ms_to_ts",
-    "fmt_time",
-    "fmt_window",
-]
+__all__ = ["CHANGE_KINDS", "SyncReport", "read_changes", "ms_to_ts", "fmt_time", "fmt_window"]
 
 #: What a change-log row can say about a transaction.
 #: ``backdated-new``: new, with a transaction time before the newest one the mirror held, i.e.
@@ -154,8 +147,7 @@ class SyncReport:
         return (self.finished_at - self.started_at).total_seconds()
 
     def _lines(self) -> list[str]:
-        what = "Full sync" if self.kind == "full" else "Window sync"
-        head = f"{what} of team {self.team_name!r} (id {self.team_id})"
+        head = f"{self.kind.title()} sync of team {self.team_name!r} (id {self.team_id})"
         if self.window is not None:
             head += (
                 f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"

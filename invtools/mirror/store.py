@@ -1,6 +1,6 @@
 """The mirror file itself: where it lives, its SQLite schema and version, how it is opened
-and written (one sync at a time: :mod:`invtools.mirror.lock`). Knows nothing of the API: it
-stores what it is given.
+and written, one sync at a time (:func:`sync_lock`), and what it holds (the provenance of its
+rows, its summary). It never talks to the API: it stores what it is given.
 
 Every write goes through :func:`write_transaction`, so what is atomic is visible at the call.
 Connections are in autocommit mode otherwise.
@@ -10,8 +10,10 @@ Connections are in autocommit mode otherwise.
 >>> init_schema(conn)
 >>> with write_transaction(conn):
 ...     set_meta(conn, team_name="Shop")
->>> get_meta(conn, "team_name"), get_meta(conn, "schema_version"), get_meta(conn, "nothing")
-('Shop', '1', None)
+>>> read_meta(conn)
+{'schema_version': '1', 'team_name': 'Shop'}
+>>> origin_of(conn).source, file_info(Path("m.sqlite"), conn)["syncs"]
+('mirror', 0)
 """
 
 from __future__ import annotations
@@ -19,25 +21,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from invtools.errors import ConfigError
-from invtools.frames.provenance import utc_stamp
+import pandas as pd
+
+from invtools._types import TXS_PATH
+from invtools.errors import ConfigError, LockedError
+from invtools.frames.provenance import Provenance, utc_stamp
 
 __all__ = [
-    "APP_ID",
-    "SCHEMA_VERSION",
     "default_path",
     "connect",
     "inspect",
     "peek",
     "init_schema",
     "write_transaction",
-    "get_meta",
+    "sync_lock",
+    "read_meta",
     "set_meta",
+    "origin_of",
+    "file_info",
     "stage",
     "store_detail",
 ]
@@ -142,7 +150,7 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
             conn = peek(path)
         else:
             conn = sqlite3.connect(
-                _uri(path, mode="rw"), uri=True, isolation_level=None, timeout=30
+                _uri(path, "mode=rw"), uri=True, isolation_level=None, timeout=30
             )
         with contextlib.closing(conn):
             if not readonly:
@@ -157,8 +165,8 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
             ) from exc
         if isinstance(exc, sqlite3.DatabaseError) and (readonly or _DAMAGE.search(str(exc))):
             raise ConfigError(
-                f"{path} is not a readable SQLite file ({exc}); it is not an invtools "
-                "mirror, or it is damaged: move it away and sync into a new file"
+                f"{path} is not a readable SQLite file ({exc}); it is not an invtools mirror, "
+                "or it is damaged: move it away and sync into a new file"
             ) from exc
         raise
 
@@ -173,7 +181,7 @@ def inspect(path: Path) -> None:
     with connect(path, readonly=True) as conn:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        version = get_meta(conn, "schema_version") if "meta" in tables else None
+        version = read_meta(conn).get("schema_version") if "meta" in tables else None
     if app_id != APP_ID and (app_id != 0 or tables):
         raise ConfigError(
             f"{path} is a SQLite file but not an invtools transaction mirror; "
@@ -202,13 +210,13 @@ def peek(path: Path) -> sqlite3.Connection:
     journals = [Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")]
     if any(journals) and not all(journals):
         raise sqlite3.OperationalError("another connection is opening or closing the file")
-    query = {"mode": "ro"} if any(journals) else {"mode": "ro", "immutable": 1}
-    return sqlite3.connect(_uri(path, **query), uri=True, isolation_level=None)
+    query = "mode=ro" if any(journals) else "mode=ro&immutable=1"
+    return sqlite3.connect(_uri(path, query), uri=True, isolation_level=None)
 
 
-def _uri(path: Path, **query: object) -> str:
+def _uri(path: Path, query: str) -> str:
     """The file's ``file:`` URI (percent-encoded, so any file name works) with ``query``."""
-    return Path(path).absolute().as_uri() + "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    return f"{Path(path).absolute().as_uri()}?{query}"
 
 
 def init_schema(conn: sqlite3.Connection) -> None:
@@ -235,15 +243,111 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    """One value of the ``meta`` table (None when it is not set)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else row[0]
+if sys.platform == "win32":  # pragma: no cover - the file's first byte
+    import msvcrt
+
+    def _lock(fd: int, *, take: bool) -> None:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK if take else msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int, *, take: bool) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if take else fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def sync_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive, non-blocking OS lock on ``<path>.lock`` for the block, or raise
+    :class:`~invtools.errors.LockedError` if another sync (any process or thread) holds it.
+    The OS drops the lock when its holder dies, so a killed sync never leaves the file
+    locked. The lock file is left in place: removing it would let a waiting opener lock an
+    unlinked file.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "shop.sqlite"
+    ...     with sync_lock(path):
+    ...         try:
+    ...             with sync_lock(path):
+    ...                 pass
+    ...         except LockedError as err:
+    ...             print(type(err).__name__, sorted(p.name for p in Path(tmp).iterdir()))
+    LockedError ['shop.sqlite.lock']
+    """
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        try:
+            _lock(fd, take=True)
+        except (BlockingIOError, PermissionError):  # held: EWOULDBLOCK (POSIX), EACCES (Windows)
+            raise LockedError(
+                f"another sync of this mirror is running ({path}); wait for it to finish, "
+                "then sync again"
+            ) from None
+        try:
+            yield
+        finally:
+            _lock(fd, take=False)
+    finally:
+        os.close(fd)
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The ``meta`` table as a dict."""
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     """Set ``meta`` values; call inside :func:`write_transaction`."""
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+
+# ------------------------------------------------------------------------------ what it holds
+
+
+def origin_of(conn: sqlite3.Connection) -> Provenance:
+    """Whose rows these are and how fresh: the file's team and service, and when its
+    last sync finished."""
+    meta = read_meta(conn)
+    finished, started = conn.execute(
+        "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
+    ).fetchone() or (None, None)
+    return Provenance(
+        source="mirror",
+        team_id=int(meta["team_id"]) if "team_id" in meta else None,
+        team_name=meta.get("team_name"),
+        base_url=meta.get("base_url"),
+        endpoint=TXS_PATH,
+        fetched_at=finished,
+        data_as_of=None if started is None else pd.Timestamp(started).to_pydatetime(),
+    )
+
+
+def file_info(path: Path, conn: sqlite3.Connection) -> dict:
+    """What :meth:`TransactionMirror.info` says, read from ``conn``."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    last = conn.execute("SELECT finished_at, kind FROM syncs ORDER BY id DESC LIMIT 1").fetchone()
+    last_full = one("SELECT max(finished_at) FROM syncs WHERE kind = 'full'")
+    origin = origin_of(conn)
+    return {
+        "path": str(path),
+        "team_id": origin.team_id,
+        "team_name": origin.team_name,
+        "base_url": origin.base_url,
+        "transactions": one("SELECT count(*) FROM transactions WHERE removed_at IS NULL"),
+        "removed": one("SELECT count(*) FROM transactions WHERE removed_at IS NOT NULL"),
+        "lines": one(
+            "SELECT coalesce(sum(d.line_count), 0) FROM transactions t "
+            "JOIN details d ON d.id = t.id AND d.revision = t.revision "
+            "WHERE t.removed_at IS NULL"
+        ),
+        "revisions": one("SELECT count(*) FROM revisions"),
+        "syncs": one("SELECT count(*) FROM syncs"),
+        "last_sync": None if last is None else pd.Timestamp(last[0]),
+        "last_sync_kind": None if last is None else last[1],
+        "last_full_sync": None if last_full is None else pd.Timestamp(last_full),
+        "interrupted_sync_pending": one("SELECT count(*) FROM staging") > 0,
+    }
 
 
 # ------------------------------------------------------------------------------ what a sync writes

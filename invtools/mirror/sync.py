@@ -30,16 +30,9 @@ from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
-from invtools.mirror.store import get_meta, set_meta, stage, store_detail, write_transaction
+from invtools.mirror.store import read_meta, set_meta, stage, store_detail, write_transaction
 
-__all__ = [
-    "Walk",
-    "run_sync",
-    "walk_list",
-    "fetch_new_details",
-    "check_unseen",
-    "apply_staged",
-]
+__all__ = ["Walk", "run_sync", "walk_list", "fetch_new_details", "check_unseen", "apply_staged"]
 
 # Staged rows that differ from the file (new, a new revision, or seen again after their
 # removal), with the stored revision's row (``t``, ``r``) where there is one.
@@ -193,7 +186,7 @@ def apply_staged(
         prev_newest = conn.execute(
             "SELECT max(t_ms) FROM transactions WHERE removed_at IS NULL"
         ).fetchone()[0]
-        known = get_meta(conn, "newest_created_ms")  # when the newest row it knew was recorded
+        known = read_meta(conn).get("newest_created_ms")  # when the newest row it knew was recorded
         prev_created = pd.NaT if known is None else ms_to_ts(int(known))
         differ = conn.execute(
             "SELECT s.id, s.revision, s.t_ms, s.row_json, t.revision, t.t_ms, t.removed_at, "
@@ -228,6 +221,8 @@ def apply_staged(
             changes.append([sync_id, tid, change, old_rev, rev, old_q, qty, old_ms, ms])
         for tid, rev, ms, qty, _ in unseen:
             changes.append([sync_id, tid, "removed", rev, None, qty, None, ms, None])
+        for logged, flag in zip(changes, shown["backdated"], strict=True):
+            logged.append(None if pd.isna(flag) else bool(flag))
         new = sum(c[2] in ("new", "backdated-new") for c in changes)
         unchanged = conn.execute("SELECT count(*) FROM staging").fetchone()[0] - len(differ)
         n = dict(new=new, changed=len(differ) - new, removed=len(unseen), unchanged=unchanged)
@@ -243,13 +238,7 @@ def apply_staged(
             "UPDATE transactions SET removed_at = ?, removed_sync = ? WHERE id = ?",
             [(finished, sync_id, row[0]) for row in unseen],
         )
-        conn.executemany(
-            "INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                [*c, None if pd.isna(b) else bool(b)]
-                for c, b in zip(changes, shown["backdated"], strict=True)
-            ],
-        )
+        conn.executemany("INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", changes)
         span = None if window is None else window.total_seconds()
         run = dict(id=sync_id, started_at=started.isoformat(), finished_at=finished, kind=kind)
         conn.execute(
