@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 import pytest
 
@@ -917,3 +918,48 @@ def test_one_row_out_of_order_does_not_end_a_window_walk():
     assert rows_of_walk(Walk(fetch, spec, store=MemoryStore("rows"))) == want
     got = [page.rows for page in Walk(fetch, spec, store=MemoryStore("pages"), pages=True)]
     assert [(r["id"], r["revision"]) for rows in got for r in rows] == want
+
+
+class _Bar:
+    """What a progress bar was told: made with ``kw``, at ``n`` pages, closed or not."""
+
+    made: ClassVar[list[_Bar]] = []
+
+    def __init__(self, **kw) -> None:
+        self.kw, self.n, self.closed = kw, kw.get("initial", 0), False
+        _Bar.made.append(self)
+
+    def update(self, k: int) -> None:
+        self.n += k
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("chains", [1, 8])
+def test_a_long_walk_shows_a_bar_of_its_pages_after_the_first_few_and_closes_it(
+    monkeypatch, chains
+):
+    """What mutation testing found no test checked: the bar's name, unit and count."""
+    monkeypatch.setattr("invtools.api.walk.progress_bar", _Bar)
+    _Bar.made.clear()
+    fake = FakeList(make_rows(95))
+    walk = Walk(fake, SPEC, store=Kept(), chains=chains, split=True, progress=True, desc="txs")
+    assert rows_of_walk(walk) == fake.truth()
+    (bar,) = _Bar.made
+    assert bar.kw["desc"] == "txs" and bar.kw["unit"] == " pages"
+    assert bar.n == walk.pages == len(fake.calls) and bar.closed
+    quiet = Walk(FakeList(make_rows(95)), SPEC, store=Kept(), chains=chains, split=True)
+    short = Walk(FakeList(make_rows(25)), SPEC, store=Kept(), progress=True)  # 3 pages
+    assert rows_of_walk(quiet) and rows_of_walk(short) and len(_Bar.made) == 1
+
+
+def test_a_walk_made_with_the_engines_defaults():
+    """One chain, rows (not pages), no bar, a record replayed when young enough."""
+    fake, kept = FakeList(make_rows(45)), Kept()
+    first = Walk(fake, SPEC, store=kept)
+    rows = list(first)
+    assert [(r["id"], r["revision"]) for r in rows] == fake.truth()
+    assert first.plan == Plan() and isinstance(rows[0], dict) and len(fake.calls) == 5
+    again = Walk(fake, SPEC, store=kept)
+    assert rows_of_walk(again) == fake.truth() and again.replayed and len(fake.calls) == 5
