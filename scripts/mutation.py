@@ -154,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         run_one(args.one, args.max_children)
         return 0
-    chosen = [m for m in MODULES if not args.modules or any(m.startswith(a) for a in args.modules)]
+    exact = [m for m in MODULES if m in args.modules]  # "walk" alone, not "walk plan" too
+    chosen = exact or [
+        m for m in MODULES if not args.modules or any(m.startswith(a) for a in args.modules)
+    ]
     if not chosen:
         parser.error(f"no such module; choose among: {', '.join(MODULES)}")
     rows, failed = [], False
