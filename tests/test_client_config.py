@@ -362,3 +362,19 @@ def test_ids_as_digits_still_work(sb):
     assert c.item(str(first["id"]))["id"] == first["id"]
     assert [r["id"] for r in c.items(item_ids=str(first["id"]))] == [first["id"]]
     c.close()
+
+
+@pytest.mark.parametrize("bad", [42, 1.5, b"/tmp/c.sqlite", ["c.sqlite"]])
+def test_a_cache_that_is_no_path_is_the_packages_own_error(bad, tmp_path):
+    """Issue 26, item 10: cache_info(cache=42) and TransactionMirror(path=42) gave a bare
+    TypeError from os or pathlib; Client(cache=42) too."""
+    import invtools
+
+    for call in (
+        lambda: invtools.cache_info(cache=bad),
+        lambda: invtools.prune_cache(bad),
+        lambda: make(cache=bad),
+        lambda: invtools.TransactionMirror(bad),
+    ):
+        with pytest.raises(invtools.ArgumentTypeError, match="path"):
+            call()

@@ -31,7 +31,7 @@ from requests_cache.policy.expiration import NEVER_EXPIRE
 
 from invtools._config import CACHE_DIR_ENV
 from invtools._files import private_file
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 
 __all__ = ["NEVER_EXPIRE", "CacheKeys", "is_own_key", "resolve_cache_path", "open_cache_file"]
 __all__ += ["json_of", "sound_response", "looks_json", "storable"]  # what an answer holds
@@ -56,6 +56,11 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
 
         folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
         return Path(folder) / "responses.sqlite"
+    if not isinstance(cache, str | os.PathLike) or isinstance(os.fspath(cache), bytes):
+        raise ArgumentTypeError(
+            f"cache must be True, False or a path (a str or pathlib.Path), "
+            f"not {type(cache).__name__}"
+        )
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
     path = Path(os.fspath(cache)).expanduser()

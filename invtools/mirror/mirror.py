@@ -71,6 +71,13 @@ class TransactionMirror:
                 f"to read offline), not {type(client).__name__}; make one with "
                 "invtools.Client(token)"
             )
+        if path is not None and (
+            not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes)
+        ):
+            raise ArgumentTypeError(
+                f"TransactionMirror(path): the mirror's file, a path (a str or pathlib.Path) "
+                f"or None for the team's default one; not {type(path).__name__}"
+            )
         if path is None and client is None:
             raise ConfigError(
                 "TransactionMirror(None, client=None): give a path to read a mirror offline, "
