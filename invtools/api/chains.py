@@ -57,7 +57,8 @@ _EMPTY, _REFUSED = "empty", "refused"  # a chain's first key, when it has none
 @dataclass(frozen=True)
 class Spec:
     """What a walk asks for: the list's ``params`` and ``limit``; a window (``since_ms``, every
-    chain ending at its first older row, and ``until_ms``); and for a plain walk
+    chain ending at its first older row that an older row or its page's end follows -- one
+    row alone is out of order -- and ``until_ms``); and for a plain walk
     ``max_pages``, ``max_rows``, ``keep(row)`` and ``stop_at(row)``
     (:class:`invtools.api.pagination.Trim`)."""
 
