@@ -141,6 +141,7 @@ def _month_end_levels(
     seen = h[(h["transaction_time"] <= until).to_numpy(dtype=bool)]
     both = pd.concat([opening, seen], ignore_index=True)
     month = both["transaction_time"].dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M")
+    month = month.copy()  # its own (pandas 2 warns on setting into a .dt result)
     month.iloc[: len(opening)] = first - 1
     rows = pd.DataFrame(
         {"month": month.to_numpy(), "stock": both["stock"].to_numpy(dtype="float64")},

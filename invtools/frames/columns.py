@@ -188,7 +188,9 @@ def ref_columns(prefix: str, refs: pa.StructArray) -> dict[str, Any]:
     >>> {col: values.tolist() for col, values in ref_columns("to", refs).items()}
     {'to_id': [2, <NA>], 'to_name': ['Shop', <NA>], 'to_deleted': [False, <NA>]}
     """
-    ids, names, deleted = refs.flatten()  # with the null references' validity applied
+    # by name (pyarrow may order the fields otherwise), with the null references' validity
+    field = dict(zip((f.name for f in refs.type), refs.flatten(), strict=True))
+    ids, names, deleted = field["id"], field["name"], field["deleted"]
     return {
         f"{prefix}_id": int_array(ids.to_numpy(zero_copy_only=False))
         if pa.types.is_floating(ids.type)
