@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +33,7 @@ __all__ = [
     "is_loopback",
     "check_timeout",
     "check_whole",
+    "check_path",
     "check_rate",
     "MIN_RATE_LIMIT",
 ]
@@ -224,6 +227,24 @@ def check_whole(value: Any, name: str, *, least: int = 0, what: str = "") -> int
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
         raise ConfigError(f"{name} must be a whole number >= {least}{what}, not {value!r}")
     return value
+
+
+def check_path(value: Any, name: str) -> Path:
+    """``value`` as a :class:`~pathlib.Path` (``~`` expanded) if it is a path: a str or an
+    ``os.PathLike`` of text; else :class:`ArgumentTypeError` naming ``name``.
+
+    >>> check_path("~/x.sqlite", "cache").name
+    'x.sqlite'
+    >>> check_path(42, "TransactionMirror(path)")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ArgumentTypeError: TransactionMirror(path) must be a path (a str or pathlib.Path), not int
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        raise ArgumentTypeError(
+            f"{name} must be a path (a str or pathlib.Path), not {type(value).__name__}"
+        )
+    return Path(os.fspath(value)).expanduser()
 
 
 def check_rate(value: Any) -> float:

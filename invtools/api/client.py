@@ -42,7 +42,7 @@ from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.plan import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
-from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.errors import ConfigError
 from invtools.http import make_session, shared_budget
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.pacing import Budget, BudgetView, describe
@@ -104,10 +104,7 @@ class Client(DataFrames):
             raise ConfigError(f"max_wait must be seconds > 0, e.g. 120; not {max_wait!r}")
         self.rate_limit, self.rate_limit_scope = check_rate(rate_limit), rate_limit_scope
         self.concurrency, self.progress = concurrency, progress
-        try:
-            self.cache_path: Path | None = resolve_cache_path(cache)
-        except TypeError:
-            raise ArgumentTypeError(f"cache must be True, False or a path, not {cache!r}") from None
+        self.cache_path: Path | None = resolve_cache_path(cache)
         session = cast(
             ClientSession,
             make_session(

@@ -29,9 +29,9 @@ from typing import Any
 
 from requests_cache.policy.expiration import NEVER_EXPIRE
 
-from invtools._config import CACHE_DIR_ENV
+from invtools._config import CACHE_DIR_ENV, check_path
 from invtools._files import private_file
-from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.errors import ConfigError
 
 __all__ = ["NEVER_EXPIRE", "CacheKeys", "is_own_key", "resolve_cache_path", "open_cache_file"]
 __all__ += ["json_of", "sound_response", "looks_json", "storable"]  # what an answer holds
@@ -56,14 +56,9 @@ def resolve_cache_path(cache: bool | str | os.PathLike) -> Path | None:
 
         folder = os.environ.get(CACHE_DIR_ENV) or user_cache_dir("invtools")
         return Path(folder) / "responses.sqlite"
-    if not isinstance(cache, str | os.PathLike) or isinstance(os.fspath(cache), bytes):
-        raise ArgumentTypeError(
-            f"cache must be True, False or a path (a str or pathlib.Path), "
-            f"not {type(cache).__name__}"
-        )
+    path = check_path(cache, "cache (True, False or a file or folder)")
     if not os.fspath(cache).strip():  # Path("") is the current folder: never write there
         raise ConfigError("cache must be True, False or a path, not an empty string")
-    path = Path(os.fspath(cache)).expanduser()
     if path.is_dir() or str(cache).endswith(("/", os.sep)):
         return path / "responses.sqlite"
     return path if path.suffix else path.with_suffix(".sqlite")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from invtools import frames
+from invtools._config import check_path
 from invtools._files import private_file
 from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_window
 from invtools.api.endpoints import require_locations
@@ -71,20 +72,13 @@ class TransactionMirror:
                 f"to read offline), not {type(client).__name__}; make one with "
                 "invtools.Client(token)"
             )
-        if path is not None and (
-            not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes)
-        ):
-            raise ArgumentTypeError(
-                f"TransactionMirror(path): the mirror's file, a path (a str or pathlib.Path) "
-                f"or None for the team's default one; not {type(path).__name__}"
-            )
         if path is None and client is None:
             raise ConfigError(
                 "TransactionMirror(None, client=None): give a path to read a mirror offline, "
                 "or a client so the per-team default file can be found"
             )
         self.client = client
-        self._path = None if path is None else Path(path).expanduser()
+        self._path = None if path is None else check_path(path, "TransactionMirror(path)")
         #: The file may only be read (read-only file or folder): reading works, sync() not.
         self.read_only = False
         # Nothing is sent here (first use does it); without a client the file opens now.
