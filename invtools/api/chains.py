@@ -404,12 +404,9 @@ def rows_of(pieces: Iterable[Piece], plan: Plan) -> Iterator[dict]:
         rows = (r for p in pieces for r in p.kept())
     seen: set = set()
     for row in rows:
-        rid = row.get("id")
-        if rid is not None:
-            if rid in seen:
-                continue
-            seen.add(rid)
-        yield row
+        if row["id"] not in seen:  # every row has an integer id (Piece.rows checks it)
+            seen.add(row["id"])
+            yield row
 
 
 def raw_piece(j: int, keep: int | None, body: bytes, number: int) -> Piece:
