@@ -898,12 +898,14 @@ def test_a_walk_that_was_closed_or_failed_leaves_no_record():
     assert kept.saved == 0
 
 
-def test_one_row_out_of_order_does_not_end_a_window_walk():
+@pytest.mark.parametrize("at", [3, LIMIT - 1, LIMIT])
+def test_one_row_out_of_order_does_not_end_a_window_walk(at):
     """Issue 26, item 9: one row out of order in the list (a hostile or broken server) ended a
-    ``since`` walk early: 2 of 7 rows of the window, and no word of it."""
+    ``since`` walk early: 2 of 7 rows of the window, and no word of it. Also when it is the
+    last row of its page (the next page's first row tells) or the first of the next."""
     rows = sorted(make_rows(40), key=row_key, reverse=True)  # newest first, minute 39 down to 0
     stray = rows.pop(35)  # minute 4: outside a window from minute 20.5 ...
-    rows.insert(3, stray)  # ... sent among the newest rows
+    rows.insert(at, stray)  # ... sent among the newest rows
     pages = [rows[i : i + LIMIT] for i in range(0, len(rows), LIMIT)]
 
     def fetch(call: dict) -> bytes:  # the cursor is the next page's number
@@ -915,7 +917,9 @@ def test_one_row_out_of_order_does_not_end_a_window_walk():
     spec = since_spec(20.5)
     want = [(r["id"], r["revision"]) for r in rows if row_key(r)[0] >= spec.since_ms]
     assert len(want) == 19
-    assert rows_of_walk(Walk(fetch, spec, store=MemoryStore("rows"))) == want
+    store = Kept()
+    assert rows_of_walk(Walk(fetch, spec, store=store)) == want
+    assert rows_of_walk(replay := Walk(fetch, spec, store=store)) == want and replay.replayed
     got = [page.rows for page in Walk(fetch, spec, store=MemoryStore("pages"), pages=True)]
     assert [(r["id"], r["revision"]) for rows in got for r in rows] == want
 

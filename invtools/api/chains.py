@@ -57,8 +57,8 @@ _EMPTY, _REFUSED = "empty", "refused"  # a chain's first key, when it has none
 @dataclass(frozen=True)
 class Spec:
     """What a walk asks for: the list's ``params`` and ``limit``; a window (``since_ms``, every
-    chain ending at its first older row that an older row or its page's end follows -- one
-    row alone is out of order -- and ``until_ms``); and for a plain walk
+    chain ending at its first older row that an older row or the list's end follows -- one
+    row alone is out of order, also the last of its page -- and ``until_ms``); and for a plain walk
     ``max_pages``, ``max_rows``, ``keep(row)`` and ``stop_at(row)``
     (:class:`invtools.api.pagination.Trim`)."""
 
@@ -330,8 +330,8 @@ class Chains:
         keys = [row_key(r) for r in piece.rows()]
         for i, key in enumerate(keys):
             if since is not None and NO_TIME < key[0] < since:
-                if i + 1 < len(keys) and keys[i + 1][0] >= since:
-                    continue  # one row out of order, a newer one after it: not the end
+                if keys[i + 1][0] >= since if i + 1 < len(keys) else piece.page.has_more:
+                    continue  # one row out of order, a newer one (or the next page) after it
                 piece.keep = i
                 self._cut_at(j)
                 return True

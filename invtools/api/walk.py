@@ -330,12 +330,15 @@ class _Walking:
         walk that ends at ``since`` here (a replay) sets ``trim.stopped``."""
         since, until = self.spec.since_ms, self.spec.until_ms
 
+        held = False  # a row older than since: the end, unless a newer row comes next
+
         def window(rows: Iterable[dict]) -> Iterator[dict]:
-            held = False  # a row older than since: the end, unless a newer row comes next
+            nonlocal held
             for row in rows:
                 key = row_key(row)
                 old = since is not None and NO_TIME < key[0] < since
                 if old and held:
+                    trim.stopped = True
                     break
                 held = old
                 if old:
@@ -343,7 +346,6 @@ class _Walking:
                 keys.append(key)
                 if until is None or key[0] == NO_TIME or key[0] <= until:
                     yield row
-            trim.stopped = trim.stopped or held
 
         if self._as_pages:
             for number, piece in enumerate(pieces, 1):
@@ -352,11 +354,12 @@ class _Walking:
                 yield Page(rows, number, page.cursor, page.has_more, from_cache=self.replayed)
                 if trim.done:
                     return
-            return
-        for row in window(rows_of(pieces, plan)):
-            yield from trim([row])
-            if trim.done:
-                return
+        else:
+            for row in window(rows_of(pieces, plan)):
+                yield from trim([row])
+                if trim.done:
+                    return
+        trim.stopped = trim.stopped or held  # the rows ended on a row older than since
 
     def _save(
         self, previous: Record | None, pieces: list[Piece], keys: Any, *, trimmed: bool

@@ -168,7 +168,10 @@ def json_of(response) -> tuple[bool, Any]:
     memo = getattr(response, "invtools_json", None)
     if memo is None:
         try:
-            memo = (True, json.loads(response.content, parse_constant=_not_json))
+            memo = (
+                True,
+                json.loads(response.content, parse_constant=_not_json, parse_float=_counted),
+            )
         except (ValueError, TypeError):
             memo = (False, None)
         with contextlib.suppress(AttributeError):  # a response class without a __dict__
@@ -179,6 +182,16 @@ def json_of(response) -> tuple[bool, Any]:
 def _not_json(name: str) -> None:
     """NaN and Infinity, which Python's json reads and JSON does not have: a broken answer."""
     raise ValueError(f"{name} is not JSON")
+
+
+def _counted(text: str) -> float:
+    """A JSON fraction as a float, refused beyond 2**53 where a float no longer counts in
+    units (``1e30 + 1 == 1e30``): no quantity of the API is that large, and every sum over
+    one would be wrong. Money comes as text, ids as integers: neither is read here."""
+    value = float(text)
+    if not abs(value) < 2**53:
+        raise ValueError(f"{text} is beyond what a float counts exactly")
+    return value
 
 
 def sound_response(response) -> bool:
