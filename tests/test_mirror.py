@@ -435,6 +435,57 @@ def test_killed_sync_resumes_to_the_state_of_an_uninterrupted_one(sb, tmp_path, 
     assert_same_frame(mirror.lines_df(), done.lines_df())
 
 
+_FULL_DISK = """
+import json, os, resource, signal, sys
+from invtools.api import Client
+from invtools.errors import InvtoolsError
+from invtools.mirror import TransactionMirror
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+client = Client(os.environ["SBX_TOKEN"], base_url=sys.argv[1], cache=False, rate_limit=0,
+                progress=False)
+try:
+    TransactionMirror(sys.argv[2], client).sync()
+except InvtoolsError as exc:
+    print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+else:
+    print(json.dumps({"error": None}))
+"""
+
+
+@pytest.mark.parametrize("share", [0.05, 0.33, 0.66])
+def test_a_full_disk_is_the_packages_error_naming_the_file_and_loses_nothing(
+    sb, tmp_path, pristine, share
+):
+    """Issue 26, item 8: a full disk (``ulimit -f``, a small tmpfs) ended a sync in a bare
+    ``SystemError`` or ``sqlite3.OperationalError: cannot rollback``."""
+    path = tmp_path / "full.sqlite"
+    env = {**os.environ, "SBX_TOKEN": sb.tokens["shop"], "PYTHONPATH": str(ROOT)}
+    limit = int(pristine.stat().st_size * share)  # full while made, fetching, or applying
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, sb.base_url, str(path), str(limit)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["error"] is not None and str(path) in said["message"], said
+    assert "full" in said["message"], said
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    with make_client(sb, tmp_path) as client:  # space again: the sync completes
+        mirror = TransactionMirror(path, client)
+        mirror.sync()
+    done = TransactionMirror(pristine)
+    assert_same_frame(mirror.transactions_df(), done.transactions_df())
+    assert_same_frame(mirror.lines_df(), done.lines_df())
+
+
 # ------------------------------------------------------------------ the file and its team
 
 

@@ -168,6 +168,13 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
                 f"{path} is not a readable SQLite file ({exc}); it is not an invtools mirror, "
                 "or it is damaged: move it away and sync into a new file"
             ) from exc
+        if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_FULL", "SQLITE_IOERR")):
+            raise ConfigError(
+                f"the mirror file {path} could not be written ({exc}): the disk is full, or "
+                "your disk quota or the size a file may have is reached. Nothing was "
+                "half-written and the details fetched so far are kept: free some space and "
+                "sync again"
+            ) from exc
         raise
 
 
