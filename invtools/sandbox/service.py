@@ -183,10 +183,9 @@ class Sandbox:
             self.max_in_flight = self.in_flight
 
     def store(self, team: str) -> TeamStore:
-        try:
-            return self._stores[team]
-        except KeyError:
-            raise KeyError(f"no team {team!r}; teams: {sorted(self._stores)}") from None
+        if team not in self._stores:
+            raise KeyError(f"no team {team!r}; teams: {sorted(self._stores)}")
+        return self._stores[team]
 
     def data(self, team: str = "shop") -> TeamView:
         """Read access to a team's current state, in wire format."""
@@ -320,9 +319,8 @@ class Sandbox:
         if not limit:
             return {}
         key = (team, "*" if "shared_rate_limit" in quirks else template)
-        now = self.clock.monotonic()
         allowed, remaining, reset = self.limiter.hit(
-            key, limit=limit, now=now, window=self.rate_window
+            key, limit=limit, now=self.clock.monotonic(), window=self.rate_window
         )
         variant = next((q.split(":")[1] for q in quirks if q.startswith("ratelimit_headers:")), "")
         stated = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}

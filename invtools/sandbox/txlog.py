@@ -158,11 +158,10 @@ class TxLog:
         for column in (l_lvl, l_from, l_to):
             column.extend(pad)
         for r in self.order:
-            t = typ[r]
             off = off_[r]
             to = to_[r]
             bad = False
-            if t == MOVE:
+            if typ[r] == MOVE:
                 frm = frm_[r]
                 for j in range(off, off + cnt_[r]):
                     it, q = l_item[j], l_qty[j]
@@ -175,7 +174,7 @@ class TxLog:
                     l_to[j] = b
                     bad = bad or a < 0
             else:
-                sign = -1.0 if t == OUT else 1.0
+                sign = -1.0 if typ[r] == OUT else 1.0
                 for j in range(off, off + cnt_[r]):
                     it = l_item[j]
                     d = sign * l_qty[j]
@@ -184,8 +183,7 @@ class TxLog:
                     tot = total[it] + d
                     total[it] = tot
                     l_lvl[j] = tot
-                    l_from[j] = NAN
-                    l_to[j] = b
+                    l_to[j] = b  # from_location_new_stock_level stays null (NaN)
                     bad = bad or b < 0
             if bad:
                 negative.append(r)
@@ -197,9 +195,7 @@ class TxLog:
         bisect.insort(self.order, r, key=self.sort_key)
 
     def remove_live(self, r: int) -> None:
-        i = bisect.bisect_left(self.order, self.sort_key(r), key=self.sort_key)
-        if i < len(self.order) and self.order[i] == r:
-            del self.order[i]
+        self.order.remove(r)  # a live row is always in order (ValueError otherwise)
 
     def row(self, tx_id: int) -> int | None:
         """Row of a transaction id (deleted ones included), or None if the id never existed."""
