@@ -111,7 +111,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     ]
 
     stock: dict[tuple[int, int], float] = defaultdict(float)  # units per (item, location)
-    leaves_at = DAYS // 3
 
     # Authors as a lookup table (one draw per transaction); the shop's Sam Doyle leaves after
     # a third of the history.
@@ -119,7 +118,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     authors_later = [mid for mid in authors_all if mid != plan.leaver]
 
     def emit(t: int, type_code: int, to: int, lines, *, frm=NO_ID, partner=NO_ID, memo=None, day=0):
-        pool = authors_all if day <= leaves_at else authors_later
+        pool = authors_all if day <= DAYS // 3 else authors_later
         created = t + (5 + int(rand() * 86)) * 1000
         creator = pool[int(rand() * len(pool))]
         return log.append(t, created, type_code, partner, frm, to, creator, memo, lines)
@@ -181,8 +180,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines = []
             for i in list(pending_moves)[:12]:
                 have = stock[(i, src)]
-                want = shelf_cap[i] - stock[(i, floor)]
-                q = min(have, want)
+                q = min(have, shelf_cap[i] - stock[(i, floor)])  # what the shelf has room for
                 if meta[i].fractional:
                     q = float(int(q))
                 if q <= 0:
@@ -223,7 +221,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                 continue
             seen.add(i)
             have = stock[(i, meta[i].home if trade else floor)]
-            want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
+            want: float = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
             if meta[i].fractional:
                 want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
             q = min(float(want), have)

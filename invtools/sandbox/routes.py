@@ -108,10 +108,9 @@ class Params:
         self.errors.append({"parameter": name, "given": given, "message": message})
 
     def int(self, name: str, *, default=None, lo=0, hi=2**31 - 1):
-        values = self.raw.get(name)
-        if not values:
+        text = self.raw.get(name, [None])[-1]
+        if text is None:
             return default
-        text = values[-1]
         try:
             value = int(text)
         except ValueError:
@@ -133,13 +132,12 @@ class Params:
         return out or None
 
     def choice(self, name: str, allowed: dict[str, Any]):
-        values = self.raw.get(name)
-        if not values:
+        value = self.raw.get(name, [None])[-1]
+        if value is None:
             return None
-        if values[-1] not in allowed:
-            self.bad(name, values[-1], f"{name} must be one of {', '.join(allowed)}")
-            return None
-        return allowed[values[-1]]
+        if value not in allowed:
+            self.bad(name, value, f"{name} must be one of {', '.join(allowed)}")
+        return allowed.get(value)
 
     def check(self) -> None:
         """Raise the 400 answer if any parameter was invalid."""
