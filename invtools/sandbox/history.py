@@ -80,7 +80,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         pop[i] = 0.002
     discontinued = set(rng.sample(item_ids, 4))  # no restocks after mid-history, then deleted
     backorder = {i: _window(rng) for i in rng.sample(item_ids, 6)}  # supplier out of stock
-    n_events = size - 4  # four opening stock counts
     start_ms = int(START_DAY.timestamp() * 1000)
 
     # Expected sale units per item per day sets shelf sizes and order quantities, so the
@@ -92,10 +91,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     order_qty = {i: max(10, round(daily_units[i] * 40)) for i in item_ids}
     reorder_at = {i: max(3, round(daily_units[i] * 12)) for i in item_ids}
 
-    # Event days: weighted by weekday and month traffic, times within opening hours.
+    # Event days (all but the four opening stock counts): weighted by weekday and month
+    # traffic, times within opening hours.
     dates = [START_DAY + timedelta(days=d) for d in range(DAYS)]
     day_weight = [WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1] for date in dates]
-    days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
+    days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=size - 4))
     times = []
     prev = start_ms + 7 * 3_600_000  # the opening counts happen before 07:00 on day 0
     rand = rng.random  # hot loop: int(rand() * n) is several times cheaper than randint
