@@ -28,8 +28,8 @@ Pagination
 from __future__ import annotations
 
 import builtins
-import random
 import re
+import secrets
 import string
 from collections.abc import Callable
 from typing import Any
@@ -37,15 +37,14 @@ from typing import Any
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import TYPE_CODE
 
-__all__ = ["ApiError", "Params", "ROUTES", "find_route", "MAX_LIMIT"]
+__all__ = ["ApiError", "Params", "ROUTES", "find_route", "MAX_LIMIT", "ID_CHARS"]
 
 MAX_LIMIT = 100
-_ALNUM = string.ascii_lowercase + string.digits
-_sysrand = random.SystemRandom()
+ID_CHARS = string.ascii_lowercase + string.digits  # of the service's random ids and tokens
 
 
 def _rand_id(prefix: str) -> str:
-    return prefix + "".join(_sysrand.choices(_ALNUM, k=24))
+    return prefix + "".join(secrets.choice(ID_CHARS) for _ in range(24))
 
 
 class ApiError(Exception):

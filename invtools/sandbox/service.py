@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import string
 import threading
 import time
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from invtools.sandbox.data import build
 from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
-from invtools.sandbox.routes import ROUTES, ApiError, Params, find_route
+from invtools.sandbox.routes import ID_CHARS, ROUTES, ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
 __all__ = ["Sandbox", "RequestRecord", "QUIRKS"]
@@ -52,7 +51,6 @@ QUIRKS = frozenset(
     {"last_cursor_not_null", "team_wrapped", "shared_rate_limit"}
     | {f"ratelimit_headers:{h}" for h in ("reset", "retry_after", "none")}
 )
-_TOKEN_CHARS = string.ascii_lowercase + string.digits
 Reply = tuple[int, dict[str, str], bytes]
 
 
@@ -140,7 +138,7 @@ class Sandbox:
         self._stores = build(seed=seed, size=size, shops=shops)
         rng = random.Random(f"invtools-tokens-{seed}")
         self.tokens = {
-            key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32)) for key in self._stores
+            key: f"sbx_{key}_" + "".join(rng.choices(ID_CHARS, k=32)) for key in self._stores
         }
         self._by_token = {tok: self._stores[key] for key, tok in self.tokens.items()}
         self.rate_limit, self.rate_window, self.clock = rate_limit, float(rate_window), clock
