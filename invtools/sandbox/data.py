@@ -252,12 +252,11 @@ def _build_shop(seed: int, size: int, branch: Branch | None = None) -> TeamStore
 def _build_basic(seed: int) -> TeamStore:
     rng = random.Random(f"invtools-basic-{seed}")
     items = {}
-    for k, (name, cat, cost) in enumerate(CAFE_ITEMS):
-        iid = 200001 + k
+    for iid, (name, cat, cost) in enumerate(CAFE_ITEMS, start=200001):
         c = round(cost * rng.uniform(0.9, 1.1), 2)
         barcode = _ean13(rng)
         attrs = [_attr(CAFE_ATTRS[0], cat), _attr(CAFE_ATTRS[1], rng.choice((3, 7, 30, 180, 365)))]
-        items[iid] = _item(iid, name, f"CC-{k + 1:03d}", barcode, None, attrs, c, c * 1.6)
+        items[iid] = _item(iid, name, f"CC-{iid - 200000:03d}", barcode, None, attrs, c, c * 1.6)
     named = [(ptype, name) for ptype, names in CAFE_PARTNERS.items() for name in names]
     partners = {
         pid: _partner(pid, ptype, name, _phone(rng), f"hello@{_slug(name)}.example")

@@ -80,7 +80,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
         pop[i] = 0.002
     discontinued = set(rng.sample(item_ids, 4))  # no restocks after mid-history, then deleted
     backorder = {i: _window(rng) for i in rng.sample(item_ids, 6)}  # supplier out of stock
-    n_events = size - 4  # four opening stock counts
     start_ms = int(START_DAY.timestamp() * 1000)
 
     # Expected sale units per item per day sets shelf sizes and order quantities, so the
@@ -92,10 +91,11 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     order_qty = {i: max(10, round(daily_units[i] * 40)) for i in item_ids}
     reorder_at = {i: max(3, round(daily_units[i] * 12)) for i in item_ids}
 
-    # Event days: weighted by weekday and month traffic, times within opening hours.
+    # Event days (all but the four opening stock counts): weighted by weekday and month
+    # traffic, times within opening hours.
     dates = [START_DAY + timedelta(days=d) for d in range(DAYS)]
     day_weight = [WEEKDAY_TRAFFIC[date.weekday()] * MONTH_TRAFFIC[date.month - 1] for date in dates]
-    days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=n_events))
+    days = sorted(rng.choices(range(DAYS), cum_weights=list(accumulate(day_weight)), k=size - 4))
     times = []
     prev = start_ms + 7 * 3_600_000  # the opening counts happen before 07:00 on day 0
     rand = rng.random  # hot loop: int(rand() * n) is several times cheaper than randint
@@ -111,7 +111,6 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     ]
 
     stock: dict[tuple[int, int], float] = defaultdict(float)  # units per (item, location)
-    leaves_at = DAYS // 3
 
     # Authors as a lookup table (one draw per transaction); the shop's Sam Doyle leaves after
     # a third of the history.
@@ -119,7 +118,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
     authors_later = [mid for mid in authors_all if mid != plan.leaver]
 
     def emit(t: int, type_code: int, to: int, lines, *, frm=NO_ID, partner=NO_ID, memo=None, day=0):
-        pool = authors_all if day <= leaves_at else authors_later
+        pool = authors_all if day <= DAYS // 3 else authors_later
         created = t + (5 + int(rand() * 86)) * 1000
         creator = pool[int(rand() * len(pool))]
         return log.append(t, created, type_code, partner, frm, to, creator, memo, lines)
@@ -181,8 +180,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
             lines = []
             for i in list(pending_moves)[:12]:
                 have = stock[(i, src)]
-                want = shelf_cap[i] - stock[(i, floor)]
-                q = min(have, want)
+                q = min(have, shelf_cap[i] - stock[(i, floor)])  # what the shelf has room for
                 if meta[i].fractional:
                     q = float(int(q))
                 if q <= 0:
@@ -223,7 +221,7 @@ def simulate(store: TeamStore, rng: random.Random, plan: ShopPlan, *, seed: int,
                 continue
             seen.add(i)
             have = stock[(i, meta[i].home if trade else floor)]
-            want = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
+            want: float = 4 + int(rand() * 17) if trade else SALE_QTY[int(rand() * 100)]
             if meta[i].fractional:
                 want = rng.choice((1.5, 2.0, 2.5, 3.0, 5.0, 10.0))
             q = min(float(want), have)

@@ -21,8 +21,6 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-WINDOW = 1.0  # seconds
-
 
 class RateLimiter:
     """Sliding-window log per key; thread-safe."""
@@ -32,7 +30,7 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def hit(
-        self, key: object, *, limit: int, now: float, window: float = WINDOW
+        self, key: object, *, limit: int, now: float, window: float = 1.0
     ) -> tuple[bool, int, float]:
         """Try to spend one request of ``key``'s budget at time ``now``.
 
@@ -80,8 +78,6 @@ class Latency:
         return f"Latency({self.mean:g}, jitter={self.jitter:g})"
 
     def draw(self) -> float:
-        if self.mean == 0:
-            return 0.0
         with self._lock:
             return self.mean * (1 + self.jitter * (2 * self._rng.random() - 1))
 

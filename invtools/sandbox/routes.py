@@ -28,8 +28,8 @@ Pagination
 from __future__ import annotations
 
 import builtins
-import random
 import re
+import secrets
 import string
 from collections.abc import Callable
 from typing import Any
@@ -37,15 +37,14 @@ from typing import Any
 from invtools.sandbox.store import TeamStore
 from invtools.sandbox.txlog import TYPE_CODE
 
-__all__ = ["ApiError", "Params", "ROUTES", "find_route", "MAX_LIMIT"]
+__all__ = ["ApiError", "Params", "ROUTES", "find_route", "MAX_LIMIT", "ID_CHARS"]
 
 MAX_LIMIT = 100
-_ALNUM = string.ascii_lowercase + string.digits
-_sysrand = random.SystemRandom()
+ID_CHARS = string.ascii_lowercase + string.digits  # of the service's random ids and tokens
 
 
 def _rand_id(prefix: str) -> str:
-    return prefix + "".join(_sysrand.choices(_ALNUM, k=24))
+    return prefix + "".join(secrets.choice(ID_CHARS) for _ in range(24))
 
 
 class ApiError(Exception):
@@ -108,10 +107,9 @@ class Params:
         self.errors.append({"parameter": name, "given": given, "message": message})
 
     def int(self, name: str, *, default=None, lo=0, hi=2**31 - 1):
-        values = self.raw.get(name)
-        if not values:
+        text = self.raw.get(name, [None])[-1]
+        if text is None:
             return default
-        text = values[-1]
         try:
             value = int(text)
         except ValueError:
@@ -133,13 +131,12 @@ class Params:
         return out or None
 
     def choice(self, name: str, allowed: dict[str, Any]):
-        values = self.raw.get(name)
-        if not values:
+        value = self.raw.get(name, [None])[-1]
+        if value is None:
             return None
-        if values[-1] not in allowed:
-            self.bad(name, values[-1], f"{name} must be one of {', '.join(allowed)}")
-            return None
-        return allowed[values[-1]]
+        if value not in allowed:
+            self.bad(name, value, f"{name} must be one of {', '.join(allowed)}")
+        return allowed.get(value)
 
     def check(self) -> None:
         """Raise the 400 answer if any parameter was invalid."""

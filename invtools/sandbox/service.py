@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import string
 import threading
 import time
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from invtools.sandbox.data import build
 from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
-from invtools.sandbox.routes import ROUTES, ApiError, Params, find_route
+from invtools.sandbox.routes import ID_CHARS, ROUTES, ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
 __all__ = ["Sandbox", "RequestRecord", "QUIRKS"]
@@ -52,7 +51,6 @@ QUIRKS = frozenset(
     {"last_cursor_not_null", "team_wrapped", "shared_rate_limit"}
     | {f"ratelimit_headers:{h}" for h in ("reset", "retry_after", "none")}
 )
-_TOKEN_CHARS = string.ascii_lowercase + string.digits
 Reply = tuple[int, dict[str, str], bytes]
 
 
@@ -140,7 +138,7 @@ class Sandbox:
         self._stores = build(seed=seed, size=size, shops=shops)
         rng = random.Random(f"invtools-tokens-{seed}")
         self.tokens = {
-            key: f"sbx_{key}_" + "".join(rng.choices(_TOKEN_CHARS, k=32)) for key in self._stores
+            key: f"sbx_{key}_" + "".join(rng.choices(ID_CHARS, k=32)) for key in self._stores
         }
         self._by_token = {tok: self._stores[key] for key, tok in self.tokens.items()}
         self.rate_limit, self.rate_window, self.clock = rate_limit, float(rate_window), clock
@@ -183,10 +181,9 @@ class Sandbox:
             self.max_in_flight = self.in_flight
 
     def store(self, team: str) -> TeamStore:
-        try:
-            return self._stores[team]
-        except KeyError:
-            raise KeyError(f"no team {team!r}; teams: {sorted(self._stores)}") from None
+        if team not in self._stores:
+            raise KeyError(f"no team {team!r}; teams: {sorted(self._stores)}")
+        return self._stores[team]
 
     def data(self, team: str = "shop") -> TeamView:
         """Read access to a team's current state, in wire format."""
@@ -320,9 +317,8 @@ class Sandbox:
         if not limit:
             return {}
         key = (team, "*" if "shared_rate_limit" in quirks else template)
-        now = self.clock.monotonic()
         allowed, remaining, reset = self.limiter.hit(
-            key, limit=limit, now=now, window=self.rate_window
+            key, limit=limit, now=self.clock.monotonic(), window=self.rate_window
         )
         variant = next((q.split(":")[1] for q in quirks if q.startswith("ratelimit_headers:")), "")
         stated = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}

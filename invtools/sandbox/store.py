@@ -296,15 +296,15 @@ class TeamStore:
 
 
 def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, float]]:
-    out = list(lines)
+    """``lines`` (changed in place) with one quantity corrected: see ``edit_transaction``."""
     if type_code in (OUT, MOVE):
-        for k, (item, qty) in enumerate(out):
+        for k, (item, qty) in enumerate(lines):
             if qty > 1:
-                out[k] = (item, qty - 1)
-                return out
-    item, qty = out[0]
-    out[0] = (item, qty + 1)
-    return out
+                lines[k] = (item, qty - 1)
+                return lines
+    item, qty = lines[0]
+    lines[0] = (item, qty + 1)
+    return lines
 
 
 def _listed(kind: str, doc: str) -> property:

@@ -20,7 +20,7 @@ takes from ``from_location`` and adds to ``to_location``; ``count`` (see :data:`
 >>> _ = log.append(time=1000, created=1000, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
 ...                creator=1, memo=None, lines=[(10, 2.0)])
 >>> log.finish()
-[]
+False
 >>> log.stock_at[(10, 7)], list(log.l_lvl)
 (3.0, [5.0, 3.0])
 """
@@ -124,7 +124,7 @@ class TxLog:
             self.l_item.append(item)
             self.l_qty.append(qty)
 
-    def finish(self) -> list[int]:
+    def finish(self) -> bool:
         """Give the rows dense ids in creation order, build ``order`` and replay the levels (see
         :meth:`replay` for the return value)."""
         rows = range(len(self.time))
@@ -138,14 +138,15 @@ class TxLog:
         return (self.time[r], self.ids[r])
 
     # -- levels --------------------------------------------------------------------------
-    def replay(self) -> list[int]:
-        """Recompute every line's stock levels and the final stock; return rows that went negative.
+    def replay(self) -> bool:
+        """Recompute every line's stock levels and the final stock; return whether a level went
+        below zero.
 
         >>> log = TxLog(base_id=1)
         >>> _ = log.append(time=0, created=0, type_code=OUT, partner=-1, from_loc=-1, to_loc=7,
         ...                creator=1, memo=None, lines=[(10, 1.0)])
         >>> log.finish()
-        [0]
+        True
         """
         at: dict[tuple[int, int], float] = defaultdict(float)
         total: dict[int, float] = defaultdict(float)
@@ -153,16 +154,14 @@ class TxLog:
         frm_, to_ = self.from_loc, self.to_loc
         l_item, l_qty, l_lvl = self.l_item, self.l_qty, self.l_lvl
         l_from, l_to = self.l_from, self.l_to
-        negative: list[int] = []
+        negative = False
         pad = array("d", [NAN]) * (len(l_item) - len(l_lvl))  # the level columns of new lines
         for column in (l_lvl, l_from, l_to):
             column.extend(pad)
         for r in self.order:
-            t = typ[r]
             off = off_[r]
             to = to_[r]
-            bad = False
-            if t == MOVE:
+            if typ[r] == MOVE:
                 frm = frm_[r]
                 for j in range(off, off + cnt_[r]):
                     it, q = l_item[j], l_qty[j]
@@ -173,9 +172,9 @@ class TxLog:
                     l_lvl[j] = total[it]
                     l_from[j] = a
                     l_to[j] = b
-                    bad = bad or a < 0
+                    negative = negative or a < 0
             else:
-                sign = -1.0 if t == OUT else 1.0
+                sign = -1.0 if typ[r] == OUT else 1.0
                 for j in range(off, off + cnt_[r]):
                     it = l_item[j]
                     d = sign * l_qty[j]
@@ -184,11 +183,8 @@ class TxLog:
                     tot = total[it] + d
                     total[it] = tot
                     l_lvl[j] = tot
-                    l_from[j] = NAN
-                    l_to[j] = b
-                    bad = bad or b < 0
-            if bad:
-                negative.append(r)
+                    l_to[j] = b  # from_location_new_stock_level stays null (NaN)
+                    negative = negative or b < 0
         self.stock_at = dict(at)
         return negative
 
@@ -197,9 +193,7 @@ class TxLog:
         bisect.insort(self.order, r, key=self.sort_key)
 
     def remove_live(self, r: int) -> None:
-        i = bisect.bisect_left(self.order, self.sort_key(r), key=self.sort_key)
-        if i < len(self.order) and self.order[i] == r:
-            del self.order[i]
+        self.order.remove(r)  # a live row is always in order (ValueError otherwise)
 
     def row(self, tx_id: int) -> int | None:
         """Row of a transaction id (deleted ones included), or None if the id never existed."""

@@ -38,13 +38,10 @@ def parse_time(value: str | int | datetime) -> int:
     >>> parse_time(1500), parse_time(datetime(1970, 1, 1, 0, 0, 2))
     (1500, 2000)
     """
-    if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    elif isinstance(value, str):
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    else:
+    dt = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if not isinstance(dt, datetime):
         raise TypeError(
             f"a time is an ISO-8601 string, milliseconds since the epoch (int) or "
             f"a datetime, not {type(value).__name__}"
