@@ -16,6 +16,7 @@ Imports nothing of invtools but :mod:`invtools.errors`.
 from __future__ import annotations
 
 import calendar
+import contextlib
 import math
 import numbers
 import re
@@ -244,17 +245,13 @@ def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetim
         year = int(m[1])
         return _span(date(year, 1, 1), date(year, 12, 31), end=end, zone=zone)
     elif _HTTP_DATE.match(text):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             return parse_time(parsedate_to_datetime(text), name=name)
-        except (TypeError, ValueError):
-            pass
     else:
-        try:
+        with contextlib.suppress(ValueError):
             if len(text) == 10:
                 return _span(date.fromisoformat(text), end=end, zone=zone)
             return parse_time(datetime.fromisoformat(text), name=name, tz=zone)
-        except ValueError:
-            pass
     raise ConfigError(f"{name}={original!r} is not a date or time; {_EXAMPLES}")
 
 
