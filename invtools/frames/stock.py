@@ -112,18 +112,11 @@ def stock_history(
             (to_here, "to_location_new_stock_level", inward, to_loc.array),
             (from_here, "from_location_new_stock_level", outward, from_loc.array),
         ]
-    line = pd.DataFrame(
-        {
-            "transaction_time": lines["transaction_time"].array,
-            "transaction_id": lines["transaction_id"].array,
-            "item_id": lines["item_id"].array,
-            "item_name": lines["item_name"].array,
-            "deleted": lines["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
-            if "item_deleted" in lines.columns
-            else np.nan,
-            "_line": lines.index.to_numpy(),
-        }
-    )
+    # One row per line (``_line``: its label in ``lines``), its item's deletion as 1.0/0.0/NaN.
+    keys = ["transaction_time", "transaction_id", "item_id", "item_name"]
+    line = lines[keys].reset_index(drop=True).assign(_line=lines.index.to_numpy(), deleted=np.nan)
+    if "item_deleted" in lines.columns:
+        line["deleted"] = lines["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
     frames = [
         line[rows].assign(
             location_id=pd.array(where[rows], dtype="Int64"),
