@@ -211,13 +211,10 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         ignore_index=True,
     )
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
-    groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
-    running = groups["effect"].cumsum()
-    opening = (
-        (steps["level"] - running)
-        .groupby([steps["item"], steps["loc"]], sort=False, dropna=False)
-        .transform("first")
-    )
+    stock = ["item", "loc"]  # one stock: an item at one location, or at all of them
+    running = steps.groupby(stock, sort=False, dropna=False)["effect"].cumsum()
+    steps["opening"] = steps["level"] - running
+    opening = steps.groupby(stock, sort=False, dropna=False)["opening"].transform("first")
     steps["rebased"] = np.where(steps["level"].isna(), np.nan, np.round(opening + running, 9))
     for _rows, col, _loc, _effect in parts:
         mine = steps[steps["col"] == col]
