@@ -194,8 +194,7 @@ def stock_df(
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
     locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations or ())
     lookup = locs.drop_duplicates("id").set_index("id")["name"]  # each id named by its first row
-    # pandas-stubs: pd.array takes any ExtensionArray (here a string one) with a dtype
-    computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)  # type: ignore[call-overload]
+    computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
     return build_frame(schema, reader, computed=computed)
 
 
