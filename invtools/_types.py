@@ -16,7 +16,7 @@ Imports nothing of invtools but :mod:`invtools.errors`.
 from __future__ import annotations
 
 import calendar
-import math
+import contextlib
 import numbers
 import re
 from datetime import UTC, date, datetime, timedelta
@@ -244,17 +244,13 @@ def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetim
         year = int(m[1])
         return _span(date(year, 1, 1), date(year, 12, 31), end=end, zone=zone)
     elif _HTTP_DATE.match(text):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             return parse_time(parsedate_to_datetime(text), name=name)
-        except (TypeError, ValueError):
-            pass
     else:
-        try:
+        with contextlib.suppress(ValueError):
             if len(text) == 10:
                 return _span(date.fromisoformat(text), end=end, zone=zone)
             return parse_time(datetime.fromisoformat(text), name=name, tz=zone)
-        except ValueError:
-            pass
     raise ConfigError(f"{name}={original!r} is not a date or time; {_EXAMPLES}")
 
 
@@ -381,11 +377,8 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
         )
     if hasattr(value, "to_pytimedelta"):
         value = value.to_pytimedelta()
-    if (
-        value < timedelta(0)
-        or (value == timedelta(0) and not zero)
-        or not math.isfinite(value.total_seconds())
-    ):
+    # (a datetime.timedelta is at most 999,999,999 days long: always finite)
+    if value < timedelta(0) or (value == timedelta(0) and not zero):
         raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
     return value
 

@@ -11,6 +11,12 @@ import sys
 import threading
 
 
+def _error(message: str, status: int = 1) -> int:
+    """Say ``message`` on stderr; the exit status."""
+    print(message, file=sys.stderr)
+    return status
+
+
 def _sandbox_run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C."""
     from invtools.sandbox import serve
@@ -34,15 +40,12 @@ def _sandbox_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     except ValueError as err:  # a bad --latency or --shops, say
-        print(f"invtools sandbox: {err}", file=sys.stderr)
-        return 2
+        return _error(f"invtools sandbox: {err}", 2)
     except OSError as err:
-        print(
+        return _error(
             f"invtools sandbox: cannot listen on 127.0.0.1:{args.port} ({err.strerror}); "
-            "try another --port, or --port 0 for a free one",
-            file=sys.stderr,
+            "try another --port, or --port 0 for a free one"
         )
-        return 1
     print("stopped")
     return 0
 
@@ -65,20 +68,16 @@ def _demo_run(args: argparse.Namespace) -> int:
 
     missing = missing_demo_packages()
     if missing:
-        print(
+        return _error(
             f"invtools demo needs {', '.join(missing)} to run the notebooks: "
-            "pip install 'invtools[demo]'",
-            file=sys.stderr,
+            "pip install 'invtools[demo]'"
         )
-        return 1
     paths = _notebook_paths(args.notebooks)
     if not paths:
-        print(
+        return _error(
             "invtools demo: no notebooks found (name some, or reinstall invtools: its "
-            "example notebooks are missing)",
-            file=sys.stderr,
+            "example notebooks are missing)"
         )
-        return 1
     print(
         f"Running {len(paths)} example notebooks on the built-in demo data "
         "(each starts the stand-in server in its own kernel; no account needed).",
@@ -99,11 +98,9 @@ def _lab_run(args: argparse.Namespace) -> int:
     from invtools.notebook.demo import kernel_env
 
     if not os.path.isdir("notebooks"):
-        print(
-            "invtools lab: no notebooks/ folder here (run it from the repository's top folder)",
-            file=sys.stderr,
+        return _error(
+            "invtools lab: no notebooks/ folder here (run it from the repository's top folder)"
         )
-        return 1
     print(
         "Starting JupyterLab on the example notebooks; they run on the built-in demo server.",
         flush=True,

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -250,6 +251,16 @@ def test_stock_history_ends_at_the_servers_current_stock(sb, mirror):
         assert want and {i: here[i] for i in want} == want
     one = mirror.stock_history(touched[0]["id"])
     assert set(one["item_id"]) == {touched[0]["id"]}
+
+
+def test_stock_history_takes_one_item_id_in_any_spelling(mirror):
+    mirror.sync()
+    item = int(mirror.lines_df()["item_id"].iloc[0])
+    want = mirror.stock_history(item)
+    for spelled in (np.int64(item), str(item), [str(item)]):
+        got = mirror.stock_history(spelled)
+        pd.testing.assert_frame_equal(got, want)
+        assert got.attrs["filters"]["item_ids"] == [item]
 
 
 # -------------------------------------------------------------------------- window syncs

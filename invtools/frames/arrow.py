@@ -6,6 +6,7 @@ gives for the same rows; a block of pages pyarrow refuses is read by that functi
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -137,7 +138,7 @@ def _parse_block(bodies: list[bytes]):
     # One page per line; a pretty-printed body (newlines between tokens) needs the slower mode.
     multiline = any(b"\n" in body for body in bodies)
     data = b"\n".join(body.strip() for body in bodies)
-    try:
+    with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError):
         table = pa_json.read_json(
             io.BytesIO(data),
             # A chunk must hold at least one whole page.
@@ -159,8 +160,6 @@ def _parse_block(bodies: list[bytes]):
             rows = pc.list_flatten(items)
             if rows.null_count == 0:
                 return rows.combine_chunks()  # a table's column: chunked
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
     # Unknown fields (pyarrow would have guessed their types: they must stay as-is), a value
     # of the wrong type, or a row that is null: the forgiving path decides.
     return transactions_df([row for body in bodies for row in _page_items(body)])

@@ -20,6 +20,7 @@ references, on both the dict and the Arrow path.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,13 +70,12 @@ def bool_or_none(value: Any) -> bool | None:
 
 def as_float(values: list) -> np.ndarray:
     """float64; numeric strings count, anything else is NaN."""
-    try:
+    # OverflowError: an int beyond float's range
+    with contextlib.suppress(TypeError, ValueError, OverflowError):
         # numpy parses decimal strings ("4.20") and turns None into NaN in one C loop.
         out = np.array(values, dtype="float64")
         if out.ndim == 1:
             return out
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float's range
-        pass
     return np.array([_float_or_nan(v) for v in values], dtype="float64")
 
 
@@ -92,13 +92,12 @@ _BOOLEAN_FROM_ARROW = pd.BooleanDtype().__from_arrow__  # type: ignore[attr-defi
 
 def as_int(values: list):
     """Int64; integral numbers and numeric strings count, anything else is <NA>."""
-    try:  # ints and nulls: pyarrow converts them exactly, in C
+    # ints and nulls: pyarrow converts them exactly, in C
+    with contextlib.suppress(TypeError, ValueError, OverflowError):
         # Inferred, not pa.int64(): a typed conversion would silently truncate 1.5 to 1.
         inferred = pa.array(values)
         if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
             return _INT64_FROM_ARROW(inferred.cast(pa.int64()))
-    except (TypeError, ValueError, OverflowError):
-        pass
     return int_array(as_float(values))  # numeric strings count
 
 

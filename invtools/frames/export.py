@@ -115,12 +115,11 @@ def to_excel(
             "(or pip install 'invtools[demo]')"
         )
     target = Path(path)
-    rows = []
     with pd.ExcelWriter(target, engine="openpyxl") as writer:
         for sheet, df in frames.items():
             named = isinstance(df.index, pd.MultiIndex) or df.index.name is not None
             excel_ready(df, tz=tz).to_excel(writer, sheet_name=sheet, index=named)
-            rows.append(_provenance_row(sheet, df, tz))
+        rows = [_provenance_row(sheet, df, tz) for sheet, df in frames.items()]
         pd.DataFrame(rows).to_excel(writer, sheet_name=PROVENANCE_SHEET, index=False)
         # Text that starts with "=" (a memo, a name) stays text: never a formula Excel would run.
         for cell in (c for ws in writer.sheets.values() for row in ws.iter_rows() for c in row):

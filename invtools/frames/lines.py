@@ -25,17 +25,10 @@ _LINE_TX_PLAIN = {
     "type": "type",
     "revision": "revision",
 }
-_LINE_PLAIN = {
-    "id": "item_id",
-    "name": "item_name",
-    "sku": "sku",
-    "barcode": "barcode",
-    "quantity": "quantity",
-    "deleted": "item_deleted",
-    "new_stock_level": "new_stock_level",
-    "from_location_new_stock_level": "from_location_new_stock_level",
-    "to_location_new_stock_level": "to_location_new_stock_level",
-}
+#: A line's wire fields -> the lines schema's columns from ``item_id`` on (the item's own id,
+#: name and deleted flag are ``item_``-prefixed there).
+_LINE_COLUMNS = list(SCHEMAS["lines"])[list(SCHEMAS["lines"]).index("item_id") :]
+_LINE_PLAIN = {col.removeprefix("item_"): col for col in _LINE_COLUMNS}
 
 
 def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

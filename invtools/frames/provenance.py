@@ -19,6 +19,7 @@ fields. It never holds a token.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
@@ -64,10 +65,8 @@ def json_safe(value: Any) -> Any:
         return [json_safe(v) for v in items]
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             return json_safe(item())
-        except (TypeError, ValueError):
-            pass
     return str(value)
 
 

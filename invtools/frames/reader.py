@@ -23,7 +23,6 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -147,13 +146,9 @@ class Reader:
         taken = set(taken)
         out = {}
         for key, sparse in self.extras.items():
-            values = np.full(self.n, None, dtype=object)
-            for row, value in sparse.items():
-                values[row] = value
-            # An explicit object Series: pandas would otherwise infer (e.g. str) from a bare array.
-            out[key if key not in taken else f"extra_{key}"] = pd.Series(
-                values, dtype=object, copy=False
-            )
+            # An explicit object Series: pandas would otherwise infer (e.g. str) from the values.
+            values = pd.Series(list(map(sparse.get, range(self.n))), dtype=object)
+            out[key if key not in taken else f"extra_{key}"] = values
         return out
 
 

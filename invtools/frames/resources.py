@@ -193,10 +193,8 @@ def stock_df(
     computed = {col: typed(values, schema[col]) for col, values in heads.items()}
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
     locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations or ())
-    lookup = pd.Series(locs["name"].array, index=locs["id"].array)
-    lookup = lookup[~lookup.index.duplicated()]
-    # pandas-stubs: pd.array takes any ExtensionArray (here a string one) with a dtype
-    computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)  # type: ignore[call-overload]
+    lookup = locs.drop_duplicates("id").set_index("id")["name"]  # each id named by its first row
+    computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
     return build_frame(schema, reader, computed=computed)
 
 

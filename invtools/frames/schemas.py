@@ -62,17 +62,24 @@ TX_PLAIN = (
 TX_REFS = ("partner", "from_location", "to_location", "created_by")
 
 
-def _ref(prefix: str, *, deleted: bool = True) -> dict[str, Any]:
-    cols: dict[str, Any] = {f"{prefix}_id": "Int64", f"{prefix}_name": STRING}
-    if deleted:
-        cols[f"{prefix}_deleted"] = "boolean"
-    return cols
-
-
 #: Where the stock changed, one pair for every transaction (and line): the ``to_location`` --
 #: the location an in, out or adjust acts on, and the destination of a move -- or, when a
 #: transaction has none, its ``from_location``. A move's source stays in ``from_location_*``.
 LOCATION: dict[str, Any] = {"location_id": "Int64", "location_name": STRING}
+
+
+def _refs(*, deleted: bool = True) -> dict[str, Any]:
+    """The columns of the references of :data:`TX_REFS`, in order: ``<ref>_id``, ``_name`` and
+    (with ``deleted``) ``_deleted`` each, and :data:`LOCATION` after ``to_location``'s."""
+    cols: dict[str, Any] = {}
+    for ref in TX_REFS:
+        cols.update({f"{ref}_id": "Int64", f"{ref}_name": STRING})
+        if deleted:
+            cols[f"{ref}_deleted"] = "boolean"
+        if ref == "to_location":
+            cols.update(LOCATION)
+    return cols
+
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "transactions": {
@@ -83,11 +90,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "revision": "Int64",
         "count_of_items": "Int64",
         "total_quantity": "float64",
-        **_ref("partner"),
-        **_ref("from_location"),
-        **_ref("to_location"),
-        **LOCATION,
-        **_ref("created_by"),
+        **_refs(),
         "memo": STRING,
         "url": STRING,
         "backdated": "boolean",
@@ -97,11 +100,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "transaction_time": TIME_DTYPE,
         "type": TX_TYPE_DTYPE,
         "revision": "Int64",
-        **_ref("partner", deleted=False),
-        **_ref("from_location", deleted=False),
-        **_ref("to_location", deleted=False),
-        **LOCATION,
-        **_ref("created_by", deleted=False),
+        **_refs(deleted=False),
         "item_id": "Int64",
         "item_name": STRING,
         "sku": STRING,

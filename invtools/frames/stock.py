@@ -112,18 +112,11 @@ def stock_history(
             (to_here, "to_location_new_stock_level", inward, to_loc.array),
             (from_here, "from_location_new_stock_level", outward, from_loc.array),
         ]
-    line = pd.DataFrame(
-        {
-            "transaction_time": lines["transaction_time"].array,
-            "transaction_id": lines["transaction_id"].array,
-            "item_id": lines["item_id"].array,
-            "item_name": lines["item_name"].array,
-            "deleted": lines["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
-            if "item_deleted" in lines.columns
-            else np.nan,
-            "_line": lines.index.to_numpy(),
-        }
-    )
+    # One row per line (``_line``: its label in ``lines``), its item's deletion as 1.0/0.0/NaN.
+    keys = ["transaction_time", "transaction_id", "item_id", "item_name"]
+    line = lines[keys].reset_index(drop=True).assign(_line=lines.index.to_numpy(), deleted=np.nan)
+    if "item_deleted" in lines.columns:
+        line["deleted"] = lines["item_deleted"].to_numpy(dtype="float64", na_value=np.nan)
     frames = [
         line[rows].assign(
             location_id=pd.array(where[rows], dtype="Int64"),
@@ -218,13 +211,10 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         ignore_index=True,
     )
     steps = steps.sort_values(["time", "tx", "row"], kind="stable")
-    groups = steps.groupby(["item", "loc"], sort=False, dropna=False)
-    running = groups["effect"].cumsum()
-    opening = (
-        (steps["level"] - running)
-        .groupby([steps["item"], steps["loc"]], sort=False, dropna=False)
-        .transform("first")
-    )
+    stock = ["item", "loc"]  # one stock: an item at one location, or at all of them
+    running = steps.groupby(stock, sort=False, dropna=False)["effect"].cumsum()
+    steps["opening"] = steps["level"] - running
+    opening = steps.groupby(stock, sort=False, dropna=False)["opening"].transform("first")
     steps["rebased"] = np.where(steps["level"].isna(), np.nan, np.round(opening + running, 9))
     for _rows, col, _loc, _effect in parts:
         mine = steps[steps["col"] == col]

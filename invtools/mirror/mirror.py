@@ -28,7 +28,7 @@ import pandas as pd
 from invtools import frames
 from invtools._config import check_path
 from invtools._files import private_file
-from invtools._types import TXS_PATH, check_tx_type, parse_duration, parse_window
+from invtools._types import TXS_PATH, check_ids, check_tx_type, parse_duration, parse_window
 from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
@@ -299,8 +299,7 @@ class TransactionMirror:
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True
         """
-        if item_ids is not None:
-            item_ids = [item_ids] if isinstance(item_ids, int) else list(item_ids)
+        item_ids = check_ids(item_ids, name="item_ids")  # one id alone: a list of one
         # the lines' provenance carried on, with what was asked
         history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
         return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)

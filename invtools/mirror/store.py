@@ -282,8 +282,9 @@ def sync_lock(path: Path) -> Iterator[None]:
     ...             print(type(err).__name__, sorted(p.name for p in Path(tmp).iterdir()))
     LockedError ['shop.sqlite.lock']
     """
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
-    try:
+    with contextlib.ExitStack() as held:  # on the way out: unlocked, then closed
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        held.callback(os.close, fd)
         try:
             _lock(fd, take=True)
         except (BlockingIOError, PermissionError):  # held: EWOULDBLOCK (POSIX), EACCES (Windows)
@@ -291,12 +292,8 @@ def sync_lock(path: Path) -> Iterator[None]:
                 f"another sync of this mirror is running ({path}); wait for it to finish, "
                 "then sync again"
             ) from None
-        try:
-            yield
-        finally:
-            _lock(fd, take=False)
-    finally:
-        os.close(fd)
+        held.callback(_lock, fd, take=False)
+        yield
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:

@@ -32,6 +32,7 @@ notebooks run in seconds), at its rate when it was started with one
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import os
 import re
@@ -66,7 +67,7 @@ __all__ = [
 
 _lock = threading.RLock()
 _server: Any = None  # the running demo server of this process, if any
-_server_cm: Any = None
+_stack = contextlib.ExitStack()  # stops the running demo server and removes its cache folder
 _cache_dir: str | None = None  # the demo server's response cache folder (temporary)
 _options: dict[str, Any] = {}  # what the running demo server was started with
 _exported: dict[str, str] = {}  # INVTOOLS_TOKEN_<TEAM> -> demo token, as demo_server() set them
@@ -102,7 +103,7 @@ def demo_server(
     >>> demo_server() is sb, sorted(team_tokens())
     (True, ['basic', 'harrogate', 'shop', 'york'])
     """
-    global _server, _server_cm, _cache_dir, _options
+    global _server, _cache_dir, _options
     given = {"rate_limit": rate_limit, "shops": shops, **options}
     asked = {k: v for k, v in given.items() if v is not None}
     with _lock:
@@ -115,9 +116,9 @@ def demo_server(
             from invtools.sandbox import serve
 
             _options = {"rate_limit": 0, "shops": 3, **asked}
-            _server_cm = serve(**_options)
-            _server = _server_cm.__enter__()
+            _server = _stack.enter_context(serve(**_options))
             _cache_dir = tempfile.mkdtemp(prefix="invtools-demo-cache-")  # 0700
+            _stack.callback(shutil.rmtree, _cache_dir, ignore_errors=True)
             atexit.register(_stop_server)
             for name, token in _server.tokens.items():
                 key = TEAM_TOKEN_PREFIX + name.upper()
@@ -153,13 +154,10 @@ def stop_demo_server() -> None:
 
 
 def _stop_server() -> None:
-    global _server, _server_cm, _cache_dir
+    global _server, _cache_dir
     with _lock:
-        if _server_cm is not None:
-            _server_cm.__exit__(None, None, None)
-        if _cache_dir is not None:
-            shutil.rmtree(_cache_dir, ignore_errors=True)
-        _server = _server_cm = _cache_dir = None
+        _stack.close()  # the cache folder removed, then the server stopped
+        _server = _cache_dir = None
 
 
 def demo_cache_path(base_url: str | None = None) -> Path | None:

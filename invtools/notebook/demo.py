@@ -125,25 +125,18 @@ def execute_notebook(path: Path, *, env: dict[str, str], timeout: int = 600):
             # path must be absolute: the kernel runs in the notebook's folder, not ours.
             config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}}),
         ).execute(env=env)
-    summary_cell = nb.cells.pop()
-    summary: dict = {}
-    for out in summary_cell.get("outputs", []):
-        text = out.get("text", "")
-        if SUMMARY_MARKER in text:
-            summary = json.loads(text.split(SUMMARY_MARKER, 1)[1])
-    return nb, summary
+    said = [out.get("text", "") for out in nb.cells.pop().get("outputs", [])]  # the summary cell's
+    marked = [text.split(SUMMARY_MARKER, 1)[1] for text in said if SUMMARY_MARKER in text]
+    return nb, json.loads(marked[-1]) if marked else {}
 
 
 def _save_figures(nb, stem: str, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    saved: list[Path] = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            if "image/png" in data:
-                target = folder / f"{stem}-{len(saved) + 1:02d}.png"
-                target.write_bytes(base64.b64decode(data["image/png"]))
-                saved.append(target)
+    outputs = (out for cell in nb.cells for out in cell.get("outputs", []))
+    pngs = [out["data"]["image/png"] for out in outputs if "image/png" in out.get("data", {})]
+    saved = [folder / f"{stem}-{i:02d}.png" for i in range(1, len(pngs) + 1)]
+    for target, png in zip(saved, pngs, strict=True):
+        target.write_bytes(base64.b64decode(png))
     return saved
 
 

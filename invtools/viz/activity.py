@@ -120,14 +120,13 @@ def plot_activity(
     widths = (periods + 1).start_time - periods.start_time
     colors = category_colors(table.columns, by)
     values = table.to_numpy(dtype=float)
+
+    def below(part: np.ndarray) -> np.ndarray:  # the sum of the categories stacked before each
+        return np.cumsum(np.hstack([np.zeros((len(part), 1)), part[:, :-1]]), axis=1)
+
     # Where each category's bars start: positive values pile up from zero, negative ones (a
     # signed quantity view) pile down from it, so neither hides the other.
-    zero = np.zeros((len(values), 1))
-    bottoms = np.where(
-        values < 0,
-        np.cumsum(np.hstack([zero, values.clip(max=0)[:, :-1]]), axis=1),
-        np.cumsum(np.hstack([zero, values.clip(min=0)[:, :-1]]), axis=1),
-    )
+    bottoms = np.where(values < 0, below(values.clip(max=0)), below(values.clip(min=0)))
     edges = np.append(starts.to_numpy(), (starts[-1] + widths[-1]).to_numpy())
     x, width = (starts + widths * 0.1).to_numpy(), (widths * 0.8).to_numpy()  # bars
     for j, col in enumerate(table.columns):

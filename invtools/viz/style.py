@@ -53,16 +53,9 @@ def color_cycle() -> list[Any]:
 
 def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
     """Fixed colours for types and "other"; the style's colour cycle for everything else."""
+    fixed = {**(TYPE_COLORS if by == "type" else {}), OTHER: OTHER_COLOR}
     cycle = itertools.cycle(color_cycle())
-    out: dict[str, Any] = {}
-    for col in columns:
-        if col == OTHER:
-            out[col] = OTHER_COLOR
-        elif by == "type" and col in TYPE_COLORS:
-            out[col] = TYPE_COLORS[col]
-        else:
-            out[col] = next(cycle)
-    return out
+    return {col: fixed[col] if col in fixed else next(cycle) for col in columns}
 
 
 def date_axis(ax: Axes) -> None:

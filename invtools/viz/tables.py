@@ -184,17 +184,8 @@ def table_of(
     else:  # every row is in the range, which _time_range checked ends after it starts
         full = pd.period_range(first, last, freq=pfreq)
 
-    frame = pd.DataFrame(
-        {
-            "period": periods.array,
-            "cat": categories[rows].to_numpy(),
-            "value": values[rows].to_numpy(),
-        }
-    )
-    table = frame.pivot_table(
-        index="period", columns="cat", values="value", aggfunc="sum", fill_value=0, observed=True
-    )
-    table = _top(table.reindex(full, fill_value=0), top, by)
+    sums = values[rows].groupby([periods.array, categories[rows].to_numpy()]).sum()
+    table = _top(sums.unstack(fill_value=0).reindex(full, fill_value=0), top, by)
     table = table.astype("int64" if metric == "count" else "float64")
     # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
     starts = full.start_time.tz_localize(
