@@ -29,6 +29,7 @@ from invtools.errors import (
     ServerError,
     TeamModeError,
     TransportError,
+    WindowWarning,
 )
 
 __version__ = "0.1.0"
@@ -79,6 +80,7 @@ __all__ = [
     "RateLimitError",
     "ServerError",
     "DeletedItemsWarning",
+    "WindowWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

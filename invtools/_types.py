@@ -19,12 +19,16 @@ import calendar
 import contextlib
 import numbers
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from invtools.errors import ArgumentTypeError, ConfigError
+
+#: What durations count back from: a time, or a function giving one; None: the wall clock.
+Now = datetime | Callable[[], datetime | None] | None
 
 __all__ = [
     "TX_TYPES",
@@ -164,17 +168,20 @@ _EXAMPLES = (
 
 
 @overload
-def parse_time(value: None, *, end: bool = ..., name: str = ..., tz: Any = ...) -> None: ...
-@overload
 def parse_time(
-    value: str | date | timedelta, *, end: bool = ..., name: str = ..., tz: Any = ...
+    value: str | date | timedelta,
+    *,
+    end: bool = ...,
+    name: str = ...,
+    tz: Any = ...,
+    now: Now = ...,
 ) -> datetime: ...
 @overload
 def parse_time(
-    value: Any, *, end: bool = ..., name: str = ..., tz: Any = ...
+    value: Any, *, end: bool = ..., name: str = ..., tz: Any = ..., now: Now = ...
 ) -> datetime | None: ...
 def parse_time(
-    value: Any, *, end: bool = False, name: str = "time", tz: Any = None
+    value: Any, *, end: bool = False, name: str = "time", tz: Any = None, now: Now = None
 ) -> datetime | None:
     """A point in time as an aware UTC ``datetime`` (None stays None).
 
@@ -183,10 +190,11 @@ def parse_time(
     ``"2026-05-02"``, a month ``"2026-05"``, a year ``"2026"``) or an HTTP date (``Retry-After``).
     A date, month or year stands for its first moment, or with ``end=True`` its last (so
     ``until="2026-05"`` keeps all of May). A time without a zone is in ``tz`` (a zone name
-    such as ``"Europe/Paris"``; default UTC). A length of time counts back from now: a
-    ``timedelta`` (``pandas.Timedelta`` too) or a duration with a unit (``"90D"``, ``"12W"``,
-    ``"36h"``), so ``since="90D"`` is the last 90 days. Anything else is a
-    :class:`ConfigError` naming ``name``.
+    such as ``"Europe/Paris"``; default UTC). A length of time counts back from ``now`` (an
+    aware time, or a function giving one, asked only then; default the wall clock; the client
+    passes the service's clock: docs/explanation/now.md): a ``timedelta`` (``pandas.Timedelta``
+    too) or a duration with a unit (``"90D"``, ``"12W"``, ``"36h"``), so ``since="90D"`` is the
+    last 90 days. Anything else is a :class:`ConfigError` naming ``name``.
 
     >>> parse_time("2026-05-02T01:10:00.000Z")
     datetime.datetime(2026, 5, 2, 1, 10, tzinfo=datetime.timezone.utc)
@@ -199,7 +207,7 @@ def parse_time(
         return None
     zone = _zone(tz)
     if isinstance(value, timedelta):  # pandas.Timedelta too: back from now
-        return datetime.now(UTC) - parse_duration(value, name=name)
+        return _now(now) - parse_duration(value, name=name)
     if isinstance(value, datetime):  # pandas.Timestamp too
         if value != value:  # NaT
             raise ConfigError(f"{name} is NaT (not a time); give a time, {_EXAMPLES}")
@@ -216,7 +224,12 @@ def parse_time(
         raise ArgumentTypeError(
             f"{name} must be a date or time ({_EXAMPLES}), not {type(value).__name__} {value!r}"
         )
-    return _parse_text(value.strip(), value, end, name, zone)
+    return _parse_text(value.strip(), value, end, name, zone, now)
+
+
+def _now(now: Now) -> datetime:
+    when = now() if callable(now) else now
+    return datetime.now(UTC) if when is None else when
 
 
 def _zone(tz: Any):
@@ -232,9 +245,9 @@ def _zone(tz: Any):
         ) from None
 
 
-def _parse_text(text: str, original: str, end: bool, name: str, zone) -> datetime:
+def _parse_text(text: str, original: str, end: bool, name: str, zone, now: Now) -> datetime:
     if _DURATION.match(text):  # "90D", "12W", "36h": back from now
-        return datetime.now(UTC) - parse_duration(text, name=name)
+        return _now(now) - parse_duration(text, name=name)
     if m := _YEAR_MONTH.match(text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:
@@ -277,9 +290,12 @@ def to_ms(value: Any, *, name: str = "time") -> int:
     return (when - _EPOCH) // timedelta(milliseconds=1)
 
 
-def parse_window(since: Any, until: Any) -> tuple[datetime | None, datetime | None]:
+def parse_window(
+    since: Any, until: Any, *, now: Now = None
+) -> tuple[datetime | None, datetime | None]:
     """``since`` and ``until`` as :func:`parse_time` reads them (``until`` to the end of its
-    day, month or year), a :class:`ConfigError` when ``since`` is after ``until``.
+    day, month or year; durations back from ``now``), a :class:`ConfigError` when ``since`` is
+    after ``until``.
 
     >>> [t.isoformat() for t in parse_window("2026-05", "2026-05")]
     ['2026-05-01T00:00:00+00:00', '2026-05-31T23:59:59.999999+00:00']
@@ -288,7 +304,8 @@ def parse_window(since: Any, until: Any) -> tuple[datetime | None, datetime | No
     ...
     invtools.errors.ConfigError: since (2026-06-01 00:00) is after until (2026-05-31 23:59)
     """
-    lo, hi = parse_time(since, name="since"), parse_time(until, end=True, name="until")
+    lo = parse_time(since, name="since", now=now)
+    hi = parse_time(until, end=True, name="until", now=now)
     if lo and hi and lo > hi:
         raise ConfigError(f"since ({lo:%Y-%m-%d %H:%M}) is after until ({hi:%Y-%m-%d %H:%M})")
     return lo, hi

@@ -18,8 +18,10 @@ Errors are split by what the caller can do about them::
         ├── RateLimitError             429, after the retries ran out
         └── ServerError                5xx, after the retries ran out
 
-One warning lives here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
-leaves deleted items out of its result (``include_deleted=True`` keeps them).
+Two warnings live here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
+leaves deleted items out of its result (``include_deleted=True`` keeps them), and
+:class:`WindowWarning`, said when an analysis needs transactions from outside its frame's
+window.
 
 Every :class:`APIError` carries ``status``, ``type``, ``title``, ``correlation_id``, ``method``
 and ``path``. Messages never contain a token: the real service echoes a bad token in the
@@ -52,6 +54,7 @@ __all__ = [
     "RateLimitError",
     "ServerError",
     "DeletedItemsWarning",
+    "WindowWarning",
     "from_response",
 ]
 
@@ -70,6 +73,13 @@ class DeletedItemsWarning(UserWarning):
     """An analysis or plot left out items that are deleted in the service (their past lines
     remain, flagged ``item_deleted``); the message names them, the result's
     ``attrs["deleted_items_excluded"]`` lists their ids, ``include_deleted=True`` keeps them."""
+
+
+class WindowWarning(UserWarning):
+    """An analysis needs transactions from outside the window its frame was fetched with (a
+    frame of ``since="30D"`` asked about dead stock over 90 days): its answer may be wrong.
+    The message gives the dates and the ``since=`` that would do; ``strict=True`` makes it a
+    :class:`ConfigError`. See docs/explanation/now.md."""
 
 
 class ConfigError(InvtoolsError, ValueError):

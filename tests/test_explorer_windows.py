@@ -5,7 +5,7 @@ raw JSON (``sb.data("shop")``) with plain pandas."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 import pandas as pd
 import pytest
@@ -37,7 +37,12 @@ def raw(sb) -> pd.DataFrame:
 def days_back_to(sb, row: int) -> int:
     """A whole number of days that reaches back past the ``row``-th newest transaction."""
     when = datetime.fromisoformat(sb.data("shop").transactions[row]["transaction_time"])
-    return int((datetime.now(UTC) - when).total_seconds() // 86_400) + 1
+    return int((service_now(sb) - when).total_seconds() // 86_400) + 1
+
+
+def service_now(sb) -> pd.Timestamp:
+    """The stand-in's clock, which durations count back from (docs/explanation/now.md)."""
+    return pd.Timestamp(sb.store("shop").now_ms(), unit="ms", tz="UTC")
 
 
 def ids(frame: pd.DataFrame) -> list[int]:
@@ -48,7 +53,7 @@ def ids(frame: pd.DataFrame) -> list[int]:
 def test_since_a_duration_is_the_same_data_as_the_explicit_date(sb, make_client, spell):
     client = make_client(sb)
     days = days_back_to(sb, 150)
-    moment = pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=days)
+    moment = service_now(sb) - pd.Timedelta(days=days)
     rows = raw(sb)
     expected = sorted(int(i) for i in rows.loc[rows["time"] >= moment, "id"])
     assert 150 <= len(expected) < len(rows)  # a real window: some rows are older

@@ -27,6 +27,7 @@ EXPECTED = {
     "LockedError",
     # said when an analysis or plot leaves deleted items out
     "DeletedItemsWarning",
+    "WindowWarning",
     # the client and the mirror
     "Client",
     "Team",

@@ -1,11 +1,9 @@
-"""The windows and types an analyst asks for first (issue 19): durations back from now
-(``since="90D"``, ``"12W"``, a Timedelta) and several types at once (``type=("in", "out")``),
-on the client's walks and frames and on the mirror's frames. Checked against the stand-in's
+"""The windows and types an analyst asks for first (issue 19): durations back from now (the
+service's clock: ``since="90D"``, ``"12W"``, a Timedelta) and several types at once
+(``type=("in", "out")``), on the client's walks and frames and on the mirror's frames. Checked against the stand-in's
 truth (``sb.data()``); real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
@@ -32,12 +30,17 @@ def pairs(rows):
     return [(r["id"], r["revision"]) for r in rows]
 
 
+def service_now(sb) -> pd.Timestamp:
+    """The stand-in's clock, which durations count back from (docs/explanation/now.md)."""
+    return pd.Timestamp(sb.store("shop").now_ms(), unit="ms", tz="UTC")
+
+
 def a_window_of(sb, rows_back: int) -> tuple[str, pd.Timestamp]:
     """A duration that reaches back about ``rows_back`` rows, and the moment it stands for."""
     rows = sb.data().transactions
-    age = datetime.now(UTC) - datetime.fromisoformat(rows[rows_back]["transaction_time"])
+    age = service_now(sb) - pd.Timestamp(rows[rows_back]["transaction_time"])
     days = max(1, int(age.total_seconds() // 86_400) + 1)
-    return f"{days}D", pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=days)
+    return f"{days}D", service_now(sb) - pd.Timedelta(days=days)
 
 
 @pytest.mark.parametrize("spell", ["text", "timedelta", "weeks"])
@@ -49,7 +52,7 @@ def test_since_a_duration_is_the_window_back_from_now(sb, make_client, spell):
         spell
     ]
     if spell == "weeks":
-        moment = pd.Timestamp.now(tz="UTC") - pd.Timedelta(weeks=-(-days // 7))
+        moment = service_now(sb) - pd.Timedelta(weeks=-(-days // 7))
     expected = truth(sb, since=moment)
     assert expected and len(expected) < len(truth(sb))
     explicit = c.transactions_df(since=moment.isoformat())
@@ -64,7 +67,7 @@ def test_until_a_duration_and_a_window_between_two(sb, make_client):
     newer, _ = a_window_of(sb, 50)
     older, moment = a_window_of(sb, 300)
     rows = c.transactions_df(since=older, until=newer)
-    upto = pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=int(newer[:-1]))
+    upto = service_now(sb) - pd.Timedelta(days=int(newer[:-1]))
     assert (rows["transaction_time"] >= moment - pd.Timedelta(seconds=5)).all()
     assert (rows["transaction_time"] <= upto + pd.Timedelta(seconds=5)).all() and len(rows)
     with pytest.raises(ConfigError, match="after until"):

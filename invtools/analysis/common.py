@@ -17,6 +17,7 @@ TypeError: stock_at: history must be a DataFrame, not list. Pass invtools.frames
 from __future__ import annotations
 
 import numbers
+import warnings
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 
@@ -25,13 +26,20 @@ import pandas as pd
 from pandas.api.typing import NaTType
 
 from invtools._types import parse_time
-from invtools.errors import ConfigError
-from invtools.frames import PROVENANCE_KEYS, deleted_items, leave_out_deleted, with_provenance
+from invtools.errors import ConfigError, WindowWarning
+from invtools.frames import (
+    PROVENANCE_KEYS,
+    deleted_items,
+    leave_out_deleted,
+    window_of,
+    with_provenance,
+)
 
 __all__ = [
     "DAY",
     "need",
     "as_of_time",
+    "check_reach",
     "in_window",
     "carry_provenance",
     "without_deleted",
@@ -68,7 +76,7 @@ def need(df: Any, what: str, columns: str, *, who: str) -> None:
         raise ConfigError(f"{who}: {what} lacks the column(s) {missing}. {_HINTS[what]}")
 
 
-def _time(value: Any, *, who: str, name: str, end: bool = False) -> pd.Timestamp:
+def _time(value: Any, *, who: str, name: str, end: bool = False, now: Any = None) -> pd.Timestamp:
     if not isinstance(value, _TIME_KINDS):
         raise TypeError(
             f"{who}: {name} must be a time (a date, a datetime, text such as "
@@ -76,17 +84,58 @@ def _time(value: Any, *, who: str, name: str, end: bool = False) -> pd.Timestamp
             f"{type(value).__name__}"
         )
     # not None: only None parses to None
-    return pd.Timestamp(cast(datetime, parse_time(value, end=end, name=f"{who}: {name}")))
+    when = parse_time(value, end=end, name=f"{who}: {name}", now=now)
+    return pd.Timestamp(cast(datetime, when))
 
 
 def as_of_time(
-    value: Any, times: pd.Series, *, who: str, name: str = "as_of"
+    value: Any, times: pd.Series, *, who: str, name: str = "as_of", frame: Any = None
 ) -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
-    now: :func:`invtools._types.parse_time`); None: the newest of ``times`` (NaT if none)."""
+    now: :func:`invtools._types.parse_time`); None: the end of ``frame``'s window
+    (:func:`window_of`: the service's clock when it was fetched; durations count back from
+    it too), else the newest of ``times`` (NaT if none)."""
+    window = window_of(frame)
     if value is None:
+        if window is not None:
+            return window[1]
         return times.max() if len(times) else pd.NaT
-    return _time(value, who=who, name=name)
+    return _time(value, who=who, name=name, now=None if window is None else window[1])
+
+
+def check_reach(frame: Any, start: Any, end: Any, *, question: str, who: str, strict: bool) -> None:
+    """Say so when answering ``question`` needs transactions from ``start`` to ``end`` and
+    ``frame`` was fetched with a window that does not hold them: a
+    :class:`~invtools.errors.WindowWarning` naming the dates, or with ``strict`` a
+    :class:`ConfigError`. Its answer would be wrong without a word (docs/explanation/now.md).
+
+    >>> lines = pd.DataFrame(); lines.attrs["window"] = {"since": "2026-08-28", "until": "2026-10-31"}
+    >>> check_reach(lines, pd.Timestamp("2026-08-02", tz="UTC"), pd.Timestamp("2026-10-31", tz="UTC"),
+    ...             question="dead after 90 days as of 31 Oct 2026", who="movement", strict=True)
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: movement: the lines start 28 Aug 2026; dead after 90 days as of 31 Oct 2026 needs lines from 02 Aug 2026. Fetch them (client.lines_df(since="2026-08-02")), or ask about less.
+    """  # noqa: E501 - the doctest shows the message whole
+    window = window_of(frame)
+    if window is None or pd.isna(start) or pd.isna(end):
+        return
+    since, until = window
+    if since is not None and start < since:
+        said = (
+            f"the lines start {since:%d %b %Y}; {question} needs lines from {start:%d %b %Y}. "
+            f'Fetch them (client.lines_df(since="{start:%Y-%m-%d}"))'
+        )
+    elif end > until:
+        said = (
+            f"the lines end {until:%d %b %Y %H:%M}; {question} needs lines up to "
+            f"{end:%d %b %Y %H:%M}. Fetch them again (client.lines_df(since=...))"
+        )
+    else:
+        return
+    said = f"{who}: {said}, or ask about less"
+    if strict:
+        raise ConfigError(f"{said}.")
+    warnings.warn(f"{said}; strict=True makes this an error.", WindowWarning, stacklevel=3)
 
 
 def in_window(

@@ -12,7 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, as_of_time, need, without_deleted
+from invtools.analysis.common import (
+    DAY,
+    as_of_time,
+    check_number,
+    check_reach,
+    need,
+    without_deleted,
+)
 from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
@@ -26,10 +33,16 @@ def movement(
     as_of: Any = None,
     dead_after_days: float = 90,
     include_deleted: bool = False,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
     the last sale, days since it, and ``dead``: stock on hand that has not sold for
     ``dead_after_days``.
+
+    ``as_of`` defaults to the end of the window ``lines`` were fetched with (the service's
+    clock then: ``client.lines_df(since="90D")``), else to the newest line. When the question
+    reaches before the window (dead after 90 days of a ``since="30D"`` frame) a
+    :class:`~invtools.errors.WindowWarning` gives the dates; ``strict=True`` raises instead.
 
     ``lines`` is a :func:`invtools.frames.lines_df` frame. With ``items`` (an
     :func:`invtools.frames.items_df` frame) every item is listed, even one that never moved,
@@ -53,10 +66,18 @@ def movement(
     """
     need(lines, "lines", "transaction_time type item_id item_name quantity", who="movement")
     times = lines["transaction_time"]
-    as_of = as_of_time(as_of, times, who="movement")
+    as_of = as_of_time(as_of, times, who="movement", frame=lines)
+    check_number(dead_after_days, who="movement", name="dead_after_days")
     keep = times <= as_of
     if since is not None:
-        keep &= times >= as_of_time(since, times, who="movement", name="since")
+        since = as_of_time(since, times, who="movement", name="since", frame=lines)
+        keep &= times >= since
+    if not pd.isna(as_of):
+        start = as_of - pd.Timedelta(days=dead_after_days)
+        question = f"dead after {dead_after_days:g} days as of {as_of:%d %b %Y}"
+        if since is not None:
+            start, question = min(start, since), f"{question}, totals since {since:%d %b %Y}"
+        check_reach(lines, start, as_of, question=question, who="movement", strict=strict)
     window = lines[keep]
     kind = window["type"].astype("string")
     qty = window["quantity"].astype("float64")

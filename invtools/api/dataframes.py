@@ -27,6 +27,7 @@ from invtools._types import (
     PARTNERS_PATH,
     TXS_PATH,
     check_tx_type,
+    parse_window,
 )
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
@@ -123,27 +124,30 @@ class DataFrames(Resources):
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
         True
         """
-        walk = self.transactions(
-            type=type,
-            since=since,
-            until=until,
-            chains=chains,
-            max_rows=max_rows,
-            refresh=refresh,
-            max_age=max_age,
-            progress=progress,
-        )
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        if with_lines:
-            return self._framed(
-                TXS_PATH,
-                filters,
-                lambda: _join_lines(
-                    *self._rows_and_details(walk, progress), all_types=type is None
-                ),
+
+        def build() -> pd.DataFrame:
+            lo, hi, window = self._window(since, until)
+            walk = self.transactions(
+                type=type,
+                since=lo,
+                until=hi,
+                chains=chains,
+                max_rows=max_rows,
+                refresh=refresh,
+                max_age=max_age,
+                progress=progress,
             )
-        plain = since is None and until is None and not walk.spec.trimmed
-        return self._framed(TXS_PATH, filters, walk.frame if plain else lambda: _tx_frame(walk))
+            if with_lines:
+                rows, details = self._rows_and_details(walk, progress)
+                df = _join_lines(rows, details, all_types=type is None)
+            elif window is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
+                df = walk.frame()
+            else:
+                df = _tx_frame(walk)
+            return _with_window(df, window)
+
+        return self._framed(TXS_PATH, filters, build)
 
     def lines_df(
         self,
@@ -163,21 +167,23 @@ class DataFrames(Resources):
         raising those transactions' revisions, so without a ``type`` filter the levels are
         recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
         item's earliest line in the frame. With a ``type`` filter they are the stored ones."""
-        walk = self.transactions(
-            type=type,
-            since=since,
-            until=until,
-            chains=chains,
-            refresh=refresh,
-            max_age=max_age,
-            progress=progress,
-        )
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        return self._framed(
-            TXS_PATH,
-            filters,
-            lambda: _lines(self._rows_and_details(walk, progress)[1], all_types=type is None),
-        )
+
+        def build() -> pd.DataFrame:
+            lo, hi, window = self._window(since, until)
+            walk = self.transactions(
+                type=type,
+                since=lo,
+                until=hi,
+                chains=chains,
+                refresh=refresh,
+                max_age=max_age,
+                progress=progress,
+            )
+            details = self._rows_and_details(walk, progress)[1]
+            return _with_window(_lines(details, all_types=type is None), window)
+
+        return self._framed(TXS_PATH, filters, build)
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -219,10 +225,27 @@ class DataFrames(Resources):
         with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
             return rows, [detail for _row, detail in fetched if detail is not None]
 
+    def _window(self, since: Any, until: Any) -> tuple[Any, Any, dict[str, Any] | None]:
+        """``since`` and ``until`` as times (durations back from :meth:`now`, asked once),
+        and the window a frame of them holds: from ``since`` (None: the list's start) to
+        ``until``, or the service's clock then; None for a whole list."""
+        moment: list[datetime] = []
+
+        def now() -> datetime:
+            if not moment:
+                moment.append(self.now())
+            return moment[0]
+
+        lo, hi = parse_window(since, until, now=now)
+        if lo is None and hi is None:
+            return lo, hi, None
+        return lo, hi, {"since": lo, "until": hi or now()}
+
     def _framed(
         self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]
     ) -> pd.DataFrame:
-        """Build a frame while counting its requests; record where it came from (no token)."""
+        """Build a frame while counting its requests; record where it came from (no token)
+        and the window it holds (``_with_window``)."""
         with self._counters.measure() as m:
             df = build()
         team, s = self.team(), m.stats
@@ -233,6 +256,7 @@ class DataFrames(Resources):
             base_url=self._requester.base_url,
             endpoint=path,
             filters=dict(filters),
+            window=df.attrs.get("window"),
             fetched_at=m.finished_at or datetime.now(UTC),
             data_as_of=m.data_as_of,
             pages=s.pages,
@@ -247,6 +271,12 @@ class DataFrames(Resources):
 def _as_json(value: Any) -> Any:
     """A filter as a JSON value (what ``df.attrs`` keeps): several types as a list."""
     return list(value) if isinstance(value, tuple) else value
+
+
+def _with_window(df: pd.DataFrame, window: Mapping[str, Any] | None) -> pd.DataFrame:
+    """``df`` with the window it holds in its attrs, for its provenance (None: a whole list)."""
+    df.attrs["window"] = window
+    return df
 
 
 def _tx_frame(walk: Walk) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import KW_ONLY, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -36,7 +36,7 @@ from requests_cache import SQLiteCache
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret, redact_url
-from invtools._types import resource_of
+from invtools._types import parse_time, resource_of
 from invtools.api.endpoints import Team, team_mode_message
 from invtools.api.stats import Counters
 from invtools.errors import (
@@ -111,6 +111,14 @@ class Requester:
     clock: Any = SYSTEM_CLOCK
     max_wait: float = MAX_RATE_LIMIT_WAIT
     team: Team | None = field(default=None, init=False)
+    #: How far the service's clock is ahead of ours (its ``Date``: :meth:`now`).
+    ahead: timedelta = field(default=timedelta(0), init=False)
+
+    def now(self) -> datetime:
+        """The service's clock now: ours, moved by how far the ``Date`` of its answer to
+        ``send(..., clocked=True)`` (the team's) was from ours when it was made. The real
+        service's is the wall clock; the stand-in's is its data's end (its "now")."""
+        return datetime.fromtimestamp(self.clock.time(), UTC) + self.ahead
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -128,12 +136,13 @@ class Requester:
         refresh: bool = False,
         raw: bool = False,
         dated: bool = True,
+        clocked: bool = False,
     ) -> tuple[Any, bool]:
         """Send a GET with retries; return ``(decoded body, from_cache)``, or with ``raw`` the
         undecoded bytes of a JSON success (errors are raised exactly as without it).
         ``dated``: the answer's age counts in the open measurements' ``data_as_of`` (not for
         what never goes stale -- a detail at a revision, the team -- nor a walk's pages: a walk
-        is as old as its start)."""
+        is as old as its start). ``clocked``: the answer's ``Date`` sets :meth:`now`."""
         url = self.url(path)
         params = {k: v for k, v in (params or {}).items() if v is not None}
         extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
@@ -185,9 +194,20 @@ class Requester:
                     path=path,
                     attempts=attempt,
                 )
+            if clocked and 200 <= status < 300:
+                self._set_clock(resp, from_cache)
             if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
+
+    def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
+        try:
+            stated = parse_time(resp.headers.get("Date"), name="Date")
+        except ConfigError:  # no usable Date: our clock is the service's
+            return
+        if stated is not None:
+            made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
+            self.ahead = stated - (made or datetime.fromtimestamp(self.clock.time(), UTC))
 
     def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:
         """How long to wait before retrying ``resp``, and why."""

@@ -102,9 +102,23 @@ class Resources:
         with self._team_lock:
             if self._requester.team is None or refresh:
                 # The team is not data of a frame: its answer does not age one.
-                body = self._requester.send(TEAM_PATH, None, refresh=refresh, dated=False)[0]
-                self._requester.team = Team.from_body(body)
+                sent = self._requester.send(
+                    TEAM_PATH, None, refresh=refresh, dated=False, clocked=True
+                )
+                self._requester.team = Team.from_body(sent[0])
             return self._requester.team
+
+    def now(self) -> datetime:
+        """The service's clock now, from the ``Date`` of its answer about the team: what
+        ``since="90D"`` counts back from and an analysis of the frame measures to (see
+        docs/explanation/now.md). The real service's is the wall clock (give or take a
+        second); the demo server's is its data's end.
+
+        >>> client.now().isoformat(timespec="minutes")    # doctest: +SKIP
+        '2026-10-31T17:08+00:00'
+        """
+        self.team()
+        return self._requester.now()
 
     def pages(
         self,
@@ -212,7 +226,8 @@ class Resources:
         """Transaction rows, newest first (Location-mode teams), lazily.
 
         ``since``/``until`` (a datetime, date or ISO string, naive = UTC, a bare ``until``
-        date including its whole day; or a duration back from now: ``"90D"``, ``"12W"``)
+        date including its whole day; or a duration back from the service's clock,
+        :meth:`now`: ``"90D"``, ``"12W"``)
         keep a window; the service has no date filter, so the walk stops at the first row
         older than ``since``. ``type``: in/out/move/adjust, or several (``("in", "out")``).
         Several chains run at once (:mod:`invtools.api.chains`), at most ``chains`` (default:
@@ -224,7 +239,7 @@ class Resources:
         (12, True)
         """
         kind = check_tx_type(type)
-        lo, hi = parse_window(since, until)
+        lo, hi = parse_window(since, until, now=self.now)
         n = chain_count(self.concurrency, chains)
         if max_pages is not None or max_rows is not None:
             n = 1  # cut short by its caller: one plain chain, each page when it is wanted

@@ -30,7 +30,14 @@ import pandas as pd
 
 from invtools.errors import ArgumentTypeError
 
-__all__ = ["Provenance", "PROVENANCE_KEYS", "with_provenance", "json_safe", "utc_stamp"]
+__all__ = [
+    "Provenance",
+    "PROVENANCE_KEYS",
+    "with_provenance",
+    "window_of",
+    "json_safe",
+    "utc_stamp",
+]
 
 
 def utc_stamp(when: datetime | None = None) -> str:
@@ -77,7 +84,10 @@ class Provenance:
     ``source``: ``"api"`` (fetched through a client) or ``"mirror"`` (read from a local
     mirror file); ``team_id``/``team_name``/``base_url``: whose data, from which service (a
     demo frame and a real frame of the same team id differ here); ``endpoint`` and
-    ``filters``: what was asked; ``fetched_at``: when the rows were read (ISO UTC);
+    ``filters``: what was asked; ``window``: the transaction times a frame asked for a
+    window holds (``since``, None for the list's start, and ``until``, the service's clock when
+    none was given; ISO UTC), what an analysis of it may look back over; ``fetched_at``: when
+    the rows were read (ISO UTC);
     ``data_as_of``: when the oldest answer they came from left the server (a cached walk
     is as old as its first page; ISO UTC): how old the data is;
     ``pages``, ``rows``, ``requests`` (sent over the network), ``from_cache`` (answered by the
@@ -90,6 +100,7 @@ class Provenance:
     base_url: str | None = None
     endpoint: str | None = None
     filters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    window: Mapping[str, Any] | None = None
     # a datetime given is kept as its ISO UTC text (__post_init__)
     fetched_at: str | datetime | None = None
     data_as_of: str | datetime | None = None
@@ -131,6 +142,8 @@ PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
         "base_url": "the service the rows came from (a demo server and the real one differ here)",
         "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
         "filters": "query filters used (dict of JSON values), without cursor/limit",
+        "window": "the transaction times the frame holds, {'since': ..., 'until': ...} (ISO "
+        "8601 UTC text; since None: from the list's start), when it was asked for a window",
         "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
         "data_as_of": "when the oldest answer they came from left the server (a cached walk is "
         "as old as its first page; ISO 8601 UTC text): how old the data is",
@@ -150,9 +163,9 @@ def with_provenance(
 
     ``provenance`` is a :class:`Provenance` or a mapping of its fields;
     keyword ``fields`` (see :data:`PROVENANCE_KEYS`: source, team_id, team_name, base_url,
-    endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries) are
-    added to it or replace its values. ``source`` is ``"api"`` unless given. An unknown key raises
-    ``TypeError`` so a typo does not silently drop information.
+    endpoint, filters, window, fetched_at, data_as_of, pages, rows, requests, from_cache,
+    retries) are added to it or replace its values. ``source`` is ``"api"`` unless given. An
+    unknown key raises ``TypeError`` so a typo does not silently drop information.
 
     ``df.attrs`` receives every field as JSON values (``fetched_at`` as ISO text, filters as
     text and numbers), other keys already there are kept. pandas carries ``attrs`` through
@@ -164,7 +177,7 @@ def with_provenance(
     >>> with_provenance(df, team_nmae="Shop")
     Traceback (most recent call last):
     ...
-    invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
+    invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, window, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """  # noqa: E501 - the doctest shows the error message whole, on one line
     if not isinstance(provenance, (Provenance, Mapping, type(None))):
         raise ArgumentTypeError(
@@ -183,3 +196,21 @@ def with_provenance(
     given.setdefault("source", "api")
     df.attrs.update(Provenance(**given).as_attrs())
     return df
+
+
+def window_of(df: Any) -> tuple[pd.Timestamp | None, pd.Timestamp] | None:
+    """The window of transaction times ``df`` was fetched with (its provenance's ``window``:
+    ``client.lines_df(since="90D")``), as UTC ``(since, until)``, since None for the list's
+    start; None for a frame not asked for a window (a whole list, a mirror's, your own). Its
+    ``until`` is the "now" an analysis of the frame measures to (docs/explanation/now.md).
+
+    >>> df = pd.DataFrame(); df.attrs["window"] = {"since": None, "until": "2026-10-31T17:10Z"}
+    >>> window_of(df)
+    (None, Timestamp('2026-10-31 17:10:00+0000', tz='UTC'))
+    """
+    window = getattr(df, "attrs", {}).get("window")
+    if not isinstance(window, Mapping) or window.get("until") is None:
+        return None
+    since = window.get("since")
+    until = pd.to_datetime(window["until"], utc=True)
+    return (None if since is None else pd.to_datetime(since, utc=True)), until

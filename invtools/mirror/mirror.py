@@ -225,7 +225,8 @@ class TransactionMirror:
     ) -> pd.DataFrame:
         """The mirrored transaction rows, newest first, with the schema of
         :func:`invtools.frames.transactions_df`. ``since``/``until``/``type`` as for the
-        client's (a date, a month, ``"90D"`` back from now; one type or several).
+        client's (a date, a month, ``"90D"`` back from the client's clock, ``client.now()``,
+        or without a client the wall clock; one type or several).
         ``include_removed=True`` adds the rows the list no longer shows and a ``removed_at``
         column (NaT for current rows).
 
@@ -234,7 +235,7 @@ class TransactionMirror:
         >>> set(mirror.transactions_df(type=("in", "out"))["type"]) <= {"in", "out"}
         True
         """
-        window = window_of(since, until, type)
+        window = _filters(since, until, type, now=self._now)
         fetched, origin = self._current("revisions", include_removed)
         df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
@@ -265,12 +266,16 @@ class TransactionMirror:
         >>> len(lines) == mirror.info()["lines"]
         True
         """
-        window = window_of(since, until, type)
+        window = _filters(since, until, type, now=self._now)
         fetched, origin = self._current("details", include_removed)
         df = frames.lines_df([detail for detail, _ in fetched])
         if not include_removed:  # the levels from the whole history, then cut
             df = frames.rebase_levels(df)
         return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
+
+    def _now(self) -> Any:
+        """What durations count back from: the client's clock (None: the wall clock)."""
+        return None if self.client is None else self.client.now()
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
         """``(JSON, removed_at)`` of each transaction's current revision in ``table``
@@ -410,19 +415,20 @@ def _stamped(df: pd.DataFrame, origin: Provenance | Mapping, **filters: Any) -> 
     return frames.with_provenance(df, origin, filters=filters, rows=len(df))
 
 
-def window_of(since: Any, until: Any, kind: Any) -> tuple:
+def _filters(since: Any, until: Any, kind: Any, *, now: Any = None) -> tuple:
     """The client's ``since``/``until``/``type`` filters, checked (before any file is read):
-    ``(lo, hi, kind)``, the type one, several (a tuple) or None (all).
+    ``(lo, hi, kind)``, the type one, several (a tuple) or None (all); durations back from
+    ``now`` (:func:`invtools._types.parse_window`).
 
-    >>> lo, hi, kind = window_of("2026-10", "2026-10", ["out", "in"])
+    >>> lo, hi, kind = _filters("2026-10", "2026-10", ["out", "in"])
     >>> str(lo), str(hi)[:19], kind                  # the type as the client's frames record it
     ('2026-10-01 00:00:00+00:00', '2026-10-31 23:59:59', ('in', 'out'))
     """
-    return *parse_window(since, until), check_tx_type(kind)
+    return *parse_window(since, until, now=now), check_tx_type(kind)
 
 
 def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
-    """The rows of ``df`` in the client's ``window`` (:func:`window_of`), stamped with
+    """The rows of ``df`` in the client's ``window`` (:func:`_filters`), stamped with
     ``origin`` and what was asked for (``since``, ``until``, ``include_removed``) and the type,
     as the client's frames record them."""
     lo, hi, kind = window

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from invtools._types import parse_time
 from invtools.errors import ConfigError
+from invtools.frames import window_of
 from invtools.notebook.controls import TypeChoice, inline_label
 from invtools.viz import activity_table, opening_counts, plot_activity
 from invtools.viz.common import check_tz
@@ -378,15 +379,19 @@ def activity_explorer(
     ['out']
     """
     check_tz(tz, "activity_explorer")
-    lo = parse_time(since, name="activity_explorer: since", tz=tz)
-    hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz)
+    client = hasattr(df_or_client, "team") and hasattr(df_or_client, "transactions")
+    # durations back from the client's clock, or the end of the frame's window (one "now")
+    window = None if client else window_of(df_or_client)
+    now = df_or_client.now if client else None if window is None else window[1].to_pydatetime()
+    lo = parse_time(since, name="activity_explorer: since", tz=tz, now=now)
+    hi = parse_time(until, end=True, name="activity_explorer: until", tz=tz, now=now)
     if lo is not None and hi is not None and lo > hi:
         raise ConfigError(
             f"activity_explorer: since={since!r} ({lo:%Y-%m-%d %H:%M} UTC) is "
             f"after until={until!r} ({hi:%Y-%m-%d %H:%M} UTC); give a since on "
             "or before the until"
         )
-    if hasattr(df_or_client, "team") and hasattr(df_or_client, "transactions"):  # a Client
+    if client:
         if tz not in (None, "UTC"):  # the client reads dates in UTC: give it the moments
             since, until = lo, hi
         data = df_or_client.transactions_df(since=since, until=until)

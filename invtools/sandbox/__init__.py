@@ -21,8 +21,8 @@ What lives where (``->``: the package's modules it imports; there are no cycles)
     history    a shop's simulated history               -> catalogue, store, txlog
     catalogue  the shop's fixed data (catalogue, locations, members, ...)
     teams      the other demo teams' fixed data (branches, café)  -> catalogue
-    store      TeamStore (one team: JSON views, mutations), TeamView
-                                                        -> txlog, wire
+    store      TeamStore (one team: JSON views, its clock, mutations), TeamView
+                                                        -> catalogue, txlog, wire
     txlog      the columnar transaction log: replay, keyset paging
     wire       the one time codec (parse_time, fmt_time), quantities as JSON
 

@@ -50,7 +50,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
             return
         status, headers, body = reply
-        self.send_response(status)
+        self.log_request(status)
+        self.send_response_only(status)
+        self.send_header("Server", self.version_string())
+        if "Date" not in headers:  # a team's answer states the team's clock
+            self.send_header("Date", self.date_time_string())
         for k, v in headers.items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))

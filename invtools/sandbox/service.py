@@ -22,6 +22,12 @@ Rate limit
     seconds rounded up, as HTTP requires) and ``ratelimit_headers:none`` (no headers) change
     what a 429 carries (and accepted requests then carry none).
 
+Clock
+    An answer to a team's token states the team's clock in ``Date``: just after the newest
+    time its data knows (:meth:`~invtools.sandbox.store.TeamStore.now_ms`; the demo history
+    ends on 31 October 2026), as the real service states the wall clock. Relative windows
+    (``since="90D"``) count back from it (docs/explanation/now.md).
+
 >>> sb = Sandbox(size=200, rate_limit=0)
 >>> status, headers, body = sb.respond("GET", "/v1/members/7001", "Bearer " + sb.tokens["shop"])
 >>> status, json.loads(body)["item"]["name"], sb.requests[-1].route
@@ -36,6 +42,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
+from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -270,6 +277,10 @@ class Sandbox:
             rec.status, headers, payload = err.status, err.headers, err.body()
         self._log(rec)
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        if rec.team is not None:  # the team's clock: its data end "now" (TeamStore.now_ms)
+            store = self._stores[rec.team]
+            with store.lock:
+                headers = {"Date": formatdate(store.now_ms() / 1000, usegmt=True), **headers}
         return rec.status, {"Content-Type": "application/json; charset=utf-8", **headers}, body
 
     def _log(self, rec: RequestRecord) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from invtools.sandbox.catalogue import ANCHOR
 from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
 from invtools.sandbox.wire import fmt_time, num, parse_time
 
@@ -157,12 +158,16 @@ class TeamStore:
         old = log.old_versions.get(r, [])
         return copy.deepcopy(old[revision]) if 0 <= revision < len(old) else None
 
-    # -- mutations (callers hold self.lock) ----------------------------------------------
-    def _clock(self) -> int:
-        """A deterministic "now" for new records: just after the newest time the data knows."""
-        log = self._tx_log()
+    def now_ms(self) -> int:
+        """The team's clock (epoch ms): just after the newest time its data knows, so the demo
+        data always end "now" (a basic team's, which has no transactions: the history's end).
+        The service states it in each answer's ``Date``; new records are made at it."""
+        log = self.log
+        if log is None:
+            return int(ANCHOR.timestamp() * 1000)
         return max(max(log.time, default=0), max(log.created, default=0)) + 60_000
 
+    # -- mutations (callers hold self.lock) ----------------------------------------------
     def _lines(self, lines) -> list[tuple[int, float]]:
         lines = [(int(i), float(q)) for i, q in lines]
         if not lines:
@@ -218,7 +223,7 @@ class TeamStore:
         if lines is None:
             lines = self._default_lines(code, frm if code == MOVE else to)
         lines = self._lines(lines)
-        created = parse_time(created_at) if created_at is not None else self._clock()
+        created = parse_time(created_at) if created_at is not None else self.now_ms()
         when = parse_time(transaction_time) if transaction_time is not None else created
         if created_by is None:
             staff = self.members.items()
