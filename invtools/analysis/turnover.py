@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, as_of_time, need, without_deleted
+from invtools.analysis.common import DAY, as_of_time, check_number, need, without_deleted
+from invtools.errors import ConfigError
 from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
@@ -52,6 +53,8 @@ def movement(
     (True, True)
     """
     need(lines, "lines", "transaction_time type item_id item_name quantity", who="movement")
+    if not check_number(dead_after_days, who="movement", name="dead_after_days") >= 0:
+        raise ConfigError(f"movement: dead_after_days={dead_after_days!r} must be 0 or more days")
     times = lines["transaction_time"]
     as_of = as_of_time(as_of, times, who="movement")
     keep = times <= as_of
