@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from invtools import frames
+from invtools._config import check_flag
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -134,7 +135,7 @@ class DataFrames(Resources):
             progress=progress,
         )
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        if with_lines:
+        if check_flag(with_lines, "with_lines"):
             return self._framed(
                 TXS_PATH,
                 filters,

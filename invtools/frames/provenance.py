@@ -101,6 +101,11 @@ class Provenance:
     retries: int = 0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.filters, Mapping | None):
+            raise ArgumentTypeError(
+                f"Provenance(filters) is a mapping of filter name -> value, "
+                f"not {type(self.filters).__name__}"
+            )
         object.__setattr__(
             self,
             "filters",
