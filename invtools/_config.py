@@ -35,6 +35,8 @@ __all__ = [
     "check_whole",
     "check_path",
     "check_rate",
+    "check_kind",
+    "check_flag",
     "MIN_RATE_LIMIT",
 ]
 
@@ -265,3 +267,32 @@ def check_rate(value: Any) -> float:
             f"e.g. 5; not {value!r}"
         )
     return float(value or 0)
+
+
+def check_kind(value: Any, kind: Any, name: str, what: str) -> Any:
+    """``value`` if it is an instance of ``kind`` (a type, a tuple of types, or ``callable``);
+    else an :class:`ArgumentTypeError`: "``name`` must be ``what``, not <its type>".
+
+    >>> check_kind({}, dict, "params", "a mapping")
+    {}
+    >>> check_kind(42, callable, "keep", "a function of a row")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ArgumentTypeError: keep must be a function of a row, not int
+    """
+    if not (callable(value) if kind is callable else isinstance(value, kind)):
+        raise ArgumentTypeError(f"{name} must be {what}, not {type(value).__name__}")
+    return value
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` as a ``bool`` if it is one (numpy's too) or 0 or 1; else an
+    :class:`ArgumentTypeError` naming ``name``.
+
+    >>> check_flag(True, "refresh"), check_flag(0, "refresh")
+    (True, False)
+    """
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if type(value).__name__ not in ("bool", "bool_") and not (whole and value in (0, 1)):
+        raise ArgumentTypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return bool(value)

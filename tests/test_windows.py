@@ -1,7 +1,7 @@
 """The windows and types an analyst asks for first (issue 19): durations back from now (the
 service's clock: ``since="90D"``, ``"12W"``, a Timedelta) and several types at once
-(``type=("in", "out")``), on the client's walks and frames and on the mirror's frames. Checked against the stand-in's
-truth (``sb.data()``); real HTTP on 127.0.0.1."""
+(``type=("in", "out")``), on the client's walks and frames and on the mirror's frames.
+Checked against the stand-in's truth (``sb.data()``); real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 

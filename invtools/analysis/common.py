@@ -2,16 +2,17 @@
 windows, and carrying the provenance of its input onto its result.
 
 Public names here are shared inside :mod:`invtools.analysis` only (not in its ``__all__``).
-The checks follow the package's vocabulary: a wrong kind of object is a :class:`TypeError`, a
-bad value an :class:`~invtools.errors.ConfigError`, and every message begins with the name of
-the function the user called.
+The checks follow the package's vocabulary: a wrong kind of object is an
+:class:`~invtools.errors.ArgumentTypeError` (a ``TypeError``), a bad value a
+:class:`~invtools.errors.ConfigError`, and every message begins with the name of the function
+the user called.
 
 >>> as_of_time("2026-07-01", pd.Series([], dtype="datetime64[ms, UTC]"), who="stock_at")
 Timestamp('2026-07-01 00:00:00+0000', tz='UTC')
 >>> need([1, 2], "history", "item_id stock", who="stock_at")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-TypeError: stock_at: history must be a DataFrame, not list. Pass invtools.frames.stock_history...
+invtools.errors.ArgumentTypeError: stock_at: history must be a DataFrame, not list. Pass ...
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 from pandas.api.typing import NaTType
 
 from invtools._types import parse_time
-from invtools.errors import ConfigError, WindowWarning
+from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
     PROVENANCE_KEYS,
     deleted_items,
@@ -64,11 +65,11 @@ _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Time
 
 
 def need(df: Any, what: str, columns: str, *, who: str) -> None:
-    """Refuse an object that is not a DataFrame (:class:`TypeError`) or a frame that lacks one
-    of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead of
-    ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"`` or ``"partners"``)."""
+    """Refuse an object that is not a DataFrame (:class:`ArgumentTypeError`) or a frame that
+    lacks one of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead
+    of ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"`` or ``"partners"``)."""
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: {what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"
         )
     missing = [c for c in columns.split() if c not in df.columns]
@@ -78,7 +79,7 @@ def need(df: Any, what: str, columns: str, *, who: str) -> None:
 
 def _time(value: Any, *, who: str, name: str, end: bool = False, now: Any = None) -> pd.Timestamp:
     if not isinstance(value, _TIME_KINDS):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: {name} must be a time (a date, a datetime, text such as "
             f"'2026-05-01', or a duration back from now such as '90D'), not "
             f"{type(value).__name__}"
@@ -154,9 +155,10 @@ def in_window(
 
 
 def check_choice(value: Any, choices, *, who: str, name: str) -> str:
-    """``value`` if it is one of ``choices`` (text): else TypeError (not text) or ConfigError."""
+    """``value`` if it is one of ``choices`` (text): else ArgumentTypeError (not text) or
+    ConfigError."""
     if not isinstance(value, str):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: {name} must be text, one of {', '.join(map(repr, choices))}; "
             f"not {type(value).__name__}"
         )
@@ -168,11 +170,11 @@ def check_choice(value: Any, choices, *, who: str, name: str) -> str:
 
 
 def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any:
-    """``value`` if it is a number (``whole``: an integer), booleans refused: else TypeError.
-    The range is the caller's to check (a ConfigError)."""
+    """``value`` if it is a number (``whole``: an integer), booleans refused: else
+    ArgumentTypeError. The range is the caller's to check (a ConfigError)."""
     kind = numbers.Integral if whole else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: {name} must be {'a whole number' if whole else 'a number'}, "
             f"not {type(value).__name__}"
         )

@@ -210,7 +210,7 @@ def month_end_stock(
             "months (or None for every month of the history)."
         )
     if isinstance(item_ids, pd.DataFrame):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
             "items of an items frame"
         )
@@ -302,6 +302,7 @@ def stock_value_by_month(
     who = "stock_value_by_month"
     need(history, "history", _COLUMNS, who=who)
     need(items, "items", "id cost price", who=who)
+    tz = check_tz(tz, who)
     until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
     h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)

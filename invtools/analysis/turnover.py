@@ -20,6 +20,7 @@ from invtools.analysis.common import (
     need,
     without_deleted,
 )
+from invtools.errors import ConfigError
 from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
@@ -65,6 +66,8 @@ def movement(
     (True, True)
     """
     need(lines, "lines", "transaction_time type item_id item_name quantity", who="movement")
+    if not check_number(dead_after_days, who="movement", name="dead_after_days") >= 0:
+        raise ConfigError(f"movement: dead_after_days={dead_after_days!r} must be 0 or more days")
     times = lines["transaction_time"]
     as_of = as_of_time(as_of, times, who="movement", frame=lines)
     check_number(dead_after_days, who="movement", name="dead_after_days")

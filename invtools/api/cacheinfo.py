@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Hashable
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 from invtools._types import TEAM_PATH, parse_duration
 from invtools.api.endpoints import AT_REVISION, Team
 from invtools.api.plan import clear_walks, walks_folder
-from invtools.errors import APIError
+from invtools.errors import APIError, ArgumentTypeError
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path
 
@@ -91,6 +92,8 @@ def prune_cache(
             size = dict.fromkeys(["bytes_before", "bytes_after"], upkeep.file_size(path))
             return dict.fromkeys(upkeep.REPORT_KEYS, 0) | size
         now = time.time() if now is None else now
+        if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+            raise ArgumentTypeError(f"prune_cache: now is seconds since the epoch, not {now!r}")
         kept = RECORDS_KEPT if older is None else min(RECORDS_KEPT, older.total_seconds())
         clear_walks(walks_folder(path), older_than=now - kept)
         return upkeep.prune(opened, older_than=older, now=now, versions=_revision_of, compact=True)

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from invtools import frames
+from invtools._config import check_flag
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -125,6 +126,7 @@ class DataFrames(Resources):
         True
         """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
+        with_lines = check_flag(with_lines, "with_lines")
 
         def build() -> pd.DataFrame:
             lo, hi, window = self._window(since, until)

@@ -35,7 +35,14 @@ import requests
 from requests_cache import SQLiteCache
 
 from invtools._clock import SYSTEM_CLOCK, current_cancel
-from invtools._config import DEFAULT_BASE_URL, TOKEN_HELP, Secret, redact_url
+from invtools._config import (
+    DEFAULT_BASE_URL,
+    TOKEN_HELP,
+    Secret,
+    check_flag,
+    check_kind,
+    redact_url,
+)
 from invtools._types import parse_time, resource_of
 from invtools.api.endpoints import Team, team_mode_message
 from invtools.api.stats import Counters
@@ -144,7 +151,9 @@ class Requester:
         what never goes stale -- a detail at a revision, the team -- nor a walk's pages: a walk
         is as old as its start). ``clocked``: the answer's ``Date`` sets :meth:`now`."""
         url = self.url(path)
+        check_kind(params, (Mapping, type(None)), "params", "a mapping such as {'limit': 10}")
         params = {k: v for k, v in (params or {}).items() if v is not None}
+        refresh = check_flag(refresh, "refresh")
         extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
         attempt = 0
         while True:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from invtools._config import check_flag, check_kind
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -46,6 +47,7 @@ from invtools.api.stats import Counters
 from invtools.api.walk import Spec, Walk
 from invtools.errors import (
     APIError,
+    ArgumentTypeError,
     CacheError,
     ConfigError,
     InvtoolsError,
@@ -100,7 +102,7 @@ class Resources:
         """The team the token is bound to: fetched once per client (and cached for hours).
         Raises :class:`AuthenticationError` if the token is refused."""
         with self._team_lock:
-            if self._requester.team is None or refresh:
+            if check_flag(refresh, "refresh") or self._requester.team is None:
                 # The team is not data of a frame: its answer does not age one.
                 sent = self._requester.send(
                     TEAM_PATH, None, refresh=refresh, dated=False, clocked=True
@@ -145,6 +147,10 @@ class Resources:
         >>> [p.number for p in client.pages("/v1/items", max_pages=2)]
         [1, 2]
         """
+        check_kind(params, (Mapping, type(None)), "params", "a mapping such as {'limit': 10}")
+        for name, test in (("keep", keep), ("stop_at", stop_at)):
+            if test is not None:
+                check_kind(test, callable, name, "a function of a row (a dict), or None")
         spec = Spec(
             dict(params or {}),
             limit,
@@ -288,6 +294,11 @@ class Resources:
         >>> len(pairs) > 0, all(detail["id"] == row["id"] for row, detail in pairs)
         (True, True)
         """
+        if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+            raise ArgumentTypeError(
+                f"transaction_details: rows is an iterable of transaction rows (a list, or "
+                f"client.transactions()), not {type(rows).__name__}"
+            )
         require_locations(self.team(), TXS_PATH)
         return self._details(rows, refresh=refresh, progress=progress)
 
@@ -295,6 +306,8 @@ class Resources:
         self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
     ) -> Generator[tuple[Any, dict | None], None, None]:
         """:meth:`transaction_details` for a caller that checked the team's mode."""
+        refresh = check_flag(refresh, "refresh")
+        progress = self.progress if progress is None else check_flag(progress, "progress")
 
         def fetch(tid: int, revision: int | None) -> dict | None:
             try:
@@ -307,7 +320,7 @@ class Resources:
             rows,
             held=None if refresh else self._held_details,
             workers=self.concurrency,
-            progress=self.progress if progress is None else progress,
+            progress=progress,
             announce=self._announce,
         )
 
@@ -339,6 +352,8 @@ class Resources:
         """A walk of the list at ``path``; ``refresh``, ``max_age``, ``progress``: the caller's
         (see :meth:`pages`)."""
         check_walk_args(spec.limit, spec.max_pages, spec.max_rows)
+        refresh = check_flag(refresh, "refresh")
+        progress = self.progress if progress is None else check_flag(progress, "progress")
         requester = self._requester
         age = (
             default_max_age(requester.url(path))
@@ -358,7 +373,7 @@ class Resources:
             refresh=refresh,
             max_age=age,
             counters=self._counters,
-            progress=self.progress if progress is None else progress,
+            progress=progress,
             desc=resource_of(path),
             pages=as_pages,
             start=(lambda: require_locations(self.team(), path)) if location_only(path) else None,

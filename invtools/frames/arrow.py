@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from pandas.api.types import union_categoricals
 
+from invtools._config import check_whole
 from invtools.errors import ArgumentTypeError, PaginationError
 from invtools.frames.columns import ref_columns, string_array, with_categories
 from invtools.frames.resources import derived_columns, transactions_df
@@ -67,6 +68,12 @@ def transactions_df_from_pages(
     >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
     """
+    if isinstance(bodies, (str, bytes)) or not isinstance(bodies, Iterable):
+        raise ArgumentTypeError(
+            f"transactions_df_from_pages: bodies is an iterable of page bodies (bytes), "
+            f"not {type(bodies).__name__}"
+        )
+    check_whole(block_bytes, "transactions_df_from_pages: block_bytes", least=1)
     parsed = (_parse_block(block) for block in _blocks(bodies, block_bytes))
     frames_: list[pd.DataFrame] = []
     # A frame per block read as dicts; consecutive blocks parsed by pyarrow become one frame.
@@ -124,6 +131,11 @@ def _blocks(bodies: Iterable[bytes], block_bytes: int) -> Iterator[list[bytes]]:
     block: list[bytes] = []
     size = 0
     for body in bodies:
+        if not isinstance(body, bytes):
+            raise ArgumentTypeError(
+                f"transactions_df_from_pages: each body is bytes (a page as the server sent "
+                f"it), not {type(body).__name__}"
+            )
         block.append(body)
         size += len(body)
         if size >= block_bytes:
@@ -166,7 +178,10 @@ def _parse_block(bodies: list[bytes]):
 
 
 def _page_items(body: bytes) -> list:
-    page = json.loads(body)
+    try:
+        page = json.loads(body)
+    except ValueError:
+        page = None
     items = page.get("items") if isinstance(page, dict) else None
     if not isinstance(items, list):
         raise ArgumentTypeError(

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from invtools._config import check_flag, check_kind
 from invtools.errors import DeletedItemsWarning
 
 __all__ = ["DELETED_NOTE", "deleted_items", "leave_out_deleted"]
@@ -44,6 +45,7 @@ _NAMED = 5  # the warning names this many items, then says how many more
 def deleted_items(df: pd.DataFrame) -> dict[int, Any]:
     """``{item id: name}`` of the items that any row of ``df`` flags ``item_deleted`` (a lines
     or ``stock_history`` frame); ``{}`` when the frame has no such column."""
+    check_kind(df, pd.DataFrame, "deleted_items(df)", "a DataFrame")
     if "item_deleted" not in df.columns or "item_id" not in df.columns:
         return {}
     rows = df[df["item_deleted"].fillna(False).to_numpy(dtype=bool) & df["item_id"].notna()]
@@ -64,8 +66,10 @@ def leave_out_deleted(
     """``result`` without the rows of ``deleted`` items (unless ``include``), with the note
     ``attrs["deleted_items_excluded"]`` and, when any were left out, a
     :class:`~invtools.errors.DeletedItemsWarning` from ``who`` (the public function's name)."""
+    check_kind(result, pd.DataFrame, f"{who}: result", "a DataFrame")
+    check_kind(deleted, Mapping, f"{who}: deleted", "a mapping of item id -> name")
     left_out: list[int] = []
-    if not include and deleted and len(result):
+    if not check_flag(include, f"{who}: include_deleted") and deleted and len(result):
         ids = result["item_id"]
         gone = ids.isin(list(deleted)).fillna(False).to_numpy(dtype=bool)
         if gone.any():

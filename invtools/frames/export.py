@@ -27,6 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from invtools._config import check_kind, check_path
 from invtools._types import check_tz
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.provenance import Provenance, json_safe
@@ -52,6 +53,8 @@ def excel_ready(df: pd.DataFrame, tz: str = "UTC") -> pd.DataFrame:
     >>> excel_ready(tx, tz="Europe/Paris").loc[0, "transaction_time"]   # summer time: +2 h
     Timestamp('2026-07-01 14:00:00')
     """
+    check_kind(df, pd.DataFrame, "excel_ready: df", "a DataFrame")
+    tz = check_tz(tz, "excel_ready")
     out = df.copy()
     for col in out.columns:
         values = out[col]
@@ -114,8 +117,13 @@ def to_excel(
             "to_excel needs openpyxl to write .xlsx files: pip install openpyxl "
             "(or pip install 'invtools[demo]')"
         )
-    target = Path(path)
-    with pd.ExcelWriter(target, engine="openpyxl") as writer:
+    target = check_path(path, "to_excel: path")
+    rows = []
+    try:
+        writer = pd.ExcelWriter(target, engine="openpyxl")
+    except OSError as exc:  # no such folder, a folder given, no permission
+        raise ConfigError(f"to_excel: cannot write {str(target)!r}: {exc}") from None
+    with writer:
         for sheet, df in frames.items():
             named = isinstance(df.index, pd.MultiIndex) or df.index.name is not None
             excel_ready(df, tz=tz).to_excel(writer, sheet_name=sheet, index=named)

@@ -111,6 +111,11 @@ class Provenance:
     retries: int = 0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.filters, Mapping | None):
+            raise ArgumentTypeError(
+                f"Provenance(filters) is a mapping of filter name -> value, "
+                f"not {type(self.filters).__name__}"
+            )
         object.__setattr__(
             self,
             "filters",
@@ -179,6 +184,8 @@ def with_provenance(
     ...
     invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, window, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """  # noqa: E501 - the doctest shows the error message whole, on one line
+    if not isinstance(df, pd.DataFrame):
+        raise ArgumentTypeError(f"with_provenance() takes a DataFrame, not {type(df).__name__}")
     if not isinstance(provenance, (Provenance, Mapping, type(None))):
         raise ArgumentTypeError(
             "with_provenance() takes a Provenance or a mapping of its fields, not "

@@ -26,10 +26,18 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from invtools.errors import ArgumentTypeError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_float, bool_or_none, ref_columns, text, typed
 
-__all__ = ["CHUNK_ROWS", "REF_TYPE", "Reader", "ref_array", "check_iterable", "build_frame"]
+__all__ = [
+    "CHUNK_ROWS",
+    "REF_TYPE",
+    "Reader",
+    "ref_array",
+    "check_iterable",
+    "check_columns",
+    "build_frame",
+]
 
 #: Rows are read in chunks of this many: small enough that a chunk's dicts stay in the CPU
 #: cache while each field is pulled out of all of them, large enough to amortise the calls.
@@ -180,6 +188,14 @@ def check_iterable(records: Any, what: str) -> None:
             f"client.transactions()), got a {type(records).__name__}; for a response "
             "envelope pass its 'items'"
         )
+
+
+def check_columns(df: pd.DataFrame, columns: str, what: str) -> pd.DataFrame:
+    """``df`` if it has every one of ``columns`` (space-separated), else a ConfigError."""
+    missing = [c for c in columns.split() if c not in df.columns]
+    if missing:
+        raise ConfigError(f"{what} lacks the column(s) {missing}")
+    return df
 
 
 def build_frame(

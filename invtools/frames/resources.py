@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.frames.columns import as_int, as_time, location_of, typed
-from invtools.frames.reader import Reader, build_frame, check_iterable
+from invtools.frames.reader import Reader, build_frame, check_columns, check_iterable
 from invtools.frames.schemas import (
     ATTR_DTYPES,
     BACKDATE_THRESHOLD,
@@ -131,6 +131,9 @@ def items_df(
     attr_types: dict[str, Any] = {}  # name -> its type as given (None: not said)
     if attributes is not None:
         specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
+        check_columns(
+            specs, "id rank attr_name attr_type", "items_df: attributes (attributes_df())"
+        )
         specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
         for name, kind in zip(specs["attr_name"], specs["attr_type"], strict=True):
             if not pd.isna(name):
@@ -193,6 +196,7 @@ def stock_df(
     computed = {col: typed(values, schema[col]) for col, values in heads.items()}
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
     locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations or ())
+    check_columns(locs, "id name", "stock_df: locations (locations_df())")
     lookup = locs.drop_duplicates("id").set_index("id")["name"]  # each id named by its first row
     computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
     return build_frame(schema, reader, computed=computed)

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools._types import check_ids
+from invtools._config import check_flag, check_kind
+from invtools._types import check_id, check_ids
 from invtools.errors import ConfigError
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
@@ -77,7 +78,9 @@ def stock_history(
     >>> stock_history(lines)[["stock", "change"]].values.tolist()
     [[5.0, 5.0], [3.0, -2.0]]
     """
-    if by_location and location_id is not None:
+    if location_id is not None:
+        location_id = check_id(location_id, name="stock_history: location_id")
+    if check_flag(by_location, "stock_history: by_location") and location_id is not None:
         raise ConfigError(
             "stock_history: give location_id (one location) or by_location=True "
             "(every location), not both"
@@ -146,6 +149,13 @@ def stock_history(
     return history
 
 
+#: The columns rebase_levels reads (with to_location_id and from_location_id).
+_REBASE_NEEDS = (
+    "item_id type quantity transaction_time transaction_id new_stock_level "
+    "to_location_new_stock_level from_location_new_stock_level"
+)
+
+
 def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     """Recompute the stock-level columns of a :func:`invtools.frames.lines_df` frame from the
     line quantities, so they agree with the history the frame holds.
@@ -172,8 +182,13 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     >>> rebase_levels(lines)["new_stock_level"].tolist()
     [3.0, 5.0]
     """
+    check_kind(lines, pd.DataFrame, "rebase_levels: lines", "a lines DataFrame")
     if lines.empty:
         return lines
+    needed = [*_REBASE_NEEDS.split(), *(f"{p}_location_id" for p in ("to", "from"))]
+    missing = [c for c in needed if c not in lines.columns]
+    if missing:
+        raise ConfigError(f"rebase_levels needs a lines frame (client.lines_df()); no {missing}")
     out = lines.copy()
     overall, inward, outward = _line_effects(out)
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)

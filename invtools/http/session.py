@@ -169,7 +169,7 @@ def make_session(
     (:mod:`invtools.http.cachefile`): also here, for a damaged file or another program's.
     Raises :class:`~invtools.errors.ConfigError` naming the path if no file can be made there.
     """
-    if rate_limit_scope not in RATE_LIMIT_SCOPES:
+    if not isinstance(rate_limit_scope, str) or rate_limit_scope not in RATE_LIMIT_SCOPES:
         raise ConfigError(
             f"rate_limit_scope must be one of "
             f"{', '.join(map(repr, RATE_LIMIT_SCOPES))}, not {rate_limit_scope!r}"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from invtools import frames
-from invtools._config import check_path
+from invtools._config import check_flag, check_path
 from invtools._files import private_file
 from invtools._types import TXS_PATH, check_ids, check_tx_type, parse_duration, parse_window
 from invtools.api.endpoints import require_locations
@@ -236,6 +236,7 @@ class TransactionMirror:
         True
         """
         window = _filters(since, until, type, now=self._now)
+        include_removed = check_flag(include_removed, "include_removed")
         fetched, origin = self._current("revisions", include_removed)
         df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
@@ -267,6 +268,7 @@ class TransactionMirror:
         True
         """
         window = _filters(since, until, type, now=self._now)
+        include_removed = check_flag(include_removed, "include_removed")
         fetched, origin = self._current("details", include_removed)
         df = frames.lines_df([detail for detail, _ in fetched])
         if not include_removed:  # the levels from the whole history, then cut
@@ -304,7 +306,7 @@ class TransactionMirror:
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True
         """
-        item_ids = check_ids(item_ids, name="item_ids")  # one id alone: a list of one
+        item_ids = check_ids(item_ids, name="stock_history: item_ids")  # one id: a list of one
         # the lines' provenance carried on, with what was asked
         history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
         return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)

@@ -45,7 +45,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from invtools._config import BASE_URL_ENV, TEAM_TOKEN_PREFIX, TOKEN_ENV, normalise_base_url
+from invtools._config import (
+    BASE_URL_ENV,
+    TEAM_TOKEN_PREFIX,
+    TOKEN_ENV,
+    check_flag,
+    check_kind,
+    normalise_base_url,
+)
 from invtools.api import Client
 from invtools.errors import ArgumentTypeError, ConfigError, InvtoolsError
 
@@ -104,6 +111,9 @@ def demo_server(
     (True, ['basic', 'harrogate', 'shop', 'york'])
     """
     global _server, _cache_dir, _options
+    for name, value in (("rate_limit", rate_limit), ("shops", shops)):
+        if value is not None:
+            check_kind(value, int | float, f"demo_server({name})", "a number")
     given = {"rate_limit": rate_limit, "shops": shops, **options}
     asked = {k: v for k, v in given.items() if v is not None}
     with _lock:
@@ -274,6 +284,7 @@ def connect(team: str | None = None, *, quiet: bool = False, **client_options: A
             f"connect(team): team is a name such as 'shop' (a token is read from "
             f"INVTOOLS_TOKEN_<NAME>), not a {type(team).__name__}"
         )
+    quiet = check_flag(quiet, "connect(quiet)")
     default = team is None or team == "default"
     env_name = TOKEN_ENV if team is None or default else TEAM_TOKEN_PREFIX + team.upper()
     token = os.environ.get(env_name, "").strip()
@@ -392,4 +403,5 @@ def is_demo(client: Client) -> bool:
     >>> is_demo(connect(quiet=True))        # no INVTOOLS_TOKEN: the demo server
     True
     """
+    check_kind(client, Client, "is_demo(client)", "an invtools.Client")
     return _server is not None and client.base_url == _server.base_url

@@ -29,7 +29,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from invtools._types import parse_time
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames import window_of
 from invtools.notebook.controls import TypeChoice, inline_label
 from invtools.viz import activity_table, opening_counts, plot_activity
@@ -71,12 +71,12 @@ class ActivityExplorer(widgets.VBox):
         top: int | None = 8,
     ) -> None:
         if not isinstance(data, pd.DataFrame):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"activity_explorer needs a transactions DataFrame or a Client, "
                 f"not {type(data).__name__}"
             )
         if lines is not None and not isinstance(lines, pd.DataFrame):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"activity_explorer: lines must be a lines DataFrame "
                 f"(invtools.frames.lines_df) or None, not {type(lines).__name__}"
             )

@@ -45,7 +45,7 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from invtools._config import BASE_URL_ENV, DEFAULT_BASE_URL, clean_token
+from invtools._config import BASE_URL_ENV, DEFAULT_BASE_URL, check_kind, clean_token
 from invtools._types import TEAM_PATH
 from invtools.api import Client
 from invtools.errors import (
@@ -112,7 +112,12 @@ class TokenPicker(widgets.VBox):
         # Looked up when a name is chosen, not copied: the picker keeps no token of its own
         # (an explicit ``environ`` is only referenced) and never puts one in widget state.
         self._tokens = lambda: team_tokens(env)
-        self._callbacks = [on_change] if callable(on_change) else list(on_change or ())
+        if on_change is None or callable(on_change):
+            self._callbacks = [] if on_change is None else [on_change]
+        else:
+            self._callbacks = list(check_kind(on_change, Iterable, "on_change", "a callable"))
+            for fn in self._callbacks:
+                check_kind(fn, callable, "on_change", "a callable or a list of callables")
 
         names = list(self._tokens())
         self.dropdown = widgets.Dropdown(

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from invtools._clock import cancel_scope
+from invtools._config import check_flag, check_kind
 from invtools._progress import progress_bar
 from invtools.api import Client, Measurement, RequestStats
 from invtools.errors import ArgumentTypeError, Cancelled, ConfigError, InvtoolsError
@@ -89,6 +90,7 @@ class TeamResults(Mapping):
     """
 
     def __init__(self, outcomes: Mapping[str, TeamOutcome], *, seconds: float = 0.0) -> None:
+        check_kind(outcomes, Mapping, "TeamResults(outcomes)", "a mapping of team -> TeamOutcome")
         self._outcomes = dict(outcomes)
         #: Wall-clock seconds of the whole run.
         self.seconds = seconds
@@ -257,6 +259,7 @@ def each_team(
             f"each_team(fn): fn is a function of a client, such as lambda c: c.items_df(); "
             f"not {type(fn).__name__}"
         )
+    progress = check_flag(progress, "each_team(progress)")
     jobs = _jobs(teams, connect_options)
     if max_workers is not None and (type(max_workers) is not int or max_workers < 1):  # not True
         raise ConfigError(f"max_workers must be a whole number >= 1, not {max_workers!r}")

@@ -79,7 +79,7 @@ def plot_activity(
     >>> ax.get_ylabel(), [t.get_text() for t in ax.get_legend().get_texts()]
     ('quantity (units, absolute) per week', ['in', 'out'])
     """
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise ConfigError(f"plot_activity: kind={kind!r} is not one of {choices_text(_KINDS)}.")
     table = table_of(
         "plot_activity",

@@ -81,7 +81,14 @@ def plot_calendar(
 
     # Quiet days in a faint neutral "under" colour (readable on light and dark styles), so the
     # colour scale is spent on the days with activity.
-    colormap = mpl.colormaps.get_cmap(cmap)  # None: the style's image.cmap
+    try:
+        colormap = mpl.colormaps.get_cmap(cmap)  # None: the style's image.cmap
+    except (TypeError, ValueError):
+        shown = repr(cmap) if isinstance(cmap, str) else type(cmap).__name__
+        raise ConfigError(
+            f"plot_calendar: cmap={shown} is not a colormap (a name such as 'viridis', or a "
+            "matplotlib Colormap)"
+        ) from None
     colormap = colormap.with_extremes(under=(0.5, 0.5, 0.5, 0.2), bad=(0, 0, 0, 0))
     positive = grid[np.isfinite(grid) & (grid > 0)]
     vmin = (1.0 if metric == "count" else float(positive.min())) if positive.size else 1.0

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from invtools._config import check_kind
 from invtools.errors import ConfigError
 
 __all__ = ["opening_counts", "partner_types"]
@@ -76,6 +77,7 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     >>> opening_counts(tx).tolist()     # the first opens the record, the last says so
     [True, False, True]
     """
+    check_kind(df, pd.DataFrame, "opening_counts: df", "a DataFrame")
     for column in ("type", "transaction_time"):
         if column not in df.columns:
             raise ConfigError(
@@ -109,6 +111,7 @@ def partner_types(df: pd.DataFrame) -> pd.Series:
     >>> partner_types(tx).tolist()
     ['supplier', <NA>, 'customer']
     """
+    check_kind(df, pd.DataFrame, "partner_types: df", "a DataFrame")
     named = [c for c in ("partner_id", "partner_name") if c in df.columns]
     if not named:
         raise ConfigError(

@@ -10,12 +10,13 @@ the minimum-stock levels to draw.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from invtools._config import check_flag
 from invtools._types import parse_time
 from invtools.errors import ConfigError
 from invtools.frames import deleted_items, leave_out_deleted
@@ -104,7 +105,11 @@ def plot_stock_history(
         h = h[h["_t"] <= end]
     deleted = deleted_items(h)
     h = leave_out_deleted(
-        h, deleted, include=include_deleted or item_ids is not None, who="plot_stock_history"
+        h,
+        deleted,
+        include=check_flag(include_deleted, "plot_stock_history: include_deleted")
+        or item_ids is not None,
+        who="plot_stock_history",
     )
     names = h["item_name"] if "item_name" in h.columns else pd.Series(pd.NA, index=h.index)
     # item id -> its label: its name (the first seen), else "item <id>"; "(deleted)" said
@@ -201,7 +206,8 @@ def _select_items(items: Any, label_of: dict[Any, str], resolve) -> list[Any]:
     if items is None:
         wanted = list(label_of)
     else:
-        keys = [items] if isinstance(items, (str, int, np.integer)) else list(items)
+        one = isinstance(items, (str, int, np.integer)) or not isinstance(items, Iterable)
+        keys = [items] if one else list(items)
         wanted = []
         for key in keys:
             item_id = resolve(key)

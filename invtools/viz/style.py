@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from invtools._config import check_kind
 from invtools.viz.tables import OTHER
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +39,9 @@ OUT_OF_STOCK_COLOR = "#d62728"
 def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     """``ax`` itself, or the Axes of a new pyplot figure (constrained layout)."""
     if ax is not None:
-        return ax
+        from matplotlib.axes import Axes
+
+        return check_kind(ax, Axes, "ax", "a matplotlib Axes (from plt.subplots(), say) or None")
     import matplotlib.pyplot as plt  # only here: importing invtools.viz never picks a backend
 
     return plt.subplots(figsize=figsize, layout="constrained")[1]

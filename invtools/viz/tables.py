@@ -145,7 +145,7 @@ def table_of(
 ) -> pd.DataFrame:
     """:func:`activity_table` for ``who`` (the function the user called, named by errors)."""
     pfreq, _noun = period_freq(freq)
-    if metric not in METRICS:
+    if not isinstance(metric, str) or metric not in METRICS:
         raise ConfigError(f"{who}: metric={metric!r} is not one of {choices_text(METRICS)}.")
     if top is not None and (
         isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1
