@@ -70,13 +70,12 @@ def movement(
         raise ConfigError(f"movement: dead_after_days={dead_after_days!r} must be 0 or more days")
     times = lines["transaction_time"]
     as_of = as_of_time(as_of, times, who="movement", frame=lines)
-    check_number(dead_after_days, who="movement", name="dead_after_days")
     keep = times <= as_of
     if since is not None:
         since = as_of_time(since, times, who="movement", name="since", frame=lines)
         keep &= times >= since
     if not pd.isna(as_of):
-        start = as_of - pd.Timedelta(days=dead_after_days)
+        start = as_of - pd.Timedelta(days=min(dead_after_days, 36_500))  # inf: a century
         question = f"dead after {dead_after_days:g} days as of {as_of:%d %b %Y}"
         if since is not None:
             start, question = min(start, since), f"{question}, totals since {since:%d %b %Y}"
