@@ -53,15 +53,13 @@ def _revision_of(url: str) -> tuple[Hashable, int] | None:
     return None if m is None else ((urlsplit(url).netloc, m.group(1)), int(m.group(2)))
 
 
-def prune_if_due(cache: Any) -> dict[str, int] | None:
+def prune_if_due(cache: Any) -> None:
     """Remove the expired entries invtools wrote from a client's open cache (its session's
     ``SQLiteCache``), and walk records older than a day (the lists they name expire by then),
     unless that was done less than a day ago. Reads only entries that expire and never
     compacts (rewrites) the file, so creating a client stays cheap. Never raises."""
-    report = upkeep.maybe_prune(cache)
-    if report is not None:
+    if upkeep.maybe_prune(cache) is not None:  # it was due
         clear_walks(walks_folder(Path(cache.db_path)), older_than=time.time() - RECORDS_KEPT)
-    return report
 
 
 def prune_cache(

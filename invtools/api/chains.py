@@ -50,7 +50,6 @@ logger = logging.getLogger("invtools")
 #: How often a waiting caller wakes without news (only so that Windows, where a wait cannot
 #: be interrupted, sees Ctrl-C): news -- a page, a chain's end, close() -- wakes it at once.
 _WAKE = 0.5
-_SHOW_AFTER = 3  # pages before a fresh walk shows a progress bar: short walks stay silent
 _EMPTY, _REFUSED = "empty", "refused"  # a chain's first key, when it has none
 
 

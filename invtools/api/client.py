@@ -259,9 +259,7 @@ class Client(DataFrames):
     def prune_cache(self, *, older_than: Any = None) -> dict[str, int] | None:
         """Prune this client's cache file now (:func:`invtools.prune_cache`); None without a
         cache. Done by itself, without compacting, when a client is made, once a day."""
-        if self.cache_path is None:
-            return None
-        return prune_cache(self.cache_path, older_than=older_than)
+        return prune_cache(self.cache_path or False, older_than=older_than)
 
     def clear_cache(self) -> int:
         """Delete this token's cached responses and list walks (other teams' stay); returns

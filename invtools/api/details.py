@@ -52,7 +52,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping, Sized
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from typing import Any, TypeVar
 
@@ -198,7 +198,6 @@ def fanout(
     ahead = max(ahead or 4 * workers, workers)
     stop = cancel if cancel is not None else threading.Event()
     outer = current_cancel()  # the scope this batch runs in, if any: it stops with it
-    wake = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="invtools-fanout")
     pending: deque[Future] = deque()
     source = iter(items)
@@ -217,21 +216,17 @@ def fanout(
                 more = False
                 return
             future = pool.submit(contextvars.copy_context().run, run, item)
-            future.add_done_callback(lambda _f: wake.set())
             pending.append(future)
 
     try:
         submit()
         while pending:
             head = pending[0]
-            while not head.done():
-                wake.clear()
-                if head.done():
-                    break
+            while not head.done():  # woken by any call's end, to raise a failure at once
                 _raise_first_failure(pending)
                 if outer is not None and outer is not stop and outer.is_set():
                     raise Cancelled("stopped: the batch this one runs in was stopped")
-                wake.wait(POLL_SECONDS)
+                wait([f for f in pending if not f.done()], POLL_SECONDS, FIRST_COMPLETED)
             pending.popleft()
             result = head.result()  # raises the call's exception
             submit()

@@ -130,9 +130,7 @@ def raw_envelope(body: bytes, *, number: int = 1) -> tuple[Any, bool, int]:
         items, cursor, has_more = check_envelope(decoded, number=number)
         return cursor, has_more, len(items)
     cursor, has_more = json.loads(cursors[0]), more[0] == b"true"
-    _, cursor, has_more = check_envelope(
-        {"items": [], "cursor": cursor, "has_more": has_more}, number=number
-    )
+    check_envelope({"items": [], "cursor": cursor, "has_more": has_more}, number=number)
     return cursor, has_more, int(counts[0])
 
 

@@ -47,6 +47,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from invtools._config import check_whole
 from invtools._files import private_dirs
 from invtools._types import TX_TYPES, to_ms
 from invtools.errors import ConfigError
@@ -248,11 +249,7 @@ def chain_count(default: Any, chains: int | None) -> int:
     if value is None:
         ok = isinstance(default, int) and not isinstance(default, bool) and default >= 1
         value = default if ok else DEFAULT_CHAINS
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(
-            f"chains must be a whole number >= 1 (1 = one plain chain), not {value!r}"
-        )
-    return value
+    return check_whole(value, "chains", least=1, what=" (1 = one plain chain)")
 
 
 # ------------------------------------------------------------------------------ records

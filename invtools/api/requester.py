@@ -278,9 +278,8 @@ class Requester:
                 path=path,
                 attempts=attempts,
             )
-        try:
-            body: Any = resp.json()
-        except ValueError:
+        decoded, body = json_of(resp)  # the one decoder of answers, errors too
+        if not decoded:
             body = resp.text[:500] or None
         if isinstance(body, dict):  # a 401 echoes the token as "given": no local keeps it
             body.pop("given", None)

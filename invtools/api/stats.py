@@ -104,8 +104,7 @@ class Counters:
         self._totals = Measurement()
 
     def _open(self) -> list[Measurement]:
-        me = id(self)
-        return [measurement for owner, measurement in _OPEN.get() if owner == me]
+        return [measurement for owner, measurement in _OPEN.get() if owner == id(self)]
 
     def add(self, **deltas: int) -> None:
         for measurement in [self._totals, *self._open()]:

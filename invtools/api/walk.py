@@ -177,10 +177,7 @@ class _Walking:
             self._chains.close()
 
     def frame(self) -> pd.DataFrame:
-        if self._start is not None:
-            self._start()
-        previous = self._store.load()
-        record = self._usable(previous)
+        previous, record = self._records()
         if record is not None and record.complete:
             pieces, plan = self._pieces(record), record.plan
             self._replay(record, len(pieces))
@@ -205,12 +202,16 @@ class _Walking:
 
     # -- where the pieces come from
 
-    def _usable(self, record: Record | None) -> Record | None:
-        """``record`` if a replay may use it: not refreshing, and no older than ``max_age``."""
-        if record is None or self._refresh or not record.pieces:  # a memory keeps no pages
-            return None
-        young = self._max_age is None or datetime.now(UTC) - record.began <= self._max_age
-        return record if young else None
+    def _records(self) -> tuple[Record | None, Record | None]:
+        """The list's last record (read once ``start()`` ran), and it again if a replay may use
+        it: not refreshing, and no older than ``max_age``."""
+        if self._start is not None:
+            self._start()
+        previous = self._store.load()
+        if previous is None or self._refresh or not previous.pieces:  # a memory keeps no pages
+            return previous, None
+        young = self._max_age is None or datetime.now(UTC) - previous.began <= self._max_age
+        return previous, previous if young else None
 
     def _pieces(self, record: Record) -> list[Piece]:
         """A record's pieces, no more than ``max_pages``."""
@@ -277,10 +278,7 @@ class _Walking:
     def items(self) -> Generator[Any, None, None]:
         """What the caller iterates: from the record when it holds all of it (decided before
         the first row goes out), else fresh; a fresh walk that ends leaves its record."""
-        if self._start is not None:
-            self._start()
-        previous = self._store.load()
-        record = self._usable(previous)
+        previous, record = self._records()
         if record is not None and (not self._as_pages or record.plan.kind == "one"):
             # whole or nothing: a record that ends before this walk would is not replayed
             trim, pages, self.replayed = self._trim(), self._pieces(record), True

@@ -105,27 +105,27 @@ def is_cache_file(path: Path, *, wait: float = LOCK_WAIT) -> bool:
 
 
 class _Table(SQLiteDict):
-    """requests-cache's SQLite table, whose waits for the file's lock end after
-    ``lock_wait`` seconds and whose failed writes are rolled back and raised."""
+    """requests-cache's SQLite table of the cache ``file``, whose waits for the file's lock end
+    after ``file.lock_wait`` seconds and whose failed writes are rolled back and raised."""
 
-    def __init__(self, *args: Any, lock_wait: float, **kwargs: Any) -> None:
-        self.lock_wait = lock_wait
-        super().__init__(*args, timeout=lock_wait, **kwargs)
+    def __init__(self, *args: Any, file: CacheFile, **kwargs: Any) -> None:
+        self.file = file
+        super().__init__(*args, timeout=file.lock_wait, **kwargs)
 
     @contextmanager
     def connection(self, commit: bool = False) -> Iterator[sqlite3.Connection]:
         started = time.monotonic()
         # requests-cache takes this lock for every read and holds it through every write
-        if not self._lock.acquire(timeout=self.lock_wait):
+        if not self._lock.acquire(timeout=self.file.lock_wait):
             busy = sqlite3.OperationalError("database is locked")
             busy.sqlite_errorname = "SQLITE_BUSY"  # as SQLite says it
-            raise file_error(self.db_path, busy, waited=self.lock_wait)
+            raise file_error(self.db_path, busy, waited=self.file.lock_wait)
         try:
             with super().connection() as con:  # opened once, as requests-cache opens it
                 pass
             if commit and not self._active_transaction:
-                left = max(0.0, self.lock_wait - (time.monotonic() - started))
-                with file_errors(self.db_path, waited=self.lock_wait):
+                left = max(0.0, self.file.lock_wait - (time.monotonic() - started))
+                with file_errors(self.db_path, waited=self.file.lock_wait):
                     con.execute(f"PRAGMA busy_timeout = {round(left * 1000)}")
                     con.execute("BEGIN IMMEDIATE")
                 self._active_transaction = True
@@ -149,31 +149,23 @@ class CacheFile(SQLiteCache):
     """requests-cache's SQLite cache of the file at ``path``: waits for the file's lock at
     most ``lock_wait`` seconds, and fails only with :class:`CacheError` (naming the file and
     what to do). A file that is not a cache (damaged, another program's) is refused
-    unchanged. ``kwargs`` as for ``SQLiteCache`` (``wal=True``)."""
+    unchanged. ``kwargs`` as for ``SQLiteCache`` (``wal=True``). ``lock_wait``: a client with
+    a shorter timeout sharing the file lowers it."""
 
     def __init__(self, path: Path, *, lock_wait: float = LOCK_WAIT, **kwargs: Any) -> None:
         BaseCache.__init__(self, cache_name=str(path))
+        self.lock_wait = lock_wait
         is_cache_file(Path(path), wait=lock_wait)
         with file_errors(path, waited=lock_wait):
-            self.responses = _Table(path, table_name="responses", lock_wait=lock_wait, **kwargs)
+            self.responses = _Table(path, table_name="responses", file=self, **kwargs)
             self.redirects = _Table(
                 path,
                 table_name="redirects",
                 lock=self.responses._lock,
                 serializer=None,
-                lock_wait=lock_wait,
+                file=self,
                 **kwargs,
             )
-
-    @property
-    def lock_wait(self) -> float:
-        """Seconds a write waits for the file's lock; a client with a shorter timeout sharing
-        the file lowers it."""
-        return self.responses.lock_wait  # type: ignore[attr-defined]
-
-    @lock_wait.setter
-    def lock_wait(self, seconds: float) -> None:
-        self.responses.lock_wait = self.redirects.lock_wait = seconds  # type: ignore[attr-defined]
 
     def get_response(self, key: str, default: Any = None) -> Any:
         with file_errors(self.db_path, waited=self.lock_wait):
