@@ -685,7 +685,9 @@ def test_month_end_stock_of_a_window_equals_the_full_history_for_its_items(sb, m
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeletedItemsWarning)
         got = month_end_stock(window, periods=None, wide=False)
-        whole = month_end_stock(full, periods=None, wide=False)
+        # measured to the same moment: the window's end (docs/explanation/now.md)
+        now = window.attrs["window"]["until"]
+        whole = month_end_stock(full, periods=None, wide=False, as_of=now)
         wide = month_end_stock(window, periods=6)
     assert got["month"].unique().tolist() == [f"2026-{m:02d}" for m in range(3, 11)]
     for result in (window, got, wide):  # the lines' provenance, carried on

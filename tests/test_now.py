@@ -132,3 +132,43 @@ def test_restart_and_run_all_of_a_relative_window_sends_nothing(demo, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", str(len(first))]
+
+
+def test_month_ends_asked_before_the_window_say_so(demo, tmp_path):
+    """The issue's "a month-end's first month": twelve month ends of a 90-day frame were
+    three, without a word."""
+    from invtools.analysis import month_end_stock, stock_value_by_month
+    from invtools.frames import stock_history
+
+    client = _client(demo, tmp_path / "c.sqlite")
+    history = stock_history(client.lines_df(since="90D"))  # 2 August to 31 October
+    items = client.items_df()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        with pytest.warns(WindowWarning, match="last 12 months .* needs lines from 30 Nov 2025"):
+            month_end_stock(history)  # 12 months by default
+        with pytest.raises(ConfigError, match="the lines start 02 Aug 2026"):
+            month_end_stock(history, strict=True)
+        later = pd.Timestamp(history.attrs["window"]["until"]) + pd.Timedelta(days=20)
+        with pytest.warns(WindowWarning, match="the lines end 31 Oct 2026"):
+            stock_value_by_month(history, items, as_of=later)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", WindowWarning)
+            table = month_end_stock(history, periods=3)  # August to October: inside
+            monthly = stock_value_by_month(history, items)
+    assert table.index.tolist() == monthly["month"].tolist() == ["2026-08", "2026-09", "2026-10"]
+    until = pd.Timestamp(history.attrs["window"]["until"])
+    assert monthly["as_of"].iloc[-1] == until  # measured to the window's end: one "now"
+
+
+def test_a_mirror_without_a_client_counts_durations_from_the_wall_clock(demo, tmp_path):
+    from invtools import TransactionMirror
+
+    path = tmp_path / "m.sqlite"
+    with _client(demo, tmp_path / "c.sqlite") as client:
+        mirror = TransactionMirror(path, client)
+        mirror.sync()
+        recent = mirror.transactions_df(since="20D")  # the service's clock: from 11 October
+    assert len(recent) > 0
+    alone = TransactionMirror(path).transactions_df(since="20D")
+    assert alone.empty == (datetime.now(UTC) - timedelta(days=20) > _newest(demo))

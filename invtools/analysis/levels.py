@@ -28,6 +28,7 @@ from invtools.analysis.common import (
     as_of_time,
     carry_provenance,
     check_number,
+    check_reach,
     need,
     without_deleted,
 )
@@ -166,6 +167,23 @@ def _month_ends(span: pd.PeriodIndex, until: pd.Timestamp | NaTType, tz: str):
     )
 
 
+def _check_months(
+    history: pd.DataFrame, until: Any, periods: int | None, tz: str, *, who: str, strict: bool
+) -> None:
+    """Say so when the month ends asked for (the last ``periods``, or those of the history)
+    reach outside the window the history's lines were fetched with: a month's end before the
+    window starts is not known (docs/explanation/now.md)."""
+    if pd.isna(until):
+        return
+    last = until.tz_convert(tz).tz_localize(None).to_period("M")
+    months = pd.period_range(end=last, periods=periods or 1)
+    first = _month_ends(months, until, tz)[0]
+    question = f"month-end stock as of {until:%d %b %Y}"
+    if periods:
+        question = f"month-end stock of the last {periods} months as of {until:%d %b %Y}"
+    check_reach(history, first, until, question=question, who=who, strict=strict)
+
+
 def month_end_stock(
     history: pd.DataFrame,
     periods: int | None = 12,
@@ -175,6 +193,7 @@ def month_end_stock(
     as_of: Any = None,
     wide: bool = True,
     include_deleted: bool = False,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """The stock of each item at the end of each of the last ``periods`` months: one row per
     month end, one column per item (``wide=False``: one row per month and item).
@@ -182,7 +201,10 @@ def month_end_stock(
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, one, or
     ``by_location=True``: an item's locations are added up). A month's figure is
     :func:`stock_at` its last instant in ``tz`` (a zone name such as ``"Europe/Paris"``);
-    the last month's is the stock at ``as_of`` (default the newest time in the history).
+    the last month's is the stock at ``as_of`` (default the end of the window the lines were
+    fetched with, else the newest time in the history: docs/explanation/now.md). Month ends
+    asked for before that window starts (the last 12 of a ``since="90D"`` frame) are said
+    (:class:`~invtools.errors.WindowWarning`; ``strict=True`` raises).
     Opening balances count, so a history of a window (``client.lines_df(since=...)``) gives
     every item present in it the same figures as the full history would, from the window's first
     month on; months before the history's
@@ -199,7 +221,7 @@ def month_end_stock(
     >>> table = month_end_stock(history, periods=2)
     >>> table.index.tolist(), table.shape[1] == history["item_id"].nunique()
     (['2026-09', '2026-10'], True)
-    >>> month_end_stock(history, item_ids=[100012], wide=False).columns.tolist()
+    >>> month_end_stock(history, 2, item_ids=[100012], wide=False).columns.tolist()
     ['month', 'as_of', 'item_id', 'item_name', 'stock']
     """
     who = "month_end_stock"
@@ -218,7 +240,8 @@ def month_end_stock(
     tz = check_tz(tz, who)
     if not isinstance(wide, (bool, np.bool_)):
         raise ArgumentTypeError(f"{who}: wide must be True or False, not {type(wide).__name__}")
-    until = as_of_time(as_of, history["transaction_time"], who=who)
+    until = as_of_time(as_of, history["transaction_time"], who=who, frame=history)
+    _check_months(history, until, periods, tz, who=who, strict=strict)
     start = history["transaction_time"].min()  # the window's start, whatever items are kept
     h = history.reset_index(drop=True)
     if wanted is not None:
@@ -277,9 +300,12 @@ def stock_value_by_month(
     tz: str = "UTC",
     as_of: Any = None,
     include_deleted: bool = False,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """Units in stock and their value at cost and at price at the end of every month, from
-    the history's first month to ``as_of`` (default the newest time in the history).
+    the history's first month to ``as_of`` (default the end of the window the lines were
+    fetched with, else the newest time in the history; an ``as_of`` outside that window is
+    said, or with ``strict=True`` raised: docs/explanation/now.md).
 
     ``history`` is a :func:`invtools.frames.stock_history` frame (for all locations, or
     ``by_location=True``: the locations are added up); ``items`` an items frame, for ``cost``
@@ -303,7 +329,8 @@ def stock_value_by_month(
     need(history, "history", _COLUMNS, who=who)
     need(items, "items", "id cost price", who=who)
     tz = check_tz(tz, who)
-    until = as_of_time(as_of, history["transaction_time"], who=who, name="as_of")
+    until = as_of_time(as_of, history["transaction_time"], who=who, frame=history)
+    _check_months(history, until, None, tz, who=who, strict=strict)
     h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _month_end_levels(h, history["transaction_time"].min(), until, tz)
     item_of = [k[0] for k in levels.columns]  # (item_id, location_id) pairs
