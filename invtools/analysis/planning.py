@@ -75,7 +75,8 @@ def reorder(
 
     Columns: item_id, item_name, sku, units_out (units sold in the window), daily_out
     (units_out / the window's days), on_hand (the items frame's ``quantity``), days_of_cover
-    (on_hand / daily_out; 0 when nothing is on hand), runs_out (``as_of`` + days_of_cover),
+    (on_hand / daily_out; 0 when nothing is on hand), runs_out (``as_of`` + days_of_cover;
+    NaT past a century),
     runs_out_in_lead_time (runs out within ``lead_days`` days: days_of_cover <= lead_days,
     those already out included). Only items that sold in the window; the ``top`` of them by
     units_out, biggest first (``top=None``: all). Deleted items are left out unless
@@ -128,7 +129,11 @@ def reorder(
     moved["on_hand"] = on_hand
     cover = on_hand.clip(lower=0) / moved["daily_out"]
     moved["days_of_cover"] = cover.astype("float64")
-    moved["runs_out"] = (as_of + pd.to_timedelta(cover, unit="D")).dt.round("ms").astype(TIME_DTYPE)
+    # a cover past a century (or the calendar's end) runs out "never": NaT
+    horizon = min(36_500.0, (pd.Timestamp.max.tz_localize("UTC") - as_of) / DAY - 1)
+    finite = cover.where(cover <= horizon)
+    ends = as_of + pd.to_timedelta(finite, unit="D")
+    moved["runs_out"] = ends.dt.round("ms").astype(TIME_DTYPE)
     moved["runs_out_in_lead_time"] = pd.array(
         np.where(cover.isna(), None, cover <= lead_days), dtype="boolean"
     )
@@ -171,9 +176,10 @@ def dead_stock(
     ``as_of``.
 
     ``by="location"``: location_id, location_name, items (distinct dead items held there),
-    units, value_at_cost (units x cost; items without a cost count nothing), stock_value_at_cost
-    (the value at cost of all the location's stock, as :func:`stock_value` counts it), share_of_value (value_at_cost /
-    stock_value_at_cost); every location that holds stock, largest dead value first.
+    units, value_at_cost (units x cost; items without a cost count nothing),
+    stock_value_at_cost (the value at cost of all the location's stock, as
+    :func:`stock_value` counts it), share_of_value (value_at_cost / stock_value_at_cost);
+    every location that holds stock, largest dead value first.
     ``by="item"``: one row per dead holding -- location_id, location_name, item_id, item_name,
     quantity, cost, value_at_cost, last_sale (in the lines; NaT: none), days_since_last_sale
     -- by location as above, largest value first.

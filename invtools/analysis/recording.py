@@ -27,10 +27,14 @@ from invtools.analysis.common import (
 from invtools.errors import ConfigError, WindowWarning
 from invtools.frames import TIME_DTYPE, window_of
 
-__all__ = ["audit", "AUDIT_BY"]
+__all__ = ["audit", "AUDIT_BY", "LOOK_BACK"]
 
 #: ``by=`` of :func:`audit`: None (one row per flagged transaction) or ``"member"``.
 AUDIT_BY = ("member",)
+
+#: How far before ``recorded_since`` a frame should reach, for :func:`audit` to stay silent:
+#: the rows backdated up to this long are in it.
+LOOK_BACK = pd.Timedelta(days=30)
 
 _COLUMNS = "id type transaction_time created_at revision created_by_id created_by_name"
 
@@ -48,17 +52,23 @@ def _recorded_window(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
 
 
 def _say_missed(tx: pd.DataFrame, since: pd.Timestamp | None, *, who: str, strict: bool) -> None:
-    """Say so when the frame's window starts after ``since``: rows recorded from ``since`` but
-    dated before the window are not in it."""
+    """Say so when the frame's window starts less than :data:`LOOK_BACK` before ``since`` (or
+    than its own start, with no ``since``): rows recorded from ``since`` but dated that much
+    before it are not in the frame (``since=`` cuts on transaction time)."""
     window = window_of(tx)
-    if window is None or since is None or window[0] is None or window[0] <= since:
+    if window is None or window[0] is None:
         return
-    fetch = since - pd.Timedelta(days=30)
+    start = window[0]
+    since = start if since is None else since
+    if start <= since - LOOK_BACK:
+        return
+    fetch = since - LOOK_BACK
     said = (
-        f"{who}: the transactions start {window[0]:%d %b %Y} (transaction time: since= cuts on "
-        f"it); rows recorded from {since:%d %b %Y} but dated before that are not in the frame. "
-        f'Fetch from further back (client.transactions_df(since="{fetch:%Y-%m-%d}") finds rows '
-        "backdated up to 30 days; client.transactions_df() all of them), or ask about less"
+        f"{who}: the transactions start {start:%d %b %Y} (since= cuts on transaction time); "
+        f"rows recorded from {since:%d %b %Y} but dated before {start:%d %b %Y} are not in "
+        f'the frame. Fetch from further back (client.transactions_df(since="{fetch:%Y-%m-%d}") '
+        f"finds those backdated up to {LOOK_BACK.days} days; client.transactions_df() all), "
+        "or pass a later recorded_since"
     )
     if strict:
         raise ConfigError(f"{said}.")
@@ -95,9 +105,10 @@ def audit(
     dated before it is in a frame fetched from before its date only. Fetch from
     ``recorded_since`` minus the longest lag you want to catch (say 30 days:
     ``client.transactions_df(since="2026-07-02")`` for rows recorded from 1 August), or the
-    whole list (rows only, no details: ``client.transactions_df()``). A frame whose window
-    starts after ``recorded_since`` is said (:class:`~invtools.errors.WindowWarning`;
-    ``strict=True``: a :class:`~invtools.errors.ConfigError`).
+    whole list (rows only, no details: ``client.transactions_df()``). A frame fetched with a
+    window that starts less than 30 days before ``recorded_since`` (or, with none, before its
+    own start) is said: a :class:`~invtools.errors.WindowWarning` with the ``since=`` to fetch
+    (``strict=True``: a :class:`~invtools.errors.ConfigError`).
 
     ``by=None``: one row per flagged transaction -- transaction_id, type, transaction_time,
     created_at, created_by_id, created_by_name, revision, edited, backdated, lag_days
@@ -120,9 +131,9 @@ def audit(
      'flagged_share', 'median_lag_days', 'max_lag_days']
     """
     who = "audit"
-    need(transactions, "transactions", _COLUMNS, who=who)
     if by is not None:
         check_choice(by, AUDIT_BY, who=who, name="by")
+    need(transactions, "transactions", _COLUMNS, who=who)
     threshold = pd.Timedelta(parse_duration(late, name=f"{who}: late", zero=True))
     since, until = _recorded_window(transactions, recorded_since, recorded_until, who=who)
     _say_missed(transactions, since, who=who, strict=strict)
