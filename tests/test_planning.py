@@ -119,6 +119,10 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
     everything = reorder(lines, items, window="28D", top=None, as_of=t)
     assert everything["item_id"].tolist() == [1, 2, 3]
     assert everything["days_of_cover"].iloc[2] == pytest.approx(100 / (2 / 28))
+    items.loc[2, "quantity"] = 1e9  # cover past a century: runs out "never"
+    far = reorder(lines, items, window="28D", top=None, as_of=t)
+    assert pd.isna(far["runs_out"].iloc[2]) and not far["runs_out_in_lead_time"].iloc[2]
+    assert reorder(lines, items, as_of="9999-12-31").empty  # nothing sold then, and no error
 
 
 @pytest.mark.network

@@ -129,11 +129,9 @@ def reorder(
     moved["on_hand"] = on_hand
     cover = on_hand.clip(lower=0) / moved["daily_out"]
     moved["days_of_cover"] = cover.astype("float64")
-    # a cover past a century (or the calendar's end) runs out "never": NaT
-    horizon = min(36_500.0, (pd.Timestamp.max.tz_localize("UTC") - as_of) / DAY - 1)
-    finite = cover.where(cover <= horizon)
-    ends = as_of + pd.to_timedelta(finite, unit="D")
-    moved["runs_out"] = ends.dt.round("ms").astype(TIME_DTYPE)
+    # a cover past a century runs out "never": NaT; in ms, so a far as_of does not overflow
+    offset = pd.to_timedelta(cover.where(cover <= 36_500), unit="D").dt.round("ms")
+    moved["runs_out"] = (as_of.as_unit("ms") + offset.astype("timedelta64[ms]")).astype(TIME_DTYPE)
     moved["runs_out_in_lead_time"] = pd.array(
         np.where(cover.isna(), None, cover <= lead_days), dtype="boolean"
     )
