@@ -132,9 +132,8 @@ def reorder(
     # a cover past a century runs out "never": NaT; in ms, so a far as_of does not overflow
     offset = pd.to_timedelta(cover.where(cover <= 36_500), unit="D").dt.round("ms")
     moved["runs_out"] = (as_of.as_unit("ms") + offset.astype("timedelta64[ms]")).astype(TIME_DTYPE)
-    moved["runs_out_in_lead_time"] = pd.array(
-        np.where(cover.isna(), None, cover <= lead_days), dtype="boolean"
-    )
+    soon = pd.Series(cover.to_numpy() <= lead_days, index=cover.index, dtype="boolean")
+    moved["runs_out_in_lead_time"] = soon.mask(cover.isna())  # on hand unknown: <NA>
     moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
     moved["item_name"] = moved["item_name"].astype("string")
     result = moved.reset_index().sort_values(

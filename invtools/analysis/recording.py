@@ -12,7 +12,7 @@ fetched from further back.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -144,7 +144,8 @@ def audit(
     if until is not None:
         recorded &= tx["created_at"] <= until
     tx = tx[recorded.fillna(False).to_numpy(dtype=bool)]
-    lag = (tx["created_at"] - tx["transaction_time"]) / DAY
+    # differences of times: durations
+    lag = cast("pd.Series[pd.Timedelta]", tx["created_at"] - tx["transaction_time"]) / DAY
     rows = pd.DataFrame(
         {
             "transaction_id": tx["id"].astype("Int64").array,
@@ -154,7 +155,9 @@ def audit(
             "created_by_id": tx["created_by_id"].astype("Int64").array,
             "created_by_name": tx["created_by_name"].astype("string").array,
             "revision": tx["revision"].astype("Int64").array,
-            "edited": pd.array((tx["revision"] > 0).fillna(False), dtype="boolean"),
+            "edited": pd.array(
+                (tx["revision"] > 0).fillna(False).to_numpy(dtype=bool), dtype="boolean"
+            ),
             "backdated": pd.array(
                 (lag > threshold / DAY).fillna(False).to_numpy(dtype=bool), dtype="boolean"
             ),
