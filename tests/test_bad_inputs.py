@@ -263,6 +263,9 @@ def test_analysis_functions(world, sweep):
         "stock_value_by_month": {"history": w["history"], "items": w["items"]},
         "supplier_summary": {"lines": w["lines"], "items": w["items"]},
         "shrinkage": {"lines": w["lines"], "items": w["items"]},
+        "reorder": {"lines": w["lines"], "items": w["items"]},
+        "dead_stock": {"lines": w["lines"], "items": w["items"], "stock": w["stock"]},
+        "audit": {"transactions": w["tx"]},
     }
     assert set(baselines) == _functions(analysis)
     for name, baseline in baselines.items():

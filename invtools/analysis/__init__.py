@@ -17,6 +17,12 @@ ask of the data more than once lives here, not in the notebooks.
   deliveries, distinct items.
 - :func:`shrinkage` — adjustments' net quantity and value at cost per item, location or
   member, biggest loss first, with the cumulative share for an 80 % cut.
+- :func:`reorder` — the top movers over a window: daily out, stock on hand, days of cover, the
+  date each runs out, and those that run out within the lead time.
+- :func:`dead_stock` — per location, the items holding stock that did not sell for ``days``:
+  items, units, value at cost and its share of the location's stock value.
+- :func:`audit` — the transactions edited or backdated, among those recorded in a window, per
+  member who recorded them, with the lag (and what the API cannot tell: who edited, when).
 
 "As of" defaults to the newest time in the data rather than the wall clock, so a question asked
 of a fixed download (or of the demo data) always gives the same answer; pass
@@ -39,6 +45,8 @@ module             what it holds
 ``turnover``       :func:`movement`, :func:`stock_value`
 ``levels``         :func:`stock_at`, :func:`month_end_stock`, :func:`stock_value_by_month`
 ``audits``         :func:`supplier_summary`, :func:`shrinkage`
+``planning``       :func:`reorder`, :func:`dead_stock`
+``recording``      :func:`audit`
 =================  ==========================================================================
 
 Imports: pandas, numpy, :mod:`invtools.frames` and the foundation (:mod:`invtools.errors`);
@@ -56,6 +64,8 @@ from __future__ import annotations
 from invtools.analysis.audits import shrinkage, supplier_summary
 from invtools.analysis.episodes import stockout_summary, stockouts
 from invtools.analysis.levels import month_end_stock, stock_at, stock_value_by_month
+from invtools.analysis.planning import dead_stock, reorder
+from invtools.analysis.recording import audit
 from invtools.analysis.turnover import movement, stock_value
 
 __all__ = [
@@ -68,4 +78,7 @@ __all__ = [
     "stock_value_by_month",
     "supplier_summary",
     "shrinkage",
+    "reorder",
+    "dead_stock",
+    "audit",
 ]

@@ -60,6 +60,7 @@ _HINTS = {
     "items": "Pass an items frame: client.items_df().",
     "stock": "Pass client.stock_df().",
     "partners": "Pass client.partners_df().",
+    "transactions": "Pass client.transactions_df() or mirror.transactions_df().",
 }
 _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Timedelta too
 
@@ -67,7 +68,8 @@ _TIME_KINDS = (str, date, timedelta, np.datetime64)  # datetime, Timestamp, Time
 def need(df: Any, what: str, columns: str, *, who: str) -> None:
     """Refuse an object that is not a DataFrame (:class:`ArgumentTypeError`) or a frame that
     lacks one of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead
-    of ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"`` or ``"partners"``)."""
+    of ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"``, ``"partners"`` or
+    ``"transactions"``)."""
     if not isinstance(df, pd.DataFrame):
         raise ArgumentTypeError(
             f"{who}: {what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"

@@ -1,0 +1,248 @@
+"""What to order and what sits idle: the two planning questions that follow :func:`movement`.
+
+- :func:`reorder` -- the top movers over a window: average daily out, stock on hand, days of
+  cover, the date each runs out, and a flag for those that run out within the lead time.
+- :func:`dead_stock` -- per location, the items holding stock that did not sell for a number
+  of days: how many, their units, their value at cost and its share of the location's stock
+  value (``by="item"``: the holdings themselves).
+
+Both measure to ``as_of``, which defaults as in :func:`movement` (the end of the window the
+lines were fetched with, else the newest line), and say when their look-back reaches before
+the lines' window (:class:`~invtools.errors.WindowWarning`; ``strict=True``: a
+:class:`~invtools.errors.ConfigError`): docs/explanation/now.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from invtools._types import parse_duration
+from invtools.analysis.common import (
+    DAY,
+    as_of_time,
+    carry_provenance,
+    check_choice,
+    check_number,
+    check_reach,
+    need,
+    without_deleted,
+)
+from invtools.errors import ConfigError
+from invtools.frames import TIME_DTYPE
+
+__all__ = ["reorder", "dead_stock"]
+
+_LINES = "transaction_time type item_id quantity"
+
+
+def _sales(lines: pd.DataFrame, start: pd.Timestamp, as_of: pd.Timestamp) -> pd.DataFrame:
+    """The ``out`` lines of ``lines`` from ``start`` to ``as_of`` (both included)."""
+    times = lines["transaction_time"]
+    keep = (lines["type"].astype("string") == "out") & (times >= start) & (times <= as_of)
+    return lines[keep.fillna(False).to_numpy(dtype=bool)]
+
+
+def _as_of(lines: pd.DataFrame, as_of: Any, *, who: str) -> pd.Timestamp:
+    when = as_of_time(as_of, lines["transaction_time"], who=who, frame=lines)
+    if pd.isna(when):
+        raise ConfigError(f"{who}: the lines are empty and no as_of was given: pass as_of=")
+    return when
+
+
+def reorder(
+    lines: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    window: Any = "8W",
+    top: int | None = 10,
+    lead_days: float = 14,
+    as_of: Any = None,
+    include_deleted: bool = False,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """The top movers over ``window`` before ``as_of``, and when each runs out at that pace.
+
+    ``lines`` is a lines frame (``client.lines_df(since="8W")`` holds just enough), ``items``
+    an items frame (stock on hand: its ``quantity``). ``window`` is a duration (``"8W"``,
+    ``"30D"``, a ``Timedelta``); the lines from ``as_of - window`` to ``as_of`` (both
+    included) are counted. ``as_of`` defaults to the end of the window the lines were fetched
+    with (the service's clock then), else to the newest line; when ``window`` reaches before
+    the lines' window a :class:`~invtools.errors.WindowWarning` gives the dates
+    (``strict=True``: a :class:`~invtools.errors.ConfigError`).
+
+    Columns: item_id, item_name, sku, units_out (units sold in the window), daily_out
+    (units_out / the window's days), on_hand (the items frame's ``quantity``), days_of_cover
+    (on_hand / daily_out; 0 when nothing is on hand), runs_out (``as_of`` + days_of_cover;
+    NaT past a century),
+    runs_out_in_lead_time (runs out within ``lead_days`` days: days_of_cover <= lead_days,
+    those already out included). Only items that sold in the window; the ``top`` of them by
+    units_out, biggest first (``top=None``: all). Deleted items are left out unless
+    ``include_deleted`` (then without stock: said, see :mod:`invtools.analysis`).
+
+    >>> short = reorder(client.lines_df(since="8W"), client.items_df(), top=5)
+    >>> short.columns.tolist()                       # doctest: +NORMALIZE_WHITESPACE
+    ['item_id', 'item_name', 'sku', 'units_out', 'daily_out', 'on_hand', 'days_of_cover',
+     'runs_out', 'runs_out_in_lead_time']
+    >>> len(short), bool(short["units_out"].is_monotonic_decreasing)
+    (5, True)
+    >>> order_now = short[short["runs_out_in_lead_time"]]     # runs out before a delivery
+    """
+    who = "reorder"
+    need(lines, "lines", f"{_LINES} item_name", who=who)
+    need(items, "items", "id name quantity", who=who)
+    length = pd.Timedelta(parse_duration(window, name=f"{who}: window"))
+    if top is not None and check_number(top, who=who, name="top", whole=True) < 1:
+        raise ConfigError(f"{who}: top={top!r} must be 1 or more (None: every item that sold)")
+    if not check_number(lead_days, who=who, name="lead_days") >= 0:
+        raise ConfigError(f"{who}: lead_days={lead_days!r} must be 0 or more days")
+    as_of = _as_of(lines, as_of, who=who)
+    start = as_of - length
+    days = length / DAY
+    check_reach(
+        lines,
+        start,
+        as_of,
+        question=f"the sales of {days:g} days before {as_of:%d %b %Y}",
+        who=who,
+        strict=strict,
+    )
+    sold = _sales(lines, start, as_of)
+    per = pd.DataFrame(
+        {
+            "item_id": sold["item_id"].astype("Int64").array,
+            "item_name": sold["item_name"].astype("string").array,
+            "units_out": np.abs(sold["quantity"].to_numpy(dtype="float64", na_value=np.nan)),
+        }
+    )
+    moved = per.groupby("item_id", sort=True).agg(
+        item_name=("item_name", "last"), units_out=("units_out", "sum")
+    )
+    base = items.drop_duplicates("id").set_index("id")
+    moved["item_name"] = base["name"].reindex(moved.index).fillna(moved["item_name"])
+    sku = base["sku"] if "sku" in base else pd.Series(pd.NA, index=base.index)
+    moved.insert(1, "sku", sku.reindex(moved.index).astype("string"))
+    moved["daily_out"] = moved["units_out"] / days
+    on_hand = base["quantity"].astype("float64").reindex(moved.index)
+    moved["on_hand"] = on_hand
+    cover = on_hand.clip(lower=0) / moved["daily_out"]
+    moved["days_of_cover"] = cover.astype("float64")
+    # a cover past a century runs out "never": NaT; in ms, so a far as_of does not overflow
+    offset = pd.to_timedelta(cover.where(cover <= 36_500), unit="D").dt.round("ms")
+    moved["runs_out"] = (as_of.as_unit("ms") + offset.astype("timedelta64[ms]")).astype(TIME_DTYPE)
+    soon = pd.Series(cover.to_numpy() <= lead_days, index=cover.index, dtype="boolean")
+    moved["runs_out_in_lead_time"] = soon.mask(cover.isna())  # on hand unknown: <NA>
+    moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
+    moved["item_name"] = moved["item_name"].astype("string")
+    result = moved.reset_index().sort_values(
+        ["units_out", "item_id"], ascending=[False, True], ignore_index=True
+    )
+    result = without_deleted(result, sold, include=include_deleted, who=who)
+    if top is not None:
+        result = result.head(top).reset_index(drop=True)
+    return carry_provenance(result, lines)
+
+
+#: ``by=`` of :func:`dead_stock`
+DEAD_STOCK_BY = ("location", "item")
+
+
+def dead_stock(
+    lines: pd.DataFrame,
+    items: pd.DataFrame,
+    stock: pd.DataFrame,
+    *,
+    days: float = 90,
+    by: str = "location",
+    as_of: Any = None,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """Stock that did not sell: per location, the items holding stock there with no sale in
+    the ``days`` before ``as_of``, their units, value at cost, and share of the location's
+    stock value at cost.
+
+    ``lines`` is a lines frame (the sales: ``out`` lines), ``items`` an items frame (``cost``),
+    ``stock`` a :func:`invtools.frames.stock_df` frame (what each location holds now: the rows
+    with quantity > 0). An item that sold anywhere within the ``days`` before ``as_of`` is not
+    dead, wherever its stock lies (stock in a warehouse sells from the shop floor). ``as_of``
+    defaults as in :func:`movement`; when ``days`` reaches before the lines' window a
+    :class:`~invtools.errors.WindowWarning` gives the dates (``strict=True``: a
+    :class:`~invtools.errors.ConfigError`). The stock is the stock frame's, whatever
+    ``as_of``.
+
+    ``by="location"``: location_id, location_name, items (distinct dead items held there),
+    units, value_at_cost (units x cost; items without a cost count nothing),
+    stock_value_at_cost (the value at cost of all the location's stock, as
+    :func:`stock_value` counts it), share_of_value (value_at_cost / stock_value_at_cost);
+    every location that holds stock, largest dead value first.
+    ``by="item"``: one row per dead holding -- location_id, location_name, item_id, item_name,
+    quantity, cost, value_at_cost, last_sale (in the lines; NaT: none), days_since_last_sale
+    -- by location as above, largest value first.
+
+    >>> idle = dead_stock(client.lines_df(), client.items_df(), client.stock_df(), days=90)
+    >>> idle.columns.tolist()                        # doctest: +NORMALIZE_WHITESPACE
+    ['location_id', 'location_name', 'items', 'units', 'value_at_cost', 'stock_value_at_cost',
+     'share_of_value']
+    >>> bool(idle["value_at_cost"].is_monotonic_decreasing)
+    True
+    """
+    who = "dead_stock"
+    check_choice(by, DEAD_STOCK_BY, who=who, name="by")
+    need(lines, "lines", _LINES, who=who)
+    need(items, "items", "id cost", who=who)
+    need(stock, "stock", "item_id item_name location_id location_name quantity", who=who)
+    if not check_number(days, who=who, name="days") >= 0:
+        raise ConfigError(f"{who}: days={days!r} must be 0 or more days")
+    as_of = _as_of(lines, as_of, who=who)
+    start = as_of - pd.Timedelta(days=min(days, 36_500))  # inf: a century
+    question = f"no sale in {days:g} days as of {as_of:%d %b %Y}"
+    check_reach(lines, start, as_of, question=question, who=who, strict=strict)
+    sold = set(_sales(lines, start, as_of)["item_id"].dropna().tolist())
+    sales = lines[(lines["type"].astype("string") == "out").fillna(False).to_numpy(dtype=bool)]
+    last_sale = (
+        sales[sales["transaction_time"] <= as_of].groupby("item_id")["transaction_time"].max()
+    )
+    cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
+    held = stock[(stock["quantity"] > 0).fillna(False).to_numpy(dtype=bool)]
+    held = pd.DataFrame(
+        {
+            "location_id": held["location_id"].astype("Int64").array,
+            "location_name": held["location_name"].astype("string").array,
+            "item_id": held["item_id"].astype("Int64").array,
+            "item_name": held["item_name"].astype("string").array,
+            "quantity": held["quantity"].astype("float64").to_numpy(),
+        }
+    )
+    held["cost"] = cost.reindex(held["item_id"].array).to_numpy(dtype="float64", na_value=np.nan)
+    held["value_at_cost"] = held["quantity"] * held["cost"]
+    dead = held[~held["item_id"].isin(list(sold)).to_numpy(dtype=bool)].copy()
+    g = held.groupby("location_id", sort=True, dropna=False)
+    g_dead = dead.groupby("location_id", sort=True, dropna=False)
+    out = pd.DataFrame({"location_name": g["location_name"].last()})
+    out["items"] = g_dead["item_id"].nunique().reindex(out.index, fill_value=0).astype("int64")
+    out["units"] = g_dead["quantity"].sum().reindex(out.index, fill_value=0.0).astype("float64")
+    out["value_at_cost"] = (
+        g_dead["value_at_cost"].sum().reindex(out.index, fill_value=0.0).astype("float64")
+    )
+    out["stock_value_at_cost"] = g["value_at_cost"].sum().astype("float64")
+    total = out["stock_value_at_cost"].where(out["stock_value_at_cost"] > 0)
+    out["share_of_value"] = (out["value_at_cost"] / total).astype("float64")
+    out.index = pd.Index(out.index, dtype="Int64", name="location_id")
+    out["location_name"] = out["location_name"].astype("string")
+    out = out.reset_index().sort_values(
+        ["value_at_cost", "location_id"], ascending=[False, True], ignore_index=True
+    )
+    if by == "item":
+        rank = {loc: i for i, loc in enumerate(out["location_id"].tolist())}
+        dead["last_sale"] = last_sale.reindex(dead["item_id"].array).astype(TIME_DTYPE).array
+        dead["days_since_last_sale"] = ((as_of - dead["last_sale"]) / DAY).astype("float64")
+        dead["_rank"] = dead["location_id"].map(rank)
+        out = dead.sort_values(
+            ["_rank", "value_at_cost", "item_id"],
+            ascending=[True, False, True],
+            na_position="last",
+            ignore_index=True,
+        ).drop(columns="_rank")
+    return carry_provenance(out, lines)
