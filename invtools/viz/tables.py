@@ -128,7 +128,8 @@ def activity_table(
         signed=signed,
         exclude_opening_counts=exclude_opening_counts,
     )
-    table.attrs = {**merge_provenance([df])}  # where the frame counted came from
+    table.attrs.clear()  # not what pandas carried over: where the frame counted came from
+    table.attrs.update(merge_provenance([df]))
     return table
 
 
