@@ -235,6 +235,7 @@ def test_frames_functions(world, sweep, tmp_path):
         "rebase_levels": {"lines": w["lines"]},
         "with_provenance": {"df": w["tx"], "provenance": None},
         "window_of": {"df": w["lines"]},
+        "merge_provenance": {"frames": [w["lines"], w["items"]]},
         "deleted_items": {"df": w["lines"]},
         "leave_out_deleted": {
             "result": w["history"],

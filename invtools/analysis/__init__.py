@@ -32,15 +32,19 @@ Deleted items (gone from ``items_df()``, their old lines flagged ``item_deleted`
 of every result about items by default; ``include_deleted=True`` keeps them. When some were
 left out, a :class:`~invtools.errors.DeletedItemsWarning` names them and the result's
 ``attrs["deleted_items_excluded"]`` lists their ids (see :mod:`invtools.frames.deleted`).
-A result computed from a frame that says where it came from (``df.attrs``, see
-:func:`invtools.frames.with_provenance`) carries that provenance on.
+Every result carries the provenance of the frames it was computed from (``df.attrs``, see
+:func:`invtools.frames.with_provenance`), merged by one rule
+(:func:`invtools.frames.merge_provenance`): the team (several teams: all named, ``team_id`` and
+``team_name`` as lists), the endpoint(s) and filters asked, the lines' ``window`` and the oldest
+input's ``data_as_of``; so an export of it (:func:`invtools.frames.to_excel`) says whose data it
+is and how old.
 
 What lives where:
 
 =================  ==========================================================================
 module             what it holds
 =================  ==========================================================================
-``common``         checking the frame given, "as of" times, carrying provenance (shared here)
+``common``         checking the frame given, "as of" times, carrying the inputs' provenance
 ``episodes``       :func:`stockouts`, :func:`stockout_summary`
 ``turnover``       :func:`movement`, :func:`stock_value`
 ``levels``         :func:`stock_at`, :func:`month_end_stock`, :func:`stock_value_by_month`

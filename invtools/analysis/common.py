@@ -1,5 +1,5 @@
 """What every analysis shares: checking the arguments it was given, reading "as of" times and
-windows, and carrying the provenance of its input onto its result.
+windows, and carrying the provenance of its inputs, merged, onto its result.
 
 Public names here are shared inside :mod:`invtools.analysis` only (not in its ``__all__``).
 The checks follow the package's vocabulary: a wrong kind of object is an
@@ -29,11 +29,12 @@ from pandas.api.typing import NaTType
 from invtools._types import parse_time
 from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
+    DELETED_NOTE,
     PROVENANCE_KEYS,
     deleted_items,
     leave_out_deleted,
+    merge_provenance,
     window_of,
-    with_provenance,
 )
 
 __all__ = [
@@ -183,12 +184,21 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
     return value
 
 
-def carry_provenance(result: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
-    """``result`` with the provenance of the frame it was computed from (``source.attrs``, see
-    :func:`invtools.frames.with_provenance`), when that frame has one; other ``attrs`` of
-    ``result`` (such as ``deleted_items_excluded``) are kept. Returns ``result``."""
-    if "source" in source.attrs:
-        with_provenance(result, {k: source.attrs[k] for k in PROVENANCE_KEYS if k in source.attrs})
+def carry_provenance(result: pd.DataFrame, *sources: pd.DataFrame | None) -> pd.DataFrame:
+    """``result`` with the provenance of the frames it was computed from, merged
+    (:func:`invtools.frames.merge_provenance`: one team, or both named; the oldest
+    ``data_as_of``; the lines' window), when any has one. What pandas carried over from the
+    inputs' ``attrs`` (a walk's record, a stale provenance) is dropped; the result's own
+    (such as ``deleted_items_excluded``) are kept. Returns ``result``.
+
+    >>> lines = pd.DataFrame(); lines.attrs.update(source="api", team_name="Shop")
+    >>> carry_provenance(pd.DataFrame(), lines, None).attrs["team_name"]
+    'Shop'
+    """
+    inherited = {k for s in sources if s is not None for k in s.attrs} | set(PROVENANCE_KEYS)
+    for key in inherited - {DELETED_NOTE}:
+        result.attrs.pop(key, None)
+    result.attrs.update(merge_provenance(sources))
     return result
 
 

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools.analysis.common import DAY, as_of_time, need, without_deleted
+from invtools.analysis.common import DAY, as_of_time, carry_provenance, need, without_deleted
 
 __all__ = ["stockouts", "stockout_summary"]
 
@@ -36,7 +36,8 @@ def stockouts(
     [[3.0, False], [0.0, True]]
     """
     episodes = _episodes(history, as_of, "stockouts")
-    return without_deleted(episodes, history, include=include_deleted, who="stockouts")
+    episodes = without_deleted(episodes, history, include=include_deleted, who="stockouts")
+    return carry_provenance(episodes, history)
 
 
 def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
@@ -89,7 +90,8 @@ def stockout_summary(
     []
     """
     summary = _summary(_episodes(history, as_of, "stockout_summary"))
-    return without_deleted(summary, history, include=include_deleted, who="stockout_summary")
+    summary = without_deleted(summary, history, include=include_deleted, who="stockout_summary")
+    return carry_provenance(summary, history)
 
 
 def _summary(eps: pd.DataFrame) -> pd.DataFrame:

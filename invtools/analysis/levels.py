@@ -348,5 +348,5 @@ def stock_value_by_month(
             "value_at_price": amounts @ price,
         }
     )
-    out.attrs.update(h.attrs)
-    return out
+    out.attrs[DELETED_NOTE] = h.attrs[DELETED_NOTE]
+    return carry_provenance(out, history, items)

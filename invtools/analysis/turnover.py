@@ -15,6 +15,7 @@ import pandas as pd
 from invtools.analysis.common import (
     DAY,
     as_of_time,
+    carry_provenance,
     check_number,
     check_reach,
     need,
@@ -118,7 +119,8 @@ def movement(
     result = moved.reset_index().sort_values(
         ["sold", "days_since_last_sale"], ascending=[True, False], ignore_index=True
     )
-    return without_deleted(result, lines, include=include_deleted, who="movement")
+    result = without_deleted(result, lines, include=include_deleted, who="movement")
+    return carry_provenance(result, lines, items)
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -145,4 +147,5 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         value_at_cost=("value_at_cost", "sum"),
         value_at_price=("value_at_price", "sum"),
     )
-    return out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
+    out = out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
+    return carry_provenance(out, stock, items)

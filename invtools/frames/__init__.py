@@ -75,7 +75,8 @@ module             what it holds
 ``lines``          :func:`lines_df`
 ``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
-``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`, :func:`window_of`
+``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`, :func:`window_of`,
+                   :func:`merge_provenance` (several frames' records in one)
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
 ``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
@@ -108,7 +109,12 @@ from invtools.frames.arrow import transactions_df_from_pages
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
 from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df
-from invtools.frames.provenance import PROVENANCE_KEYS, window_of, with_provenance
+from invtools.frames.provenance import (
+    PROVENANCE_KEYS,
+    merge_provenance,
+    window_of,
+    with_provenance,
+)
 from invtools.frames.reader import CHUNK_ROWS as CHUNK_ROWS  # documented, not in __all__
 from invtools.frames.resources import (
     attributes_df,
@@ -152,6 +158,7 @@ __all__ = [
     "rebase_levels",
     "with_provenance",
     "window_of",
+    "merge_provenance",
     "DELETED_NOTE",
     "deleted_items",
     "leave_out_deleted",

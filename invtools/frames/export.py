@@ -30,7 +30,7 @@ import pandas as pd
 from invtools._config import check_kind, check_path
 from invtools._types import check_tz
 from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.frames.provenance import Provenance, json_safe
+from invtools.frames.provenance import PROVENANCE_KEYS, Provenance, json_safe
 
 __all__ = ["excel_ready", "to_excel", "PROVENANCE_SHEET"]
 
@@ -81,9 +81,14 @@ def to_excel(
     default UTC; nested values as JSON text). A named index (``activity_table``'s ``period``,
     ``month_end_stock``'s ``month``) is written as the first column(s); a plain row number is
     not. The provenance sheet has: sheet, frame_rows, frame_columns, times_in (``tz``), then
-    the fields of ``df.attrs`` (:data:`~invtools.frames.PROVENANCE_KEYS`: source, team,
-    base_url, endpoint, filters, fetched_at, data_as_of, pages, rows, requests, ...; blank for
-    a frame without provenance) and ``deleted_items_excluded`` (ids, as JSON text). Text that
+    the fields of ``df.attrs`` (:data:`~invtools.frames.PROVENANCE_KEYS`: source, team_id,
+    team_name, base_url, endpoint, filters, window, fetched_at, data_as_of, pages, rows,
+    requests, ...; blank for a frame without provenance; lists and dicts as JSON text, such as
+    the ``["Shop", "York"]`` of a result merged from two teams) and ``deleted_items_excluded``
+    (ids, as JSON text). Every analysis result of :mod:`invtools.analysis`,
+    :func:`~invtools.viz.activity_table` and ``TeamResults.frame()`` carries its inputs'
+    provenance (:func:`~invtools.frames.merge_provenance`), so its sheet says whose data it is,
+    from where and how old. Text that
     starts with ``=`` (a memo, a name from the service) is written as text, never as a formula
     Excel would run (``df.to_excel`` alone would write it as one). Sheet
     names are Excel's: at most 31 characters, none of ``[]:*?/`` nor a backslash, unique
@@ -169,7 +174,9 @@ def _provenance_row(sheet: str, df: pd.DataFrame, tz: str) -> dict:
         "times_in": tz,
     }
     record = Provenance.from_attrs(cast("dict[str, Any]", df.attrs))  # attrs: text keys
-    for key, value in (record.as_attrs() if record else {}).items():
+    fields = record.as_attrs() if record else {}
+    for key in PROVENANCE_KEYS:  # every column, blank for a frame without provenance
+        value = fields.get(key)
         row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value
     if "deleted_items_excluded" in df.attrs:
         row["deleted_items_excluded"] = json.dumps(json_safe(df.attrs["deleted_items_excluded"]))

@@ -4,7 +4,9 @@ frame from the API (``client.items_df()``) and one from a mirror (``mirror.trans
 :func:`with_provenance` writes the record as plain JSON values (text, numbers, lists), so a
 frame keeps its provenance through ``to_parquet``/``read_parquet``, ``to_pickle`` and a JSON
 dump; ``Provenance.from_attrs(df.attrs)`` reads it back. :data:`PROVENANCE_KEYS` names its
-fields. It never holds a token.
+fields. It never holds a token. A result computed from several frames (an analysis of lines
+and items, the frames of several teams stacked) takes their records merged by one rule,
+:func:`merge_provenance`.
 
 >>> df = with_provenance(pd.DataFrame({"id": [1]}), team_id=7, endpoint="/v1/members",
 ...                      fetched_at=pd.Timestamp("2026-05-02T01:10:00Z"))
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
@@ -35,6 +37,7 @@ __all__ = [
     "PROVENANCE_KEYS",
     "with_provenance",
     "window_of",
+    "merge_provenance",
     "json_safe",
     "utc_stamp",
 ]
@@ -92,14 +95,22 @@ class Provenance:
     is as old as its first page; ISO UTC): how old the data is;
     ``pages``, ``rows``, ``requests`` (sent over the network), ``from_cache`` (answered by the
     local cache) and ``retries`` of the call that built the frame.
+
+    A record merged from several frames (:func:`merge_provenance`: an analysis of lines and
+    items, two teams' frames stacked) keeps every field a JSON value; where its inputs differ,
+    ``team_id`` and ``team_name`` are lists, entry *i* of both one team; ``endpoint`` and
+    ``filters`` lists, entry *i* of both what one input asked; ``source`` and ``base_url`` lists
+    of the distinct values. ``window`` is the span every input holds, ``fetched_at`` and
+    ``data_as_of`` the oldest input's, the counts their sums.
     """
 
-    source: str
-    team_id: int | None = None
-    team_name: str | None = None
-    base_url: str | None = None
-    endpoint: str | None = None
-    filters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # lists: merged from frames that differ here (merge_provenance)
+    source: str | list[str]
+    team_id: int | list[int | None] | None = None
+    team_name: str | list[str | None] | None = None
+    base_url: str | list[str] | None = None
+    endpoint: str | list[str | None] | None = None
+    filters: Mapping[str, Any] | list[Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     window: Mapping[str, Any] | None = None
     # a datetime given is kept as its ISO UTC text (__post_init__)
     fetched_at: str | datetime | None = None
@@ -111,16 +122,15 @@ class Provenance:
     retries: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.filters, Mapping | None):
+        merged = isinstance(self.filters, list)  # one mapping per input asked (merged)
+        given: list[Any] = list(self.filters) if merged else [self.filters]
+        if not all(isinstance(f, Mapping | None) for f in given):
             raise ArgumentTypeError(
-                f"Provenance(filters) is a mapping of filter name -> value, "
-                f"not {type(self.filters).__name__}"
+                f"Provenance(filters) is a mapping of filter name -> value (merged: a list of "
+                f"them), not {type(self.filters).__name__}"
             )
-        object.__setattr__(
-            self,
-            "filters",
-            json_safe({k: v for k, v in dict(self.filters or {}).items() if v is not None}),
-        )
+        kept = [json_safe({k: v for k, v in dict(f or {}).items() if v is not None}) for f in given]
+        object.__setattr__(self, "filters", kept if merged else kept[0])
         for name in ("fetched_at", "data_as_of"):
             if isinstance(getattr(self, name), datetime):
                 object.__setattr__(self, name, utc_stamp(getattr(self, name)))
@@ -142,17 +152,24 @@ class Provenance:
 PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
     {
         "source": "'api' (fetched through a client) or 'mirror' (read from a local mirror file)",
-        "team_id": "id of the team whose data this is",
-        "team_name": "that team's name",
-        "base_url": "the service the rows came from (a demo server and the real one differ here)",
-        "endpoint": "API path the rows came from, e.g. '/v1/location-txs'",
-        "filters": "query filters used (dict of JSON values), without cursor/limit",
+        "team_id": "id of the team whose data this is (merged from several teams: a list, one "
+        "id per team, in the order of team_name)",
+        "team_name": "that team's name (merged from several teams: a list, one per team)",
+        "base_url": "the service the rows came from (a demo server and the real one differ "
+        "here; merged from several: a list of the distinct ones)",
+        "endpoint": "API path the rows came from, e.g. '/v1/location-txs' (merged from frames "
+        "asked differently: a list, one per way asked, in the order of filters)",
+        "filters": "query filters used (dict of JSON values), without cursor/limit (merged: a "
+        "list of dicts, entry i those of endpoint i)",
         "window": "the transaction times the frame holds, {'since': ..., 'until': ...} (ISO "
-        "8601 UTC text; since None: from the list's start), when it was asked for a window",
-        "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z')",
+        "8601 UTC text; since None: from the list's start), when it was asked for a window "
+        "(merged: the span every input holds, the latest since and the earliest until)",
+        "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z'; "
+        "merged: the oldest input's)",
         "data_as_of": "when the oldest answer they came from left the server (a cached walk is "
-        "as old as its first page; ISO 8601 UTC text): how old the data is",
-        "pages": "number of pages walked",
+        "as old as its first page; ISO 8601 UTC text): how old the data is (merged: the oldest "
+        "input's)",
+        "pages": "number of pages walked (merged: the inputs' sum, as for the counts below)",
         "rows": "number of rows read",
         "requests": "number of HTTP requests actually sent (cache hits excluded)",
         "from_cache": "how many of its responses came from the local cache",
@@ -221,3 +238,139 @@ def window_of(df: Any) -> tuple[pd.Timestamp | None, pd.Timestamp] | None:
     since = window.get("since")
     until = pd.to_datetime(window["until"], utc=True)
     return (None if since is None else pd.to_datetime(since, utc=True)), until
+
+
+_COUNTS = ("pages", "rows", "requests", "from_cache", "retries")
+
+
+def merge_provenance(frames: Any) -> dict[str, Any]:
+    """The provenance of a result computed from ``frames`` (a list of DataFrames or Series;
+    None and frames without provenance are passed over, a frame given twice counts once), as
+    ``attrs`` hold it; ``{}`` when none of them has any. What every analysis of
+    :mod:`invtools.analysis`, :func:`~invtools.viz.activity_table` and
+    :meth:`TeamResults.frame() <invtools.notebook.teams.TeamResults.frame>` write on their
+    results.
+
+    One frame's record is kept as it is. Of several, each field is merged:
+
+    - a field all of them agree on keeps its one value;
+    - ``team_id`` and ``team_name`` of several teams become lists, one entry per team (entry
+      *i* of both is one team), in the order given: both teams are named;
+    - ``endpoint`` and ``filters`` asked differently become lists, one entry per way asked
+      (entry *i* of both is one input: ``movement(lines, items)`` came from
+      ``['/v1/location-txs', '/v1/items']``); ``source`` and ``base_url`` lists of the distinct
+      values; a frame that names none of them adds nothing to them;
+    - ``window``: the span every input holds (the latest ``since``, the earliest ``until``): a
+      frame of a whole list holds every time, so ``movement(lines, items)`` keeps the lines'
+      window and an analysis of the merged frame measures to it (docs/explanation/now.md);
+    - ``fetched_at`` and ``data_as_of``: the oldest input's, so the result is as old as its
+      oldest part;
+    - ``pages``, ``rows``, ``requests``, ``from_cache``, ``retries``: their sums.
+
+    >>> lines = with_provenance(pd.DataFrame(), team_id=7, team_name="Shop",
+    ...     endpoint="/v1/location-txs", filters={"since": "90D"},
+    ...     window={"since": "2026-08-02T17:10:00.000Z", "until": "2026-10-31T17:10:00.000Z"},
+    ...     data_as_of="2026-10-31T17:10:00.000Z")
+    >>> items = with_provenance(pd.DataFrame(), team_id=7, team_name="Shop", endpoint="/v1/items",
+    ...     data_as_of="2026-10-31T17:09:00.000Z")
+    >>> both = merge_provenance([lines, items])
+    >>> both["team_name"], both["endpoint"], both["filters"], both["data_as_of"]
+    ('Shop', ['/v1/location-txs', '/v1/items'], [{'since': '90D'}, {}], '2026-10-31T17:09:00.000Z')
+    >>> both["window"] == lines.attrs["window"]
+    True
+    >>> york = with_provenance(pd.DataFrame(), team_id=9, team_name="York", endpoint="/v1/items")
+    >>> two = merge_provenance([items, york])
+    >>> two["team_id"], two["team_name"], two["endpoint"]
+    ([7, 9], ['Shop', 'York'], '/v1/items')
+    """
+    if isinstance(frames, pd.DataFrame | pd.Series):
+        frames = [frames]
+    if isinstance(frames, str | bytes | Mapping) or not isinstance(frames, Iterable):
+        raise ArgumentTypeError(
+            "merge_provenance(frames) takes a list of the DataFrames a result was computed "
+            f"from, not {type(frames).__name__}"
+        )
+    records: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for frame in frames:
+        if frame is None or id(frame) in seen:
+            continue
+        if not isinstance(frame, pd.DataFrame | pd.Series):
+            raise ArgumentTypeError(
+                f"merge_provenance(frames) takes DataFrames (or Series), not a "
+                f"{type(frame).__name__} among them"
+            )
+        seen.add(id(frame))
+        record = Provenance.from_attrs(frame.attrs)  # type: ignore[arg-type]  # text keys
+        if record is not None:
+            records.append(record.as_attrs())
+    if len(records) <= 1:
+        return records[0] if records else {}
+    teams = _distinct(_pairs(records, "team_id", "team_name"))
+    asked = _distinct(_pairs(records, "endpoint", "filters"), empty=(None, {}))
+    merged: dict[str, Any] = {
+        "source": _one_or_all(_flat(records, "source")),
+        # one team (one way asked): its values; several: aligned lists
+        "team_id": [t[0] for t in teams] if len(teams) > 1 else teams[0][0],
+        "team_name": [t[1] for t in teams] if len(teams) > 1 else teams[0][1],
+        "base_url": _one_or_all(_flat(records, "base_url")),
+        "endpoint": [a[0] for a in asked] if len(asked) > 1 else asked[0][0],
+        "filters": [a[1] for a in asked] if len(asked) > 1 else asked[0][1],
+        "window": _overlap([r["window"] for r in records]),
+        "fetched_at": _oldest([r["fetched_at"] for r in records]),
+        "data_as_of": _oldest([r["data_as_of"] for r in records]),
+        **{k: sum(int(r[k] or 0) for r in records) for k in _COUNTS},
+    }
+    return Provenance(**merged).as_attrs()
+
+
+def _flat(records: list[dict[str, Any]], key: str) -> list[Any]:
+    """The values of ``key``, a merged record's list taken entry by entry."""
+    out: list[Any] = []
+    for r in records:
+        out.extend(r[key] if isinstance(r[key], list) else [r[key]])
+    return out
+
+
+def _pairs(records: list[dict[str, Any]], a: str, b: str) -> list[tuple[Any, Any]]:
+    """(a, b) of each record, a merged record's aligned lists taken entry by entry."""
+    out: list[tuple[Any, Any]] = []
+    for r in records:
+        if isinstance(r[a], list) and isinstance(r[b], list):
+            out.extend(zip(r[a], r[b], strict=False))
+        else:
+            out.append((r[a], r[b]))
+    return out
+
+
+def _distinct(values: list[Any], empty: Any = (None, None)) -> list[Any]:
+    """Each value once, in order; the ``empty`` one left out when another is there."""
+    out: list[Any] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    kept = [v for v in out if v != empty]
+    return kept if kept else out[:1]
+
+
+def _one_or_all(values: list[Any]) -> Any:
+    """The one value (None left out when another is there), else the list of distinct ones."""
+    found = _distinct(values, empty=None)
+    return found[0] if len(found) == 1 else found
+
+
+def _oldest(stamps: list[Any]) -> Any:
+    """The earliest of ISO times (kept as given), None when none is known."""
+    known = [s for s in stamps if s is not None]
+    return min(known, key=lambda s: pd.Timestamp(s)) if known else None
+
+
+def _overlap(windows: list[Any]) -> dict[str, Any] | None:
+    """The span every window holds (a frame without one holds every time): the latest since,
+    the earliest until, as given; None when none has a window."""
+    spans = [w for w in windows if isinstance(w, Mapping) and w.get("until") is not None]
+    if not spans:
+        return None
+    sinces = [w["since"] for w in spans if w.get("since") is not None]
+    since = max(sinces, key=lambda s: pd.Timestamp(s)) if sinces else None
+    return {"since": since, "until": _oldest([w["until"] for w in spans])}

@@ -41,6 +41,7 @@ from invtools._config import check_flag, check_kind
 from invtools._progress import progress_bar
 from invtools.api import Client, Measurement, RequestStats
 from invtools.errors import ArgumentTypeError, Cancelled, ConfigError, InvtoolsError
+from invtools.frames import merge_provenance
 from invtools.notebook.connection import connect, demo_server, team_tokens
 
 if TYPE_CHECKING:  # pandas is imported when a frame is made
@@ -82,7 +83,9 @@ class TeamResults(Mapping):
     - ``.ok``: the teams that answered (a :class:`TeamResults` too), ``.errors``: name ->
       error of the others;
     - ``.frame()``: every team's DataFrame in one, with a ``team`` column first (Series: one
-      row per team); ``pd.concat(results.ok, names=["team"])`` works as well;
+      row per team), the teams' provenance merged in its ``attrs`` (both teams named);
+      ``.frame(ignore_index=True)``: with a fresh ``RangeIndex``;
+      ``pd.concat(results.ok, names=["team"])`` works as well;
     - ``.summary()``: one row per team: answered or not, what, how long, requests sent.
 
     Its displays (repr, HTML, summary) show names, types, sizes and error messages, never a
@@ -122,16 +125,31 @@ class TeamResults(Mapping):
         """name -> error, for the teams that could not answer."""
         return {n: o.error for n, o in self._outcomes.items() if o.error is not None}
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self, *, ignore_index: bool = False) -> pd.DataFrame:
         """Every team's value in one DataFrame.
 
-        DataFrames are stacked with a ``team`` column first (each keeps its index); Series
-        become one row per team (index ``team``). ``df.attrs["teams"]`` holds each team's own
-        ``attrs`` (its provenance). If a team failed this raises, naming it: ``.ok.frame()``
-        leaves the failed teams out on purpose.
+        DataFrames are stacked with a ``team`` column first, each keeping its own index (two
+        teams' row labels can repeat: ``lines.loc[q.index]`` inside a ``groupby("team")`` then
+        picks rows of other teams); ``ignore_index=True`` gives the stack a fresh
+        ``RangeIndex`` ``0..n-1`` instead, as ``pd.concat(..., ignore_index=True)`` does.
+        Series become one row per team (index ``team``; with ``ignore_index=True`` a ``team``
+        column first and a ``RangeIndex``).
+
+        Its ``attrs`` hold the teams' provenance merged
+        (:func:`invtools.frames.merge_provenance`: ``team_id`` and ``team_name`` list every
+        team, ``data_as_of`` is the oldest), and ``attrs["teams"]`` each team's own ``attrs``.
+        If a team failed this raises, naming it: ``.ok.frame()`` leaves the failed teams out on
+        purpose.
+
+        >>> answers = invtools.each_team(lambda c: c.locations_df(), ["shop", "york"],
+        ...                              quiet=True, progress=False)
+        >>> stacked = answers.frame(ignore_index=True)
+        >>> stacked.index.equals(pd.RangeIndex(len(stacked))), stacked.attrs["team_name"]
+        (True, ['Greenfield Hardware & Garden', 'Greenfield Hardware & Garden (York)'])
         """
         import pandas as pd
 
+        ignore_index = check_flag(ignore_index, "TeamResults.frame(ignore_index)")
         if self.errors:
             failed = ", ".join(f"{n!r} ({type(e).__name__})" for n, e in self.errors.items())
             raise ValueError(
@@ -151,13 +169,20 @@ class TeamResults(Mapping):
             out = pd.concat(values, names=["team"]).reset_index(level=0).astype({"team": "string"})
         elif values and all(isinstance(v, pd.Series) for v in values.values()):
             out = pd.DataFrame(values).T.rename_axis("team").infer_objects()
+            if ignore_index:
+                out = out.reset_index().astype({"team": "string"})
         else:
             kinds = sorted({type(v).__name__ for v in values.values()})
             raise ArgumentTypeError(
                 f"frame() stacks DataFrames (or Series), not {', '.join(kinds)}; "
                 f"pd.Series(results) or pd.DataFrame(results) may be what you want"
             )
-        out.attrs = {"teams": {n: dict(v.attrs) for n, v in values.items()}}
+        if ignore_index:
+            out = out.reset_index(drop=True)
+        out.attrs = {
+            **merge_provenance(list(values.values())),
+            "teams": {n: dict(v.attrs) for n, v in values.items()},
+        }
         return out
 
     def summary(self) -> pd.DataFrame:

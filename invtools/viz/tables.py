@@ -23,6 +23,7 @@ import pandas as pd
 
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
+from invtools.frames import merge_provenance
 from invtools.viz.common import (
     check_tz,
     choices_text,
@@ -99,7 +100,7 @@ def activity_table(
     Returns a DataFrame: index ``period`` (period start timestamps, tz-aware), one column per
     category (types in the order in/out/move/adjust, others largest first, then ``"other"``),
     int64 counts or float64 quantities. No rows in range and no ``since``/``until``: an empty
-    frame.
+    frame. Its ``attrs`` hold the provenance of ``df`` (:func:`invtools.frames.merge_provenance`).
 
     >>> import pandas as pd
     >>> lines = pd.DataFrame({
@@ -114,7 +115,7 @@ def activity_table(
     2026-02-01 00:00:00+00:00   0.0  0.0
     2026-03-01 00:00:00+00:00   0.0  4.0
     """
-    return table_of(
+    table = table_of(
         "activity_table",
         df,
         freq,
@@ -127,6 +128,9 @@ def activity_table(
         signed=signed,
         exclude_opening_counts=exclude_opening_counts,
     )
+    table.attrs.clear()  # not what pandas carried over: where the frame counted came from
+    table.attrs.update(merge_provenance([df]))
+    return table
 
 
 def table_of(
