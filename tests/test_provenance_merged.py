@@ -109,7 +109,8 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         assert got["data_as_of"] == _oldest(inputs, "data_as_of"), name
         assert got["fetched_at"] == _oldest(inputs, "fetched_at"), name
         # the lines' window: the items, stock and partners (whole lists) hold every time
-        assert got["window"] == (None if name == "stock_value" else lines.attrs["window"]), name
+        windowed = tx if name == "audit" else lines
+        assert got["window"] == (None if name == "stock_value" else windowed.attrs["window"]), name
         assert got["requests"] == sum(
             f.attrs["requests"] for f in {id(f): f for f in inputs}.values()
         )
