@@ -82,8 +82,8 @@ def fetch_details(
     """``(row, fetch(id, revision))`` for each row, in order, ``workers`` at a time. ``rows``:
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
     tuple, ``held(pairs)`` says which the cache holds (None: none); ``announce(n)`` is told how
-    many will be requested (None: no one), and the bar counts only those. Ctrl-C (or any error) stops it at
-    once: nothing more is sent, and what was fetched stays in the cache.
+    many will be requested (None: no one), and the bar counts only those. Ctrl-C (or any
+    error) stops it at once: nothing more is sent, and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
     ...                    progress=False, announce=print))

@@ -309,7 +309,6 @@ class Resources:
         """:meth:`transaction_details` for a caller that checked the team's mode."""
         refresh = check_flag(refresh, "refresh")
         asked = None if progress is None else check_flag(progress, "progress")
-        progress = self.progress if asked is None else asked
 
         def fetch(tid: int, revision: int | None) -> dict | None:
             try:
@@ -322,7 +321,7 @@ class Resources:
             rows,
             held=None if refresh else self._held_details,
             workers=self.concurrency,
-            progress=progress,
+            progress=self.progress if asked is None else asked,
             announce=self._announce if shows(asked, client=self.progress) else None,
         )
 
