@@ -75,8 +75,8 @@ def notice(line: str) -> None:
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err, for_team("york", show=True):
     ...     notice("600 transaction details to fetch")
-    >>> err.getvalue()
-    'york: 600 transaction details to fetch\n'
+    >>> err.getvalue().splitlines()
+    ['york: 600 transaction details to fetch']
     """
     run = _team.get()
     print(line if run is None else f"{run[0]}: {line}", file=sys.stderr, flush=True)
