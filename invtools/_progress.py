@@ -12,6 +12,11 @@ fallback is captured when it is first shown, so a saved or exported notebook wou
 keep "0/2547" for good. ``tqdm.auto`` (and IPython) are imported on first use: in a notebook
 they pull in ipywidgets, and ``import invtools`` must stay light. Imports nothing of invtools.
 
+A call's ``progress=`` decides all it shows, its bars and its notices (:func:`shows`): its own
+``progress`` when given, else the setting of the :func:`for_team` run it is part of
+(``invtools.each_team``), else its client's. A notice (:func:`notice`, one line on stderr)
+inside a :func:`for_team` run names the team it is for.
+
 >>> final_text(total=2547, n=2547, elapsed=42.0, prefix="transaction details", unit=" details")
 'transaction details: 2547/2547 [00:42, 60.64 details/s]'
 >>> final_text(n=316, initial=300, elapsed=0.5, prefix="/v1/items", unit=" rows", postfix="pages=4")
@@ -21,11 +26,60 @@ they pull in ipywidgets, and ``import invtools`` must stay light. Imports nothin
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "final_text"]
+__all__ = ["progress_bar", "final_text", "for_team", "shows", "notice"]
+
+#: The team run this context is part of: (its name, whether its calls show progress; None:
+#: as their clients say).
+_team: contextvars.ContextVar[tuple[str, bool | None] | None] = contextvars.ContextVar(
+    "invtools_team_run", default=None
+)
+
+
+@contextlib.contextmanager
+def for_team(name: str, *, show: bool | None) -> Iterator[None]:
+    """Within: the calls of team ``name``'s part of a run over several teams. Their notices name
+    the team; ``show`` is whether a call that does not say shows its notices (None: as its
+    client says).
+
+    >>> with for_team("york", show=True):
+    ...     shows(None, client=False), shows(False, client=True)
+    (True, False)
+    >>> shows(None, client=False)
+    False
+    """
+    token = _team.set((name, show))
+    try:
+        yield
+    finally:
+        _team.reset(token)
+
+
+def shows(progress: bool | None, *, client: bool) -> bool:
+    """Whether a call shows its notices: its own ``progress`` when given (not None), else its
+    team run's setting (:func:`for_team`), else its ``client``'s."""
+    if progress is not None:
+        return progress
+    run = _team.get()
+    return client if run is None or run[1] is None else run[1]
+
+
+def notice(line: str) -> None:
+    """``line`` on stderr, at once; inside a :func:`for_team` run, after the team's name.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err, for_team("york", show=True):
+    ...     notice("600 transaction details to fetch")
+    >>> err.getvalue().splitlines()
+    ['york: 600 transaction details to fetch']
+    """
+    run = _team.get()
+    print(line if run is None else f"{run[0]}: {line}", file=sys.stderr, flush=True)
 
 
 def progress_bar(

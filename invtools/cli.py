@@ -157,12 +157,14 @@ SANDBOX_OPTIONS = (
     (
         "--latency",
         0.0,
-        "seconds each answer takes, +-25%% (default 0; 0.8 answers like the real service)",
+        "seconds each answer takes, +-25%% (default 0; --latency 0.8 --rate-limit 5 answers "
+        "at the real service's pace)",
     ),
     (
         "--shops",
-        1,
-        "location-mode teams to serve: the shop and its branches (default 1, at most 5)",
+        3,  # the teams of connect()'s demo server (notebook.connection.demo_server)
+        "location-mode teams to serve: the shop and its branches, besides the Basic-mode "
+        "café (default 3, the demo's teams: shop, harrogate, york; 1 to 5)",
     ),
 )
 

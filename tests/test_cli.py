@@ -116,3 +116,28 @@ def test_a_failing_notebook_fails_the_demo_and_says_why(tmp_path):
     assert proc.returncode == 1
     assert "FAILED" in proc.stdout and "the shelf is empty" in proc.stdout
     assert "\x1b[" not in proc.stdout  # no terminal colour codes in the summary
+
+
+def test_sandbox_serves_the_demos_teams_by_default(tmp_path):
+    """`make sandbox` (`invtools sandbox`) serves what connect()'s demo serves: the shop, its
+    branches in Harrogate and York, and the Basic-mode café."""
+    import signal
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVTOOLS_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, "-m", "invtools", "sandbox", "--port", "0", "--quiet", "--size", "300"]
+    lines = []
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.append(line)
+                if line.startswith("Ctrl-C stops it"):
+                    break
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            proc.kill()
+    teams = dict(re.findall(r"^  (\w+)\s+\(mode (\d)\): ", "".join(lines), re.M))
+    assert teams == {"shop": "2", "harrogate": "2", "york": "2", "basic": "0"}
+    assert "--shops" in _run(["sandbox", "--help"], ROOT, tmp_path).stdout  # documented there

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping, Sized
@@ -58,7 +57,7 @@ from typing import Any, TypeVar
 
 from invtools._clock import cancel_scope, current_cancel
 from invtools._config import check_whole
-from invtools._progress import progress_bar
+from invtools._progress import notice, progress_bar
 from invtools.errors import Cancelled, ConfigError
 
 __all__ = ["fetch_details", "announce", "about", "cost_line", "fanout", "SERVICE_LATENCY"]
@@ -78,13 +77,13 @@ def fetch_details(
     held: Callable[[list[Pair]], list[bool]] | None,
     workers: int,
     progress: bool,
-    announce: Callable[[int], None],
+    announce: Callable[[int], None] | None,
 ) -> Generator[tuple[Any, dict | None], None, None]:
     """``(row, fetch(id, revision))`` for each row, in order, ``workers`` at a time. ``rows``:
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
     tuple, ``held(pairs)`` says which the cache holds (None: none); ``announce(n)`` is told how
-    many will be requested, and the bar counts only those. Ctrl-C (or any error) stops it at
-    once: nothing more is sent, and what was fetched stays in the cache.
+    many will be requested (None: no one), and the bar counts only those. Ctrl-C (or any
+    error) stops it at once: nothing more is sent, and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
     ...                    progress=False, announce=print))
@@ -99,7 +98,8 @@ def fetch_details(
         found = held([pair for _row, pair in keyed]) if held else [False] * len(keyed)
         counted, cached = [not h for h in found], sum(found)
         total = len(found) - cached
-        announce(total)
+        if announce is not None:
+            announce(total)
 
     def one(item: tuple[Any, Pair]) -> tuple[Any, dict | None]:
         row, (tid, revision) = item
@@ -138,7 +138,7 @@ def announce(budget: Any, bucket: str, misses: int, concurrency: int) -> None:
         return
     seconds = budget.expected_seconds(bucket, misses, in_flight=concurrency / SERVICE_LATENCY)
     if seconds > ANNOUNCE_SECONDS:
-        print(cost_line(misses, seconds, misses / seconds), file=sys.stderr, flush=True)
+        notice(cost_line(misses, seconds, misses / seconds))  # names the team in each_team
 
 
 def about(seconds: float) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from invtools._config import check_flag, check_kind
+from invtools._progress import shows
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -287,8 +288,8 @@ class Resources:
         was deleted since the list was read. ``rows``: list rows (with ``id`` and
         ``revision``) or ``(id, revision)`` pairs, read lazily; up to ``concurrency`` requests
         in flight; each detail cached for good per revision. For a list or tuple, the details
-        the cache lacks are counted first: a fetch expected to take over 30 s says so on
-        stderr, and the bar counts those. Ctrl-C stops it at once, keeping what was fetched.
+        the cache lacks are counted first: a fetch expected over 30 s says so on stderr, the
+        bar counts those (``progress=False``: neither). Ctrl-C stops it, keeping what came.
 
         >>> pairs = list(client.transaction_details(client.transactions(since="2026-10-25")))
         >>> len(pairs) > 0, all(detail["id"] == row["id"] for row, detail in pairs)
@@ -307,7 +308,7 @@ class Resources:
     ) -> Generator[tuple[Any, dict | None], None, None]:
         """:meth:`transaction_details` for a caller that checked the team's mode."""
         refresh = check_flag(refresh, "refresh")
-        progress = self.progress if progress is None else check_flag(progress, "progress")
+        asked = None if progress is None else check_flag(progress, "progress")
 
         def fetch(tid: int, revision: int | None) -> dict | None:
             try:
@@ -320,8 +321,8 @@ class Resources:
             rows,
             held=None if refresh else self._held_details,
             workers=self.concurrency,
-            progress=progress,
-            announce=self._announce,
+            progress=self.progress if asked is None else asked,
+            announce=self._announce if shows(asked, client=self.progress) else None,
         )
 
     def locations(self, *, refresh: bool = False) -> list[dict]:

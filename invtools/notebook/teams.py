@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from invtools._clock import cancel_scope
 from invtools._config import check_flag, check_kind
-from invtools._progress import progress_bar
+from invtools._progress import for_team, progress_bar
 from invtools.api import Client, Measurement, RequestStats
 from invtools.errors import ArgumentTypeError, Cancelled, ConfigError, InvtoolsError
 from invtools.frames import merge_provenance
@@ -256,8 +256,10 @@ def each_team(
     errors in their slots too).
 
     ``progress``: one bar per team, labelled with its name, counting its requests (sent and
-    from cache), once the run takes over a second. ``max_workers``: how many teams at once
-    (default: all of them).
+    from cache), once the run takes over a second; a team's line before a long first fetch of
+    details ("york: 4,046 transaction details to fetch, about 14 min ...") names it too
+    (``progress=False``: neither; a given client's line as its own ``progress`` says).
+    ``max_workers``: how many teams at once (default: all of them).
 
     Ctrl-C stops every team at once (nothing more is sent, requests in flight are not waited
     for, each team has up to a second to unwind) and raises ``KeyboardInterrupt``; the teams
@@ -297,8 +299,15 @@ def each_team(
         value: Any = None
         error: BaseException | None = None
         try:
-            # once stopped, this team's client sends nothing more
-            with cancel_scope(stop), contextlib.ExitStack() as made_here:
+            # Once stopped, this team's client sends nothing more. Its notices (the cost line)
+            # name the team, shown as each_team's ``progress`` says for a client made here,
+            # as its own setting says for a given one.
+            show = progress if given is None else None
+            with (
+                cancel_scope(stop),
+                for_team(name, show=show),
+                contextlib.ExitStack() as made_here,
+            ):
                 # one bar per team is each_team's; a client made here is closed here
                 client = given or made_here.enter_context(
                     connect(name, progress=False, **connect_options)
