@@ -148,7 +148,7 @@ def with_item_columns(
     new = [c for c in dict.fromkeys(wanted) if c not in lines.columns]
     by_id = items.drop_duplicates("id").set_index("id")[new]  # each id's first row
     joined = by_id.reindex(pd.Index(lines["item_id"])).set_axis(lines.index)
-    at = lines.columns.get_loc("item_name") + 1
+    at = list(lines.columns).index("item_name") + 1
     out = pd.concat([lines.iloc[:, :at], joined, lines.iloc[:, at:]], axis=1)
     out.attrs = dict(lines.attrs)
     out.attrs.update(merge_provenance([lines, items]))
