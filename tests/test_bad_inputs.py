@@ -225,6 +225,11 @@ def test_frames_functions(world, sweep, tmp_path):
             "bodies": [json.dumps({"items": w["tx_rows"], "has_more": False}).encode()]
         },
         "lines_df": {"details": w["details"]},
+        "with_item_columns": {
+            "lines": w["lines"],
+            "items": w["items"],
+            "columns": ["attr_Category"],
+        },
         "items_df": {"records": w["item_rows"], "attributes": w["attrs"]},
         "stock_df": {"items": w["item_rows"], "locations": w["locations"]},
         "locations_df": {"records": w["client"].locations()},

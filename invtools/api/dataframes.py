@@ -158,6 +158,7 @@ class DataFrames(Resources):
         since: Any = None,
         until: Any = None,
         chains: int | None = None,
+        item_columns: str | Iterable[str] | None = None,
         refresh: bool = False,
         max_age: Any = None,
         progress: bool | None = None,
@@ -168,8 +169,35 @@ class DataFrames(Resources):
         Stock levels: an edit of an earlier transaction changes every later level without
         raising those transactions' revisions, so without a ``type`` filter the levels are
         recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
-        item's earliest line in the frame. With a ``type`` filter they are the stored ones."""
+        item's earliest line in the frame. With a ``type`` filter they are the stored ones.
+
+        ``item_columns`` names columns of :meth:`items_df` (``"attr_Category"``, ``"cost"``,
+        ...) to join onto each line by ``item_id``, after ``item_name``
+        (:func:`invtools.frames.with_item_columns`: a deleted item's line gets <NA>; an
+        unknown name is a ConfigError listing the items frame's columns). The items frame is
+        fetched through the client (cached, with ``refresh``/``max_age``/``progress``) and its
+        provenance merged into the frame's.
+
+        >>> lines = client.lines_df(since="30D", item_columns=["sku", "attr_Category"])
+        >>> lines.columns[lines.columns.get_loc("item_name") + 1]
+        'attr_Category'
+        >>> lines.attrs["endpoint"]
+        ['/v1/location-txs', '/v1/items']
+        """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
+        if item_columns is not None:
+            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+            frames.with_item_columns(frames.lines_df([]), items, item_columns)  # names checked
+            with_items = self.lines_df(
+                type=type,
+                since=since,
+                until=until,
+                chains=chains,
+                refresh=refresh,
+                max_age=max_age,
+                progress=progress,
+            )
+            return frames.with_item_columns(with_items, items, item_columns)
 
         def build() -> pd.DataFrame:
             lo, hi, window = self._window(since, until)

@@ -72,7 +72,7 @@ module             what it holds
 ``resources``      :func:`transactions_df`, :func:`items_df`, :func:`stock_df`,
                    :func:`locations_df`, :func:`partners_df`, :func:`members_df`,
                    :func:`attributes_df`
-``lines``          :func:`lines_df`
+``lines``          :func:`lines_df`; :func:`with_item_columns` (item columns onto lines)
 ``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`, :func:`window_of`,
@@ -88,11 +88,12 @@ besides that pandas, numpy and pyarrow (and openpyxl, for
 :func:`to_excel` only). Pure: no HTTP, and no files but the workbook :func:`to_excel` is
 asked to write.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``
-imports ``columns``; ``resources`` and ``lines`` import ``reader``; ``arrow`` imports
-``resources``; ``stock`` imports ``lines`` and ``provenance``; ``provenance``, ``deleted``
-and ``export`` import none of them. Use the names of this package's ``__all__`` (and the documented
-constants ``ATTR_DTYPES``, ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the
-modules' other public names are shared inside the package only.
+imports ``columns``; ``resources`` and ``lines`` import ``reader`` (``lines`` also
+``provenance``); ``arrow`` imports ``resources``; ``stock`` imports ``lines`` and
+``provenance``; ``provenance``, ``deleted`` and ``export`` import none of them. Use the
+names of this package's ``__all__`` (and the documented constants ``ATTR_DTYPES``,
+``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the modules' other public names
+are shared inside the package only.
 
 >>> import pandas as pd
 >>> df = transactions_df([{"id": 7, "type": "in", "transaction_time": "2026-05-02T01:10:00.000Z",
@@ -108,7 +109,7 @@ from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not 
 from invtools.frames.arrow import transactions_df_from_pages
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
 from invtools.frames.export import excel_ready, to_excel
-from invtools.frames.lines import lines_df
+from invtools.frames.lines import lines_df, with_item_columns
 from invtools.frames.provenance import (
     PROVENANCE_KEYS,
     merge_provenance,
@@ -148,6 +149,7 @@ __all__ = [
     "transactions_df",
     "transactions_df_from_pages",
     "lines_df",
+    "with_item_columns",
     "items_df",
     "stock_df",
     "locations_df",

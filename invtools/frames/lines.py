@@ -1,4 +1,5 @@
-"""Transaction details -> one row per line, with the transaction's fields alongside.
+"""Transaction details -> one row per line, with the transaction's fields alongside; and
+the items frame's columns joined onto lines (:func:`with_item_columns`).
 
 The lines of all details are read as one stream (:class:`~invtools.frames.reader.Reader`);
 each transaction's own fields are typed once and repeated for its lines.
@@ -12,12 +13,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools.errors import ArgumentTypeError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import location_of, typed
-from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_iterable
+from invtools.frames.provenance import merge_provenance
+from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_columns, check_iterable
 from invtools.frames.schemas import SCHEMAS, TX_REFS
 
-__all__ = ["lines_df"]
+__all__ = ["lines_df", "with_item_columns"]
+
+#: The columns every line holds already, as the transaction's detail gives them (a deleted
+#: item's line keeps them): naming them in ``item_columns`` adds nothing.
+_ON_EVERY_LINE = ("sku", "barcode")
 
 _LINE_TX_PLAIN = {
     "id": "transaction_id",
@@ -90,3 +96,75 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     per_tx.update(refs, **location_of(refs))
     computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
     return build_frame(schema, lines, computed=computed)
+
+
+def with_item_columns(
+    lines: pd.DataFrame, items: pd.DataFrame, columns: str | Iterable[str]
+) -> pd.DataFrame:
+    """``lines`` with the named ``columns`` of ``items`` (:func:`items_df`: ``attr_Category``,
+    ``cost``, ...) joined onto each line by ``item_id``, placed after ``item_name`` and typed as
+    in ``items``. A left join: a line of an item the items frame does not hold (a deleted item)
+    gets <NA> there. ``sku`` and ``barcode`` are on every line already (the detail's own,
+    which a deleted item's line keeps): naming them adds nothing. The result's provenance is
+    both frames' (:func:`merge_provenance`). What ``client.lines_df(item_columns=[...])`` does;
+    for a mirror's lines, pass ``mirror.lines_df()`` and ``client.items_df()``.
+
+    An unknown name is a ConfigError that lists the items frame's columns; a name the lines
+    hold with another meaning (``quantity``: the line's) too -- rename it in ``items`` first.
+
+    >>> lines = lines_df([{"id": 5, "type": "out", "transaction_time": "2026-05-02T01:10:00Z",
+    ...     "items": [{"id": 9, "name": "Mug", "sku": "M-9", "quantity": 2},
+    ...               {"id": 4, "name": "Old jug", "sku": "J-4", "quantity": 1}]}])
+    >>> items = pd.DataFrame({"id": pd.array([9], "Int64"),
+    ...                       "attr_Category": pd.array(["Kitchen"], "string")})
+    >>> with_item_columns(lines, items, ["sku", "attr_Category"])[
+    ...     ["item_id", "item_name", "attr_Category", "sku"]]
+       item_id item_name attr_Category  sku
+    0        9       Mug       Kitchen  M-9
+    1        4   Old jug          <NA>  J-4
+    """
+    where = "with_item_columns"
+    for name, df in (("lines", lines), ("items", items)):
+        if not isinstance(df, pd.DataFrame):
+            raise ArgumentTypeError(f"{where}: {name} must be a DataFrame, not {type(df).__name__}")
+    check_columns(lines, "item_id item_name", f"{where}: lines (lines_df())")
+    check_columns(items, "id", f"{where}: items (items_df())")
+    wanted = _item_column_names(columns, where)
+    unknown = [
+        c for c in wanted if c not in _ON_EVERY_LINE and (c not in items.columns or c == "id")
+    ]
+    if unknown:
+        known = [str(c) for c in items.columns if c != "id"]
+        raise ConfigError(
+            f"{where}: item_columns {unknown} are not columns of the items frame; it has {known}"
+        )
+    clashing = [c for c in wanted if c in lines.columns and c not in _ON_EVERY_LINE]
+    if clashing:
+        raise ConfigError(
+            f"{where}: item_columns {clashing} are columns of the lines already, with the "
+            "line's own values; rename them in the items frame first "
+            "(items.rename(columns={...})) and pass the new names"
+        )
+    new = [c for c in dict.fromkeys(wanted) if c not in lines.columns]
+    by_id = items.drop_duplicates("id").set_index("id")[new]  # each id's first row
+    joined = by_id.reindex(pd.Index(lines["item_id"])).set_axis(lines.index)
+    at = list(lines.columns).index("item_name") + 1
+    out = pd.concat([lines.iloc[:, :at], joined, lines.iloc[:, at:]], axis=1)
+    out.attrs = dict(lines.attrs)
+    out.attrs.update(merge_provenance([lines, items]))
+    return out
+
+
+def _item_column_names(columns: Any, where: str) -> list[str]:
+    """``columns`` as a list of names (one name: a list of one)."""
+    if isinstance(columns, str):
+        return [columns]
+    if isinstance(columns, Mapping) or not isinstance(columns, Iterable):
+        raise ArgumentTypeError(
+            f"{where}: item_columns must be a list of column names, not {type(columns).__name__}"
+        )
+    names = list(columns)
+    bad = [c for c in names if not isinstance(c, str)]
+    if bad:
+        raise ArgumentTypeError(f"{where}: item_columns must be column names (text), not {bad}")
+    return names
