@@ -41,8 +41,9 @@ def plot_calendar(
     ``df`` and ``metric`` as in :func:`~invtools.viz.activity_table` (count of transactions or
     lines, or absolute quantity). The months shown are those ``df`` spans, across years (the
     title says which; a tick names the year under its first month and every January);
-    ``year``: only the months of that calendar year (the whole year if ``df`` has none). Days are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's
-    ``image.cmap``. Days without activity are a faint grey (the colour bar's lower end); days
+    ``year``: only the months of that calendar year (the whole year if ``df`` has none). Days
+    are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's ``image.cmap``. Days
+    without activity are a faint grey (the colour bar's lower end); days
     outside the span ``df`` covers (before its first or after its last transaction) are left
     blank, since nothing is known about them.
 

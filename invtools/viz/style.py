@@ -84,8 +84,8 @@ def month_first_labels(labels: list[str], dates: list[Any]) -> list[str]:
     ``"Oct 05"``, a time ``"06:00"`` ``"Oct 05 06:00"``; a label naming its month is kept.
 
     >>> from datetime import datetime
-    >>> month_first_labels(["05", "12", "19", "26", "Nov"],
-    ...                    [datetime(2026, 10, d) for d in (5, 12, 19, 26)] + [datetime(2026, 11, 1)])
+    >>> days = [datetime(2026, 10, d) for d in (5, 12, 19, 26)] + [datetime(2026, 11, 1)]
+    >>> month_first_labels(["05", "12", "19", "26", "Nov"], days)
     ['Oct 05', '12', '19', '26', 'Nov']
     """
     months = [(d.year, d.month) for d in dates]
