@@ -349,7 +349,59 @@ def test_bars_stack_the_table_and_sum_to_the_frames_counts(tx):
     move = ax.containers[2].patches[3]
     assert move.get_y() == 1 + 1  # on top of in (1) and out (1) in the week of 23 March
     assert ax.get_ylabel() == "transactions per week"
-    assert ax.get_title() == "Transactions per week by type"
+    # the data end on Wednesday 25 March: that week is partial, and said
+    assert ax.get_title() == "Transactions per week by type (last week partial, hatched)"
+
+
+def _hatched_spans(ax) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    """The hatched spans over partial periods, as naive (start, end) times."""
+    return [
+        tuple(pd.Timestamp(mdates.num2date(v)).tz_localize(None) for v in _x_extent(p))
+        for p in ax.patches
+        if p.get_hatch()
+    ]
+
+
+def test_partial_first_and_last_periods_are_hatched_and_said(tx):
+    # issue 25 item 5: the data start on a Thursday and end on a Wednesday: those weeks'
+    # bars looked like real dips
+    df = tx_frame([{"time": "2026-03-05T10:00Z"}, {"time": "2026-03-10T10:00Z"},
+                   {"time": "2026-03-18T10:00Z"}])  # fmt: skip
+    table = activity_table(df, "W")  # the numbers are the table's, unchanged
+    assert table["out"].tolist() == [1, 1, 1]
+    ax = plot_activity(df, "W")
+    assert ax.get_title() == "Transactions per week by type (first and last weeks partial, hatched)"
+    assert _hatched_spans(ax) == [
+        (pd.Timestamp("2026-03-02"), pd.Timestamp("2026-03-09")),
+        (pd.Timestamp("2026-03-16"), pd.Timestamp("2026-03-23")),
+    ]
+    assert [p.get_height() for p in ax.containers[0].patches] == [1, 1, 1]
+    # a range given: weeks are whole when the range covers them
+    ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-22")
+    assert ax.get_title() == "Transactions per week by type" and not _hatched_spans(ax)
+    ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-21")  # Saturday
+    assert ax.get_title().endswith("(last week partial, hatched)")
+    # months: 5 March to 18 March is one partial month; days are never partial
+    ax = plot_activity(df, "M")
+    assert ax.get_title() == "Transactions per month by type (the month partial, hatched)"
+    ax = plot_activity(df, "D")
+    assert ax.get_title() == "Transactions per day by type" and not _hatched_spans(ax)
+    # lines too
+    ax = plot_activity(df, "W", kind="line")
+    assert len(_hatched_spans(ax)) == 2
+
+
+def test_partial_periods_follow_the_window_a_frame_was_fetched_with():
+    df = tx_frame([{"time": "2026-08-03T10:00Z"}, {"time": "2026-10-30T10:00Z"}])
+    df.attrs["window"] = {"since": "2026-08-02T17:10:00.000Z", "until": "2026-10-31T17:10:00.000Z"}
+    ax = plot_activity(df, "M")  # August from the 2nd: partial; October to the 31st: whole
+    assert ax.get_title() == "Transactions per month by type (first month partial, hatched)"
+    assert _hatched_spans(ax) == [(pd.Timestamp("2026-08-01"), pd.Timestamp("2026-09-01"))]
+    # by week from Monday 3 August (the window's Sunday 2nd is in a week not drawn) to the
+    # week of Friday 30 October, which the window ends on Saturday 31: partial
+    ax = plot_activity(df, "W")
+    assert ax.get_title().endswith("(last week partial, hatched)")
+    assert _hatched_spans(ax) == [(pd.Timestamp("2026-10-26"), pd.Timestamp("2026-11-02"))]
 
 
 def test_type_colours_are_fixed_whatever_types_are_present():
