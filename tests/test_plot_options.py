@@ -341,3 +341,37 @@ def test_a_range_of_more_periods_than_a_chart_can_hold_is_refused_at_once(call):
     with pytest.raises(ConfigError, match="further off than a chart goes"):
         call(tx, "D", until="9999-12-31")
     assert len(activity_table(tx, "D", until="2030-12-31")) > 365  # years by day: fine
+
+
+# ---------------------------------------------------------------------------- stock value
+
+
+def test_stock_value_axis_from_zero_with_the_currency():
+    # issue 25 item 5: "stock value month by month" had a y axis not from 0 and no currency
+    from invtools import ArgumentTypeError
+    from invtools.viz import plot_stock_value
+
+    monthly = pd.DataFrame(
+        {
+            "month": ["2025-12", "2026-01", "2026-02"],
+            "value_at_cost": [41000.0, 39500.0, 40200.0],
+            "value_at_price": [70000.0, 66000.0, 68000.0],
+        }
+    )
+    items = pd.DataFrame({"id": [1], "cost": [1.0], "price": [2.0]})
+    items.attrs["currency_code"] = "GBP"
+    ax = plot_stock_value(monthly, items=items)
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 70000
+    assert ax.get_ylabel() == "stock value (GBP)"
+    lines = {ln.get_label(): ln.get_ydata().tolist() for ln in ax.get_lines()}
+    assert lines == {
+        "at cost": [41000.0, 39500.0, 40200.0],
+        "at price": [70000.0, 66000.0, 68000.0],
+    }
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Dec\n2025", "Jan\n2026", "Feb"]
+    assert plot_stock_value(monthly, currency="£").get_ylabel() == "stock value (£)"
+    assert plot_stock_value(monthly).get_ylabel() == "stock value"  # none known: none said
+    with pytest.raises(ArgumentTypeError, match="currency"):
+        plot_stock_value(monthly, currency=3)
+    with pytest.raises(ConfigError, match="value_at_cost"):
+        plot_stock_value(monthly.drop(columns="value_at_cost"))

@@ -153,10 +153,10 @@ def plot_activity(
             ax.bar(x, values[:, j], width, bottoms[:, j], align="edge", linewidth=0, **style)
     # A partial period: veiled in the background's colour and hatched, over what is drawn
     veil = mcolors.to_rgba(ax.get_facecolor(), 0.5)
-    for k in np.flatnonzero(partial):
+    for k in np.flatnonzero(partial).tolist():
         ax.axvspan(
-            starts[k].to_numpy(),
-            (starts[k] + widths[k]).to_numpy(),
+            starts[k].to_numpy(),  # type: ignore[arg-type]
+            (starts[k] + widths[k]).to_numpy(),  # type: ignore[arg-type]
             facecolor=veil,
             edgecolor=OTHER_COLOR,
             hatch="///",

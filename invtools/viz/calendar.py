@@ -57,7 +57,11 @@ def plot_calendar(
     tz = check_tz(tz)
     # the frame's times, naive in ``tz``: the months and the days it covers
     local = frame_times(df, "plot_calendar").dropna().dt.tz_convert(tz).dt.tz_localize(None)
-    if year is not None and (isinstance(year, bool) or not isinstance(year, (int, np.integer))):
+    if year is not None and (
+        isinstance(year, bool)
+        or not isinstance(year, (int, np.integer))
+        or not 1678 <= year <= 2261  # the years pandas' nanosecond times hold
+    ):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
     first, last = _span(local, None if year is None else int(year), tz)
     since, until = first.start_time.date().isoformat(), last.end_time.date().isoformat()

@@ -168,7 +168,8 @@ def plot_stock_history(
             ran_out |= bool(out.any())
             # The line's own marker, at the rows out of stock only: each line its shape and
             # colour, in the legend beside its name (a line never out has none).
-            marks = {"marker": next(shapes), "markevery": np.flatnonzero(out).tolist()}
+            marks: dict[str, Any] = {"marker": next(shapes)}
+            marks["markevery"] = np.flatnonzero(out).tolist()
             ax.plot(
                 np.append(x, np.array([end]).astype(x.dtype)) if held else x,
                 np.append(y, y[-1]) if held else y,
