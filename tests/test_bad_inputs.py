@@ -288,6 +288,12 @@ def test_viz_functions(world, sweep):
         "plot_activity": {"df": w["tx"]},
         "plot_stock_history": {"history": w["history"], "item_ids": w["items"]["id"][:3].tolist()},
         "plot_calendar": {"df": w["tx"]},
+        "plot_stock_value": {
+            "monthly": __import__("pandas").DataFrame(
+                {"month": ["2026-09"], "value_at_cost": [1.0], "value_at_price": [2.0]}
+            ),
+            "items": w["items"],
+        },
     }
     assert set(baselines) == _functions(viz)
     for name, baseline in baselines.items():

@@ -349,7 +349,59 @@ def test_bars_stack_the_table_and_sum_to_the_frames_counts(tx):
     move = ax.containers[2].patches[3]
     assert move.get_y() == 1 + 1  # on top of in (1) and out (1) in the week of 23 March
     assert ax.get_ylabel() == "transactions per week"
-    assert ax.get_title() == "Transactions per week by type"
+    # the data end on Wednesday 25 March: that week is partial, and said
+    assert ax.get_title() == "Transactions per week by type (last week partial, hatched)"
+
+
+def _hatched_spans(ax) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    """The hatched spans over partial periods, as naive (start, end) times."""
+    return [
+        tuple(pd.Timestamp(mdates.num2date(v)).tz_localize(None) for v in _x_extent(p))
+        for p in ax.patches
+        if p.get_hatch()
+    ]
+
+
+def test_partial_first_and_last_periods_are_hatched_and_said(tx):
+    # issue 25 item 5: the data start on a Thursday and end on a Wednesday: those weeks'
+    # bars looked like real dips
+    df = tx_frame([{"time": "2026-03-05T10:00Z"}, {"time": "2026-03-10T10:00Z"},
+                   {"time": "2026-03-18T10:00Z"}])  # fmt: skip
+    table = activity_table(df, "W")  # the numbers are the table's, unchanged
+    assert table["out"].tolist() == [1, 1, 1]
+    ax = plot_activity(df, "W")
+    assert ax.get_title() == "Transactions per week by type (first and last weeks partial, hatched)"
+    assert _hatched_spans(ax) == [
+        (pd.Timestamp("2026-03-02"), pd.Timestamp("2026-03-09")),
+        (pd.Timestamp("2026-03-16"), pd.Timestamp("2026-03-23")),
+    ]
+    assert [p.get_height() for p in ax.containers[0].patches] == [1, 1, 1]
+    # a range given: weeks are whole when the range covers them
+    ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-22")
+    assert ax.get_title() == "Transactions per week by type" and not _hatched_spans(ax)
+    ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-21")  # Saturday
+    assert ax.get_title().endswith("(last week partial, hatched)")
+    # months: 5 March to 18 March is one partial month; days are never partial
+    ax = plot_activity(df, "M")
+    assert ax.get_title() == "Transactions per month by type (the month partial, hatched)"
+    ax = plot_activity(df, "D")
+    assert ax.get_title() == "Transactions per day by type" and not _hatched_spans(ax)
+    # lines too
+    ax = plot_activity(df, "W", kind="line")
+    assert len(_hatched_spans(ax)) == 2
+
+
+def test_partial_periods_follow_the_window_a_frame_was_fetched_with():
+    df = tx_frame([{"time": "2026-08-03T10:00Z"}, {"time": "2026-10-30T10:00Z"}])
+    df.attrs["window"] = {"since": "2026-08-02T17:10:00.000Z", "until": "2026-10-31T17:10:00.000Z"}
+    ax = plot_activity(df, "M")  # August from the 2nd: partial; October to the 31st: whole
+    assert ax.get_title() == "Transactions per month by type (first month partial, hatched)"
+    assert _hatched_spans(ax) == [(pd.Timestamp("2026-08-01"), pd.Timestamp("2026-09-01"))]
+    # by week from Monday 3 August (the window's Sunday 2nd is in a week not drawn) to the
+    # week of Friday 30 October, which the window ends on Saturday 31: partial
+    ax = plot_activity(df, "W")
+    assert ax.get_title().endswith("(last week partial, hatched)")
+    assert _hatched_spans(ax) == [(pd.Timestamp("2026-10-26"), pd.Timestamp("2026-11-02"))]
 
 
 def test_type_colours_are_fixed_whatever_types_are_present():
@@ -554,7 +606,8 @@ def test_stock_lines_are_the_stock_column_as_steps_to_the_end_of_the_data(histor
         assert [pd.Timestamp(x) for x in line.get_xdata()] == times
     assert ax.get_ylabel() == "stock (units)"
     assert ax.get_title() == "Stock of 2 items"
-    assert _legend(ax) == ["bolt", "out of stock", "nut"]
+    assert _legend(ax) == ["bolt", "nut"]  # the markers' meaning is the legend's title
+    assert ax.get_legend().get_title().get_text() == "markers: out of stock"
 
 
 def _x_extent(patch) -> tuple[float, float]:
@@ -566,14 +619,14 @@ def _x_extent(patch) -> tuple[float, float]:
 
 def test_out_of_stock_points_are_marked_and_spans_shaded(history):
     ax = plot_stock_history(history, item_ids=["bolt"])
-    (marks,) = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None"]
-    assert marks.get_marker() == "x"
-    bolt = history[history["item_id"] == 7]
+    (line,) = ax.get_lines()
+    assert line.get_marker() == "X"  # on the line itself, at its rows out of stock only
+    bolt = history[history["item_id"] == 7].reset_index(drop=True)
     out = bolt[bolt["stock"] <= 0]
-    assert (
-        np.asarray(marks.get_xdata()) == out["transaction_time"].dt.tz_localize(None).to_numpy()
-    ).all()
-    assert marks.get_ydata().tolist() == [0.0, -2.0, 0.0]
+    assert line.get_markevery() == out.index.tolist() == [1, 2, 4]
+    xs, ys = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    assert (xs[out.index] == out["transaction_time"].dt.tz_localize(None).to_numpy()).all()
+    assert ys[out.index].tolist() == [0.0, -2.0, 0.0]
     # shaded: 3 March until stock came back on 6 March; and from 9 March, still out at the end
     spans = sorted((round(lo, 6), round(hi, 6)) for lo, hi in map(_x_extent, ax.patches))
     day = mdates.date2num
@@ -589,7 +642,66 @@ def test_out_of_stock_points_are_marked_and_spans_shaded(history):
             round(day(pd.Timestamp("2026-03-10T10:00")), 6),
         ),
     ]
+    assert all(mcolors.same_color(p.get_facecolor()[:3], line.get_color()) for p in ax.patches)
     assert ax.get_title() == "Stock of bolt"
+
+
+def test_two_items_out_of_stock_each_in_its_own_marker_and_colour():
+    # issue 25 item 5: two items out at once, one shared red "out of stock" marker over both
+    # lines said neither which item ran out nor that both did
+    h = history_frame(
+        [
+            ("2026-03-01T10:00Z", 7, "bolt", 10),
+            ("2026-03-03T10:00Z", 7, "bolt", 0),
+            ("2026-03-05T10:00Z", 7, "bolt", 6),
+            ("2026-03-01T10:00Z", 8, "nut", 4),
+            ("2026-03-03T10:00Z", 8, "nut", 0),
+            ("2026-03-05T10:00Z", 8, "nut", 0),
+            ("2026-03-02T10:00Z", 9, "washer", 3),
+        ]
+    )
+    ax = plot_stock_history(h)
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert set(lines) == {"bolt", "nut", "washer"}  # no shared "out of stock" artist
+    bolt, nut, washer = lines["bolt"], lines["nut"], lines["washer"]
+    assert bolt.get_marker() != nut.get_marker()  # both out on 3 March: told apart
+    assert bolt.get_markevery() == [1] and nut.get_markevery() == [1, 2]
+    assert washer.get_marker() in ("None", "", None)  # never out: no marker
+    assert not mcolors.same_color(bolt.get_color(), nut.get_color())
+    # each item's shaded stock-out in its own colour
+    shades = [p.get_facecolor()[:3] for p in ax.patches]
+    assert len(shades) == 2
+    assert {mcolors.to_hex(c) for c in shades} == {
+        mcolors.to_hex(bolt.get_color()),
+        mcolors.to_hex(nut.get_color()),
+    }
+    # the legend shows each line with its marker; its title says what markers mean
+    handles = {
+        t.get_text(): h
+        for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles, strict=True)
+    }
+    assert handles["bolt"].get_marker() == bolt.get_marker()
+    assert ax.get_legend().get_title().get_text() == "markers: out of stock"
+
+
+def test_short_window_names_the_month_of_its_first_ticks():
+    # issue 25 item 5: a month's data by week showed "05 09 13 ... Nov": October was never said
+    days = pd.date_range("2026-10-04T10:00Z", "2026-10-31T10:00Z", freq="2D")
+    h = history_frame([(t, 7, "bolt", float(i % 9)) for i, t in enumerate(days)])
+    ax = plot_stock_history(h)
+    ax.figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    ticks = [mdates.num2date(v) for v in ax.get_xticks()]
+    inside = [(lab, d) for lab, d in zip(labels, ticks, strict=True) if lab]
+    assert inside[0][0].startswith(inside[0][1].strftime("%b"))  # "Oct 05"
+    seen = set()
+    for label, when in inside:  # every first tick of a month names it
+        if (when.year, when.month) not in seen:
+            assert when.strftime("%b") in label, labels
+            seen.add((when.year, when.month))
+        else:
+            assert label.isdigit(), labels  # the others: the day only
+    assert "Oct" in labels[0] + labels[1] and ax.xaxis.get_offset_text().get_text() == "2026"
 
 
 def test_span_reaches_the_end_of_the_data_when_still_out(history):
@@ -630,9 +742,9 @@ def test_deleted_items_are_left_out_unless_asked_for(history):
     )  # nut (8) is deleted in the service
     with pytest.warns(invtools.DeletedItemsWarning, match=r"1 deleted item .*8 'nut'"):
         ax = plot_stock_history(h)
-    assert _legend(ax) == ["bolt", "out of stock"] and ax.get_title() == "Stock of bolt"
+    assert _legend(ax) == ["bolt"] and ax.get_title() == "Stock of bolt"
     ax = plot_stock_history(h, include_deleted=True)
-    assert _legend(ax) == ["bolt", "out of stock", "nut (deleted)"]
+    assert _legend(ax) == ["bolt", "nut (deleted)"]
     ax = plot_stock_history(h, item_ids=["nut"])  # asked for by name: drawn, and labelled
     assert _legend(ax) == ["nut (deleted)"]
 
@@ -665,20 +777,39 @@ def test_calendar_cells_hold_daily_counts(tx):
     assert grid.shape[0] == 7
     assert grid.sum() == len(tx)
 
-    # 2026-01-01 is a Thursday: column 0 holds Mon 29 Dec .. Sun 4 Jan
+    # the data's months only (March 2026): 1 March is a Sunday, column 0 holds Mon 23 Feb
     def cell(date):
         d = pd.Timestamp(date)
-        return grid[d.day_of_week, (d - pd.Timestamp("2025-12-29")).days // 7]
+        return grid[d.day_of_week, (d - pd.Timestamp("2026-02-23")).days // 7]
 
+    assert grid.shape[1] == 6  # 23 Feb .. 5 April: no empty months, no white space
     assert cell("2026-03-02") == 1 and cell("2026-03-08") == 1 and cell("2026-03-05") == 0
     assert cell("2026-03-23") == 1
-    assert cell("2026-02-01") is np.ma.masked  # before the frame's first day: unknown, blank
-    assert cell("2026-06-01") is np.ma.masked  # after its last day
-    assert ax.get_title() == "Transactions per day, 2026"
+    assert cell("2026-03-01") is np.ma.masked  # before the frame's first day: unknown, blank
+    assert cell("2026-03-31") is np.ma.masked  # after its last day
+    assert ax.get_title() == "Transactions per day, Mar 2026"
     assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["Mon", "Tue"]
-    assert "Mar" in [t.get_text() for t in ax.get_xticklabels()]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Mar\n2026"]
     colorbar_ax = fig.axes[1]
     assert colorbar_ax.get_ylabel() == "transactions per day"
+
+
+def test_calendar_spans_the_data_across_years():
+    # issue 25 item 5: the heatmap showed the latest year only, with its empty months
+    tx = tx_frame(
+        [{"time": t} for t in ("2025-11-12T10:00Z", "2026-01-05T10:00Z", "2026-02-20T10:00Z")]
+    )
+    ax = plot_calendar(tx)
+    grid = ax.images[0].get_array()
+    assert grid.sum() == 3  # both years' days
+    first_monday = pd.Timestamp("2025-10-27")  # the week of 1 November 2025
+    assert grid.shape[1] == (pd.Timestamp("2026-02-23") - first_monday).days // 7 + 1
+    assert ax.get_title() == "Transactions per day, Nov 2025 to Feb 2026"
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["Nov\n2025", "Dec", "Jan\n2026", "Feb"]
+    ax = plot_calendar(tx, year=2026)  # that year's months of the data
+    assert ax.images[0].get_array().sum() == 2
+    assert ax.get_title() == "Transactions per day, Jan to Feb 2026"
 
 
 def test_calendar_quantity_year_and_empty_year(tx):

@@ -29,6 +29,7 @@ What lives here:
 - :mod:`~invtools.viz.stock`: :func:`plot_stock_history` and its item selection (and
   :data:`MAX_STOCK_ITEMS`).
 - :mod:`~invtools.viz.calendar`: :func:`plot_calendar`.
+- :mod:`~invtools.viz.value`: :func:`plot_stock_value` (the stock's value month by month).
 
 What it may import: pandas, numpy, matplotlib (inside functions only, so importing
 ``invtools.viz`` picks no backend), :mod:`invtools.frames` and the foundation
@@ -57,6 +58,7 @@ from invtools.viz.rows import opening_counts, partner_types
 from invtools.viz.stock import MAX_STOCK_ITEMS, plot_stock_history
 from invtools.viz.style import TYPE_COLORS
 from invtools.viz.tables import activity_table
+from invtools.viz.value import plot_stock_value
 
 __all__ = [
     "TYPE_COLORS",
@@ -68,4 +70,5 @@ __all__ = [
     "plot_activity",
     "plot_stock_history",
     "plot_calendar",
+    "plot_stock_value",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
-from invtools.viz.common import choices_text, is_lines, period_freq
+from invtools.viz.common import check_tz, choices_text, is_lines, period_freq
 from invtools.viz.style import (
     OTHER_COLOR,
     category_colors,
@@ -24,7 +24,7 @@ from invtools.viz.style import (
     new_axes,
     no_data,
 )
-from invtools.viz.tables import table_of
+from invtools.viz.tables import covered_range, table_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -68,6 +68,12 @@ def plot_activity(
     Periods without activity are drawn as zero, never skipped. With nothing in range the Axes
     says so instead of raising.
 
+    A first or last period the data cover only in part (weeks or longer: the range, else the
+    window the frame was fetched with, else its first and last transaction, starts after the
+    period's first day or ends before its last) is drawn partial: veiled and hatched (a
+    hatched span in ``ax.patches``), and the title says so, e.g. "(first and last weeks
+    partial, hatched)": a short week is not a dip. The numbers are the table's either way.
+
     ``ax=None`` draws on a new pyplot figure (shown inline in notebooks); pass an ``ax`` to
     draw elsewhere (e.g. on a ``matplotlib.figure.Figure()`` inside a widget).
 
@@ -101,6 +107,13 @@ def plot_activity(
     title = f"{what.capitalize()} per {noun}"
     if by is not None:
         title += f" by {by}"
+    import matplotlib.colors as mcolors
+
+    partial = _partial_ends(table, pfreq, covered_range("plot_activity", df, since, until, tz), tz)
+    if partial.any():  # said before the opening counts: a widget's title ends with those
+        ends = f"first and last {noun}s" if partial[0] and partial[-1] else None
+        which = ends or (("first " if partial[0] else "last ") + noun)
+        title += f" ({'the ' + noun if len(table) == 1 else which} partial, hatched)"
     if exclude_opening_counts:
         title += ", without opening stock counts"
     ax.set_title(title)
@@ -138,6 +151,18 @@ def plot_activity(
             ax.stairs(stack, edges, baseline=bottoms[:, j], fill=True, linewidth=0, **style)
         else:
             ax.bar(x, values[:, j], width, bottoms[:, j], align="edge", linewidth=0, **style)
+    # A partial period: veiled in the background's colour and hatched, over what is drawn
+    veil = mcolors.to_rgba(ax.get_facecolor(), 0.5)
+    for k in np.flatnonzero(partial).tolist():
+        ax.axvspan(
+            starts[k].to_numpy(),  # type: ignore[arg-type]
+            (starts[k] + widths[k]).to_numpy(),  # type: ignore[arg-type]
+            facecolor=veil,
+            edgecolor=OTHER_COLOR,
+            hatch="///",
+            linewidth=0,
+            zorder=2.5,
+        )
     if kind == "bar":
         ax.set_xlim(edges[0], edges[-1])
     elif len(starts) > 1:  # a line's last point is at the last period's start
@@ -155,3 +180,22 @@ def plot_activity(
     if by is not None:
         legend_outside(ax, title=by)
     return ax
+
+
+def _partial_ends(
+    table: pd.DataFrame, pfreq: str, span: tuple[Any, Any], tz: str | None
+) -> np.ndarray:
+    """Which periods of ``table`` are partial (by whole days of ``tz``): the first when what
+    is known (``span``, UTC) starts after its first day, the last when it ends before its last
+    day. A boolean per row; days never are."""
+    partial = np.zeros(len(table), dtype=bool)
+    if not len(table) or pfreq == "D":
+        return partial
+    zone = check_tz(tz)
+    periods = pd.PeriodIndex(cast(pd.DatetimeIndex, table.index).tz_localize(None), freq=pfreq)
+    lo, hi = (None if t is None else t.tz_convert(zone).tz_localize(None).normalize() for t in span)
+    if lo is not None and lo > periods[0].start_time:
+        partial[0] = True
+    if hi is not None and hi < periods[-1].end_time.normalize():
+        partial[-1] = True
+    return partial

@@ -30,17 +30,20 @@ def plot_calendar(
     cmap: Any = None,
     ax: Axes | None = None,
 ) -> Axes:
-    """A calendar heatmap of daily activity: one column per week, one row per weekday.
+    """A calendar heatmap of daily activity over the data's span: one column per week, one
+    row per weekday, from the month of the first transaction to the month of the last.
 
-    Why this picture: a year of days at a glance shows what bar charts smooth away: the weekly
+    Why this picture: months of days at a glance shows what bar charts smooth away: the weekly
     rhythm (which weekdays goods go out), holidays and closures (blank weeks), the stock-take
     day (one dark cell), seasonality, and gaps where nobody recorded anything, the first thing
     to rule out before trusting any total.
 
     ``df`` and ``metric`` as in :func:`~invtools.viz.activity_table` (count of transactions or
-    lines, or absolute quantity). ``year``: the calendar year shown (default: the latest year
-    in ``df``). Days are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's
-    ``image.cmap``. Days without activity are a faint grey (the colour bar's lower end); days
+    lines, or absolute quantity). The months shown are those ``df`` spans, across years (the
+    title says which; a tick names the year under its first month and every January);
+    ``year``: only the months of that calendar year (the whole year if ``df`` has none). Days
+    are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's ``image.cmap``. Days
+    without activity are a faint grey (the colour bar's lower end); days
     outside the span ``df`` covers (before its first or after its last transaction) are left
     blank, since nothing is known about them.
 
@@ -49,21 +52,26 @@ def plot_calendar(
     ...     ["2026-01-01", "2026-01-01", "2026-06-15"], utc=True)})
     >>> ax = plot_calendar(tx)
     >>> int(ax.images[0].get_array().sum()), ax.get_title()
-    (3, 'Transactions per day, 2026')
+    (3, 'Transactions per day, Jan to Jun 2026')
     """
     tz = check_tz(tz)
-    # the frame's times, naive in ``tz``: its year, and the days it covers
+    # the frame's times, naive in ``tz``: the months and the days it covers
     local = frame_times(df, "plot_calendar").dropna().dt.tz_convert(tz).dt.tz_localize(None)
-    if year is None:
-        year = int(local.dt.year.max()) if len(local) else pd.Timestamp.now(tz=tz).year
-    elif isinstance(year, bool) or not isinstance(year, (int, np.integer)):
+    if year is not None and (
+        isinstance(year, bool)
+        or not isinstance(year, (int, np.integer))
+        or not 1678 <= year <= 2261  # the years pandas' nanosecond times hold
+    ):
         raise ConfigError(f"year={year!r} must be a whole number such as 2026.")
-    year = int(year)
-    since, until = f"{year}-01-01", f"{year}-12-31"
+    first, last = _span(local, None if year is None else int(year), tz)
+    since, until = first.start_time.date().isoformat(), last.end_time.date().isoformat()
     table = table_of("plot_calendar", df, "D", None, metric, since=since, until=until, tz=tz)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
-    ax = new_axes(ax, (12, 2.8))
-    ax.set_title(f"{what.capitalize()} per day, {year}")
+    weeks = (last.end_time - first.start_time).days // 7 + 2
+    ax = new_axes(ax, (float(np.clip(3 + 0.17 * weeks, 6, 18)), 2.8))
+    span = f"{first:%b}" if first.year == last.year else f"{first:%b %Y}"
+    span = f"{first:%b %Y}" if first == last else f"{span} to {last:%b %Y}"
+    ax.set_title(f"{what.capitalize()} per day, {span}")
 
     days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
@@ -105,7 +113,11 @@ def plot_calendar(
     )
     ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
     month_starts = np.asarray(days.day == 1)
-    ax.set_xticks(col[month_starts], days[month_starts].strftime("%b"))
+    starts = days[month_starts]  # a year under its first month and every January
+    names = [
+        f"{d:%b}\n{d:%Y}" if i == 0 or d.month == 1 else f"{d:%b}" for i, d in enumerate(starts)
+    ]
+    ax.set_xticks(col[month_starts], names)
     ax.tick_params(length=0)
     ax.spines[:].set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"
@@ -120,5 +132,20 @@ def plot_calendar(
         bar.locator = MaxNLocator(integer=True)
         bar.update_ticks()
     if not np.nansum(daily):
-        no_data(ax, f"no transactions in {year}", ticks=True)
+        where = f"in {year}" if year is not None else "in range"
+        no_data(ax, f"no transactions {where}", ticks=True)
     return ax
+
+
+def _span(local: pd.Series, year: int | None, tz: str) -> tuple[pd.Period, pd.Period]:
+    """The first and last month shown: those of the data (within ``year`` when given); a
+    year the data does not reach, whole; no data, this month."""
+    months = local.dt.to_period("M")
+    if year is not None:
+        months = months[months.dt.year == year]
+        if not len(months):
+            return pd.Period(f"{year}-01", "M"), pd.Period(f"{year}-12", "M")
+    if not len(months):
+        now = pd.Period(pd.Timestamp.now(tz=tz).tz_localize(None), "M")
+        return now, now
+    return months.min(), months.max()

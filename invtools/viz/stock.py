@@ -23,7 +23,6 @@ from invtools.frames import deleted_items, leave_out_deleted
 from invtools.viz.common import check_tz, columns_text, frame_times
 from invtools.viz.style import (
     OTHER_COLOR,
-    OUT_OF_STOCK_COLOR,
     color_cycle,
     date_axis,
     legend_outside,
@@ -38,6 +37,8 @@ __all__ = ["plot_stock_history", "MAX_STOCK_ITEMS"]
 
 #: Most items :func:`plot_stock_history` draws at once before the lines stop being readable.
 MAX_STOCK_ITEMS = 8
+#: The marker shapes of the lines' stock-outs, one per line drawn (as many as items at most).
+OUT_MARKERS = ("X", "o", "s", "^", "D", "v", "P", "*")
 
 
 def plot_stock_history(
@@ -58,8 +59,12 @@ def plot_stock_history(
     recorded transaction to **the end of the data**: the last time in ``history`` (of any
     item), or ``as_of``. An item whose last transaction came weeks earlier still held that
     level since, so its line goes on (its last point is that level at the end), and a line
-    that stops means the data stops. Points where stock is at or below zero get a red ``x``
-    and the span until stock came back (or the end) is shaded.
+    that stops means the data stops. Each line marks the points where its stock is at or
+    below zero with its own marker (:data:`OUT_MARKERS`: ``X`` for the first line, ``o`` for
+    the second, ...) in its own colour, shown beside its name in the legend (titled
+    "markers: out of stock"), and shades the span until stock came back (or the end) in its
+    colour: two items out at once stay apart. The x axis names the month on the first tick of
+    every month.
 
     - ``item_ids``: the items to draw, by id (or name), one or a list; default every item in
       ``history``. More than :data:`MAX_STOCK_ITEMS` raises :class:`ConfigError`: pick a few.
@@ -142,9 +147,10 @@ def plot_stock_history(
     )
 
     by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
-    colors = itertools.cycle(color_cycle())
-    marked = False
+    colors, shapes = itertools.cycle(color_cycle()), itertools.cycle(OUT_MARKERS)
+    rim = ax.get_facecolor()  # a marker's edge: two items out at once stay apart
     color_of: dict[Any, Any] = {}  # an item's first colour, for its minimum
+    ran_out = False
     for item_id in wanted:
         rows = h[h["item_id"] == item_id]
         groups = rows.groupby("location_id", dropna=False) if by_location else [(None, rows)]
@@ -158,27 +164,23 @@ def plot_stock_history(
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
             held = pd.notna(end) and x[-1] < end  # the last level holds to the end
+            out = y <= 0
+            ran_out |= bool(out.any())
+            # The line's own marker, at the rows out of stock only: each line its shape and
+            # colour, in the legend beside its name (a line never out has none).
+            marks: dict[str, Any] = {"marker": next(shapes)}
+            marks["markevery"] = np.flatnonzero(out).tolist()
             ax.plot(
                 np.append(x, np.array([end]).astype(x.dtype)) if held else x,
                 np.append(y, y[-1]) if held else y,
                 drawstyle="steps-post",
                 color=color,
                 label=label,
+                **(marks if out.any() else {}),
+                markersize=9,
+                markeredgecolor=rim,
+                markeredgewidth=1,
             )
-            out = y <= 0
-            if out.any():
-                ax.plot(
-                    x[out],
-                    y[out],
-                    linestyle="none",
-                    marker="x",
-                    markersize=8,
-                    markeredgewidth=2,
-                    color=OUT_OF_STOCK_COLOR,
-                    zorder=3,
-                    label=None if marked else "out of stock",
-                )
-                marked = True
             # the runs out of stock: +1 where one opens, -1 on the row after it (the restock)
             steps = np.diff(np.concatenate(([0], out.astype(int), [0])))
             for lo, back in zip(
@@ -186,7 +188,7 @@ def plot_stock_history(
             ):
                 right = x[back] if back < len(x) else end
                 if right > x[lo]:
-                    ax.axvspan(x[lo], right, color=OUT_OF_STOCK_COLOR, alpha=0.12, linewidth=0)
+                    ax.axvspan(x[lo], right, color=color, alpha=0.15, linewidth=0)
 
     single = not isinstance(min_stock, Mapping)
     for item_id, level in _min_levels(min_stock, wanted, resolve):
@@ -198,7 +200,7 @@ def plot_stock_history(
             label=f"minimum {'stock' if single else label_of[item_id]} ({level:g})",
         )
     date_axis(ax)
-    legend_outside(ax)
+    legend_outside(ax, title="markers: out of stock" if ran_out else None)
     return ax
 
 

@@ -33,7 +33,6 @@ TYPE_COLORS: dict[str, str] = {
 }
 #: Mid grey reads on both white and black backgrounds ("other", a single minimum line).
 OTHER_COLOR = "0.6"
-OUT_OF_STOCK_COLOR = "#d62728"
 
 
 def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
@@ -62,12 +61,43 @@ def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
 
 
 def date_axis(ax: Axes) -> None:
-    """Concise date ticks (3 to 10 of them) on the x axis."""
+    """Concise date ticks (3 to 10 of them) on the x axis; ticks finer than months name the
+    month on the first tick of each ("Oct 05", "07", ..., "Nov 02"), not only on a tick that
+    falls on the 1st."""
     import matplotlib.dates as mdates
+
+    class MonthFirst(mdates.ConciseDateFormatter):
+        def format_ticks(self, values):
+            labels = super().format_ticks(values)
+            return month_first_labels(labels, [mdates.num2date(v) for v in values])
 
     locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    # the offset says the year only at day level: the ticks name the months now
+    offsets = ["", "%Y", "%Y", "%Y-%b-%d", "%Y-%b-%d", "%Y-%b-%d %H:%M"]
+    ax.xaxis.set_major_formatter(MonthFirst(locator, offset_formats=offsets))
+
+
+def month_first_labels(labels: list[str], dates: list[Any]) -> list[str]:
+    """``labels`` of ticks at ``dates`` with the month's name on the first tick of each month,
+    when ticks are finer than months (some month has two): a day ``"05"`` becomes
+    ``"Oct 05"``, a time ``"06:00"`` ``"Oct 05 06:00"``; a label naming its month is kept.
+
+    >>> from datetime import datetime
+    >>> days = [datetime(2026, 10, d) for d in (5, 12, 19, 26)] + [datetime(2026, 11, 1)]
+    >>> month_first_labels(["05", "12", "19", "26", "Nov"], days)
+    ['Oct 05', '12', '19', '26', 'Nov']
+    """
+    months = [(d.year, d.month) for d in dates]
+    if len(set(months)) == len(months):  # months or coarser: every tick has its own label
+        return list(labels)
+    out = []
+    for i, (label, when) in enumerate(zip(labels, dates, strict=True)):
+        first = i == 0 or months[i] != months[i - 1]
+        if first and label and when.strftime("%b") not in label:
+            label = f"{when:%b} {label}" if label.isdigit() else f"{when:%b %d} {label}"
+        out.append(label)
+    return out
 
 
 def legend_outside(ax: Axes, title: str | None = None) -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
-from invtools.frames import merge_provenance
+from invtools.frames import merge_provenance, window_of
 from invtools.viz.common import (
     check_tz,
     choices_text,
@@ -202,6 +202,33 @@ def table_of(
     # read_feather give back, so a saved table is equal to the table.
     table.columns = pd.Index([str(c) for c in table.columns], name=by if by is not None else None)
     return table
+
+
+def covered_range(
+    who: str, df: pd.DataFrame, since: Any, until: Any, tz: str | None
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    """The span of time a table of ``df`` knows about, as UTC ``(start, end)``: ``since``
+    and ``until`` where given (an ``until`` date: its whole day), else the window ``df`` was
+    fetched with (:func:`invtools.frames.window_of`), else its first and last transaction;
+    None where there is none. What says whether a table's first and last periods are whole.
+
+    >>> tx = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-03-04", "2026-03-20"],
+    ...                                                        utc=True)})
+    >>> [str(t) for t in covered_range("me", tx, None, "2026-03-22", None)]
+    ['2026-03-04 00:00:00+00:00', '2026-03-22 23:59:59.999999999+00:00']
+    """
+    lo, _hi, last_in = _time_range(since, until, check_tz(tz), who)
+    times = frame_times(df, who).dropna()
+    window = window_of(df)
+    if lo is None and window is not None and window[0] is not None:
+        lo = window[0]
+    if last_in is None and window is not None:
+        last_in = window[1]
+    if lo is None and len(times):
+        lo = times.min()
+    if last_in is None and len(times):
+        last_in = times.max()
+    return lo, last_in
 
 
 # ------------------------------------------------------------------------------- categories, values
