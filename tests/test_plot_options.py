@@ -11,6 +11,8 @@ numbers and the artists drawn.
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -21,7 +23,7 @@ import pandas as pd
 import pytest
 from test_plots import history_frame, lines_frame, tx_frame
 
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, DeletedItemsWarning
 from invtools.viz import (
     MAX_BAR_PERIODS,
     activity_table,
@@ -375,3 +377,18 @@ def test_stock_value_axis_from_zero_with_the_currency():
         plot_stock_value(monthly, currency=3)
     with pytest.raises(ConfigError, match="value_at_cost"):
         plot_stock_value(monthly.drop(columns="value_at_cost"))
+
+
+def test_the_items_of_a_team_say_its_currency_and_the_value_plot_shows_it(sb, make_client):
+    from invtools.analysis import stock_value_by_month
+    from invtools.frames import stock_history
+    from invtools.viz import plot_stock_value
+
+    client = make_client(sb)
+    items = client.items_df()
+    assert items.attrs["currency_symbol"] == sb.data("shop").team["currency_symbol"] == "£"
+    history = stock_history(client.lines_df(since="2026-09-01"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeletedItemsWarning)
+        monthly = stock_value_by_month(history, items)
+    assert plot_stock_value(monthly, items=items).get_ylabel() == "stock value (£)"

@@ -52,7 +52,8 @@ class DataFrames(Resources):
     ) -> pd.DataFrame:
         """Items (:func:`invtools.frames.items_df`); the arguments of :meth:`items`. The
         ``attr_<name>`` columns come from the team's attribute definitions, so every call has
-        the same columns, even one that finds no item.
+        the same columns, even one that finds no item. ``attrs["currency_symbol"]``: the
+        team's, what ``cost`` and ``price`` are in (``viz.plot_stock_value`` says it).
 
         >>> df = client.items_df(location_ids=[3102])         # the demo shop's shop floor
         >>> df.attrs["endpoint"], df.attrs["filters"], df.attrs["rows"] == len(df)
@@ -66,7 +67,7 @@ class DataFrames(Resources):
             max_age=max_age,
             progress=progress,
         )
-        return self._framed(
+        df = self._framed(
             ITEMS_PATH,
             walk.spec.params,
             lambda: frames.items_df(
@@ -74,6 +75,9 @@ class DataFrames(Resources):
                 attributes=self._plain_list(ATTRS_PATH, refresh, dated=False),
             ),
         )
+        # what costs and prices are counted in: a plot of their value says it
+        df.attrs["currency_symbol"] = self.team().currency_symbol
+        return df
 
     def stock_df(
         self,

@@ -127,8 +127,8 @@ def test_cli_sandbox_prints_url_and_tokens_and_stops_on_ctrl_c():
             lines.append(line)
         url = lines[0].split()[-1]
         tokens = {ln.split()[0]: ln.split()[-1] for ln in lines if "(mode" in ln}
-        assert set(tokens) == {"shop", "basic"}
-        with serve(seed=2, size=200) as same:
+        assert set(tokens) == {"shop", "harrogate", "york", "basic"}  # the demo's teams
+        with serve(seed=2, size=200, shops=3) as same:
             assert tokens == same.tokens  # seeded demo tokens
         port = int(url.rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
