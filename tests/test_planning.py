@@ -122,7 +122,9 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
     items.loc[2, "quantity"] = 1e9  # cover past a century: runs out "never"
     far = reorder(lines, items, window="28D", top=None, as_of=t)
     assert pd.isna(far["runs_out"].iloc[2]) and not far["runs_out_in_lead_time"].iloc[2]
-    assert reorder(lines, items, as_of="9999-12-31").empty  # nothing sold then, and no error
+    assert reorder(lines, items, as_of="2261-12-30").empty  # nothing sold then, and no error
+    with pytest.raises(ConfigError, match="1678 to 2261"):  # beyond what pandas' times hold
+        reorder(lines, items, as_of="9999-12-31")
 
 
 @pytest.mark.network

@@ -88,8 +88,16 @@ def _time(value: Any, *, who: str, name: str, end: bool = False, now: Any = None
             f"{type(value).__name__}"
         )
     # not None: only None parses to None
-    when = parse_time(value, end=end, name=f"{who}: {name}", now=now)
-    return pd.Timestamp(cast(datetime, when))
+    when = pd.Timestamp(cast(datetime, parse_time(value, end=end, name=f"{who}: {name}", now=now)))
+    if not _EARLIEST <= when <= _LATEST:  # pandas 2 counts times in ns: it overflows outside
+        raise ConfigError(
+            f"{who}: {name}={value!r} is outside the years 1678 to 2261 that pandas' times "
+            "hold; give a time within them"
+        )
+    return when
+
+
+_EARLIEST, _LATEST = pd.Timestamp("1678-01-01", tz="UTC"), pd.Timestamp("2261-12-31", tz="UTC")
 
 
 def as_of_time(

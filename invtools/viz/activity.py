@@ -155,8 +155,8 @@ def plot_activity(
     veil = mcolors.to_rgba(ax.get_facecolor(), 0.5)
     for k in np.flatnonzero(partial).tolist():
         ax.axvspan(
-            starts[k].to_numpy(),  # type: ignore[arg-type]
-            (starts[k] + widths[k]).to_numpy(),  # type: ignore[arg-type]
+            cast(Any, starts[k].to_numpy()),  # a datetime64: matplotlib's date axis reads it
+            cast(Any, (starts[k] + widths[k]).to_numpy()),
             facecolor=veil,
             edgecolor=OTHER_COLOR,
             hatch="///",

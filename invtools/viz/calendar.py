@@ -69,8 +69,9 @@ def plot_calendar(
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     weeks = (last.end_time - first.start_time).days // 7 + 2
     ax = new_axes(ax, (float(np.clip(3 + 0.17 * weeks, 6, 18)), 2.8))
-    span = f"{first:%b}" if first.year == last.year else f"{first:%b %Y}"
-    span = f"{first:%b %Y}" if first == last else f"{span} to {last:%b %Y}"
+    # Period.strftime: pandas 2.2's Period takes no format spec in an f-string
+    span = first.strftime("%b" if first.year == last.year else "%b %Y")
+    span = first.strftime("%b %Y") if first == last else f"{span} to {last.strftime('%b %Y')}"
     ax.set_title(f"{what.capitalize()} per day, {span}")
 
     days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts

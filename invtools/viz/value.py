@@ -83,7 +83,7 @@ def plot_stock_value(
     if monthly.empty:
         no_data(ax, "no months to value")
         return ax
-    months = monthly["month"].astype(str).tolist()
+    months = [str(m) for m in monthly["month"]]
     for column, label in _SERIES.items():
         values = pd.to_numeric(monthly[column], errors="coerce").to_numpy(dtype=float)
         ax.plot(range(len(months)), values, marker="o", label=label)
@@ -107,10 +107,8 @@ def _month_ticks(months: list[str]) -> tuple[list[int], list[str]]:
         return list(range(0, len(months), step)), months[::step]
     step = -(-len(months) // 24)
     at = list(range(0, len(months), step))
-    names = [
-        f"{periods[i]:%b}\n{periods[i]:%Y}"
-        if k == 0 or periods[i].month <= step
-        else f"{periods[i]:%b}"
+    names = [  # Period.strftime: pandas 2.2's Period takes no format spec in an f-string
+        periods[i].strftime("%b\n%Y" if k == 0 or periods[i].month <= step else "%b")
         for k, i in enumerate(at)
     ]
     return at, names
