@@ -11,6 +11,7 @@ the team's mode once, when its walk starts.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import closing
 from datetime import UTC, datetime
@@ -133,11 +134,10 @@ class DataFrames(Resources):
         with_lines = check_flag(with_lines, "with_lines")
 
         def build() -> pd.DataFrame:
-            lo, hi, window = self._window(since, until)
-            walk = self.transactions(
+            walk, window = self._windowed(
+                since,
+                until,
                 type=type,
-                since=lo,
-                until=hi,
                 chains=chains,
                 max_rows=max_rows,
                 refresh=refresh,
@@ -204,11 +204,10 @@ class DataFrames(Resources):
             return frames.with_item_columns(with_items, items, item_columns)
 
         def build() -> pd.DataFrame:
-            lo, hi, window = self._window(since, until)
-            walk = self.transactions(
+            walk, window = self._windowed(
+                since,
+                until,
                 type=type,
-                since=lo,
-                until=hi,
                 chains=chains,
                 refresh=refresh,
                 max_age=max_age,
@@ -259,21 +258,17 @@ class DataFrames(Resources):
         with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
             return rows, [detail for _row, detail in fetched if detail is not None]
 
-    def _window(self, since: Any, until: Any) -> tuple[Any, Any, dict[str, Any] | None]:
-        """``since`` and ``until`` as times (durations back from :meth:`now`, asked once),
-        and the window a frame of them holds: from ``since`` (None: the list's start) to
-        ``until``, or the service's clock then; None for a whole list."""
-        moment: list[datetime] = []
-
-        def now() -> datetime:
-            if not moment:
-                moment.append(self.now())
-            return moment[0]
-
+    def _windowed(
+        self, since: Any, until: Any, **options: Any
+    ) -> tuple[Walk, dict[str, Any] | None]:
+        """The walk of :meth:`transactions` (``options``) from ``since`` to ``until``
+        (durations back from :meth:`now`, asked once), and the window a frame of it holds:
+        from ``since`` (None: the list's start) to ``until``, or the service's clock then;
+        None for a whole list."""
+        now = functools.cache(self.now)
         lo, hi = parse_window(since, until, now=now)
-        if lo is None and hi is None:
-            return lo, hi, None
-        return lo, hi, {"since": lo, "until": hi or now()}
+        walk = self.transactions(since=lo, until=hi, **options)
+        return walk, None if lo is None and hi is None else {"since": lo, "until": hi or now()}
 
     def _framed(
         self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]

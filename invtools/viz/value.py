@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from invtools._config import check_kind
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.viz.common import columns_text
 from invtools.viz.style import legend_outside, new_axes, no_data
@@ -65,16 +66,8 @@ def plot_stock_value(
             f"plot_stock_value: monthly needs the column(s) {missing}; it has "
             f"{columns_text(monthly)}. Build it with analysis.stock_value_by_month(history, items)."
         )
-    if items is not None and not isinstance(items, pd.DataFrame):
-        raise ArgumentTypeError(
-            f"plot_stock_value: items must be an items DataFrame or None, got "
-            f"{type(items).__name__}"
-        )
-    if currency is not None and not isinstance(currency, str):
-        raise ArgumentTypeError(
-            f"plot_stock_value: currency must be text such as 'GBP' or '£', or None, got "
-            f"{type(currency).__name__}"
-        )
+    check_kind(items, (pd.DataFrame, type(None)), "plot_stock_value: items", "an items frame")
+    check_kind(currency, (str, type(None)), "plot_stock_value: currency", "text such as 'GBP'")
     unit = currency or currency_label(monthly.attrs) or currency_label(getattr(items, "attrs", {}))
     ax = new_axes(ax, (10, 4))
     ax.set_title("Stock value month by month")
