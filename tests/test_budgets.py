@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import closing
@@ -108,6 +109,30 @@ def test_a_server_refusing_the_configured_pace_slows_it_and_says_so(make_client,
         bucket = c.budget.buckets["/v1/location-txs/{id}"]
         assert bucket["rate_limited"] == refused and bucket["pace"] < 4.0
         assert f"{refused} x 429" in repr(c) and sb.tokens["shop"] not in repr(c)
+
+
+def test_the_next_cost_line_uses_the_pace_the_last_fetch_saw(make_client, fake_clock, capfd):
+    """The service allows 2 a second though the client was told 5. A first fetch knows only the
+    5/s; after it, the next fetch's cost line -- in a new client on the same cache folder, as
+    after Restart & Run All -- says the pace that fetch saw, and so the time it will take."""
+    with serve(size=300, rate_limit=2, clock=fake_clock) as sb:
+        paced = dict(rate_limit=5, clock=fake_clock, retries=8, concurrency=1, progress=True)
+        first = make_client(sb, **paced)
+        first.team()
+        start = fake_clock.now
+        fetch(first, details(sb, 100))
+        seen = 100 / (fake_clock.now - start)  # the server answers at once: no wait for it
+        first.close()
+        capfd.readouterr()
+        kernel = make_client(sb, **paced)
+        kernel.team()
+        with closing(kernel.transaction_details(details(sb, 300)[100:])) as batch:
+            next(batch)
+        err = capfd.readouterr().err
+    said = [line for line in err.splitlines() if "to fetch" in line]
+    assert len(said) == 1 and said[0].startswith("200 transaction details to fetch, about ")
+    per_second = float(re.search(r" at ([\d.]+) requests/s", said[0])[1])
+    assert 1.5 < seen < 2.5 and per_second == pytest.approx(seen, rel=0.03)
 
 
 def test_the_cost_line_uses_a_stated_room(make_client, fake_clock, capfd):

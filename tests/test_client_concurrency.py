@@ -279,7 +279,7 @@ def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
 ):
     with serve(rate_limit=0, size=60) as sb:
         rows = list(make_client(sb, cache=False).transactions())
-        # 60 s at 1/s. Two in flight: one sends, the other waits on the budget.
+        # 60 s at 1/s after the first answer's 0.8 s. Two in flight: one sends, the other waits.
         cold = make_client(
             sb, cache=tmp_path / "cold.sqlite", rate_limit=1, concurrency=2, progress=True
         )
@@ -291,7 +291,7 @@ def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
             sent = len(detail_requests(sb))
         assert not join_workers(), "workers waiting on the budget were not stopped"
         assert err.startswith(  # then the bar
-            "60 transaction details to fetch, about 61 s at 0.98 requests/s; "
+            "60 transaction details to fetch, about 62 s at 0.968 requests/s; "
             "Ctrl-C keeps what has been fetched\n"
         )
         # The batch stopped: at most the one request already past the budget went out after.

@@ -43,6 +43,7 @@ def test_the_summary_of_a_silent_server_is_the_configured_pace(fake_clock):
             "reset_in": None,
             "held_for": 0.0,
             "rate_limited": 0,
+            "seen": None,
         }
     }
 
@@ -61,6 +62,7 @@ def test_the_summary_counts_a_statements_room_down_and_its_reset_to_the_millisec
         "reset_in": 25.123,
         "held_for": 0.0,
         "rate_limited": 0,
+        "seen": None,
     }
     fake_clock.sleep(25.1234)  # the reset: the statement no longer holds
     assert budget.summary()["b"]["stated_room"] is None
@@ -123,6 +125,37 @@ def test_the_estimate_spends_a_stated_room_at_the_speed_of_the_requests_in_fligh
     assert budget.expected_seconds("b", 4, in_flight=8.0) == pytest.approx(4 / 8)
     fake_clock.sleep(30.0)  # the statement ran out
     assert budget.expected_seconds("b", 10, in_flight=100.0) == pytest.approx(2.0)
+
+
+def test_the_estimate_follows_the_pace_the_last_batch_saw_in_a_new_process_too(
+    fake_clock, tmp_path
+):
+    """Whatever slowed the last batch (429s, a budget counted after the latency, a minute's
+    budget), the next estimate is its pace: the wait for the first answer, then the rest at
+    the pace between the first answer and the last."""
+    path = tmp_path / "budgets.sqlite"
+    budget = Budget(5, clock=fake_clock, margin=0.0, path=path, owner="o")
+    assert budget.expected_seconds("b", 101, in_flight=10.0) == pytest.approx(101 / 5)
+    budget.saw("b", 101, first=0.8, last=40.8)  # 100 answers in 40 s after the first: 2.5/s
+    assert budget.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(0.8 + 200 / 2.5)
+    assert budget.summary()["b"]["seen"] == 2.5
+    # what it saw beats what it guessed (one in flight at an assumed 0.8 s an answer: 1.25/s)
+    assert budget.expected_seconds("b", 201, in_flight=1.25) == pytest.approx(80.8)
+    kernel = Budget(5, clock=fake_clock, margin=0.0, path=path, owner="o")  # Restart & Run All
+    assert kernel.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(80.8)
+    assert kernel.expected_seconds("other", 201, in_flight=10.0) == pytest.approx(201 / 5)
+    other = Budget(5, clock=fake_clock, margin=0.0, path=path, owner="another token")
+    assert other.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(201 / 5)
+
+
+def test_a_batch_too_small_or_instant_to_tell_a_pace_leaves_the_estimate(fake_clock):
+    budget = Budget(5, clock=fake_clock, margin=0.0)
+    budget.saw("b", 101, first=0.8, last=40.8)
+    for n, first, last in [(3, 0.8, 2.0), (101, 1.0, 1.0), (101, 2.0, 1.0), (0, 0.0, 0.0)]:
+        budget.saw("b", n, first=first, last=last)  # too few answers, or no time between
+        assert budget.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(80.8)
+    budget.saw("b", 51, first=0.5, last=10.5)  # a newer batch replaces it: 5/s
+    assert budget.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(0.5 + 200 / 5)
 
 
 # ------------------------------------------------------------- what an answer states
@@ -339,13 +372,31 @@ def test_a_hold_within_max_wait_is_shared_with_the_other_process(tmp_path, fake_
         "null",
         "not json",
         '{"seq": 1}',
-        '{"seq": "x", "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1}',
-        '{"seq": 1, "last": NaN, "held": 0, "stated": null, "refused": 0, "factor": 1}',
-        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 0}',
-        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1.5}',
-        '{"seq": 1, "last": 0, "held": 0, "stated": [1, 2], "refused": 0, "factor": 1}',
+        '{"seq": "x", "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1,'
+        ' "seen": null}',
+        '{"seq": 1, "last": NaN, "held": 0, "stated": null, "refused": 0, "factor": 1,'
+        ' "seen": null}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 0, "seen": null}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1.5,'
+        ' "seen": null}',
+        '{"seq": 1, "last": 0, "held": 0, "stated": [1, 2], "refused": 0, "factor": 1,'
+        ' "seen": null}',
         '{"seq": 1, "last": 0, "held": 0, "stated": [1, 2, Infinity, 3], "refused": 0,'
-        ' "factor": 1}',
+        ' "factor": 1, "seen": null}',
+        *(
+            f'{{"seq": 1, "last": 0, "held": 0, "stated": null, "refused": 0, "factor": 1, '
+            f'"seen": {seen}}}'
+            for seen in (
+                "[0, 0.8]",
+                "[-2.5, 0.8]",
+                "[2.5, -1]",
+                "[2.5]",
+                '["x", 0.8]',
+                "[NaN, 0.8]",
+                "[2.5, Infinity]",
+                "2.5",
+            )
+        ),
     ],
 )
 def test_a_state_of_another_shape_is_a_fresh_one(text):
@@ -354,6 +405,8 @@ def test_a_state_of_another_shape_is_a_fresh_one(text):
 
 def test_a_state_reads_back_as_written():
     state = State(seq=7, last=12.5, held=14.0, stated=[3, 6, 20.0, 300], refused=2, factor=0.9)
+    assert State.loads(json.dumps(asdict(state))) == state
+    state.seen = [4.2, 0.8]
     assert State.loads(json.dumps(asdict(state))) == state
 
 

@@ -1,6 +1,6 @@
 """Transaction details, several in flight at once (:func:`fetch_details`), what a first
-fetch will cost, said before it starts (:func:`announce`), and the concurrent, ordered map they
-run on (:func:`fanout`).
+fetch will cost, said before it starts, at the pace the last one saw (:class:`Pace`), and the
+concurrent, ordered map they run on (:func:`fanout`).
 
 Lines come only from each transaction's detail, one request each. The real service answers in
 about 0.8 s and allows 5 requests per second, so one request at a time reaches a quarter of the
@@ -60,7 +60,7 @@ from invtools._config import check_whole
 from invtools._progress import notice, progress_bar
 from invtools.errors import Cancelled, ConfigError
 
-__all__ = ["fetch_details", "announce", "about", "cost_line", "fanout", "SERVICE_LATENCY"]
+__all__ = ["fetch_details", "Pace", "about", "cost_line", "fanout", "SERVICE_LATENCY"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
 SERVICE_LATENCY = 0.8
@@ -77,17 +77,17 @@ def fetch_details(
     held: Callable[[list[Pair]], list[bool]] | None,
     workers: int,
     progress: bool,
-    announce: Callable[[int], None] | None,
+    pace: Pace | None,
 ) -> Generator[tuple[Any, dict | None], None, None]:
     """``(row, fetch(id, revision))`` for each row, in order, ``workers`` at a time. ``rows``:
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
-    tuple, ``held(pairs)`` says which the cache holds (None: none); ``announce(n)`` is told how
-    many will be requested (None: no one), and the bar counts only those. Ctrl-C (or any
-    error) stops it at once: nothing more is sent, and what was fetched stays in the cache.
+    tuple, ``held(pairs)`` says which the cache holds (None: none), the bar counts only the
+    others, and ``pace`` (None: not paced) announces how long they will take and is told the
+    pace their answers came at. Ctrl-C (or any error) stops it at once: nothing more is sent,
+    and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
-    ...                    progress=False, announce=print))
-    2
+    ...                    progress=False, pace=None))
     [((1, 0), {'id': 1}), ((2, 0), {'id': 2})]
     """
     keyed: Iterable[tuple[Any, Pair]] = ((row, _pair(row)) for row in rows)
@@ -98,13 +98,15 @@ def fetch_details(
         found = held([pair for _row, pair in keyed]) if held else [False] * len(keyed)
         counted, cached = [not h for h in found], sum(found)
         total = len(found) - cached
-        if announce is not None:
-            announce(total)
+        if pace is not None:
+            pace.announce(total)
 
     def one(item: tuple[Any, Pair]) -> tuple[Any, dict | None]:
         row, (tid, revision) = item
         return row, fetch(tid, revision)
 
+    clock = pace.budget.clock if pace is not None and total is not None else None
+    answered, first, last = 0, 0.0, 0.0  # requests answered; seconds to the first, the last
     with (
         progress_bar(
             total=total, desc="transaction details", unit=" details", enabled=progress
@@ -113,10 +115,17 @@ def fetch_details(
     ):
         if cached:
             bar.set_postfix(cached=cached, refresh=False)
-        for result, count in zip(results, counted, strict=False):
-            if count:
-                bar.update(1)
-            yield result
+        start = clock.time() if clock else 0.0
+        try:
+            for result, count in zip(results, counted, strict=False):
+                if count:
+                    bar.update(1)
+                    answered, last = answered + 1, clock.time() - start if clock else 0.0
+                    first = last if answered == 1 else first
+                yield result
+        finally:
+            if pace is not None and clock is not None:  # stopped too: what it saw holds
+                pace.saw(answered, first, last)
 
 
 def _pair(row: Any) -> Pair:
@@ -131,14 +140,35 @@ def _pair(row: Any) -> Pair:
         ) from None
 
 
-def announce(budget: Any, bucket: str, misses: int, concurrency: int) -> None:
-    """Say on stderr, before it starts, a fetch of ``misses`` details expected to take over
-    :data:`ANNOUNCE_SECONDS` at what ``budget`` believes of ``bucket`` now."""
-    if misses <= 0:
-        return
-    seconds = budget.expected_seconds(bucket, misses, in_flight=concurrency / SERVICE_LATENCY)
-    if seconds > ANNOUNCE_SECONDS:
-        notice(cost_line(misses, seconds, misses / seconds))  # names the team in each_team
+class Pace:
+    """A pacing budget's ``bucket`` as batches of details meet it, ``concurrency`` in flight:
+    a fetch expected to take over :data:`ANNOUNCE_SECONDS` says so before it starts
+    (:meth:`announce`; ``say=False``: silent), and the pace its answers came at
+    (:meth:`saw`) is what the next estimate expects, in every process of the cache folder
+    (a 429's slow-down, a budget counted after the latency or by the minute: whatever the
+    service turns out to do)."""
+
+    def __init__(self, budget: Any, bucket: str, concurrency: int, say: bool = True) -> None:
+        self.budget, self.bucket, self.concurrency, self.say = budget, bucket, concurrency, say
+
+    def announce(self, misses: int) -> None:
+        """Say on stderr how long ``misses`` details will take, if over ANNOUNCE_SECONDS (and
+        ``say``)."""
+        if misses <= 0 or not self.say:
+            return
+        seconds = self.budget.expected_seconds(
+            self.bucket,
+            misses,
+            in_flight=self.concurrency / SERVICE_LATENCY,
+            latency=SERVICE_LATENCY,
+        )
+        if seconds > ANNOUNCE_SECONDS:
+            notice(cost_line(misses, seconds, misses / seconds))  # names the team in each_team
+
+    def saw(self, answered: int, first: float, last: float) -> None:
+        """``answered`` requests, the first answered ``first`` s after the batch began, the
+        last ``last`` s after."""
+        self.budget.saw(self.bucket, answered, first=first, last=last)
 
 
 def about(seconds: float) -> str:

@@ -322,7 +322,7 @@ class Resources:
             held=None if refresh else self._held_details,
             workers=self.concurrency,
             progress=self.progress if asked is None else asked,
-            announce=self._announce if shows(asked, client=self.progress) else None,
+            pace=self._pace(say=shows(asked, client=self.progress)),
         )
 
     def locations(self, *, refresh: bool = False) -> list[dict]:
@@ -415,11 +415,11 @@ class Resources:
         # A detail without a revision expires within a minute: it is a request.
         return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
 
-    def _announce(self, misses: int) -> None:
+    def _pace(self, *, say: bool) -> details.Pace | None:
+        """The details' bucket of the pacing budget (None: not paced); ``say``: its cost line."""
         budget = getattr(self._requester.session, "budget", None)
-        if budget is not None:  # not paced: the time depends only on the server
-            bucket = bucket_of(self._requester.url(f"{TXS_PATH}/1"), self.rate_limit_scope)
-            details.announce(budget, bucket, misses, self.concurrency)
+        bucket = bucket_of(self._requester.url(f"{TXS_PATH}/1"), self.rate_limit_scope)
+        return None if budget is None else details.Pace(budget, bucket, self.concurrency, say)
 
     def _plain_list(self, path: str, refresh: bool, *, dated: bool = True) -> list[dict]:
         """A list that is not paginated; ``dated=False`` when it only names or types what a

@@ -28,7 +28,8 @@ __all__ = ["State", "Store", "BudgetView", "describe"]
 @dataclass
 class State:
     """A bucket: ``seq`` sent, the ``last`` at; ``held`` until; ``stated``: ``[remaining, after
-    send number, until, limit]``; 429s ``refused``; ``factor``: of the configured pace.
+    send number, until, limit]``; 429s ``refused``; ``factor``: of the configured pace;
+    ``seen``: ``[answers a second, seconds to the first answer]`` of the last batch of details.
 
     >>> State.loads('"another shape"') == State()          # another version's: afresh
     True
@@ -40,6 +41,7 @@ class State:
     stated: list | None = None
     refused: int = 0
     factor: float = 1.0
+    seen: list | None = None
 
     def room(self) -> int:
         return 0 if self.stated is None else self.stated[0] - (self.seq - self.stated[1])
@@ -61,10 +63,14 @@ class State:
             if d["stated"] is not None:
                 left, seq, until, limit = d["stated"]
                 s.stated = [int(left), int(seq), float(until), limit and int(limit)]
+            if d["seen"] is not None:
+                pace, first = d["seen"]
+                s.seen = [float(pace), float(first)]
         except (ValueError, TypeError, KeyError, AttributeError):
             return cls()
-        times = [s.last, s.held, s.factor, *(s.stated[2:3] if s.stated else [])]
-        return s if all(map(math.isfinite, times)) and 0 < s.factor <= 1 else cls()
+        times = [s.last, s.held, s.factor, *(s.stated[2:3] if s.stated else []), *(s.seen or [])]
+        seen = s.seen is None or (s.seen[0] > 0 and s.seen[1] >= 0)
+        return s if all(map(math.isfinite, times)) and 0 < s.factor <= 1 and seen else cls()
 
 
 class Store:
@@ -156,4 +162,6 @@ def describe(bucket: Mapping[str, Any]) -> str:
         text += f", held {bucket['held_for']:.1f} s"
     if bucket.get("rate_limited"):
         text += f", {bucket['rate_limited']} x 429"
+    if bucket.get("seen"):
+        text += f", {bucket['seen']:.3g}/s seen"
     return text

@@ -41,6 +41,7 @@ from invtools.http.budgetstore import BudgetView, State, Store, describe
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SAY_AFTER", "Admission", "State", "Budget"]
+__all__ += ["SEEN_LEAST"]
 __all__ += ["BudgetView", "describe", "bucket_of", "stated_of", "shared_budget", "PacingMixin"]
 
 #: "endpoint": one budget per endpoint (the service's documented rule); "token": one budget
@@ -48,6 +49,8 @@ __all__ += ["BudgetView", "describe", "bucket_of", "stated_of", "shared_budget",
 RATE_LIMIT_SCOPES = ("endpoint", "token")
 #: How much longer (a fraction) than the server's spacing a request counts in the client's.
 PACING_MARGIN = 0.02
+#: The fewest answers of a batch that tell the pace the next estimate expects.
+SEEN_LEAST = 20
 #: A wait longer than this (seconds) says so on stderr.
 SAY_AFTER = 5.0
 #: The pace after a 429 (times the current one), its floor, and each other answer's step back.
@@ -227,18 +230,38 @@ class Budget:
 
         self._with(bucket, now, max_wait, learn)
 
-    def expected_seconds(self, bucket: str, n: int, *, in_flight: float) -> float:
-        """About how long ``n`` requests of ``bucket`` take when at most ``in_flight`` requests
-        a second can be answered (requests in flight / latency): a stated room at that speed,
+    def expected_seconds(
+        self, bucket: str, n: int, *, in_flight: float, latency: float = 0.0
+    ) -> float:
+        """About how long ``n`` requests of ``bucket`` take: as the last batch :meth:`saw`
+        (the wait for its first answer, then its pace: evidence beats the guesses that
+        follow), else ``latency`` for the last answer and, when at most ``in_flight`` requests
+        a second can be answered (requests in flight / latency), a stated room at that speed,
         the rest at the pace of a silent server (as it is now, 429s considered)."""
         s = self._with(bucket, self.clock.time(), MAX_RATE_LIMIT_WAIT, lambda s: s)
+        if s.seen is not None:
+            pace, first = s.seen
+            return first + max(0, n - 1) / pace
         fast = min(n, max(0, s.room()))
-        return fast / in_flight + (n - fast) / min(s.factor / self.interval, in_flight)
+        return latency + fast / in_flight + (n - fast) / min(s.factor / self.interval, in_flight)
+
+    def saw(self, bucket: str, n: int, *, first: float, last: float) -> None:
+        """A batch of ``n`` requests of ``bucket`` had its first answer ``first`` s after it
+        began and its last ``last`` s after: what the next estimate expects, in every process
+        of the cache folder. Fewer than :data:`SEEN_LEAST` answers, or no time between the
+        first and the last, tell no pace."""
+        if n >= SEEN_LEAST and last > first >= 0:
+            seen = [(n - 1) / (last - first), first]
+
+            def keep(s: State) -> None:
+                s.seen = seen
+
+            self._with(bucket, self.clock.time(), MAX_RATE_LIMIT_WAIT, keep)
 
     def summary(self) -> dict[str, Any]:
         """What it believes, per bucket, as plain values: the pace of a silent server
         (requests a second), a statement's room and seconds to its reset, seconds still held,
-        429s seen."""
+        429s seen, the answers a second the last batch of details saw (None: none yet)."""
         out: dict[str, Any] = {}
         for bucket in self._store.buckets():
             now = self.clock.time()
@@ -251,6 +274,7 @@ class Budget:
                 "reset_in": None if st is None else round(st[2] - now, 3),
                 "held_for": round(max(0.0, s.held - now), 3),
                 "rate_limited": s.refused,
+                "seen": None if s.seen is None else round(s.seen[0], 3),
             }
         return out
 
