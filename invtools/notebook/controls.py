@@ -65,7 +65,11 @@ class TypeChoice(widgets.HBox):
         self.options = TX_TYPES
         self._syncing = False
         chosen = self.options if value is None else tuple(value)
-        look = {"indent": False, "layout": {"width": "auto", "margin": "0 1.2em 0 0"}}
+        # Never narrower than its name: in a narrow output (the docs site) the row wraps.
+        look = {
+            "indent": False,
+            "layout": {"width": "auto", "margin": "0 1.2em 0 0", "flex": "0 0 auto"},
+        }
         self.boxes = {
             kind: widgets.Checkbox(value=kind in chosen, description=kind, **look)
             for kind in self.options
@@ -73,7 +77,7 @@ class TypeChoice(widgets.HBox):
         # The label: the same width and alignment as the descriptions of the controls above it.
         super().__init__(
             children=[inline_label("Types"), *self.boxes.values()],
-            layout={"align_items": "center"},
+            layout={"align_items": "center", "flex": "0 0 auto"},
         )
         self.value = chosen
         for box in self.boxes.values():

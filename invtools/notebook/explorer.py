@@ -117,7 +117,9 @@ class ActivityExplorer(widgets.VBox):
         self.by = widgets.Dropdown(options=splits, description="Split by", layout={"width": "14em"})
         self.types = TypeChoice()
         self.exclude_counts = widgets.Checkbox(
-            description=_LEAVE_OUT, indent=False, layout={"width": "auto", "margin": "0 0 0 2em"}
+            description=_LEAVE_OUT,
+            indent=False,
+            layout={"width": "auto", "margin": "0 0 0 2em", "flex": "0 0 auto"},
         )
         self.kind = widgets.ToggleButtons(
             options=(("bars", "bar"), ("lines", "line")), style=narrow
@@ -132,7 +134,12 @@ class ActivityExplorer(widgets.VBox):
             [inline_label("Metric"), self.metric, inline_label("Units"), self.units],
             [self.types, self.exclude_counts],
         ]
-        controls = widgets.VBox([widgets.HBox(r, layout={"align_items": "center"}) for r in rows])
+        row, wraps = {"align_items": "center"}, {"align_items": "center", "flex_flow": "row wrap"}
+        # The Types row wraps in a narrow output (the docs site's column) rather than cutting
+        # the checkboxes' names short; the others shrink their buttons onto two lines.
+        controls = widgets.VBox(
+            [widgets.HBox(r, layout=wraps if r[0] is self.types else row) for r in rows]
+        )
         super().__init__(children=[controls, self.message, self.image, self.summary_html])
         for control in itertools.chain(*rows):  # each redraws on change (labels never change)
             control.observe(self._on_control, names="value")
