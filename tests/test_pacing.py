@@ -116,12 +116,13 @@ def test_the_estimate_of_a_silent_server_is_its_pace(fake_clock):
     assert budget.expected_seconds("b", 9, in_flight=100.0) == pytest.approx(2.0)  # 4.5/s
 
 
-def test_the_estimate_spends_a_stated_room_at_the_speed_of_the_requests_in_flight(fake_clock):
+def test_the_estimate_spends_a_stated_room_at_once_and_waits_for_its_reset_for_more(fake_clock):
     budget = Budget(5, clock=fake_clock, margin=0.0)
     stated = budget.admit("b")
     budget.observe("b", stated, status=200, headers=STATED)  # 10 left
     budget.acquire("b")  # 9 left
-    assert budget.expected_seconds("b", 15, in_flight=3.0) == pytest.approx(9 / 3 + 6 / 3)
+    # 9 at once, then the 10th and later wait for the reset (30 s, a second sooner when whole)
+    assert budget.expected_seconds("b", 15, in_flight=3.0) == pytest.approx(29 + 6 / 3)
     assert budget.expected_seconds("b", 4, in_flight=8.0) == pytest.approx(4 / 8)
     fake_clock.sleep(30.0)  # the statement ran out
     assert budget.expected_seconds("b", 10, in_flight=100.0) == pytest.approx(2.0)
@@ -146,6 +147,15 @@ def test_the_estimate_follows_the_pace_the_last_batch_saw_in_a_new_process_too(
     assert kernel.expected_seconds("other", 201, in_flight=10.0) == pytest.approx(201 / 5)
     other = Budget(5, clock=fake_clock, margin=0.0, path=path, owner="another token")
     assert other.expected_seconds("b", 201, in_flight=10.0) == pytest.approx(201 / 5)
+
+
+def test_a_seen_pace_spends_a_stated_room_and_waits_for_its_reset_for_more(fake_clock):
+    budget = Budget(5, clock=fake_clock, margin=0.0)
+    budget.saw("b", 101, first=0.8, last=40.8)  # 2.5/s
+    budget.observe("b", budget.admit("b"), status=200, headers=STATED)  # 10 left, reset in 29 s
+    budget.acquire("b")  # 9 left
+    assert budget.expected_seconds("b", 5, in_flight=10.0) == pytest.approx(0.8 + 4 / 2.5)
+    assert budget.expected_seconds("b", 15, in_flight=10.0) == pytest.approx(0.8 + 29 + 5 / 2.5)
 
 
 def test_a_batch_too_small_or_instant_to_tell_a_pace_leaves_the_estimate(fake_clock):

@@ -233,17 +233,30 @@ class Budget:
     def expected_seconds(
         self, bucket: str, n: int, *, in_flight: float, latency: float = 0.0
     ) -> float:
-        """About how long ``n`` requests of ``bucket`` take: as the last batch :meth:`saw`
-        (the wait for its first answer, then its pace: evidence beats the guesses that
-        follow), else ``latency`` for the last answer and, when at most ``in_flight`` requests
-        a second can be answered (requests in flight / latency), a stated room at that speed,
-        the rest at the pace of a silent server (as it is now, 429s considered)."""
-        s = self._with(bucket, self.clock.time(), MAX_RATE_LIMIT_WAIT, lambda s: s)
-        if s.seen is not None:
-            pace, first = s.seen
-            return first + max(0, n - 1) / pace
-        fast = min(n, max(0, s.room()))
-        return latency + fast / in_flight + (n - fast) / min(s.factor / self.interval, in_flight)
+        """About how long ``n`` requests of ``bucket`` take, when at most ``in_flight``
+        requests a second can be answered (requests in flight / latency): the wait for the
+        first answer, then the pace the last batch :meth:`saw` (evidence beats the guesses:
+        ``latency``, then the pace of a silent server as it is now, 429s considered). A stated
+        room goes at that pace (before any seen: at ``in_flight``); more than the room waits
+        for the stated reset first.
+
+        >>> Budget(5, margin=0.0).expected_seconds("b", 100, in_flight=10.0, latency=0.8)
+        20.8
+        """
+        now = self.clock.time()
+        s = self._with(bucket, now, MAX_RATE_LIMIT_WAIT, lambda s: s)
+        if s.seen is not None:  # the last batch's first answer, then its pace between answers
+            (pace, first), rest = s.seen, max(0, n - 1)
+            speed = pace
+        else:  # one answer's latency; a stated room at the speed of the requests in flight
+            pace, first, rest = min(s.factor / self.interval, in_flight), latency, n
+            speed = in_flight
+        if s.stated is None:
+            return first + rest / pace
+        room = max(0, s.room())
+        if n <= room:
+            return first + rest / speed
+        return first + max(room / speed, s.stated[2] - now) + (rest - room) / pace
 
     def saw(self, bucket: str, n: int, *, first: float, last: float) -> None:
         """A batch of ``n`` requests of ``bucket`` had its first answer ``first`` s after it
