@@ -40,9 +40,9 @@ from invtools.errors import CacheError, Cancelled, RateLimitError
 from invtools.http.budgetstore import BudgetView, State, Store, describe
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
 
-__all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SAY_AFTER", "Admission", "State", "Budget"]
-__all__ += ["SEEN_LEAST"]
-__all__ += ["BudgetView", "describe", "bucket_of", "stated_of", "shared_budget", "PacingMixin"]
+__all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SEEN_LEAST", "SAY_AFTER", "Admission", "State"]
+__all__ += ["Budget", "BudgetView", "describe", "bucket_of", "stated_of", "shared_budget"]
+__all__ += ["PacingMixin"]
 
 #: "endpoint": one budget per endpoint (the service's documented rule); "token": one budget
 #: shared by every endpoint (what one production client reports).
