@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                         pairs = rows[start : start + args.details]
                         estimate, measured = run(python, sb, pairs, Path(tmp) / "c.sqlite")
                         figures.append((estimate, measured))
-                        if "300" in name:
+                        if "300" in name:  # a moment between runs; the minute runs out in run 3
                             time.sleep(2)
                 met = all(abs(e / m - 1) <= GOAL for e, m in figures[1:])
                 ok &= met or label != "new"
