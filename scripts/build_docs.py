@@ -233,7 +233,11 @@ def download(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=60) as response:
             return response.read()
     except (urllib.error.URLError, OSError) as exc:
-        raise BuildError(f"could not download {url}: {exc}") from exc
+        raise BuildError(
+            f"could not download {url}: {exc}. The first build fetches it from the npm "
+            "registry: check the network or proxy and run make docs again (later builds use "
+            f"the copy kept in {TARBALLS.relative_to(ROOT)}/)"
+        ) from exc
 
 
 # -- notebooks and MkDocs ----------------------------------------------------------------------

@@ -33,14 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from browser_check import CHROMIUM_ARGS  # noqa: E402 - this folder's: the same flags for Chromium
+
 #: URL schemes that stay on this machine; a request for anything else is aborted and counted.
 LOCAL = ("file:", "data:", "blob:", "about:")
 #: How long the html-manager may take to render a page's widgets.
