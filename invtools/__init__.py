@@ -18,6 +18,7 @@ from invtools.errors import (
     ArgumentTypeError,
     AuthenticationError,
     CacheError,
+    ClockWarning,
     ConfigError,
     DeletedItemsWarning,
     InvalidRequestError,
@@ -81,6 +82,7 @@ __all__ = [
     "ServerError",
     "DeletedItemsWarning",
     "WindowWarning",
+    "ClockWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

@@ -18,10 +18,10 @@ Errors are split by what the caller can do about them::
         ├── RateLimitError             429, after the retries ran out
         └── ServerError                5xx, after the retries ran out
 
-Two warnings live here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
-leaves deleted items out of its result (``include_deleted=True`` keeps them), and
+Three warnings live here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
+leaves deleted items out of its result (``include_deleted=True`` keeps them),
 :class:`WindowWarning`, said when an analysis needs transactions from outside its frame's
-window.
+window, and :class:`ClockWarning`, said when the service's clock is not believed.
 
 Every :class:`APIError` carries ``status``, ``type``, ``title``, ``correlation_id``, ``method``
 and ``path``. Messages never contain a token: the real service echoes a bad token in the
@@ -55,6 +55,7 @@ __all__ = [
     "ServerError",
     "DeletedItemsWarning",
     "WindowWarning",
+    "ClockWarning",
     "from_response",
 ]
 
@@ -80,6 +81,13 @@ class WindowWarning(UserWarning):
     frame of ``since="30D"`` asked about dead stock over 90 days): its answer may be wrong.
     The message gives the dates and the ``since=`` that would do; ``strict=True`` makes it a
     :class:`ConfigError`. See docs/explanation/now.md."""
+
+
+class ClockWarning(UserWarning):
+    """The service's clock (the ``Date`` of its answer about the team) was not believed: it was
+    missing or unreadable, more than a day ahead of this machine's clock, jumped between two
+    answers, or was older than rows the service itself returned. The message says which clock
+    invtools uses instead; docs/explanation/now.md gives the rule."""
 
 
 class ConfigError(InvtoolsError, ValueError):

@@ -145,7 +145,7 @@ def supplier_summary(
         [ranked, "deliveries", "partner_id"], ascending=[False, False, True], ignore_index=True
     )
     out.attrs[DELETED_NOTE] = inbound.attrs[DELETED_NOTE]
-    return carry_provenance(out, lines, items, partners)
+    return carry_provenance(out, lines, items, partners, who="supplier_summary")
 
 
 def shrinkage(
@@ -235,4 +235,4 @@ def shrinkage(
         ((before < cut - 1e-12) & (loss > 0)).to_numpy(dtype=bool), dtype="boolean"
     )
     out.attrs[DELETED_NOTE] = adjusted.attrs[DELETED_NOTE]
-    return carry_provenance(out, lines, items)
+    return carry_provenance(out, lines, items, who="shrinkage")

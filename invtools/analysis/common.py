@@ -31,6 +31,7 @@ from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
     DELETED_NOTE,
     PROVENANCE_KEYS,
+    context_of,
     deleted_items,
     leave_out_deleted,
     merge_provenance,
@@ -103,16 +104,23 @@ _EARLIEST, _LATEST = pd.Timestamp("1678-01-01", tz="UTC"), pd.Timestamp("2261-12
 def as_of_time(
     value: Any, times: pd.Series, *, who: str, name: str = "as_of", frame: Any = None
 ) -> pd.Timestamp | NaTType:
-    """``value`` as a UTC time (naive means UTC; a duration such as ``"90D"`` counts back from
-    now: :func:`invtools._types.parse_time`); None: the end of ``frame``'s window
-    (:func:`window_of`: the service's clock when it was fetched; durations count back from
-    it too), else the newest of ``times`` (NaT if none)."""
-    window = window_of(frame)
+    """``value`` as a UTC time (naive means UTC: :func:`invtools._types.parse_time`); None:
+    the moment ``frame`` is as of (:func:`invtools.frames.context_of`: when its data left the
+    server, on the service's clock, or the end of the window it was asked for), else -- a frame
+    with no recorded context -- the newest of ``times`` (NaT if none). A duration such as
+    ``"90D"`` counts back from that same moment. The one place an analysis decides "as of
+    when" (docs/explanation/now.md)."""
+    moment = context_of(frame).as_of
+    if moment is None:
+        window = window_of(frame)  # a record from before as_of was kept: its window's end
+        moment = None if window is None else window[1]
     if value is None:
-        if window is not None:
-            return window[1]
+        if moment is not None:
+            return moment
         return times.max() if len(times) else pd.NaT
-    return _time(value, who=who, name=name, now=None if window is None else window[1])
+    if moment is None and len(times) and not pd.isna(times.max()):
+        moment = times.max()
+    return _time(value, who=who, name=name, now=None if moment is None else moment)
 
 
 def check_reach(frame: Any, start: Any, end: Any, *, question: str, who: str, strict: bool) -> None:
@@ -192,21 +200,47 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
     return value
 
 
-def carry_provenance(result: pd.DataFrame, *sources: pd.DataFrame | None) -> pd.DataFrame:
+def carry_provenance(
+    result: pd.DataFrame, *sources: pd.DataFrame | None, who: str
+) -> pd.DataFrame:
     """``result`` with the provenance of the frames it was computed from, merged
-    (:func:`invtools.frames.merge_provenance`: one team, or both named; the oldest
-    ``data_as_of``; the lines' window), when any has one. What pandas carried over from the
-    inputs' ``attrs`` (a walk's record, a stale provenance) is dropped; the result's own
-    (such as ``deleted_items_excluded``) are kept. Returns ``result``.
+    (:func:`invtools.frames.merge_provenance`: the team, the oldest ``as_of`` and
+    ``data_as_of``, the lines' window), when any has one; ``rows`` is the result's. What pandas
+    carried over from the inputs' ``attrs`` (a walk's record, a stale provenance) is dropped;
+    the result's own (such as ``deleted_items_excluded``) are kept. Returns ``result``.
+
+    An analysis is of one team: inputs of several (a stack of teams, or the lines of one shop
+    with the items of another) are a :class:`ConfigError` naming them -- each team has its
+    own clock, ids and stock, and a number computed across them means nothing.
 
     >>> lines = pd.DataFrame(); lines.attrs.update(source="api", team_name="Shop")
-    >>> carry_provenance(pd.DataFrame(), lines, None).attrs["team_name"]
+    >>> carry_provenance(pd.DataFrame(), lines, None, who="movement").attrs["team_name"]
     'Shop'
+    >>> york = pd.DataFrame(); york.attrs.update(source="api", team_id=9, team_name="York")
+    >>> lines.attrs["team_id"] = 7
+    >>> carry_provenance(pd.DataFrame(), lines, york, who="reorder")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: reorder: its frames are of 2 teams ('Shop' (team 7), ...
     """
+    merged = merge_provenance(sources)
+    if isinstance(merged.get("team_id"), list):
+        named = pd.DataFrame()
+        named.attrs.update(merged)
+        teams = context_of(named).describe()
+        raise ConfigError(
+            f"{who}: its frames are of {len(merged['team_id'])} teams ({teams}); an analysis "
+            "is of one team. Pass the frames of one team, or ask each team the same question "
+            f"and stack the answers: invtools.each_team(lambda c: ..., ...).frame(); a stack "
+            "cut to one team's rows (stack[stack['team'] == 'shop']) is that team's."
+        )
     inherited = {k for s in sources if s is not None for k in s.attrs} | set(PROVENANCE_KEYS)
-    for key in inherited - {DELETED_NOTE}:
+    for key in inherited - {DELETED_NOTE, "teams"}:
         result.attrs.pop(key, None)
-    result.attrs.update(merge_provenance(sources))
+    result.attrs.pop("teams", None)
+    result.attrs.update(merged)
+    if merged:
+        result.attrs["rows"] = len(result)
     return result
 
 

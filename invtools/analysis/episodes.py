@@ -37,7 +37,7 @@ def stockouts(
     """
     episodes = _episodes(history, as_of, "stockouts")
     episodes = without_deleted(episodes, history, include=include_deleted, who="stockouts")
-    return carry_provenance(episodes, history)
+    return carry_provenance(episodes, history, who="stockouts")
 
 
 def _episodes(history: pd.DataFrame, as_of: Any, who: str) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def stockout_summary(
     """
     summary = _summary(_episodes(history, as_of, "stockout_summary"))
     summary = without_deleted(summary, history, include=include_deleted, who="stockout_summary")
-    return carry_provenance(summary, history)
+    return carry_provenance(summary, history, who="stockout_summary")
 
 
 def _summary(eps: pd.DataFrame) -> pd.DataFrame:

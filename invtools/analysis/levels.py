@@ -115,7 +115,7 @@ def stock_at(
         }
     )
     out = without_deleted(out, history, include=include_deleted, who="stock_at")
-    return carry_provenance(out, history)
+    return carry_provenance(out, history, who="stock_at")
 
 
 def _month_end_levels(
@@ -281,7 +281,7 @@ def month_end_stock(
             }
         )
     out.attrs[DELETED_NOTE] = h.attrs[DELETED_NOTE]
-    return carry_provenance(out, history)
+    return carry_provenance(out, history, who="month_end_stock")
 
 
 def _labels(ids: list[int], names: pd.Series) -> list[str]:
@@ -349,4 +349,4 @@ def stock_value_by_month(
         }
     )
     out.attrs[DELETED_NOTE] = h.attrs[DELETED_NOTE]
-    return carry_provenance(out, history, items)
+    return carry_provenance(out, history, items, who="stock_value_by_month")

@@ -142,7 +142,7 @@ def reorder(
     result = without_deleted(result, sold, include=include_deleted, who=who)
     if top is not None:
         result = result.head(top).reset_index(drop=True)
-    return carry_provenance(result, lines, items)
+    return carry_provenance(result, lines, items, who="reorder")
 
 
 #: ``by=`` of :func:`dead_stock`
@@ -245,4 +245,4 @@ def dead_stock(
             na_position="last",
             ignore_index=True,
         ).drop(columns="_rank")
-    return carry_provenance(out, lines, items, stock)
+    return carry_provenance(out, lines, items, stock, who="dead_stock")

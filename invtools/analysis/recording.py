@@ -165,12 +165,12 @@ def audit(
         }
     )
     if by == "member":
-        return carry_provenance(_per_member(rows), transactions)
+        return carry_provenance(_per_member(rows), transactions, who="audit")
     flagged = rows[(rows["edited"] | rows["backdated"]).to_numpy(dtype=bool)]
     flagged = flagged.sort_values(
         ["created_by_id", "created_at", "transaction_id"], na_position="last", ignore_index=True
     )
-    return carry_provenance(flagged, transactions)
+    return carry_provenance(flagged, transactions, who="audit")
 
 
 def _per_member(rows: pd.DataFrame) -> pd.DataFrame:

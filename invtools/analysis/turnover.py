@@ -120,7 +120,7 @@ def movement(
         ["sold", "days_since_last_sale"], ascending=[True, False], ignore_index=True
     )
     result = without_deleted(result, lines, include=include_deleted, who="movement")
-    return carry_provenance(result, lines, items)
+    return carry_provenance(result, lines, items, who="movement")
 
 
 def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -148,4 +148,4 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         value_at_price=("value_at_price", "sum"),
     )
     out = out.reset_index().sort_values("value_at_cost", ascending=False, ignore_index=True)
-    return carry_provenance(out, stock, items)
+    return carry_provenance(out, stock, items, who="stock_value")

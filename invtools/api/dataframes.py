@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import closing
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
@@ -29,6 +30,7 @@ from invtools._types import (
     PARTNERS_PATH,
     TXS_PATH,
     check_tx_type,
+    counts_back,
     parse_window,
 )
 from invtools.api.resources import Resources
@@ -105,6 +107,7 @@ class DataFrames(Resources):
                 list(walk),  # first: the walk checks the team's mode before anything is sent
                 self._plain_list(LOCATIONS_PATH, refresh, dated=False),
             ),
+            grain="stock",
         )
 
     def transactions_df(
@@ -133,8 +136,8 @@ class DataFrames(Resources):
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
         with_lines = check_flag(with_lines, "with_lines")
 
-        def build() -> pd.DataFrame:
-            walk, window = self._windowed(
+        def build() -> tuple[pd.DataFrame, _Asked | None]:
+            walk, asked = self._windowed(
                 since,
                 until,
                 type=type,
@@ -145,15 +148,13 @@ class DataFrames(Resources):
                 progress=progress,
             )
             if with_lines:
-                rows, details = self._rows_and_details(walk, progress)
-                df = _join_lines(rows, details, all_types=type is None)
-            elif window is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
-                df = walk.frame()
-            else:
-                df = _tx_frame(walk)
-            return _with_window(df, window)
+                rows, details = self._rows_and_details(walk, progress, asked)
+                return _join_lines(rows, details, all_types=type is None), asked
+            if asked is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
+                return walk.frame(), asked
+            return _tx_frame(walk), asked
 
-        return self._framed(TXS_PATH, filters, build)
+        return self._framed(TXS_PATH, filters, build, grain="lines" if with_lines else None)
 
     def lines_df(
         self,
@@ -203,8 +204,8 @@ class DataFrames(Resources):
             )
             return frames.with_item_columns(with_items, items, item_columns)
 
-        def build() -> pd.DataFrame:
-            walk, window = self._windowed(
+        def build() -> tuple[pd.DataFrame, _Asked | None]:
+            walk, asked = self._windowed(
                 since,
                 until,
                 type=type,
@@ -213,10 +214,10 @@ class DataFrames(Resources):
                 max_age=max_age,
                 progress=progress,
             )
-            details = self._rows_and_details(walk, progress)[1]
-            return _with_window(_lines(details, all_types=type is None), window)
+            details = self._rows_and_details(walk, progress, asked)[1]
+            return _lines(details, all_types=type is None), asked
 
-        return self._framed(TXS_PATH, filters, build)
+        return self._framed(TXS_PATH, filters, build, grain="lines")
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -251,33 +252,70 @@ class DataFrames(Resources):
             ATTRS_PATH, {}, lambda: frames.attributes_df(self.attributes(refresh=refresh))
         )
 
-    def _rows_and_details(self, walk: Walk, progress: bool | None) -> tuple[list, list]:
+    def _rows_and_details(
+        self, walk: Walk, progress: bool | None, asked: _Asked | None
+    ) -> tuple[list, list]:
         """The rows of ``walk``, then their details at the revision the list shows (None:
-        deleted since, left out). The list is read whole first, so the bar knows the total."""
+        deleted since, left out); the transaction's own columns (partner, member, location
+        names) from the rows just walked, as the list shows them now (a detail is cached per
+        revision, and a rename raises none). The list is read whole first, so the bar knows the
+        total, and the service's clock is checked against the rows before any detail is
+        asked for: rows recorded after it move it on (:meth:`ServiceClock.saw_recorded`), and
+        a window counted back from it starts that much later."""
         rows = list(walk)
+        stated = [r.get("created_at") for r in rows if isinstance(r.get("created_at"), str)]
+        shift = self._requester.service_clock.saw_recorded(
+            pd.Timestamp(max(stated)) if stated else None  # ISO UTC text sorts as time
+        )
+        if shift and asked is not None and asked.counts_back and asked.since is not None:
+            floor = pd.Timestamp(asked.since + shift)
+            rows = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= floor]
         with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
-            return rows, [detail for _row, detail in fetched if detail is not None]
+            return rows, [
+                {**detail, **row, "items": detail.get("items")}
+                for row, detail in fetched
+                if detail is not None
+            ]
 
-    def _windowed(
-        self, since: Any, until: Any, **options: Any
-    ) -> tuple[Walk, dict[str, Any] | None]:
+    def _windowed(self, since: Any, until: Any, **options: Any) -> tuple[Walk, _Asked | None]:
         """The walk of :meth:`transactions` (``options``) from ``since`` to ``until``
-        (durations back from :meth:`now`, asked once), and the window a frame of it holds:
-        from ``since`` (None: the list's start) to ``until``, or the service's clock then;
-        None for a whole list."""
+        (durations back from :meth:`now`, asked once), and what was asked (None: a whole
+        list); what a frame of it holds is decided by ``_framed``."""
         now = functools.cache(self.now)
         lo, hi = parse_window(since, until, now=now)
         walk = self.transactions(since=lo, until=hi, **options)
-        return walk, None if lo is None and hi is None else {"since": lo, "until": hi or now()}
+        return walk, None if lo is None and hi is None else _Asked(lo, hi, counts_back(since))
 
     def _framed(
-        self, path: str, filters: Mapping[str, Any], build: Callable[[], pd.DataFrame]
+        self,
+        path: str,
+        filters: Mapping[str, Any],
+        build: Callable[[], pd.DataFrame | tuple[pd.DataFrame, _Asked | None]],
+        *,
+        grain: str | None = None,
     ) -> pd.DataFrame:
         """Build a frame while counting its requests; record where it came from (no token)
-        and the window it holds (``_with_window``)."""
+        and its context, decided here once: the team (its service and id), the ``grain`` (by
+        default the endpoint's), the moment it is as of (when its data left the server, on the
+        service's clock, checked against the rows' ``created_at``) and, for a walk asked for a
+        window (``build`` returns the frame and what was asked), the window it holds
+        (:func:`invtools.frames.fit_window`)."""
+        clock = self._requester.service_clock
         with self._counters.measure() as m:
-            df = build()
+            built = build()
+        df, asked = built if isinstance(built, tuple) else (built, None)
         team, s = self.team(), m.stats
+        before = clock.ahead or timedelta(0)
+        if "created_at" in df.columns and len(df):
+            clock.saw_recorded(df["created_at"].max())
+        moment = clock.now() if m.data_as_of is None else clock.of_local(m.data_as_of)
+        window = None
+        as_of = moment
+        if asked is not None:
+            since, shift = asked.since, (clock.ahead or timedelta(0)) - before
+            if asked.counts_back and since is not None and shift > timedelta(0):
+                since = since + shift  # the clock moved on: so does a window counted from it
+            df, window, as_of = frames.fit_window(df, since, asked.until, moment=moment)
         record = Provenance(
             source="api",
             team_id=team.id,
@@ -285,9 +323,11 @@ class DataFrames(Resources):
             base_url=self._requester.base_url,
             endpoint=path,
             filters=dict(filters),
-            window=df.attrs.get("window"),
+            window=window,
+            grain=grain or _GRAINS.get(path),
+            as_of=as_of,
             fetched_at=m.finished_at or datetime.now(UTC),
-            data_as_of=m.data_as_of,
+            data_as_of=None if m.data_as_of is None else moment,
             pages=s.pages,
             rows=len(df),
             requests=s.sent,
@@ -302,10 +342,25 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _with_window(df: pd.DataFrame, window: Mapping[str, Any] | None) -> pd.DataFrame:
-    """``df`` with the window it holds in its attrs, for its provenance (None: a whole list)."""
-    df.attrs["window"] = window
-    return df
+@dataclass
+class _Asked:
+    """The window a walk of the transactions list was asked for: its bounds as first read
+    (None: open) and whether ``since`` counts back from the service's clock (``"90D"``)."""
+
+    since: datetime | None
+    until: datetime | None
+    counts_back: bool
+
+
+#: What one row of each endpoint's frame is (``attrs["grain"]``).
+_GRAINS = {
+    ITEMS_PATH: "items",
+    TXS_PATH: "transactions",
+    LOCATIONS_PATH: "locations",
+    PARTNERS_PATH: "partners",
+    MEMBERS_PATH: "members",
+    ATTRS_PATH: "attributes",
+}
 
 
 def _tx_frame(walk: Walk) -> pd.DataFrame:

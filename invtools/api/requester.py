@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import KW_ONLY, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -43,7 +43,8 @@ from invtools._config import (
     check_kind,
     redact_url,
 )
-from invtools._types import parse_time, resource_of
+from invtools._types import resource_of
+from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import Team, team_mode_message
 from invtools.api.stats import Counters
 from invtools.errors import (
@@ -118,14 +119,17 @@ class Requester:
     clock: Any = SYSTEM_CLOCK
     max_wait: float = MAX_RATE_LIMIT_WAIT
     team: Team | None = field(default=None, init=False)
-    #: How far the service's clock is ahead of ours (its ``Date``: :meth:`now`).
-    ahead: timedelta = field(default=timedelta(0), init=False)
+    #: The service's clock, from the ``Date`` of its answers to ``send(..., clocked=True)``
+    #: (the team's), checked (:mod:`invtools.api.clock`).
+    service_clock: ServiceClock = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.service_clock = ServiceClock(self.clock)
 
     def now(self) -> datetime:
-        """The service's clock now: ours, moved by how far the ``Date`` of its answer to
-        ``send(..., clocked=True)`` (the team's) was from ours when it was made. The real
-        service's is the wall clock; the stand-in's is its data's end (its "now")."""
-        return datetime.fromtimestamp(self.clock.time(), UTC) + self.ahead
+        """The service's clock now (:meth:`ServiceClock.now`). The real service's is the wall
+        clock; the stand-in's is its data's end (its "now")."""
+        return self.service_clock.now()
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -210,13 +214,8 @@ class Requester:
             return self.to_data(resp, path, attempt), from_cache
 
     def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
-        try:
-            stated = parse_time(resp.headers.get("Date"), name="Date")
-        except ConfigError:  # no usable Date: our clock is the service's
-            return
-        if stated is not None:
-            made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
-            self.ahead = stated - (made or datetime.fromtimestamp(self.clock.time(), UTC))
+        made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
+        self.service_clock.stated(resp.headers.get("Date"), made=made)
 
     def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:
         """How long to wait before retrying ``resp``, and why."""

@@ -75,8 +75,10 @@ module             what it holds
 ``lines``          :func:`lines_df`; :func:`with_item_columns` (item columns onto lines)
 ``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
-``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`, :func:`window_of`,
+``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`,
                    :func:`merge_provenance` (several frames' records in one)
+``context``        :func:`context_of` (a frame's team, grain, window and the moment it is as
+                   of: what every analysis reads), :func:`window_of`, :func:`fit_window`
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
 ``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
@@ -107,13 +109,13 @@ from __future__ import annotations
 
 from invtools.frames.arrow import BLOCK_BYTES as BLOCK_BYTES  # documented, not in __all__
 from invtools.frames.arrow import transactions_df_from_pages
+from invtools.frames.context import Context, context_of, fit_window, window_of
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
 from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df, with_item_columns
 from invtools.frames.provenance import (
     PROVENANCE_KEYS,
     merge_provenance,
-    window_of,
     with_provenance,
 )
 from invtools.frames.reader import CHUNK_ROWS as CHUNK_ROWS  # documented, not in __all__
@@ -159,8 +161,11 @@ __all__ = [
     "stock_history",
     "rebase_levels",
     "with_provenance",
-    "window_of",
     "merge_provenance",
+    "Context",
+    "context_of",
+    "window_of",
+    "fit_window",
     "DELETED_NOTE",
     "deleted_items",
     "leave_out_deleted",

@@ -30,13 +30,13 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.errors import ArgumentTypeError
+from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.frames.context import own_attrs
 
 __all__ = [
     "Provenance",
     "PROVENANCE_KEYS",
     "with_provenance",
-    "window_of",
     "merge_provenance",
     "json_safe",
     "utc_stamp",
@@ -88,19 +88,23 @@ class Provenance:
     mirror file); ``team_id``/``team_name``/``base_url``: whose data, from which service (a
     demo frame and a real frame of the same team id differ here); ``endpoint`` and
     ``filters``: what was asked; ``window``: the transaction times a frame asked for a
-    window holds (``since``, None for the list's start, and ``until``, the service's clock when
-    none was given; ISO UTC), what an analysis of it may look back over; ``fetched_at``: when
-    the rows were read (ISO UTC);
+    window holds (``since``, None for the list's start, and ``until``: the ``until=`` given,
+    else when its data left the server or its newest row, if later; ISO UTC), what an analysis
+    of it may look back over; ``grain``: what one row is (``"transactions"``, ``"lines"``,
+    ``"items"``, ``"stock"``, ``"history"``, ...); ``as_of``: the one moment the frame is as of,
+    on the service's clock, what its analyses measure to (docs/explanation/now.md);
+    ``fetched_at``: when the rows were read (this machine's clock, ISO UTC);
     ``data_as_of``: when the oldest answer they came from left the server (a cached walk
-    is as old as its first page; ISO UTC): how old the data is;
+    is as old as its first page), on the service's clock: how old the data is;
     ``pages``, ``rows``, ``requests`` (sent over the network), ``from_cache`` (answered by the
     local cache) and ``retries`` of the call that built the frame.
 
     A record merged from several frames (:func:`merge_provenance`: an analysis of lines and
     items, two teams' frames stacked) keeps every field a JSON value; where its inputs differ,
-    ``team_id`` and ``team_name`` are lists, entry *i* of both one team; ``endpoint`` and
-    ``filters`` lists, entry *i* of both what one input asked; ``source`` and ``base_url`` lists
-    of the distinct values. ``window`` is the span every input holds, ``fetched_at`` and
+    ``team_id``, ``team_name`` and ``base_url`` are lists, entry *i* of each one team (a team is
+    its service and its id); ``endpoint`` and ``filters`` lists, entry *i* of both what one
+    input asked; ``source`` and ``grain`` lists of the distinct values. ``window`` is the span
+    every input holds (of several teams: a list, one per team), ``as_of``, ``fetched_at`` and
     ``data_as_of`` the oldest input's, the counts their sums.
     """
 
@@ -111,8 +115,10 @@ class Provenance:
     base_url: str | list[str] | None = None
     endpoint: str | list[str | None] | None = None
     filters: Mapping[str, Any] | list[Mapping[str, Any]] = dataclasses.field(default_factory=dict)
-    window: Mapping[str, Any] | None = None
+    window: Mapping[str, Any] | list[Any] | None = None
+    grain: str | list[str] | None = None
     # a datetime given is kept as its ISO UTC text (__post_init__)
+    as_of: str | datetime | list[Any] | None = None
     fetched_at: str | datetime | None = None
     data_as_of: str | datetime | None = None
     pages: int = 0
@@ -131,7 +137,7 @@ class Provenance:
             )
         kept = [json_safe({k: v for k, v in dict(f or {}).items() if v is not None}) for f in given]
         object.__setattr__(self, "filters", kept if merged else kept[0])
-        for name in ("fetched_at", "data_as_of"):
+        for name in ("as_of", "fetched_at", "data_as_of"):
             if isinstance(getattr(self, name), datetime):
                 object.__setattr__(self, name, utc_stamp(getattr(self, name)))
 
@@ -163,12 +169,17 @@ PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
         "list of dicts, entry i those of endpoint i)",
         "window": "the transaction times the frame holds, {'since': ..., 'until': ...} (ISO "
         "8601 UTC text; since None: from the list's start), when it was asked for a window "
-        "(merged: the span every input holds, the latest since and the earliest until)",
-        "fetched_at": "when the rows were fetched (ISO 8601 UTC text, '2026-05-02T01:10:00.000Z'; "
-        "merged: the oldest input's)",
+        "(merged: the span every input holds, the latest since and the earliest until; of "
+        "several teams, a list, one per team)",
+        "grain": "what one row is: 'transactions', 'lines', 'items', 'stock', 'history', ... "
+        "(merged: a list of the distinct ones)",
+        "as_of": "the one moment the frame is as of, on the service's clock (ISO 8601 UTC "
+        "text): what its analyses measure to (merged: the oldest input's)",
+        "fetched_at": "when the rows were fetched, on this machine's clock (ISO 8601 UTC text, "
+        "'2026-05-02T01:10:00.000Z'; merged: the oldest input's)",
         "data_as_of": "when the oldest answer they came from left the server (a cached walk is "
-        "as old as its first page; ISO 8601 UTC text): how old the data is (merged: the oldest "
-        "input's)",
+        "as old as its first page), on the service's clock (ISO 8601 UTC text): how old the "
+        "data is (merged: the oldest input's)",
         "pages": "number of pages walked (merged: the inputs' sum, as for the counts below)",
         "rows": "number of rows read",
         "requests": "number of HTTP requests actually sent (cache hits excluded)",
@@ -185,9 +196,10 @@ def with_provenance(
 
     ``provenance`` is a :class:`Provenance` or a mapping of its fields;
     keyword ``fields`` (see :data:`PROVENANCE_KEYS`: source, team_id, team_name, base_url,
-    endpoint, filters, window, fetched_at, data_as_of, pages, rows, requests, from_cache,
-    retries) are added to it or replace its values. ``source`` is ``"api"`` unless given. An
-    unknown key raises ``TypeError`` so a typo does not silently drop information.
+    endpoint, filters, window, grain, as_of, fetched_at, data_as_of, pages, rows, requests,
+    from_cache, retries) are added to it or replace its values. ``source`` is ``"api"``
+    unless given. An unknown key raises ``TypeError`` so a typo does not silently drop
+    information.
 
     ``df.attrs`` receives every field as JSON values (``fetched_at`` as ISO text, filters as
     text and numbers), other keys already there are kept. pandas carries ``attrs`` through
@@ -199,7 +211,7 @@ def with_provenance(
     >>> with_provenance(df, team_nmae="Shop")
     Traceback (most recent call last):
     ...
-    invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, window, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
+    invtools.errors.ArgumentTypeError: with_provenance() got unknown key(s) ['team_nmae']; known keys: source, team_id, team_name, base_url, endpoint, filters, window, grain, as_of, fetched_at, data_as_of, pages, rows, requests, from_cache, retries
     """  # noqa: E501 - the doctest shows the error message whole, on one line
     if not isinstance(df, pd.DataFrame):
         raise ArgumentTypeError(f"with_provenance() takes a DataFrame, not {type(df).__name__}")
@@ -222,24 +234,6 @@ def with_provenance(
     return df
 
 
-def window_of(df: Any) -> tuple[pd.Timestamp | None, pd.Timestamp] | None:
-    """The window of transaction times ``df`` was fetched with (its provenance's ``window``:
-    ``client.lines_df(since="90D")``), as UTC ``(since, until)``, since None for the list's
-    start; None for a frame not asked for a window (a whole list, a mirror's, your own). Its
-    ``until`` is the "now" an analysis of the frame measures to (docs/explanation/now.md).
-
-    >>> df = pd.DataFrame(); df.attrs["window"] = {"since": None, "until": "2026-10-31T17:10Z"}
-    >>> window_of(df)
-    (None, Timestamp('2026-10-31 17:10:00+0000', tz='UTC'))
-    """
-    window = getattr(df, "attrs", {}).get("window")
-    if not isinstance(window, Mapping) or window.get("until") is None:
-        return None
-    since = window.get("since")
-    until = pd.to_datetime(window["until"], utc=True)
-    return (None if since is None else pd.to_datetime(since, utc=True)), until
-
-
 _COUNTS = ("pages", "rows", "requests", "from_cache", "retries")
 
 
@@ -254,17 +248,18 @@ def merge_provenance(frames: Any) -> dict[str, Any]:
     One frame's record is kept as it is. Of several, each field is merged:
 
     - a field all of them agree on keeps its one value;
-    - ``team_id`` and ``team_name`` of several teams become lists, one entry per team (entry
-      *i* of both is one team), in the order given: both teams are named;
+    - ``team_id``, ``team_name`` and ``base_url`` of several teams become lists, one entry per
+      team (entry *i* of each is one team; a team is its service and its id), in the order
+      given: both teams are named, and each keeps its own ``window``;
     - ``endpoint`` and ``filters`` asked differently become lists, one entry per way asked
       (entry *i* of both is one input: ``movement(lines, items)`` came from
-      ``['/v1/location-txs', '/v1/items']``); ``source`` and ``base_url`` lists of the distinct
+      ``['/v1/location-txs', '/v1/items']``); ``source`` and ``grain`` lists of the distinct
       values; a frame that names none of them adds nothing to them;
     - ``window``: the span every input holds (the latest ``since``, the earliest ``until``): a
       frame of a whole list holds every time, so ``movement(lines, items)`` keeps the lines'
       window and an analysis of the merged frame measures to it (docs/explanation/now.md);
-    - ``fetched_at`` and ``data_as_of``: the oldest input's, so the result is as old as its
-      oldest part;
+    - ``as_of``, ``fetched_at`` and ``data_as_of``: the oldest input's, so the result is as
+      old as its oldest part;
     - ``pages``, ``rows``, ``requests``, ``from_cache``, ``retries``: their sums.
 
     >>> lines = with_provenance(pd.DataFrame(), team_id=7, team_name="Shop",
@@ -301,27 +296,74 @@ def merge_provenance(frames: Any) -> dict[str, Any]:
                 f"{type(frame).__name__} among them"
             )
         seen.add(id(frame))
-        record = Provenance.from_attrs(frame.attrs)  # type: ignore[arg-type]  # text keys
+        record = Provenance.from_attrs(own_attrs(frame))
         if record is not None:
             records.append(record.as_attrs())
     if len(records) <= 1:
         return records[0] if records else {}
-    teams = _distinct(_pairs(records, "team_id", "team_name"))
+    teams = _teams(records)
     asked = _distinct(_pairs(records, "endpoint", "filters"), empty=(None, {}))
+    several = len(teams) > 1
     merged: dict[str, Any] = {
         "source": _one_or_all(_flat(records, "source")),
         # one team (one way asked): its values; several: aligned lists
-        "team_id": [t[0] for t in teams] if len(teams) > 1 else teams[0][0],
-        "team_name": [t[1] for t in teams] if len(teams) > 1 else teams[0][1],
-        "base_url": _one_or_all(_flat(records, "base_url")),
+        **{k: [t[k] for t in teams] if several else teams[0][k] for k in _TEAM},
         "endpoint": [a[0] for a in asked] if len(asked) > 1 else asked[0][0],
         "filters": [a[1] for a in asked] if len(asked) > 1 else asked[0][1],
-        "window": _overlap([r["window"] for r in records]),
-        "fetched_at": _oldest([r["fetched_at"] for r in records]),
-        "data_as_of": _oldest([r["data_as_of"] for r in records]),
+        # each team is measured on its own clock: a stack keeps each team's window
+        "window": [t["window"] for t in teams] if several else _overlap(teams[0]["windows"]),
+        "grain": _one_or_all(_flat(records, "grain")),
+        **{k: _oldest(_flat(records, k)) for k in ("as_of", "fetched_at", "data_as_of")},
         **{k: sum(int(r[k] or 0) for r in records) for k in _COUNTS},
     }
     return Provenance(**merged).as_attrs()
+
+
+_TEAM = ("team_id", "team_name", "base_url")
+
+
+def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each team of ``records`` once, in order -- a team is its service and its id, so team 1
+    of the demo server and team 1 of the real one are two -- with its name and the windows of
+    its records. A record naming no service joins a team of the same id; one naming no team
+    joins the first team (items of your own, say)."""
+    teams: list[dict[str, Any]] = []
+    loose: list[Any] = []
+    for r in records:
+        entries = list(zip(*(_listed(r[k], r["team_id"]) for k in _TEAM), strict=False))
+        windows = r["window"] if isinstance(r["window"], list) else [r["window"]] * len(entries)
+        for (team_id, name, url), window in zip(entries, windows, strict=False):
+            if team_id is None:
+                loose.append(window)
+                continue
+            found = next(
+                (t for t in teams if t["team_id"] == team_id and url in (t["base_url"], None)),
+                None,
+            )
+            if found is None and url is not None:  # one of the same id named no service yet
+                found = next(
+                    (t for t in teams if t["team_id"] == team_id and t["base_url"] is None), None
+                )
+            if found is None:
+                found = {"team_id": team_id, "team_name": name, "base_url": url, "windows": []}
+                teams.append(found)
+            found["base_url"] = found["base_url"] or url
+            found["team_name"] = found["team_name"] or name
+            found["windows"].append(window)
+    if not teams:
+        teams.append({"team_id": None, "team_name": None, "base_url": None, "windows": []})
+    teams[0]["windows"].extend(loose)
+    for t in teams:
+        t["window"] = _overlap(t["windows"])
+    return teams
+
+
+def _listed(value: Any, like: Any) -> list[Any]:
+    """``value`` as one entry per team of a record whose ``team_id`` is ``like``."""
+    n = len(like) if isinstance(like, list) else 1
+    if isinstance(value, list) and len(value) == n:
+        return value
+    return [None if isinstance(value, list) else value] * n
 
 
 def _flat(records: list[dict[str, Any]], key: str) -> list[Any]:
@@ -367,10 +409,19 @@ def _oldest(stamps: list[Any]) -> Any:
 
 def _overlap(windows: list[Any]) -> dict[str, Any] | None:
     """The span every window holds (a frame without one holds every time): the latest since,
-    the earliest until, as given; None when none has a window."""
+    the earliest until, as given; None when none has a window. Windows that share no moment
+    (August's lines and October's) are a :class:`ConfigError`: no span holds both."""
     spans = [w for w in windows if isinstance(w, Mapping) and w.get("until") is not None]
     if not spans:
         return None
     sinces = [w["since"] for w in spans if w.get("since") is not None]
     since = max(sinces, key=lambda s: pd.Timestamp(s)) if sinces else None
-    return {"since": since, "until": _oldest([w["until"] for w in spans])}
+    until = _oldest([w["until"] for w in spans])
+    if since is not None and pd.Timestamp(since) > pd.Timestamp(until):
+        shown = "; ".join(f"{w.get('since') or 'the start'} to {w['until']}" for w in spans)
+        raise ConfigError(
+            f"these frames hold transaction times that share no moment ({shown}): a result of "
+            "them would claim a window none of them holds. Fetch one frame that spans what you "
+            "need (client.lines_df(since=...)), or pd.concat them and set attrs['window']."
+        )
+    return {"since": since, "until": until}

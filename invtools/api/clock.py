@@ -1,0 +1,154 @@
+"""The service's clock, checked rather than believed: what "now" is for one client.
+
+The service states its clock in the ``Date`` of its answer about the team; :class:`ServiceClock`
+keeps how far that is from this machine's clock (``ahead``) and gives :meth:`~ServiceClock.now`,
+what ``since="90D"`` counts back from and what a fresh frame is as of. The rule, in order
+(docs/explanation/now.md says it for users):
+
+1. A ``Date`` that is missing, unreadable or before the year 2000 is no clock: this machine's
+   clock is used, with a :class:`~invtools.errors.ClockWarning`.
+2. A ``Date`` more than a day ahead of this machine's clock is not believed either: this
+   machine's clock. A ``Date`` behind it is believed: the stand-in's clock is its data's end,
+   weeks behind, and a service may be set wrong the other way only by so much before its own
+   rows give it away (rule 4).
+3. A later answer (``team(refresh=True)``) whose clock is more than a day from the one held is a
+   jump: the clock held is kept.
+4. The clock is never older than the rows the service itself returned: a row it recorded
+   (``created_at``) more than two minutes after the clock moves the clock on to that time
+   (:meth:`~ServiceClock.saw_recorded`), unless that row is itself more than a day ahead of this
+   machine's clock.
+
+Each ``Date`` is read against the moment its answer was made (a cached answer: when it was
+stored), so an answer read from the cache hours later moves the clock on by its age. Rules 1-3
+compare with this machine's real clock (``datetime.now``), never an injected test clock: they
+are about what time it really is; the offset itself is kept against the injected clock, which
+is what the client waits on.
+
+>>> clock = ServiceClock()
+>>> made = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+>>> clock.stated("Sat, 31 Oct 2026 17:10:00 GMT", made=made)      # behind: believed
+>>> str(clock.ahead)
+'-31 days, 5:10:00'
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as said:
+...     warnings.simplefilter("always")
+...     clock.stated("Mon, 01 Jan 0001 00:00:00 GMT", made=made)   # no clock: the one held
+>>> str(clock.ahead), said[0].category.__name__
+('-31 days, 5:10:00', 'ClockWarning')
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from invtools._clock import SYSTEM_CLOCK
+from invtools._types import parse_time
+from invtools.errors import ClockWarning, ConfigError
+
+__all__ = ["ServiceClock", "AHEAD_AT_MOST", "JUMP", "SLACK"]
+
+#: How far ahead of this machine's clock a service's ``Date`` may be (rule 2).
+AHEAD_AT_MOST = timedelta(days=1)
+#: How far one answer's clock may be from the one held before it is a jump (rule 3).
+JUMP = timedelta(days=1)
+#: How much later than the clock a row may have been recorded before the clock moves (rule 4).
+SLACK = timedelta(minutes=2)
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _fmt(when: datetime) -> str:
+    return when.strftime("%d %b %Y %H:%M UTC")
+
+
+class ServiceClock:
+    """One client's reading of the service's clock (the rule: this module's docstring).
+    ``ahead`` is None until an answer stated one (then :meth:`now` is this machine's clock)."""
+
+    def __init__(self, clock: Any = SYSTEM_CLOCK) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.ahead: timedelta | None = None
+
+    def _local(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.time(), UTC)
+
+    def now(self) -> datetime:
+        """The service's clock now."""
+        return self._local() + (self.ahead or timedelta(0))
+
+    def of_local(self, when: datetime) -> datetime:
+        """A moment of this machine's clock (when an answer arrived) on the service's clock."""
+        return when + (self.ahead or timedelta(0))
+
+    def stated(self, date: str | None, *, made: datetime | None = None) -> None:
+        """Take the ``Date`` of an answer made at ``made`` (this machine's clock; None: now),
+        by rules 1 to 3."""
+        made = self._local() if made is None else made
+        real = datetime.now(UTC)
+        try:
+            when = parse_time(date, name="Date") if isinstance(date, str) else None
+        except (ConfigError, OverflowError, ValueError):
+            when = None
+        with self._lock:
+            held = self.ahead
+            if when is None or when < _EARLIEST:
+                said = f"no usable Date ({date!r})" if date else "no Date"
+                self._keep(f"the service's answer about the team had {said}", held)
+                return
+            # rule 2 against the real clock: how far the Date is ahead of what time it is
+            early = when - (real - (self._local() - made))
+            if early > AHEAD_AT_MOST:
+                self._keep(
+                    f"the service's Date ({_fmt(when)}) is {early.days} day(s) ahead of this "
+                    "machine's clock",
+                    held,
+                )
+                return
+            ahead = when - made
+            if held is not None and abs(ahead - held) > JUMP:
+                warnings.warn(
+                    f"The service's clock jumped: its Date says {_fmt(when)}, the clock held "
+                    f"says {_fmt(made + held)}. invtools keeps the clock it held "
+                    "(docs/explanation/now.md).",
+                    ClockWarning,
+                    stacklevel=4,
+                )
+                return
+            self.ahead = ahead
+
+    def _keep(self, why: str, held: timedelta | None) -> None:
+        if held is None:
+            self.ahead = timedelta(0)
+        used = "the clock it held" if held is not None else "this machine's clock"
+        warnings.warn(
+            f"{why[0].upper()}{why[1:]}: invtools uses {used} as the service's "
+            "(docs/explanation/now.md).",
+            ClockWarning,
+            stacklevel=5,
+        )
+
+    def saw_recorded(self, newest: Any) -> timedelta:
+        """Rule 4: the service returned rows recorded (``created_at``) up to ``newest``. When
+        that is more than :data:`SLACK` after the clock, the clock moves on to it (with a
+        :class:`~invtools.errors.ClockWarning`); returns how far it moved (zero when it
+        did not)."""
+        if newest is None or newest != newest:  # None, NaT
+            return timedelta(0)
+        newest = newest.to_pydatetime() if hasattr(newest, "to_pydatetime") else newest
+        with self._lock:
+            now = self.now()
+            if newest <= now + SLACK or newest > datetime.now(UTC) + AHEAD_AT_MOST:
+                return timedelta(0)
+            shift = newest - now
+            self.ahead = (self.ahead or timedelta(0)) + shift
+        warnings.warn(
+            f"The service's clock ({_fmt(now)}) is older than rows it returned (recorded up to "
+            f"{_fmt(newest)}): invtools takes the service's clock to be at least that "
+            "(docs/explanation/now.md).",
+            ClockWarning,
+            stacklevel=4,
+        )
+        return shift
