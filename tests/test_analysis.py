@@ -516,13 +516,15 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
         month_end_stock(vase_history, 12, [7])  # type: ignore[misc]
 
 
-def test_windows_back_from_now_equal_the_explicit_date(vase_history):
-    # since="400D" / as_of=a Timedelta count back from now, as the client's since= does
+def test_windows_back_from_the_frames_moment_equal_the_explicit_date(vase_history):
+    # since="400D" / as_of=a Timedelta count back from the moment the frame is as of -- a
+    # frame of your own (no recorded context): its newest time -- as its default as_of does
+    # (issue 32: one moment; they counted from the wall clock before)
     from invtools.analysis import month_end_stock, shrinkage, supplier_summary
 
     lines = _analysis_lines()
     items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
-    now = pd.Timestamp.now(tz="UTC")
+    now = lines["transaction_time"].max()
     back = now - pd.Timestamp("2026-01-10", tz="UTC")  # a window that starts on Jan 10
     days = f"{back.total_seconds() / 86400:.6f}D"
     for helper in (
@@ -531,7 +533,7 @@ def test_windows_back_from_now_equal_the_explicit_date(vase_history):
     ):
         pd.testing.assert_frame_equal(helper(since=days), helper(since="2026-01-10"))
         pd.testing.assert_frame_equal(helper(since=back), helper(since="2026-01-10"))
-    march = now - pd.Timestamp("2026-03-10", tz="UTC")
+    march = vase_history["transaction_time"].max() - pd.Timestamp("2026-03-10", tz="UTC")
     pd.testing.assert_frame_equal(
         stock_at(vase_history, march), stock_at(vase_history, "2026-03-10")
     )

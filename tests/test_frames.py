@@ -655,6 +655,8 @@ def test_provenance_attrs_hold_one_json_record():
         "endpoint": "/v1/location-txs",
         "filters": {"type": "in"},
         "window": None,
+        "grain": None,
+        "as_of": None,
         "fetched_at": "2026-05-02T01:10:00.000Z",
         "data_as_of": None,
         "pages": 3,

@@ -124,7 +124,10 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
 
 
 @pytest.mark.network
-def test_a_result_of_two_teams_names_both(shops, make_client, tmp_path):
+def test_a_stack_of_two_teams_names_both_and_no_analysis_adds_them_up(shops, make_client, tmp_path):
+    """Issue 32: a stack of teams keeps each team's context (its window is measured on its own
+    clock), an analysis of it is refused naming both, and each team analysed on its own then
+    stacked names both."""
     pytest.importorskip("openpyxl")
     clients = {n: make_client(shops, n) for n in TEAMS}
     teams = [shops.data(n).team for n in TEAMS]
@@ -132,27 +135,41 @@ def test_a_result_of_two_teams_names_both(shops, make_client, tmp_path):
     items = invtools.each_team(lambda c: c.items_df(), clients, progress=False)
     stacked, both_items = lines.frame(ignore_index=True), items.frame(ignore_index=True)
     windows = [lines[n].attrs["window"] for n in TEAMS]
+    per_team = invtools.each_team(
+        lambda c: _quietly(lambda: analysis.supplier_summary(c.lines_df(since="2026-10-01"))),
+        clients,
+        progress=False,
+    ).frame(ignore_index=True)
     results = {
         "lines": stacked,
         "activity": viz.activity_table(stacked, "W", by="team"),
-        "suppliers": _quietly(lambda: analysis.supplier_summary(stacked)),
-        "stockouts": _quietly(lambda: analysis.stockouts(frames.stock_history(stacked))),
-        "shrinkage": _quietly(lambda: analysis.shrinkage(stacked, both_items, by="member")),
+        "suppliers": per_team,
     }
     for name, result in results.items():
         got = result.attrs
         assert got["team_id"] == [t["id"] for t in teams], name
         assert got["team_name"] == [t["name"] for t in teams], name
-        assert got["base_url"] == shops.base_url, name
-        inputs = [*lines.values(), *(items.values() if name == "shrinkage" else [])]
-        assert got["data_as_of"] == _oldest(inputs, "data_as_of"), name
-        # the span both teams' lines hold
-        assert got["window"] == {
-            "since": max((w["since"] for w in windows), key=pd.Timestamp),
-            "until": min((w["until"] for w in windows), key=pd.Timestamp),
-        }, name
-    assert results["suppliers"].attrs["endpoint"] == "/v1/location-txs"
-    assert results["shrinkage"].attrs["endpoint"] == ["/v1/location-txs", "/v1/items"]
+        assert got["base_url"] == [shops.base_url] * len(TEAMS), name  # entry i: team i
+        assert got["data_as_of"] == _oldest(list(lines.values()), "data_as_of"), name
+        assert got["window"] == windows, name  # each team's own
+        assert got["rows"] == len(result), name
+    for analyse in (
+        lambda: analysis.supplier_summary(stacked),
+        lambda: analysis.stockouts(frames.stock_history(stacked)),
+        lambda: analysis.shrinkage(stacked, both_items, by="member"),
+        lambda: analysis.shrinkage(lines[TEAMS[0]], items[TEAMS[1]]),  # one shop, other's items
+    ):
+        with pytest.raises(invtools.ConfigError, match="teams") as raised:
+            _quietly(analyse)
+        assert all(t["name"] in str(raised.value) for t in teams[:2])
+    # a stack cut to one team's rows is that team's, context and all
+    first = stacked[stacked["team"] == TEAMS[0]]
+    alone = _quietly(lambda: analysis.supplier_summary(first))
+    assert alone.attrs["team_id"] == teams[0]["id"]
+    assert alone.attrs["window"] == windows[0]
+    pd.testing.assert_frame_equal(
+        alone, _quietly(lambda: analysis.supplier_summary(lines[TEAMS[0]]))
+    )
     assert set(stacked.attrs["teams"]) == set(TEAMS)  # each team's own attrs, as before
     # and its Excel sheet says so
     path = frames.to_excel(tmp_path / "teams.xlsx", results)
@@ -248,14 +265,18 @@ def test_the_merge_rule_on_frames_of_your_own():
     )
     two = merge_provenance([lines, later])
     assert (two["team_id"], two["team_name"]) == ([1, 2], ["Shop", "Shop"])
-    assert two["window"] == {
+    assert two["window"] == [lines.attrs["window"], later.attrs["window"]]  # each team's own
+    assert two["data_as_of"] == "2026-10-31T17:00:00.000Z"
+    # one team's frames: the span both hold
+    same = merge_provenance([lines, made(**{**later.attrs, "team_id": 1})])
+    assert same["team_id"] == 1 and same["window"] == {
         "since": "2026-09-01T00:00:00.000Z",
         "until": "2026-10-31T17:00:00.000Z",
     }
-    assert two["data_as_of"] == "2026-10-31T17:00:00.000Z"
     # a merged record merged again: its lists taken entry by entry, never nested
     third = made(team_id=3, team_name="York", endpoint="/v1/items")
     three = merge_provenance([made(**{k: two[k] for k in frames.PROVENANCE_KEYS}), third])
+    assert three["window"] == [*two["window"], None]
     assert (three["team_id"], three["team_name"]) == ([1, 2, 3], ["Shop", "Shop", "York"])
     assert three["endpoint"] == ["/v1/location-txs", "/v1/items"]
     assert three["filters"] == [{}, {}]
@@ -263,3 +284,36 @@ def test_the_merge_rule_on_frames_of_your_own():
     for wrong in ("lines", 42, {"a": lines}, [lines, "items"]):
         with pytest.raises(ArgumentTypeError, match="merge_provenance"):
             merge_provenance(wrong)
+
+
+def test_merging_cannot_lie_about_team_window_or_rows():
+    """Issue 32, item 5: a team is its service and its id; windows that share no moment are
+    refused, not inverted; a None among the inputs drops nothing; ``rows`` of a result is the
+    result's."""
+    from invtools.frames import merge_provenance, with_provenance
+
+    def made(**fields):
+        return with_provenance(pd.DataFrame({"x": [1]}), **fields)
+
+    demo = made(team_id=1, team_name="Shop", base_url="http://127.0.0.1:8765", endpoint="/v1/items")
+    real = made(team_id=1, team_name="Shop", base_url="https://rest.boxhero-app.com")
+    both = merge_provenance([demo, real])
+    assert both["team_id"] == [1, 1]
+    assert both["base_url"] == ["http://127.0.0.1:8765", "https://rest.boxhero-app.com"]
+    # a frame naming no service joins the team of its id
+    assert merge_provenance([demo, made(team_id=1, team_name="Shop")])["team_id"] == 1
+
+    august = made(
+        team_id=1, window={"since": "2026-08-01T00:00:00.000Z", "until": "2026-08-31T23:59:59.999Z"}
+    )
+    october = made(
+        team_id=1, window={"since": "2026-10-01T00:00:00.000Z", "until": "2026-10-31T23:59:59.999Z"}
+    )
+    with pytest.raises(invtools.ConfigError, match="share no moment"):
+        merge_provenance([august, october])
+
+    items = made(team_id=1, endpoint="/v1/items", as_of="2026-10-31T17:09:00.000Z")
+    after = merge_provenance([august, None, items])
+    assert after["endpoint"] == "/v1/items"
+    assert after["as_of"] == "2026-10-31T17:09:00.000Z"  # the frame after the None is merged
+    assert after["window"] == august.attrs["window"]

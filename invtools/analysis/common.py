@@ -110,17 +110,22 @@ def as_of_time(
     with no recorded context -- the newest of ``times`` (NaT if none). A duration such as
     ``"90D"`` counts back from that same moment. The one place an analysis decides "as of
     when" (docs/explanation/now.md)."""
+    moment = _moment(frame, times)
+    if value is None:
+        return pd.NaT if moment is None else moment
+    return _time(value, who=who, name=name, now=moment)
+
+
+def _moment(frame: Any, times: pd.Series) -> pd.Timestamp | None:
+    """The moment ``frame`` is as of (its context), else the newest of ``times``; None when
+    neither is known."""
     moment = context_of(frame).as_of
     if moment is None:
         window = window_of(frame)  # a record from before as_of was kept: its window's end
         moment = None if window is None else window[1]
-    if value is None:
-        if moment is not None:
-            return moment
-        return times.max() if len(times) else pd.NaT
     if moment is None and len(times) and not pd.isna(times.max()):
         moment = times.max()
-    return _time(value, who=who, name=name, now=None if moment is None else moment)
+    return moment
 
 
 def check_reach(frame: Any, start: Any, end: Any, *, question: str, who: str, strict: bool) -> None:
@@ -163,13 +168,15 @@ def in_window(
 ) -> pd.DataFrame:
     """The rows of ``lines`` whose ``transaction_time`` is within ``since``..``until`` (both
     included, a date or month ``until`` to its end, as the client's ``until=`` does; durations
-    count back from now; None: open), rows without a time left out."""
+    count back from the moment the frame is as of, as :func:`as_of_time`'s do; None: open),
+    rows without a time left out."""
     times = lines["transaction_time"]
     keep = times.notna()
+    moment = _moment(lines, times)
     if since is not None:
-        keep &= times >= _time(since, who=who, name="since")
+        keep &= times >= _time(since, who=who, name="since", now=moment)
     if until is not None:
-        keep &= times <= _time(until, who=who, name="until", end=True)
+        keep &= times <= _time(until, who=who, name="until", end=True, now=moment)
     return lines[keep.fillna(False).to_numpy(dtype=bool)]
 
 
@@ -200,9 +207,7 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
     return value
 
 
-def carry_provenance(
-    result: pd.DataFrame, *sources: pd.DataFrame | None, who: str
-) -> pd.DataFrame:
+def carry_provenance(result: pd.DataFrame, *sources: pd.DataFrame | None, who: str) -> pd.DataFrame:
     """``result`` with the provenance of the frames it was computed from, merged
     (:func:`invtools.frames.merge_provenance`: the team, the oldest ``as_of`` and
     ``data_as_of``, the lines' window), when any has one; ``rows`` is the result's. What pandas

@@ -40,8 +40,8 @@ _COLUMNS = "id type transaction_time created_at revision created_by_id created_b
 
 
 def _recorded_window(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
-    """``since``/``until`` as UTC times (None: open); durations count back from the end of the
-    frame's window, else from the newest ``created_at``."""
+    """``since``/``until`` as UTC times (None: open); durations count back from the moment the
+    frame is as of (:func:`as_of_time`), else from the newest ``created_at``."""
     now = as_of_time(None, tx["created_at"], who=who, frame=tx)
     clock = None if pd.isna(now) else now.to_pydatetime()
     bounds = []
@@ -89,9 +89,10 @@ def audit(
     ``recorded_since`` to ``recorded_until``, by the member who recorded them, with the lag.
 
     ``transactions`` is a transactions frame (``client.transactions_df()``,
-    ``mirror.transactions_df()``). ``recorded_since``/``recorded_until`` cut on ``created_at``
-    (both included; a date, a month, or a duration back from the end of the frame's window,
-    else from its newest ``created_at``; None: open). ``late`` is a duration (``"1D"``, the
+    ``mirror.transactions_df()``; one of ``with_lines=True`` counts each transaction once).
+    ``recorded_since``/``recorded_until`` cut on ``created_at`` (both included; a date, a
+    month, or a duration back from the moment the frame is as of, else from its newest
+    ``created_at``; None: open). ``late`` is a duration (``"1D"``, the
     frames' ``backdated`` rule; ``"0s"``: any lag).
 
     What the API cannot tell: **who edited a row, and when**. A row has ``created_by`` (who
@@ -137,7 +138,13 @@ def audit(
     threshold = pd.Timedelta(parse_duration(late, name=f"{who}: late", zero=True))
     since, until = _recorded_window(transactions, recorded_since, recorded_until, who=who)
     _say_missed(transactions, since, who=who, strict=strict)
-    tx = transactions
+    # one row per transaction: a frame of lines (transactions_df(with_lines=True)) holds a
+    # transaction once per line, and it was recorded once
+    tx = (
+        transactions.drop_duplicates("id")
+        if transactions["id"].duplicated().any()
+        else transactions
+    )
     recorded = tx["created_at"].notna()
     if since is not None:
         recorded &= tx["created_at"] >= since

@@ -214,7 +214,13 @@ class Requester:
             return self.to_data(resp, path, attempt), from_cache
 
     def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
-        made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
+        # When the answer was made, on this machine's clock: requests-cache stamps every answer
+        # (a fresh one too) and stores the stamp, so every process reading the same answer
+        # reads the same clock from it. The stamp is of the real clock: with another clock
+        # injected (tests), a fresh answer is dated by that clock instead.
+        made = upkeep.as_utc(getattr(resp, "created_at", None))
+        if not from_cache and self.clock is not SYSTEM_CLOCK:
+            made = None
         self.service_clock.stated(resp.headers.get("Date"), made=made)
 
     def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:

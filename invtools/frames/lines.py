@@ -152,6 +152,8 @@ def with_item_columns(
     out = pd.concat([lines.iloc[:, :at], joined, lines.iloc[:, at:]], axis=1)
     out.attrs = dict(lines.attrs)
     out.attrs.update(merge_provenance([lines, items]))
+    if "grain" in lines.attrs:  # still one row per line
+        out.attrs["grain"] = lines.attrs["grain"]
     return out
 
 

@@ -142,9 +142,10 @@ class TransactionMirror:
 
         ``window=None`` walks the whole list (a *full* sync). ``window="90D"`` (a duration
         with its unit, such as ``"12h"``, or a ``timedelta``) walks only rows whose
-        transaction time is at most that far before the newest transaction time in the list
-        -- the anchor, taken from the data rather than the clock so the result does not
-        depend on when you run it. A bare number (``window=90``) is refused: write ``"90D"``.
+        transaction time is at most that far before the service's clock when the walk starts
+        (``client.now()``, the anchor: the same "now" the client's ``since="90D"`` counts
+        from; a row dated in the future moves nothing). A bare number (``window=90``) is
+        refused: write ``"90D"``.
         A window sync does not see edits to older transactions, nor their removal, until the
         next full sync; its report says so. A window that reaches the end of the list is a
         full sync.
@@ -241,7 +242,15 @@ class TransactionMirror:
         df = frames.transactions_df([row for row, _ in fetched])
         if include_removed:
             df["removed_at"] = as_time([removed for _, removed in fetched])
-        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
+        return _cut(
+            df,
+            origin,
+            window,
+            "transactions",
+            since=since,
+            until=until,
+            include_removed=include_removed,
+        )
 
     def lines_df(
         self,
@@ -273,10 +282,18 @@ class TransactionMirror:
         df = frames.lines_df([detail for detail, _ in fetched])
         if not include_removed:  # the levels from the whole history, then cut
             df = frames.rebase_levels(df)
-        return _cut(df, origin, window, since=since, until=until, include_removed=include_removed)
+        return _cut(
+            df, origin, window, "lines", since=since, until=until, include_removed=include_removed
+        )
 
     def _now(self) -> Any:
-        """What durations count back from: the client's clock (None: the wall clock)."""
+        """What durations count back from: the moment the file is as of (the service's clock
+        when its last sync began), with or without a client; a file never synced: the
+        client's clock (None: the wall clock)."""
+        with store.connect(self.path, readonly=self.read_only) as conn:
+            as_of = store.origin_of(conn).as_of
+        if as_of is not None:
+            return pd.Timestamp(as_of).to_pydatetime()
         return None if self.client is None else self.client.now()
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
@@ -429,19 +446,31 @@ def _filters(since: Any, until: Any, kind: Any, *, now: Any = None) -> tuple:
     return *parse_window(since, until, now=now), check_tx_type(kind)
 
 
-def _cut(df: pd.DataFrame, origin: Provenance, window: tuple, **asked: Any) -> pd.DataFrame:
-    """The rows of ``df`` in the client's ``window`` (:func:`_filters`), stamped with
-    ``origin`` and what was asked for (``since``, ``until``, ``include_removed``) and the type,
-    as the client's frames record them."""
+def _cut(
+    df: pd.DataFrame, origin: Provenance, window: tuple, grain: str, **asked: Any
+) -> pd.DataFrame:
+    """The rows of ``df`` in the client's ``window`` (:func:`_filters`; what the frame then
+    holds: :func:`invtools.frames.fit_window`, as for the client's frames), stamped with
+    ``origin``, the ``grain``, the window and the moment it is as of, and what was asked for
+    (``since``, ``until``, ``include_removed``) and the type, as the client's frames record
+    them."""
     lo, hi, kind = window
-    keep = pd.Series(True, index=df.index)
-    if lo is not None:
-        keep &= df["transaction_time"] >= pd.Timestamp(lo)
-    if hi is not None:
-        keep &= df["transaction_time"] <= pd.Timestamp(hi)
     if kind is not None:
-        keep &= df["type"].isin([kind] if isinstance(kind, str) else kind)
-    if not keep.all():
-        df = df[keep.to_numpy()].reset_index(drop=True)
+        df = df[df["type"].isin([kind] if isinstance(kind, str) else kind).to_numpy()]
+        df = df.reset_index(drop=True)
+    moment = pd.Timestamp(origin.as_of) if origin.as_of is not None else None
+    held, as_of = None, moment
+    if moment is not None or (lo is None and hi is None):
+        df, held, as_of = frames.fit_window(df, lo, hi, moment=moment)
+    else:  # never synced: no moment to end a window at, so none is claimed
+        df = frames.fit_window(df, lo, hi, moment=pd.Timestamp.now(tz="UTC"))[0]
     asked["include_removed"] = asked["include_removed"] or None
-    return _stamped(df, origin, type=kind, **asked)
+    return frames.with_provenance(
+        df,
+        origin,
+        filters={"type": kind, **asked},
+        rows=len(df),
+        grain=grain,
+        window=held,
+        as_of=as_of,
+    )

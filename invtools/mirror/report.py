@@ -103,8 +103,9 @@ class SyncReport:
     ``new`` counts backdated-new too; ``changed`` counts edited and restored rows;
     ``requests`` is what was actually sent over the network during the sync (cache hits are in
     ``from_cache``); ``kind`` is ``"full"`` (the whole list was walked) or ``"window"`` (only
-    rows from ``cutoff`` = ``anchor`` - ``window`` on, ``anchor`` being the newest transaction
-    time in the list). ``changes`` is the change log of this sync as a DataFrame.
+    rows from ``cutoff`` = ``anchor`` - ``window`` on, ``anchor`` being the service's clock
+    when the walk began, ``client.now()``). ``changes`` is the change log of this sync as a
+    DataFrame.
 
     >>> report = SyncReport(team_id=7, team_name="Shop", kind="full", window=None,
     ...     anchor=None, cutoff=None, new=0, changed=0, removed=0, unchanged=60, requests=1,

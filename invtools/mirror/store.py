@@ -310,20 +310,24 @@ def set_meta(conn: sqlite3.Connection, **values: str) -> None:
 
 
 def origin_of(conn: sqlite3.Connection) -> Provenance:
-    """Whose rows these are and how fresh: the file's team and service, and when its
-    last sync finished."""
+    """Whose rows these are and how fresh: the file's team and service, when its last sync
+    finished, and the moment its rows are as of (the service's clock when that sync began)."""
     meta = read_meta(conn)
     finished, started = conn.execute(
         "SELECT finished_at, started_at FROM syncs ORDER BY id DESC LIMIT 1"
     ).fetchone() or (None, None)
+    # on the service's clock: its clock when the last sync began (a file from before it was
+    # kept: that sync's start on this machine's clock)
+    as_of = meta.get("as_of") or (None if started is None else pd.Timestamp(started))
     return Provenance(
         source="mirror",
         team_id=int(meta["team_id"]) if "team_id" in meta else None,
         team_name=meta.get("team_name"),
         base_url=meta.get("base_url"),
         endpoint=TXS_PATH,
+        as_of=None if as_of is None else pd.Timestamp(as_of).to_pydatetime(),
         fetched_at=finished,
-        data_as_of=None if started is None else pd.Timestamp(started).to_pydatetime(),
+        data_as_of=None if as_of is None else pd.Timestamp(as_of).to_pydatetime(),
     )
 
 

@@ -93,10 +93,13 @@ def walk_list(
 ) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed a batch at a time. With
     a ``window``, page by page, stopping at the first page that reaches past
-    ``anchor - window``. A full sync is a walk of the client's in several chains at once (at
-    most ``chains``) from the seams its last whole walk of the list recorded, staged a hundred
-    rows at a time."""
-    walk = Walk()
+    ``anchor - window``, the anchor being the service's clock when the walk starts
+    (``client.now()``: a future-dated row moves nothing). A full sync is a walk of the
+    client's in several chains at once (at most ``chains``) from the seams its last whole walk
+    of the list recorded, staged a hundred rows at a time."""
+    walk = Walk(anchor_ms=to_ms(client.now(), name="the service's clock"))
+    if window is not None:
+        walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
     if window is None:  # a fresh walk of the client's, whose record gives the next one's seams
@@ -108,10 +111,6 @@ def walk_list(
     with rows:  # closed early too
         for batch in batches:
             stamped = [_stamp(row) for row in batch]
-            if walk.anchor_ms is None and stamped:
-                walk.anchor_ms = max(ms for ms, _ in stamped)
-                if window is not None:
-                    walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
             cutoff = walk.cutoff_ms
             keep = [(ms, row) for ms, row in stamped if cutoff is None or ms >= cutoff]
             stage(conn, keep)
@@ -247,6 +246,7 @@ def apply_staged(
             ":list_pages, :details_fetched, :details_reused)",
             {**run, "window_seconds": span, **asdict(walk), **n, **counts},
         )
+        set_meta(conn, as_of=utc_stamp(ms_to_ts(walk.anchor_ms)))  # what the file is as of
         newest = shown["created_at"].iloc[: len(differ)].max()
         if pd.notna(newest) and not newest <= prev_created:
             set_meta(conn, newest_created_ms=str(to_ms(newest)))

@@ -181,6 +181,7 @@ class TeamResults(Mapping):
             out = out.reset_index(drop=True)
         out.attrs = {
             **merge_provenance(list(values.values())),
+            "rows": len(out),
             "teams": {n: dict(v.attrs) for n, v in values.items()},
         }
         return out

@@ -130,6 +130,8 @@ def activity_table(
     )
     table.attrs.clear()  # not what pandas carried over: where the frame counted came from
     table.attrs.update(merge_provenance([df]))
+    if table.attrs:
+        table.attrs["rows"] = len(table)  # the table's own, not its input's
     return table
 
 
