@@ -48,7 +48,6 @@ __all__ = [
     "resource_of",
     "parse_time",
     "parse_window",
-    "counts_back",
     "check_tz",
     "to_ms",
     "parse_duration",
@@ -289,18 +288,6 @@ def to_ms(value: Any, *, name: str = "time") -> int:
     if when is None:
         raise ConfigError(f"{name} is missing")
     return (when - _EPOCH) // timedelta(milliseconds=1)
-
-
-def counts_back(value: Any) -> bool:
-    """Whether ``value`` is a length of time that :func:`parse_time` counts back from now
-    (``"90D"``, a ``timedelta``) rather than a moment.
-
-    >>> counts_back("90D"), counts_back("2026-05"), counts_back(None)
-    (True, False, False)
-    """
-    return isinstance(value, timedelta) or (
-        isinstance(value, str) and bool(_DURATION.match(value.strip()))
-    )
 
 
 def parse_window(

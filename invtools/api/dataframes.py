@@ -30,11 +30,13 @@ from invtools._types import (
     PARTNERS_PATH,
     TXS_PATH,
     check_tx_type,
-    counts_back,
+    parse_duration,
     parse_window,
 )
+from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
+from invtools.errors import ConfigError
 from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
@@ -263,12 +265,14 @@ class DataFrames(Resources):
         asked for: rows recorded after it move it on (:meth:`ServiceClock.saw_recorded`), and
         a window counted back from it starts that much later."""
         rows = list(walk)
+        clock = self._requester.service_clock
         stated = [r.get("created_at") for r in rows if isinstance(r.get("created_at"), str)]
-        shift = self._requester.service_clock.saw_recorded(
-            pd.Timestamp(max(stated)) if stated else None  # ISO UTC text sorts as time
-        )
-        if shift and asked is not None and asked.counts_back and asked.since is not None:
-            floor = pd.Timestamp(asked.since + shift)
+        clock.saw_recorded(pd.Timestamp(max(stated)) if stated else None)  # ISO text sorts
+        if asked is not None and asked.back is not None:  # as _framed will cut, before details
+            began = walk.data_as_of
+            floor = pd.Timestamp(
+                (clock.now() if began is None else clock.of_local(began)) - asked.back
+            )
             rows = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= floor]
         with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
             return rows, [
@@ -283,8 +287,15 @@ class DataFrames(Resources):
         list); what a frame of it holds is decided by ``_framed``."""
         now = functools.cache(self.now)
         lo, hi = parse_window(since, until, now=now)
-        walk = self.transactions(since=lo, until=hi, **options)
-        return walk, None if lo is None and hi is None else _Asked(lo, hi, counts_back(since))
+        if lo is None and hi is None:
+            return self.transactions(**options), None
+        back = now() - lo if lo is not None and _counts_back(since) else None
+        reach = lo
+        if lo is not None and back is not None and not options.get("refresh"):
+            # "the last 90 days" of the data's moment: a walk replayed from its record is as of
+            # when that walk began, up to max_age ago, so reach back that much further
+            reach = lo - default_max_age(self._requester.url(TXS_PATH), options.get("max_age"))
+        return self.transactions(since=reach, until=hi, **options), _Asked(lo, hi, back)
 
     def _framed(
         self,
@@ -305,16 +316,13 @@ class DataFrames(Resources):
             built = build()
         df, asked = built if isinstance(built, tuple) else (built, None)
         team, s = self.team(), m.stats
-        before = clock.ahead or timedelta(0)
         if "created_at" in df.columns and len(df):
             clock.saw_recorded(df["created_at"].max())
         moment = clock.now() if m.data_as_of is None else clock.of_local(m.data_as_of)
         window = None
         as_of = moment
-        if asked is not None:
-            since, shift = asked.since, (clock.ahead or timedelta(0)) - before
-            if asked.counts_back and since is not None and shift > timedelta(0):
-                since = since + shift  # the clock moved on: so does a window counted from it
+        if asked is not None:  # "90D": back from the data's moment (the clock checked)
+            since = asked.since if asked.back is None else moment - asked.back
             df, window, as_of = frames.fit_window(df, since, asked.until, moment=moment)
         record = Provenance(
             source="api",
@@ -342,14 +350,24 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+def _counts_back(since: Any) -> bool:
+    """Whether ``since`` is a length of time back from now (``"90D"``, a timedelta), not a
+    moment (``"2026-05"``)."""
+    try:
+        return isinstance(since, str | timedelta) and parse_duration(since) is not None
+    except ConfigError:
+        return False
+
+
 @dataclass
 class _Asked:
     """The window a walk of the transactions list was asked for: its bounds as first read
-    (None: open) and whether ``since`` counts back from the service's clock (``"90D"``)."""
+    (None: open) and, when ``since`` counts back (``"90D"``), how far: the frame's window then
+    starts that long before the moment its data are as of."""
 
     since: datetime | None
     until: datetime | None
-    counts_back: bool
+    back: timedelta | None
 
 
 #: What one row of each endpoint's frame is (``attrs["grain"]``).

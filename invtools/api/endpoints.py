@@ -34,7 +34,14 @@ from typing import Any
 
 from requests_cache import DO_NOT_CACHE
 
-from invtools._types import LOCATION_MODE, MODE_NAMES, TEAM_PATH, resource_of, route_of
+from invtools._types import (
+    LOCATION_MODE,
+    MODE_NAMES,
+    TEAM_PATH,
+    parse_duration,
+    resource_of,
+    route_of,
+)
 from invtools.errors import APIError, TeamModeError
 from invtools.http.cache import NEVER_EXPIRE
 
@@ -152,15 +159,17 @@ EXPIRY: dict[re.Pattern, Any] = {
 DEFAULT_EXPIRY = _MINUTES
 
 
-def default_max_age(url: str) -> timedelta:
-    """How old a walk of the list at ``url`` may be replayed unless the caller says otherwise
-    (``max_age=``): the transactions list an hour (an analyst re-running a notebook within the
-    hour gets the same rows at once, instead of re-walking a list that takes minutes at the real
-    service's pace), any other list 10 minutes.
+def default_max_age(url: str, max_age: Any = None) -> timedelta:
+    """How old a walk of the list at ``url`` may be replayed: ``max_age`` when the caller says
+    (``"1h"``, a timedelta), else the transactions list an hour (an analyst re-running a
+    notebook within the hour gets the same rows at once, instead of re-walking a list that
+    takes minutes at the real service's pace), any other list 10 minutes.
 
     >>> default_max_age("http://h/v1/location-txs?limit=100")
     datetime.timedelta(seconds=3600)
-    >>> default_max_age("http://h/v1/items?limit=100")
-    datetime.timedelta(seconds=600)
+    >>> default_max_age("http://h/v1/items?limit=100"), default_max_age("http://h/v1/items", "0s")
+    (datetime.timedelta(seconds=600), datetime.timedelta(0))
     """
+    if max_age is not None:
+        return parse_duration(max_age, name="max_age", zero=True)
     return timedelta(hours=1) if _TXS_LIST.search(url.split("://", 1)[-1]) else _MINUTES

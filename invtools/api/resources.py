@@ -35,7 +35,6 @@ from invtools._types import (
     check_ids,
     check_tx_type,
     location_only,
-    parse_duration,
     parse_window,
     resource_of,
 )
@@ -356,11 +355,7 @@ class Resources:
         refresh = check_flag(refresh, "refresh")
         progress = self.progress if progress is None else check_flag(progress, "progress")
         requester = self._requester
-        age = (
-            default_max_age(requester.url(path))
-            if max_age is None
-            else parse_duration(max_age, name="max_age", zero=True)
-        )
+        age = default_max_age(requester.url(path), max_age)
 
         def fetch(call: dict) -> bytes:
             return requester.send(path, call, raw=True, dated=False)[0]

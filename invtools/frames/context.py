@@ -125,7 +125,8 @@ def context_of(frame: Any) -> Context:
     window = attrs.get("window")
     span = None
     if isinstance(window, Mapping) and _stamp(window.get("until")) is not None:
-        span = (_stamp(window.get("since")), _stamp(window["until"]))
+        until = _stamp(window["until"])
+        span = None if until is None else (_stamp(window.get("since")), until)
     as_of = attrs.get("as_of")
     return Context(
         teams=teams,

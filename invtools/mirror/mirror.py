@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,7 +130,7 @@ class TransactionMirror:
             if not self.read_only:
                 store.init_schema(conn)
             if team is not None:
-                _check_team(conn, path, self.client, team, claim=not self.read_only)
+                store.check_team(conn, path, self.client, team, claim=not self.read_only)
 
     # ---- sync
 
@@ -194,7 +193,8 @@ class TransactionMirror:
             )
         team = client.team()
         with store.connect(path) as conn:  # a file removed since: a ConfigError
-            _check_team(conn, path, client, team)  # before the lock file or anything is written
+            # before the lock file or anything is written
+            store.check_team(conn, path, client, team)
             # Two syncs of one file would share the staging table: the second one's re-walk
             # empties it under the first, whose apply step would then mark every row removed.
             with store.sync_lock(path):
@@ -293,7 +293,7 @@ class TransactionMirror:
         with store.connect(self.path, readonly=self.read_only) as conn:
             as_of = store.origin_of(conn).as_of
         if as_of is not None:
-            return pd.Timestamp(as_of).to_pydatetime()
+            return pd.Timestamp(str(as_of)).to_pydatetime()
         return None if self.client is None else self.client.now()
 
     def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
@@ -395,39 +395,6 @@ class TransactionMirror:
         return f"<b>TransactionMirror</b>{table}"
 
 
-def _check_team(
-    conn: sqlite3.Connection, path: Path, client: Any, team: Any, *, claim: bool = True
-) -> None:
-    """Refuse a client of another service or team; then claim the file for this one
-    (a Location-mode team only: nothing is written for a team that cannot sync, nor with
-    ``claim=False``)."""
-    stored = store.read_meta(conn)
-    meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
-    whose = f"{path} mirrors team {stored.get('team_name')!r}"
-    if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
-        raise ConfigError(
-            f"{whose} of the API at {stored['base_url']}, but this client talks to "
-            f"{meta['base_url']}. Use another file for that service, e.g. "
-            "TransactionMirror(None, client) for its default file."
-        )
-    if stored.get("team_id", meta["team_id"]) != meta["team_id"]:
-        raise ConfigError(
-            f"{whose} (id {stored['team_id']}), but this client's token belongs to team "
-            f"{team.name!r} (id {team.id}). Use another file for that team, e.g. "
-            "TransactionMirror(None, client) for its default file."
-        )
-    # The client's own TeamModeError, naming the team, its mode and what works.
-    require_locations(team, TXS_PATH)
-    # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
-    # file claimed before it was recorded.
-    if "team_id" not in stored:
-        meta["team_mode"] = str(getattr(team, "mode", ""))
-    changed = {k: v for k, v in meta.items() if stored.get(k) != v}
-    if claim and changed:
-        with store.write_transaction(conn):
-            store.set_meta(conn, **changed)
-
-
 def _stamped(df: pd.DataFrame, origin: Provenance | Mapping, **filters: Any) -> pd.DataFrame:
     """``df`` with its provenance in ``attrs``: ``origin`` (or a frame's ``attrs``) with what
     was asked (``filters``, None values left out) and the rows returned."""
@@ -458,12 +425,11 @@ def _cut(
     if kind is not None:
         df = df[df["type"].isin([kind] if isinstance(kind, str) else kind).to_numpy()]
         df = df.reset_index(drop=True)
-    moment = pd.Timestamp(origin.as_of) if origin.as_of is not None else None
-    held, as_of = None, moment
-    if moment is not None or (lo is None and hi is None):
-        df, held, as_of = frames.fit_window(df, lo, hi, moment=moment)
-    else:  # never synced: no moment to end a window at, so none is claimed
+    held = as_of = None
+    if origin.as_of is None:  # never synced: no moment to end a window at, so none is claimed
         df = frames.fit_window(df, lo, hi, moment=pd.Timestamp.now(tz="UTC"))[0]
+    else:
+        df, held, as_of = frames.fit_window(df, lo, hi, moment=pd.Timestamp(str(origin.as_of)))
     asked["include_removed"] = asked["include_removed"] or None
     return frames.with_provenance(
         df,

@@ -27,10 +27,12 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from invtools._types import TXS_PATH
+from invtools.api.endpoints import require_locations
 from invtools.errors import ConfigError, LockedError
 from invtools.frames.provenance import Provenance, utc_stamp
 
@@ -44,6 +46,7 @@ __all__ = [
     "sync_lock",
     "read_meta",
     "set_meta",
+    "check_team",
     "origin_of",
     "file_info",
     "stage",
@@ -304,6 +307,39 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 def set_meta(conn: sqlite3.Connection, **values: str) -> None:
     """Set ``meta`` values; call inside :func:`write_transaction`."""
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+
+def check_team(
+    conn: sqlite3.Connection, path: Path, client: Any, team: Any, *, claim: bool = True
+) -> None:
+    """Refuse a client of another service or team; then claim the file for this one
+    (a Location-mode team only: nothing is written for a team that cannot sync, nor with
+    ``claim=False``)."""
+    stored = read_meta(conn)
+    meta = {"team_id": str(team.id), "team_name": str(team.name), "base_url": str(client.base_url)}
+    whose = f"{path} mirrors team {stored.get('team_name')!r}"
+    if stored.get("base_url", meta["base_url"]) != meta["base_url"]:
+        raise ConfigError(
+            f"{whose} of the API at {stored['base_url']}, but this client talks to "
+            f"{meta['base_url']}. Use another file for that service, e.g. "
+            "TransactionMirror(None, client) for its default file."
+        )
+    if stored.get("team_id", meta["team_id"]) != meta["team_id"]:
+        raise ConfigError(
+            f"{whose} (id {stored['team_id']}), but this client's token belongs to team "
+            f"{team.name!r} (id {team.id}). Use another file for that team, e.g. "
+            "TransactionMirror(None, client) for its default file."
+        )
+    # The client's own TeamModeError, naming the team, its mode and what works.
+    require_locations(team, TXS_PATH)
+    # Claim a new file; note a renamed team (the id is what counts), and the base URL of a
+    # file claimed before it was recorded.
+    if "team_id" not in stored:
+        meta["team_mode"] = str(getattr(team, "mode", ""))
+    changed = {k: v for k, v in meta.items() if stored.get(k) != v}
+    if claim and changed:
+        with write_transaction(conn):
+            set_meta(conn, **changed)
 
 
 # ------------------------------------------------------------------------------ what it holds

@@ -97,9 +97,10 @@ def walk_list(
     (``client.now()``: a future-dated row moves nothing). A full sync is a walk of the
     client's in several chains at once (at most ``chains``) from the seams its last whole walk
     of the list recorded, staged a hundred rows at a time."""
-    walk = Walk(anchor_ms=to_ms(client.now(), name="the service's clock"))
+    anchor = to_ms(client.now(), name="the service's clock")
+    walk = Walk(anchor_ms=anchor)
     if window is not None:
-        walk.cutoff_ms = walk.anchor_ms - window // pd.Timedelta(milliseconds=1)
+        walk.cutoff_ms = anchor - window // pd.Timedelta(milliseconds=1)
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
     if window is None:  # a fresh walk of the client's, whose record gives the next one's seams
