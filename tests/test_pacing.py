@@ -230,6 +230,17 @@ def test_a_statement_of_a_whole_budget_left_is_believed(fake_clock):
         {"X-Ratelimit-Remaining": "5"},  # no reset: nothing said of when
         {"X-Ratelimit-Remaining": "five", "X-Ratelimit-Reset": "60.0"},
         stated(5, "soon"),
+        # issue 32: resets no rate limit means, on a success: no statement (they raised
+        # OverflowError/ValueError from datetime at the next request, or stopped it for ever)
+        stated(0, "1e308"),
+        stated(0, "1e12"),  # an epoch time in year 33658
+        stated(0, "inf"),
+        stated(0, "Fri, 31 Dec 9999 23:59:59 GMT"),
+        stated(0, str(367 * 86400)),  # more than a year
+        stated(3, "1e308"),
+        stated(0, "Mon, 01 Jan 0001 00:00:00 GMT"),
+        stated(0, "-1e308"),
+        stated(0, "nan"),
     ],
 )
 def test_what_is_not_a_statement_leaves_the_configured_pace(fake_clock, headers):
@@ -259,6 +270,39 @@ def test_a_statement_beyond_max_wait_raises_once_naming_the_time(fake_clock):
         budget.admit("b", max_wait=600)
     assert fake_clock.slept == [] and budget.summary()["b"]["stated_room"] is None
     assert budget.admit("b", max_wait=600) is not None  # then the server is asked again
+
+
+@pytest.mark.parametrize(
+    "reset", ["1e308", "1e12", "inf", "Fri, 31 Dec 9999 23:59:59 GMT", "-1e308", "nan"]
+)
+def test_a_success_stating_an_absurd_reset_is_no_statement_over_http(
+    sb, make_client, fake_clock, reset
+):
+    """Issue 32: the next request raised OverflowError/ValueError from datetime (1e308,
+    1e12), or a RateLimitError saying no request may go until the year 9999."""
+    original = sb.handle
+
+    def handle(method, target, authorization, fault=None):
+        status, headers, body = original(method, target, authorization, fault=fault)
+        if target.startswith("/v1/members"):
+            headers = {**headers, **stated(0, reset, limit=300)}
+        return status, headers, body
+
+    sb.handle = handle
+    client = make_client(sb, clock=fake_clock, rate_limit=5, cache=False)
+    truth = [m["id"] for m in sb.data("shop").members]
+    for _ in range(3):
+        assert sorted(client.members_df()["id"]) == truth
+    assert all(s <= SPACING + 1e-9 for s in fake_clock.slept)  # the configured pace only
+    assert client.budget.buckets["/v1/members"]["stated_room"] is None
+
+
+def test_a_statement_a_year_ahead_still_raises_naming_the_time(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    sent = budget.admit("b")
+    budget.observe("b", sent, status=200, headers=stated(0, f"{366 * 86400}.0"))
+    with pytest.raises(RateLimitError, match=r"until 1971-01-02 00:16:40 UTC \(in 8784 h\)"):
+        budget.admit("b")
 
 
 def test_a_statement_of_a_reset_at_max_wait_is_waited_for(fake_clock):

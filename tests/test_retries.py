@@ -52,7 +52,7 @@ def test_a_reset_header_is_read_as_seconds_a_timestamp_or_a_date(value, expected
     assert wait_seconds(value, now=NOW) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("value", [None, "", "soon", "nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize("value", [None, "", "soon", "nan", "NaN", "-inf", "-Infinity"])
 def test_a_reset_header_that_says_nothing_usable_is_none(value):
     assert wait_seconds(value, now=NOW) is None
 
@@ -214,3 +214,123 @@ def test_a_reset_further_than_the_longest_wait_fails_at_once_in_words(fake_clock
     with pytest.raises(RateLimitError, match=r"comes back at \d{4}-\d\d-\d\d .* \(in 60 min\)"):
         requester(session, fake_clock).send("/v1/members", None)
     assert len(session.sent_at) == 1 and fake_clock.slept == []
+
+
+# ------------------------------------------------------------------- absurd resets (issue 32)
+#
+# What a 429's reset says, read as the rule in invtools.http.retries's docstring: a number,
+# epoch time or date more than a year ahead (infinity too) is no rate limit's: the 429 cannot be
+# waited for, a RateLimitError at once naming the header and its value; a reset further in the
+# past than max_wait (year 1, -1e308) is another clock's or a broken header: as no header, the
+# backoff; nan or words: no header. Such values raised OverflowError/ValueError from datetime.
+
+FAR = [
+    ("X-Ratelimit-Reset", "1e308"),
+    ("X-Ratelimit-Reset", "1e20"),
+    ("Retry-After", "1e12"),  # an epoch time in year 33658
+    ("Retry-After", "inf"),
+    ("Retry-After", "1e400"),  # a float's infinity too
+    ("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"),
+    ("Retry-After", str(NOW + 400 * 86400)),  # an epoch time 400 days ahead
+]
+UNUSABLE = [
+    ("Retry-After", "nan"),
+    ("Retry-After", "-inf"),
+    ("Retry-After", "-1e308"),
+    ("X-Ratelimit-Reset", "Mon, 01 Jan 0001 00:00:00 GMT"),
+    ("Retry-After", "Sat, 01 Jan 2000 00:00:00 GMT"),
+    ("X-Ratelimit-Reset", str(NOW - 3600)),  # an epoch time an hour past: another clock's
+]
+
+
+def test_a_reset_of_for_ever_is_infinite_and_nan_says_nothing():
+    assert wait_seconds("inf", now=NOW) == wait_seconds("1e400", now=NOW) == float("inf")
+    assert wait_seconds("nan", now=NOW) is None and wait_seconds("-inf", now=NOW) is None
+
+
+@pytest.mark.parametrize("header, value", FAR)
+def test_a_reset_more_than_a_year_ahead_is_not_waited_for_and_says_what_the_server_said(
+    header, value
+):
+    for max_wait in (MAX_RATE_LIMIT_WAIT, 1e12):  # whatever the client's max_wait
+        wait, why = rate_limit_wait({header: value}, now=NOW, max_wait=max_wait)
+        assert wait == float("inf")
+        assert why.startswith(f"429, {header}: {value}: ") and "more than a year" in why
+
+
+@pytest.mark.parametrize("header, value", UNUSABLE)
+def test_a_reset_long_past_or_not_a_number_is_as_no_header(header, value):
+    assert rate_limit_wait({header: value}, now=NOW) == (None, "429 without a reset header")
+    if header == "X-Ratelimit-Reset":  # ... and the next header is read
+        both = {header: value, "Retry-After": "4"}
+        assert rate_limit_wait(both, now=NOW) == (pytest.approx(4.05), "429, Retry-After: 4")
+
+
+def test_a_reset_a_little_past_goes_at_once_and_one_past_max_wait_is_as_none():
+    assert rate_limit_wait({"Retry-After": str(NOW - 120)}, now=NOW)[0] == pytest.approx(0.05)
+    assert rate_limit_wait({"Retry-After": str(NOW - 121)}, now=NOW)[0] is None
+    assert rate_limit_wait({"Retry-After": str(NOW - 500)}, now=NOW, max_wait=600)[0] == (
+        pytest.approx(0.05)
+    )
+
+
+def test_a_year_ahead_is_still_a_time_and_a_moment_past_it_is_not():
+    year = 366 * 86400
+    assert "comes back at" in rate_limit_wait({"Retry-After": str(year)}, now=NOW)[1]
+    assert "more than a year" in rate_limit_wait({"Retry-After": str(year + 1)}, now=NOW)[1]
+
+
+@pytest.mark.parametrize("seconds", [1e12, 1e308, float("inf")])
+def test_when_the_budget_comes_back_is_said_even_beyond_the_calendar(seconds):
+    assert comes_back(seconds, NOW).startswith("more than a year from now")
+
+
+def _answering_429(sb, headers_of):
+    """``sb`` answers the members list with a 429 carrying ``headers_of(n)`` (the n-th time),
+    or as usual when that is None."""
+    original, calls = sb.handle, []
+
+    def handle(method, target, authorization, fault=None):
+        if target.startswith("/v1/members"):
+            calls.append(target)
+            headers = headers_of(len(calls))
+            if headers is not None:
+                body = {"type": "/errors/too-many-requests", "title": "Too many requests"}
+                headers = {"Content-Type": "application/json", **headers}
+                return 429, headers, json.dumps(body).encode()
+        return original(method, target, authorization, fault=fault)
+
+    sb.handle = handle
+    return original, calls
+
+
+@pytest.mark.parametrize("header, value", FAR)
+def test_a_429_asking_for_an_absurd_wait_fails_at_once_naming_the_header_over_http(
+    sb, make_client, fake_clock, header, value
+):
+    fake_clock.now = NOW  # the wall clock the epoch values are read against
+    original, calls = _answering_429(sb, lambda n: {header: value})
+    client = make_client(sb, clock=fake_clock, rate_limit=5, cache=False)
+    with pytest.raises(RateLimitError) as caught:
+        client.members_df()
+    message = str(caught.value)
+    assert f"GET /v1/members: 429, {header}: {value}: " in message
+    assert "more than a year" in message and sb.tokens["shop"] not in message
+    assert len(calls) == 1 and all(s < 1 for s in fake_clock.slept)  # nothing waited for it
+    sb.handle = original  # the server fixed: the same client goes on
+    truth = [m["id"] for m in sb.data("shop").members]
+    assert sorted(client.members_df()["id"]) == truth
+
+
+@pytest.mark.parametrize("header, value", UNUSABLE)
+def test_a_429_with_an_unusable_reset_backs_off_and_retries_over_http(
+    sb, make_client, fake_clock, header, value
+):
+    fake_clock.now = NOW
+    _, calls = _answering_429(sb, lambda n: {header: value} if n == 1 else None)
+    client = make_client(sb, clock=fake_clock, rate_limit=0, cache=False, backoff=0.5)
+    truth = [m["id"] for m in sb.data("shop").members]
+    assert sorted(client.members_df()["id"]) == truth
+    assert len(calls) == 2
+    [waited] = fake_clock.slept
+    assert 0.25 <= waited <= 0.5  # the first backoff of 0.5 s, not the 0.05 s of a reset past

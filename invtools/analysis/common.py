@@ -37,6 +37,7 @@ from invtools.frames import (
     merge_provenance,
     window_of,
 )
+from invtools.frames.reader import check_times
 
 __all__ = [
     "DAY",
@@ -71,7 +72,8 @@ def need(df: Any, what: str, columns: str, *, who: str) -> None:
     """Refuse an object that is not a DataFrame (:class:`ArgumentTypeError`) or a frame that
     lacks one of ``columns`` (space-separated; :class:`ConfigError`), saying what to pass instead
     of ``what`` (``"history"``, ``"lines"``, ``"items"``, ``"stock"``, ``"partners"`` or
-    ``"transactions"``)."""
+    ``"transactions"``); or whose time columns among them hold no time zone
+    (:func:`invtools.frames.reader.check_times`: the one rule, with the line that fixes it)."""
     if not isinstance(df, pd.DataFrame):
         raise ArgumentTypeError(
             f"{who}: {what} must be a DataFrame, not {type(df).__name__}. {_HINTS[what]}"
@@ -79,6 +81,7 @@ def need(df: Any, what: str, columns: str, *, who: str) -> None:
     missing = [c for c in columns.split() if c not in df.columns]
     if missing:
         raise ConfigError(f"{who}: {what} lacks the column(s) {missing}. {_HINTS[what]}")
+    check_times(df, columns, who=who, what=what)  # tz-naive or text times: refused
 
 
 def _time(value: Any, *, who: str, name: str, end: bool = False, now: Any = None) -> pd.Timestamp:

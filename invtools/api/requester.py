@@ -232,7 +232,7 @@ class Requester:
             wait = backoff(attempt, max(self.backoff, 0.5))
         if wait == float("inf"):  # do not block a notebook for longer: say when instead
             raise RateLimitError(
-                f"GET {path}: {why}. Try again then, or raise max_wait= to wait for it.",
+                f"GET {path}: {why}",
                 status=429,
                 method="GET",
                 path=path,

@@ -4,7 +4,8 @@
 and turns embedded references ``{id, name, deleted}`` straight into pyarrow struct arrays.
 :func:`build_frame` types each column once (:mod:`.columns`) and appends the fields the schema
 does not know. Only one chunk of the input (:data:`CHUNK_ROWS` rows) is held at a time, so a
-generator's rows can be freed as they are read.
+generator's rows can be freed as they are read. :func:`check_times` is the one check of a
+frame's time columns that ``stock_history``, the analyses and the plots share.
 
 >>> reader = Reader(["id", "name"], ["partner"])
 >>> reader.read([{"id": 1, "name": "Mug", "partner": None, "unit": "box"}], "example")
@@ -36,6 +37,8 @@ __all__ = [
     "ref_array",
     "check_iterable",
     "check_columns",
+    "TIME_COLUMNS",
+    "check_times",
     "build_frame",
 ]
 
@@ -195,6 +198,49 @@ def check_columns(df: pd.DataFrame, columns: str, what: str) -> pd.DataFrame:
     missing = [c for c in columns.split() if c not in df.columns]
     if missing:
         raise ConfigError(f"{what} lacks the column(s) {missing}")
+    return df
+
+
+#: The columns of the frames that hold times (``datetime64[ms, UTC]``): :func:`check_times`.
+TIME_COLUMNS = ("transaction_time", "created_at")
+
+
+def check_times(df: pd.DataFrame, columns: str, *, who: str, what: str = "df") -> pd.DataFrame:
+    """``df`` if each of ``columns`` (space-separated) that is a time column
+    (:data:`TIME_COLUMNS`) and in ``df`` holds times with a time zone, else a
+    :class:`ConfigError` beginning with ``who`` (the function called) that names the column of
+    ``what`` (the argument) and the one line that fixes the frame.
+
+    The one rule of the analyses, ``stock_history`` and the plots for a frame's times: they are
+    instants, so they carry a zone (any: Seoul's times name the same instants as UTC's, and
+    are not refused). Times without one (``.dt.tz_localize(None)``, a spreadsheet read back) are
+    refused, not taken as UTC: ``to_excel`` writes local wall-clock times, so "UTC" would be a
+    guess that moves every day and month boundary by the zone's offset. Text (a CSV read
+    back without ``parse_dates``) is refused too, with the conversion to use.
+
+    >>> naive = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-05-01"]).as_unit("ms")})
+    >>> check_times(naive, "transaction_time", who="reorder", what="lines")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: reorder: lines["transaction_time"] holds times without a time zone (datetime64[ms]), which invtools does not guess. If they are UTC (invtools' frames are), give them their zone: lines["transaction_time"] = lines["transaction_time"].dt.tz_localize("UTC") (or the zone they are in, e.g. "Europe/Paris", as a spreadsheet read back holds them).
+    """  # noqa: E501 - the doctest shows the message whole
+    for col in columns.split():
+        if col not in TIME_COLUMNS or col not in df.columns:
+            continue
+        dtype, cell = df[col].dtype, f'{what}["{col}"]'
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            continue
+        if pd.api.types.is_datetime64_dtype(dtype):
+            raise ConfigError(
+                f"{who}: {cell} holds times without a time zone ({dtype}), which invtools does "
+                f"not guess. If they are UTC (invtools' frames are), give them their zone: "
+                f'{cell} = {cell}.dt.tz_localize("UTC") (or the zone they are in, e.g. '
+                '"Europe/Paris", as a spreadsheet read back holds them).'
+            )
+        raise ConfigError(
+            f"{who}: {cell} holds {dtype} values, not times (a CSV read back without "
+            f"parse_dates?). Convert them: {cell} = pd.to_datetime({cell}, utc=True)"
+        )
     return df
 
 

@@ -18,6 +18,7 @@ from invtools._types import check_id, check_ids
 from invtools.errors import ConfigError
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
+from invtools.frames.reader import check_times
 from invtools.frames.schemas import SCHEMAS
 
 __all__ = ["stock_history", "rebase_levels"]
@@ -94,6 +95,7 @@ def stock_history(
             f"mirror.lines_df()), one row per transaction line; this frame has "
             f"no {', '.join(missing)} column (a transactions frame?)"
         )
+    check_times(lines, "transaction_time", who="stock_history", what="lines")
     schema = SCHEMAS["stock_history"]
     wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
     if wanted is not None:

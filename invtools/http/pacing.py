@@ -9,7 +9,8 @@ bounded, said when long (stderr), and stoppable. Per bucket (an endpoint, or all
   the bucket's next answer or the reset; the room (less what went since) goes at once, none
   left waits for the reset. A reset in whole seconds may come a second sooner; ``Remaining``
   above ``Limit`` is not believed; a reset beyond ``max_wait`` is not kept: the next request
-  raises :class:`~invtools.errors.RateLimitError` naming when the budget comes back.
+  raises :class:`~invtools.errors.RateLimitError` naming when the budget comes back. A reset
+  no rate limit means (more than a year ahead, ``inf``, in the past) states nothing.
 
 Times are the wall-clock times requests were sent, shared by the processes of a cache folder in
 ``budgets.sqlite`` (a row per bucket, named by a salted hash of the token); a time further ahead
@@ -38,7 +39,7 @@ from invtools._clock import SYSTEM_CLOCK, current_cancel
 from invtools._types import route_of
 from invtools.errors import CacheError, Cancelled, RateLimitError
 from invtools.http.budgetstore import BudgetView, State, Store, describe
-from invtools.http.retries import MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
+from invtools.http.retries import FURTHEST_RESET, MAX_RATE_LIMIT_WAIT, comes_back, wait_seconds
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SEEN_LEAST", "SAY_AFTER", "Admission", "State"]
 __all__ += ["Budget", "BudgetView", "describe", "bucket_of", "stated_of", "shared_budget"]
@@ -79,13 +80,17 @@ def bucket_of(url: str, scope: str) -> str:
 def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, int | None] | None:
     """``(remaining, seconds until the room may come back, limit)`` if ``headers`` state a
     budget, else None; ``Reset`` in seconds, an epoch time or an HTTP date (``now``: the wall
-    clock). In whole seconds, rounded up, it may come a second sooner.
+    clock). In whole seconds, rounded up, it may come a second sooner. A reset in the past or
+    beyond :data:`~invtools.http.retries.FURTHEST_RESET` (``1e308``, ``inf``, the year 9999)
+    is a broken header, not a budget: None, as if the answer stated nothing.
 
     >>> stated_of({"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "0.25"}, now=0.0)
     (0, 0.25, None)
     >>> stated_of({"X-Ratelimit-Remaining": "9", "X-Ratelimit-Reset": "3",
     ...            "X-Ratelimit-Limit": "300"}, now=0.0)
     (9, 2.0, 300)
+    >>> stated_of({"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "1e308"}, now=0.0) is None
+    True
     """
     raw = str(headers.get("X-Ratelimit-Reset", ""))
     reset = wait_seconds(raw, now=now)
@@ -94,7 +99,9 @@ def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, in
         limit = int(headers["X-Ratelimit-Limit"]) if "X-Ratelimit-Limit" in headers else None
     except (KeyError, TypeError, ValueError):
         return None
-    if reset is None or reset < 0 or remaining < 0 or (limit is not None and remaining > limit):
+    if reset is None or not 0 <= reset <= FURTHEST_RESET:
+        return None
+    if remaining < 0 or (limit is not None and remaining > limit):
         return None
     return remaining, reset if "." in raw else max(0.0, reset - 1), limit
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from invtools._types import check_tz
 from invtools.errors import ConfigError
+from invtools.frames.reader import check_times
 
 __all__ = ["period_freq", "check_tz", "frame_times", "is_lines", "columns_text", "choices_text"]
 
@@ -43,8 +44,10 @@ def period_freq(freq: str) -> tuple[str, str]:
     )
 
 
-def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") -> pd.Series:
-    """The time column as tz-aware UTC datetimes (naive times are taken as UTC)."""
+def frame_times(
+    df: pd.DataFrame, who: str, column: str = "transaction_time", what: str = "df"
+) -> pd.Series:
+    """The time column as tz-aware UTC datetimes (naive or text: refused, saying the fix)."""
     if not isinstance(df, pd.DataFrame):
         raise ConfigError(f"{who} needs a pandas DataFrame, got {type(df).__name__}.")
     if column not in df.columns:
@@ -52,10 +55,7 @@ def frame_times(df: pd.DataFrame, who: str, column: str = "transaction_time") ->
             f"{who} needs a {column!r} column; this frame has {columns_text(df)}. Pass a frame "
             "from invtools.frames (transactions_df or lines_df) or client.transactions_df()."
         )
-    try:
-        return pd.to_datetime(df[column], utc=True)  # aware: converted; naive: localized
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"column {column!r} does not hold dates/times: {exc}") from exc
+    return check_times(df, column, who=who, what=what)[column].dt.tz_convert("UTC")
 
 
 def is_lines(df: pd.DataFrame) -> bool:

@@ -49,6 +49,7 @@ import pandas as pd
 
 from invtools._config import check_kind
 from invtools.errors import ConfigError
+from invtools.frames.reader import check_times
 
 __all__ = ["opening_counts", "partner_types"]
 
@@ -87,7 +88,7 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
             )
     kinds = df["type"].astype("string")
     adjust = (kinds == "adjust").fillna(False)
-    times = pd.to_datetime(df["transaction_time"], utc=True)
+    times = check_times(df, "transaction_time", who="opening_counts")["transaction_time"]
     memo = df.get("memo", pd.Series(pd.NA, index=df.index)).astype("string")
     said = (
         memo.str.contains(_OPENING, case=False, regex=True)

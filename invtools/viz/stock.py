@@ -93,7 +93,7 @@ def plot_stock_history(
 
     """
     tz = check_tz(tz)
-    times = frame_times(history, "plot_stock_history")
+    times = frame_times(history, "plot_stock_history", what="history")
     for column in ("item_id", "stock"):
         if column not in history.columns:
             raise ConfigError(
