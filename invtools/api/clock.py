@@ -39,6 +39,7 @@ is what the client waits on.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from datetime import UTC, datetime, timedelta
@@ -91,6 +92,9 @@ class ServiceClock:
         try:
             when = parse_time(date, name="Date") if isinstance(date, str) else None
         except (ConfigError, OverflowError, ValueError):
+            when = None
+        year = re.search(r"\b(\d{4})\b", date) if isinstance(date, str) else None
+        if year is not None and int(year[1]) < _EARLIEST.year:  # "0001" reads as 2001
             when = None
         with self._lock:
             held = self.ahead

@@ -214,13 +214,16 @@ class Requester:
             return self.to_data(resp, path, attempt), from_cache
 
     def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
-        # When the answer was made, on this machine's clock: requests-cache stamps every answer
-        # (a fresh one too) and stores the stamp, so every process reading the same answer
-        # reads the same clock from it. The stamp is of the real clock: with another clock
-        # injected (tests), a fresh answer is dated by that clock instead.
-        made = upkeep.as_utc(getattr(resp, "created_at", None))
-        if not from_cache and self.clock is not SYSTEM_CLOCK:
-            made = None
+        # When the answer was made, on this machine's clock: the stamp requests-cache stored
+        # with it, so that every process reading the same answer reads the same clock from it
+        # (a replayed walk is then as of the same moment in each). The stamp is of the real
+        # clock: with another clock injected (tests), a fresh answer is dated by that clock.
+        if not from_cache:
+            key, cache = getattr(resp, "cache_key", None), getattr(self.session, "cache", None)
+            stored = cache.get_response(key) if key and cache is not None else None
+            resp = stored if stored is not None and self.clock is SYSTEM_CLOCK else resp
+            from_cache = stored is not None and self.clock is SYSTEM_CLOCK
+        made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
         self.service_clock.stated(resp.headers.get("Date"), made=made)
 
     def _wait_for(self, resp: requests.Response, attempt: int, path: str) -> tuple[float, str]:
