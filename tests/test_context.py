@@ -269,3 +269,16 @@ def test_lines_show_a_renamed_partners_new_name(sb, make_client):
     assert len(named) and (named == "Renamed Supplies Ltd").all()
     rows = client.transactions_df(refresh=True, with_lines=True)
     assert (rows.loc[rows["partner_id"] == partner, "partner_name"] == "Renamed Supplies Ltd").all()
+
+
+def test_a_mirror_synced_against_a_clock_behind_its_rows_is_as_of_its_rows(
+    sb, make_client, monkeypatch, tmp_path
+):
+    _skew_date(sb, monkeypatch, shift=-timedelta(days=30))
+    mirror = invtools.TransactionMirror(tmp_path / "m.sqlite", make_client(sb))
+    with pytest.warns(ClockWarning, match="older than rows it returned"):
+        report = mirror.sync()
+    assert abs(report.anchor - _data_end(sb)) < pd.Timedelta(minutes=5)
+    lines = invtools.TransactionMirror(tmp_path / "m.sqlite").lines_df(since="30D")
+    assert abs(pd.Timestamp(lines.attrs["as_of"]) - _data_end(sb)) < pd.Timedelta(minutes=5)
+    _holds_what_it_claims(lines, sb)

@@ -33,6 +33,7 @@ from invtools._types import (
     parse_duration,
     parse_window,
 )
+from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
@@ -44,6 +45,13 @@ __all__ = ["DataFrames"]
 
 class DataFrames(Resources):
     """The ``*_df`` methods of the client, over its resource methods."""
+
+    @property
+    def service_clock(self) -> ServiceClock:
+        """The service's clock as this client reads it, checked (:mod:`invtools.api.clock`):
+        what :meth:`now` gives and what its frames are as of. The mirror tells it the rows a
+        sync saw (``saw_recorded``), as the frames do."""
+        return self._requester.service_clock
 
     def items_df(
         self,

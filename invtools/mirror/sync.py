@@ -109,9 +109,11 @@ def walk_list(
     else:
         rows = client.pages(TXS_PATH, refresh=True, progress=progress)
         batches = (page.rows for page in rows)
+    newest = ""  # the latest created_at staged (ISO UTC text sorts as time)
     with rows:  # closed early too
         for batch in batches:
             stamped = [_stamp(row) for row in batch]
+            newest = max([newest, *(str(r.get("created_at") or "") for _, r in stamped)])
             cutoff = walk.cutoff_ms
             keep = [(ms, row) for ms, row in stamped if cutoff is None or ms >= cutoff]
             stage(conn, keep)
@@ -120,6 +122,13 @@ def walk_list(
         else:
             walk.complete = True
     walk.list_pages = rows.pages
+    # the service's clock is never older than rows it recorded: the client's rule
+    clock = getattr(client, "service_clock", None)
+    shift = clock.saw_recorded(pd.Timestamp(newest)) if clock is not None and newest else None
+    if shift:
+        walk.anchor_ms = anchor + shift // pd.Timedelta(milliseconds=1)
+        if walk.cutoff_ms is not None:
+            walk.cutoff_ms += shift // pd.Timedelta(milliseconds=1)
     return walk
 
 
