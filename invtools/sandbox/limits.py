@@ -200,7 +200,7 @@ class SkewedDate:
     def state(self, now_ms: int) -> str | None:
         """The ``Date`` of one more answer of a team whose clock is at ``now_ms``; None: no
         ``Date`` header."""
-        skew = self.skew
+        skew, shift = self.skew, timedelta(0)
         if skew == "missing":
             return None
         if skew == "unparseable":
@@ -208,6 +208,8 @@ class SkewedDate:
         if skew == "jumping":
             with self._lock:
                 self._answers += 1
-                skew = JUMP if self._answers % 2 == 0 else None
+                shift = JUMP if self._answers % 2 == 0 else shift
+        elif isinstance(skew, timedelta):
+            shift = skew
         when = datetime.fromtimestamp(now_ms / 1000, UTC).replace(microsecond=0)
-        return format_datetime(when + (skew or timedelta(0)), usegmt=True)
+        return format_datetime(when + shift, usegmt=True)

@@ -141,6 +141,8 @@ class Sandbox:
     :meth:`clear_log`).
     """
 
+    _stated: SkewedDate  # what date_skew makes of each team answer's Date
+
     def __init__(
         self,
         *,
