@@ -131,12 +131,11 @@ def tx_keys(df: pd.DataFrame, id_col: str = "id") -> list[tuple]:
 
 
 def line_keys(df: pd.DataFrame, *, levels: bool = True) -> list[tuple]:
-    cols = ["transaction_id", "revision", "item_id", "quantity"]
-    cols += ["new_stock_level"] if levels else []
-    return sorted(
-        tuple(int(v) if i < 3 else float(v) for i, v in enumerate(row))
-        for row in df[cols].itertuples(index=False)
-    )
+    """(transaction, revision, item, quantity[, new stock level]) of each line, sorted."""
+    ids = df[["transaction_id", "revision", "item_id"]].to_numpy(dtype="int64").tolist()
+    values = df[["quantity", "new_stock_level"] if levels else ["quantity"]]
+    got = values.to_numpy(dtype="float64").tolist()
+    return sorted(tuple(i) + tuple(v) for i, v in zip(ids, got, strict=True))
 
 
 def window_of(df: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -330,9 +329,9 @@ class Contract:
                 client.partners_df(),
                 client.members_df(),
             ]
+            other = client_of("basic").members_df()
         for df in got:
             assert (df.attrs["team_id"], df.attrs["base_url"]) == (team_id, server.base_url)
-            other = client_of("basic").members_df()
         assert other.attrs["team_id"] == server.data("basic").team["id"] != team_id
         self.assert_said(said, False if self.quiet() else None)
         assert_no_token(server, shown(*got, other) + said)
