@@ -15,7 +15,8 @@ What lives where (``->``: the package's modules it imports; there are no cycles)
                                                         -> data, routes, store, limits
     routes     routes, parameter checks, endpoint handlers, the error envelope
                                                         -> store, txlog
-    limits     the rate limiter and the fault injector (pure, clock passed in)
+    limits     the rate limiter, the fault injector and the skewed Date (pure, clock
+               passed in)
     data       build(): the demo teams' records (the shop, its branches, the café)
                                                -> catalogue, teams, history, store, txlog
     history    a shop's simulated history               -> catalogue, store, txlog

@@ -1,4 +1,5 @@
-"""The stand-in server's rate limiter and fault injector: small, pure, clock passed in.
+"""The stand-in server's rate limiter, fault injector and skewed clock: small, pure, clock
+passed in.
 
 Rate limit: at most ``limit`` accepted requests per rolling ``window`` seconds (1 by default)
 per key (the server uses ``(token, route template)``, or ``(token, "*")`` under the
@@ -20,6 +21,8 @@ import random
 import threading
 from collections import deque
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 
 class RateLimiter:
@@ -139,3 +142,74 @@ class Faults:
                 self.rate > 0 and self._rng.random() < self.rate
             )
             return self._rng.choice(self.kinds) if hit else None
+
+
+#: The ways of :class:`SkewedDate` that are not a shift by a duration.
+DATE_SKEWS = ("missing", "unparseable", "jumping")
+#: What ``"unparseable"`` states: a date no service means (year 1; a parser that reads two-digit
+#: years takes it for 2001).
+ABSURD_DATE = "Mon, 01 Jan 0001 00:00:00 GMT"
+#: How far ``"jumping"`` moves every second answer: about 173 years (2026 -> 2199).
+JUMP = timedelta(days=63_188)
+#: The largest shift by a duration: a thousand years either way keeps the Date a real one.
+MAX_SKEW = timedelta(days=365_250)
+
+
+class SkewedDate:
+    """What the ``Date`` of an answer states of a team's clock (``now_ms``: epoch ms), when
+    the service's clock is off: ``skew`` is None (the team's clock itself), a
+    :class:`~datetime.timedelta` (that much ahead; negative: behind), ``"missing"`` (no
+    ``Date`` at all: :meth:`state` is None), ``"unparseable"`` (:data:`ABSURD_DATE`) or
+    ``"jumping"`` (answers alternate, counted from when this was made: the first the team's
+    clock, the second :data:`JUMP` ahead, the third the team's clock again...). Only what
+    ``Date`` says moves: the data and their times do not.
+
+    >>> end = 1_793_466_600_000                       # 31 Oct 2026 17:10 UTC
+    >>> SkewedDate().state(end), SkewedDate(timedelta(days=-30)).state(end)
+    ('Sat, 31 Oct 2026 17:10:00 GMT', 'Thu, 01 Oct 2026 17:10:00 GMT')
+    >>> jumping = SkewedDate("jumping")
+    >>> [jumping.state(end)[12:16] for _ in range(3)], SkewedDate("missing").state(end)
+    (['2026', '2199', '2026'], None)
+    >>> SkewedDate("late")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: date_skew is a datetime.timedelta (negative: behind) or one of ...; got 'late'
+    """
+
+    def __init__(self, skew: timedelta | str | None = None) -> None:
+        if isinstance(skew, timedelta):
+            if abs(skew) > MAX_SKEW:
+                raise ValueError(
+                    f"date_skew moves the Date by at most 1000 years either way; got {skew!r}. "
+                    f"For a Date no clock means, use date_skew='unparseable'"
+                )
+        elif skew is not None and skew not in DATE_SKEWS:
+            what = "date_skew is a datetime.timedelta (negative: behind) or one of " + ", ".join(
+                map(repr, DATE_SKEWS)
+            )
+            if not isinstance(skew, str):
+                raise TypeError(f"{what}; got {skew!r} ({type(skew).__name__})")
+            raise ValueError(f"{what}; got {skew!r}")
+        self.skew = skew
+        self._answers = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SkewedDate({self.skew!r})"
+
+    def state(self, now_ms: int) -> str | None:
+        """The ``Date`` of one more answer of a team whose clock is at ``now_ms``; None: no
+        ``Date`` header."""
+        skew, shift = self.skew, timedelta(0)
+        if skew == "missing":
+            return None
+        if skew == "unparseable":
+            return ABSURD_DATE
+        if skew == "jumping":
+            with self._lock:
+                self._answers += 1
+                shift = JUMP if self._answers % 2 == 0 else shift
+        elif isinstance(skew, timedelta):
+            shift = skew
+        when = datetime.fromtimestamp(now_ms / 1000, UTC).replace(microsecond=0)
+        return format_datetime(when + shift, usegmt=True)

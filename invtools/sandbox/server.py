@@ -53,8 +53,7 @@ class Handler(BaseHTTPRequestHandler):
         self.log_request(status)
         self.send_response_only(status)
         self.send_header("Server", self.version_string())
-        if "Date" not in headers:  # a team's answer states the team's clock
-            self.send_header("Date", self.date_time_string())
+        # Date among them: the service states it (no Date at all under date_skew="missing").
         for k, v in headers.items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
@@ -137,10 +136,10 @@ def serve(
 
     ``options`` are the :class:`Sandbox`'s (the demo data's ``seed``, ``size`` and ``shops``,
     the budget's ``rate_limit`` and its models, ``latency`` and ``jitter``, ``clock``,
-    ``quirks``, ``faults``). ``log`` receives one line per request (method, path, status) when
-    given. Leaving the block closes every client connection (idle keep-alive ones included)
-    and joins every thread; none of its threads holds up the exit of the process, whether or
-    not the block was left.
+    ``quirks``, ``faults``, ``date_skew``). ``log`` receives one line per request (method,
+    path, status) when given. Leaving the block closes every client connection (idle
+    keep-alive ones included) and joins every thread; none of its threads holds up the exit
+    of the process, whether or not the block was left.
 
     >>> import json, urllib.request
     >>> with serve(size=200) as sb:

@@ -26,7 +26,10 @@ Clock
     An answer to a team's token states the team's clock in ``Date``: just after the newest
     time its data knows (:meth:`~invtools.sandbox.store.TeamStore.now_ms`; the demo history
     ends on 31 October 2026), as the real service states the wall clock. Relative windows
-    (``since="90D"``) count back from it (docs/explanation/now.md).
+    (``since="90D"``) count back from it (docs/explanation/now.md). Other answers (a 401, an
+    injected 5xx) state the wall clock. ``date_skew`` skews what a team's answers state
+    (:class:`~invtools.sandbox.limits.SkewedDate`), and ``"missing"`` leaves ``Date`` out of
+    every answer.
 
 >>> sb = Sandbox(size=200, rate_limit=0)
 >>> status, headers, body = sb.respond("GET", "/v1/members/7001", "Bearer " + sb.tokens["shop"])
@@ -42,13 +45,14 @@ import random
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from invtools.sandbox.data import build
-from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter
+from invtools.sandbox.limits import BODY_FAULTS, Faults, Latency, RateLimiter, SkewedDate
 from invtools.sandbox.routes import ID_CHARS, ROUTES, ApiError, Params, find_route
 from invtools.sandbox.store import TeamStore, TeamView
 
@@ -110,12 +114,34 @@ class Sandbox:
     service. ``quirks`` (a subset of :data:`QUIRKS`) and ``faults`` (:class:`Faults`) reproduce
     what the real service may do.
 
+    ``date_skew`` makes the service's clock wrong, as a client must expect of one: what the
+    ``Date`` of a team's answers states (the data and their times do not move). None (the
+    default): the team's clock; a :class:`~datetime.timedelta`: that far ahead of it
+    (``timedelta(days=-30)``: 30 days behind; ``timedelta(days=63_000)``: a Date in 2199);
+    ``"missing"``: no ``Date`` header on any answer; ``"unparseable"``:
+    ``Mon, 01 Jan 0001 00:00:00 GMT``; ``"jumping"``: consecutive answers about 173 years
+    apart (the first after it is set states the team's clock, the second 173 years later,
+    the third the team's clock again, ...).
+
+    >>> sb = Sandbox(size=200, rate_limit=0, date_skew=timedelta(days=-30))
+    >>> shop = "Bearer " + sb.tokens["shop"]
+    >>> sb.respond("GET", "/v1/teams/linked", shop)[1]["Date"]
+    'Sat, 26 Sep 2026 12:42:03 GMT'
+    >>> sb.date_skew = None                          # settable at runtime: the team's clock
+    >>> sb.respond("GET", "/v1/teams/linked", shop)[1]["Date"]
+    'Mon, 26 Oct 2026 12:42:03 GMT'
+    >>> sb.date_skew = "missing"
+    >>> "Date" in sb.respond("GET", "/v1/teams/linked", shop)[1]
+    False
+
     Attributes: ``base_url``, ``tokens`` (team key -> demo token), ``rate_limit``, ``quirks``,
-    ``faults``, ``latency`` (a :class:`~invtools.sandbox.limits.Latency`; all settable at
-    runtime), ``requests`` (the log of :class:`RequestRecord`), ``in_flight`` and
+    ``faults``, ``date_skew``, ``latency`` (a :class:`~invtools.sandbox.limits.Latency`; all
+    settable at runtime), ``requests`` (the log of :class:`RequestRecord`), ``in_flight`` and
     ``max_in_flight`` (requests being answered now, and the most at once since
     :meth:`clear_log`).
     """
+
+    _stated: SkewedDate  # what date_skew makes of each team answer's Date
 
     def __init__(
         self,
@@ -134,6 +160,7 @@ class Sandbox:
         jitter: float = 0.25,
         quirks=(),
         faults: Faults | None = None,
+        date_skew: timedelta | str | None = None,
     ) -> None:
         if rate_limit_scope not in ("endpoint", "token"):
             raise ValueError(f"rate_limit_scope is 'endpoint' or 'token', not {rate_limit_scope!r}")
@@ -155,6 +182,7 @@ class Sandbox:
         if rate_limit_scope == "token":
             self.quirks = {*self.quirks, "shared_rate_limit"}
         self.faults = faults
+        self.date_skew = date_skew
         self.requests: list[RequestRecord] = []
         self.limiter = RateLimiter()
         self.base_url = ""
@@ -179,6 +207,8 @@ class Sandbox:
                 raise ValueError("choose at most one ratelimit_headers:* quirk")
         elif name == "faults" and value is not None:
             value.reset()  # on_requests counts from now
+        elif name == "date_skew":  # checked; "jumping" counts answers from now
+            super().__setattr__("_stated", SkewedDate(value))
         super().__setattr__(name, value)
 
     # -- inspection and mutations ----------------------------------------------------------
@@ -234,7 +264,10 @@ class Sandbox:
             if reply is not None and not self.count_after_latency:
                 # Counted by the rate limit on arrival, answered after the service's latency.
                 self.stopping.wait(self.latency.draw())
-            return reply
+            if reply is None or "Date" in reply[1] or self.date_skew == "missing":
+                return reply
+            status, headers, body = reply  # not a team's answer: the wall clock
+            return status, {"Date": formatdate(time.time(), usegmt=True), **headers}, body
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -280,7 +313,9 @@ class Sandbox:
         if rec.team is not None:  # the team's clock: its data end "now" (TeamStore.now_ms)
             store = self._stores[rec.team]
             with store.lock:
-                headers = {"Date": formatdate(store.now_ms() / 1000, usegmt=True), **headers}
+                stated = self._stated.state(store.now_ms())  # as date_skew has it
+            if stated is not None:
+                headers = {"Date": stated, **headers}
         return rec.status, {"Content-Type": "application/json; charset=utf-8", **headers}, body
 
     def _log(self, rec: RequestRecord) -> None:
