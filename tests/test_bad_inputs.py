@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Iterator
 from datetime import timedelta
 
+import pandas as pd
 import pytest
 
 import invtools
@@ -240,6 +241,13 @@ def test_frames_functions(world, sweep, tmp_path):
         "rebase_levels": {"lines": w["lines"]},
         "with_provenance": {"df": w["tx"], "provenance": None},
         "window_of": {"df": w["lines"]},
+        "context_of": {"frame": w["lines"]},
+        "fit_window": {
+            "df": w["lines"],
+            "since": None,
+            "until": None,
+            "moment": pd.Timestamp("2026-10-31", tz="UTC"),
+        },
         "merge_provenance": {"frames": [w["lines"], w["items"]]},
         "deleted_items": {"df": w["lines"]},
         "leave_out_deleted": {

@@ -110,7 +110,7 @@ def test_first_sync_is_full_and_mirrors_rows_and_lines_exactly(sb, client, tmp_p
     assert sb.requests == [] and not (tmp_path / "m.sqlite").exists()
     report = mirror.sync()
     assert (report.kind, report.new, report.changed, report.removed) == ("full", SIZE, 0, 0)
-    assert report.anchor == pd.Timestamp(rows_by_time(sb)[0]["transaction_time"])
+    assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta("1min")
     assert report.changes["change"].astype(str).tolist() == ["new"] * SIZE
     # The team once, then one list page + one detail per transaction (what the report counts).
     assert routes(sb)[0] == "/v1/teams/linked" and routes(sb).count("/v1/teams/linked") == 1
@@ -283,7 +283,9 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     sb.clear_log()
     report = mirror.sync(window="90D")
     assert report.kind == "window" and report.window == pd.Timedelta("90D")
-    assert report.anchor == newest and report.cutoff == newest - pd.Timedelta("90D")
+    # back from the service's clock when the walk began (issue 32: not the newest row's time)
+    assert abs(report.anchor - pd.Timestamp(mirror.client.now())) < pd.Timedelta("1min")
+    assert report.cutoff == report.anchor - pd.Timedelta("90D")
     assert (report.new, report.changed, report.removed) == (0, 2, 1)
     changes = dict(
         zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)

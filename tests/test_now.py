@@ -161,7 +161,9 @@ def test_month_ends_asked_before_the_window_say_so(demo, tmp_path):
     assert monthly["as_of"].iloc[-1] == until  # measured to the window's end: one "now"
 
 
-def test_a_mirror_without_a_client_counts_durations_from_the_wall_clock(demo, tmp_path):
+def test_a_mirror_with_or_without_a_client_counts_durations_from_its_moment(demo, tmp_path):
+    """Issue 32: without a client the same call on the same file counted from the wall clock
+    and gave other rows (none, on the demo, once its data were 20 days old)."""
     from invtools import TransactionMirror
 
     path = tmp_path / "m.sqlite"
@@ -171,4 +173,5 @@ def test_a_mirror_without_a_client_counts_durations_from_the_wall_clock(demo, tm
         recent = mirror.transactions_df(since="20D")  # the service's clock: from 11 October
     assert len(recent) > 0
     alone = TransactionMirror(path).transactions_df(since="20D")
-    assert alone.empty == (datetime.now(UTC) - timedelta(days=20) > _newest(demo))
+    pd.testing.assert_frame_equal(alone, recent)
+    assert alone.attrs["window"] == recent.attrs["window"] is not None

@@ -42,7 +42,7 @@ from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.plan import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
-from invtools.errors import ConfigError
+from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.http import make_session, shared_budget
 from invtools.http.cache import clear_entries, open_cache_file, resolve_cache_path
 from invtools.http.pacing import Budget, BudgetView, describe
@@ -102,6 +102,11 @@ class Client(DataFrames):
             or not 0 < max_wait < math.inf
         ):
             raise ConfigError(f"max_wait must be seconds > 0, e.g. 120; not {max_wait!r}")
+        if not all(callable(getattr(clock, n, None)) for n in ("time", "monotonic", "sleep")):
+            raise ArgumentTypeError(
+                f"clock must be a clock (time(), monotonic(), sleep(s) and wait(event, s), as "
+                f"invtools._clock.SYSTEM_CLOCK), not {type(clock).__name__}; leave it out"
+            )
         self.rate_limit, self.rate_limit_scope = check_rate(rate_limit), rate_limit_scope
         self.concurrency, self.progress = concurrency, progress
         self.cache_path: Path | None = resolve_cache_path(cache)

@@ -18,11 +18,10 @@ what ``since="90D"`` counts back from and what a fresh frame is as of. The rule,
    (:meth:`~ServiceClock.saw_recorded`), unless that row is itself more than a day ahead of this
    machine's clock.
 
-Each ``Date`` is read against the moment its answer was made (a cached answer: when it was
-stored), so an answer read from the cache hours later moves the clock on by its age. Rules 1-3
-compare with this machine's real clock (``datetime.now``), never an injected test clock: they
-are about what time it really is; the offset itself is kept against the injected clock, which
-is what the client waits on.
+Each ``Date`` is read against the moment its answer was made (when the cache stored it), so an
+answer read from the cache hours later moves the clock on by its age. The offset is kept
+against this machine's real clock (``datetime.now``), never an injected test clock: the times
+it is applied to -- when a walk began, when the cache stored an answer -- are on that clock.
 
 >>> clock = ServiceClock()
 >>> made = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -45,7 +44,6 @@ import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from invtools._clock import SYSTEM_CLOCK
 from invtools._types import parse_time
 from invtools.errors import ClockWarning, ConfigError
 
@@ -68,13 +66,13 @@ class ServiceClock:
     """One client's reading of the service's clock (the rule: this module's docstring).
     ``ahead`` is None until an answer stated one (then :meth:`now` is this machine's clock)."""
 
-    def __init__(self, clock: Any = SYSTEM_CLOCK) -> None:
-        self._clock = clock
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.ahead: timedelta | None = None
 
-    def _local(self) -> datetime:
-        return datetime.fromtimestamp(self._clock.time(), UTC)
+    @staticmethod
+    def _local() -> datetime:
+        return datetime.now(UTC)
 
     def now(self) -> datetime:
         """The service's clock now."""
@@ -88,7 +86,6 @@ class ServiceClock:
         """Take the ``Date`` of an answer made at ``made`` (this machine's clock; None: now),
         by rules 1 to 3."""
         made = self._local() if made is None else made
-        real = datetime.now(UTC)
         try:
             when = parse_time(date, name="Date") if isinstance(date, str) else None
         except (ConfigError, OverflowError, ValueError):
@@ -102,8 +99,7 @@ class ServiceClock:
                 said = f"no usable Date ({date!r})" if date else "no Date"
                 self._keep(f"the service's answer about the team had {said}", held)
                 return
-            # rule 2 against the real clock: how far the Date is ahead of what time it is
-            early = when - (real - (self._local() - made))
+            early = when - made  # how far ahead of what time it was
             if early > AHEAD_AT_MOST:
                 self._keep(
                     f"the service's Date ({_fmt(when)}) is {early.days} day(s) ahead of this "
@@ -144,7 +140,7 @@ class ServiceClock:
         newest = newest.to_pydatetime() if hasattr(newest, "to_pydatetime") else newest
         with self._lock:
             now = self.now()
-            if newest <= now + SLACK or newest > datetime.now(UTC) + AHEAD_AT_MOST:
+            if newest <= now + SLACK or newest > self._local() + AHEAD_AT_MOST:
                 return timedelta(0)
             shift = newest - now
             self.ahead = (self.ahead or timedelta(0)) + shift

@@ -124,7 +124,7 @@ class Requester:
     service_clock: ServiceClock = field(init=False)
 
     def __post_init__(self) -> None:
-        self.service_clock = ServiceClock(self.clock)
+        self.service_clock = ServiceClock()
 
     def now(self) -> datetime:
         """The service's clock now (:meth:`ServiceClock.now`). The real service's is the wall
@@ -216,13 +216,11 @@ class Requester:
     def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
         # When the answer was made, on this machine's clock: the stamp requests-cache stored
         # with it, so that every process reading the same answer reads the same clock from it
-        # (a replayed walk is then as of the same moment in each). The stamp is of the real
-        # clock: with another clock injected (tests), a fresh answer is dated by that clock.
+        # (a replayed walk is then as of the same moment in each).
         if not from_cache:
             key, cache = getattr(resp, "cache_key", None), getattr(self.session, "cache", None)
             stored = cache.get_response(key) if key and cache is not None else None
-            resp = stored if stored is not None and self.clock is SYSTEM_CLOCK else resp
-            from_cache = stored is not None and self.clock is SYSTEM_CLOCK
+            resp, from_cache = (resp, False) if stored is None else (stored, True)
         made = upkeep.as_utc(getattr(resp, "created_at", None)) if from_cache else None
         self.service_clock.stated(resp.headers.get("Date"), made=made)
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import pandas as pd
 
+from invtools.errors import ArgumentTypeError
+
 __all__ = ["Context", "context_of", "own_attrs", "window_of", "fit_window", "team_label"]
 
 TeamKey = tuple[Any, Any]  # (base_url, team_id)
@@ -172,6 +174,19 @@ def fit_window(
     >>> len(rows), window["until"], str(as_of.date())
     (2, Timestamp('2026-11-05 00:00:00+0000', tz='UTC'), '2026-10-31')
     """
+    if not isinstance(df, pd.DataFrame) or "transaction_time" not in df:
+        raise ArgumentTypeError(
+            "fit_window(df) takes a frame with a transaction_time column (client.lines_df(), "
+            f"client.transactions_df()), not {type(df).__name__}"
+        )
+    for name, when in (("since", since), ("until", until), ("moment", moment)):
+        if not (isinstance(when, datetime) and when.tzinfo is not None) and (
+            when is not None or name == "moment"
+        ):
+            raise ArgumentTypeError(
+                f"fit_window({name}) must be a time with a zone (pd.Timestamp('2026-10-31', "
+                f"tz='UTC')){'' if name == 'moment' else ' or None'}, not {when!r}"
+            )
     if since is None and until is None:
         return df, None, moment
     times = df["transaction_time"]
