@@ -16,16 +16,15 @@ The clock rule these tests hold (issue 32, item 2; docs/explanation/now.md):
   (``team(refresh=True)``) whose clock jumps more than a day from the client's: the client's
   clock is kept, with a ``ClockWarning``. Behind: believed (the plain stand-in is weeks behind
   the wall clock and says nothing), but never older than rows the service itself returned: a
-  walk returning a row whose ``created_at`` is over 2 minutes later than the clock moves the
+  walk returning a row whose ``created_at`` is over a day later than the clock moves the
   clock forward to it, with a ``ClockWarning``, and the frame's window is computed from the
   moved clock.
 - Every frame of the client carries ``attrs["as_of"]`` (ISO UTC text): the moment it is as
   of on the service's clock (with no ``until=``: when its data left the server, about
   ``client.now()`` for a fresh fetch), and ``attrs["data_as_of"]`` on that same clock.
 
-The tests of that rule that fail on the code before it are listed in a model's ``fails_today``
-and run as strict xfails: they flip when the rule lands. ``ClockWarning`` is looked up by name
-so that this file imports before it exists; until then no warning of it is ever said.
+The tests of that rule failed on the code before it (34 of them, across the models, run as
+strict xfails until it landed).
 Each model's server lives for its class (a small history); each test makes its own clients
 with their own cache file, and compares with the truth as it is when it asks.
 """
@@ -45,6 +44,7 @@ import pytest
 
 import invtools
 from invtools import NotFoundError, TeamModeError, TransactionMirror
+from invtools.api.clock import OFF_BY
 from invtools.errors import AuthenticationError
 from invtools.sandbox import serve
 
@@ -52,12 +52,11 @@ pytestmark = pytest.mark.network
 
 #: The shop's transactions: a small history (sandbox minimum 50), a few rows in 30 days.
 SIZE = 100
-CLOCK_WARNING: type[Warning] | None = getattr(invtools, "ClockWarning", None)
-CLOCK_CHECK = pytest.mark.xfail(strict=True, reason="issue 32 item 2: the clock check")
+CLOCK_WARNING: type[Warning] = invtools.ClockWarning
 #: How close two readings of one clock must be (a test's own run time, pacing on the fake clock).
 NEAR = timedelta(minutes=1)
 #: A row more than this later than the clock moves the clock on (the rule).
-LATE = timedelta(minutes=2)
+LATE = OFF_BY
 DAY = timedelta(days=1)
 SINCE = pd.Timedelta(days=30)
 
@@ -72,10 +71,9 @@ def clock_warnings() -> Iterator[list[str]]:
     said: list[str] = []
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("error")
-        if CLOCK_WARNING is not None:
-            warnings.simplefilter("always", CLOCK_WARNING)
+        warnings.simplefilter("always", CLOCK_WARNING)
         yield said
-    said.extend(str(w.message) for w in seen if CLOCK_WARNING and w.category is CLOCK_WARNING)
+    said.extend(str(w.message) for w in seen if w.category is CLOCK_WARNING)
 
 
 def utc(text: str) -> pd.Timestamp:
@@ -190,7 +188,6 @@ class Contract:
       the local clock and says so;
     - ``jumps``: consecutive answers' ``Date`` jump (the first after the option is set is the
       stand-in's clock, the second 173 years later);
-    - ``fails_today``: tests of the clock rule that fail on the code before it (strict xfail).
     """
 
     options: ClassVar[dict[str, Any]] = {}
@@ -198,7 +195,6 @@ class Contract:
     behind: ClassVar[timedelta | None] = None
     local: ClassVar[bool] = False
     jumps: ClassVar[bool] = False
-    fails_today: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def quiet(cls) -> bool:
@@ -225,8 +221,6 @@ class Contract:
 
     @pytest.fixture(autouse=True)
     def _model(self, request, server, fake_clock):
-        if request.node.originalname in self.fails_today:
-            request.applymarker(CLOCK_CHECK)
         if self.paced:  # the fake clock starts at the wall clock: the client's local clock
             fake_clock.now = time.time()
             server.clock = fake_clock
@@ -428,19 +422,10 @@ class Contract:
 
 # ------------------------------------------------------------------------------- the models
 
-#: Each model's tests of the clock rule that fail on the code before it (strict xfails).
-AS_OF = "test_every_frame_is_as_of_one_moment_on_the_services_clock"
-WINDOW = "test_a_relative_window_holds_exactly_the_truths_rows_in_it"
-CLOCK = "test_the_clock_is_the_checked_date_of_the_team_answer"
-MOVED = "test_rows_later_than_the_clock_move_it_on_and_the_window_with_it"
-REFRESH = "test_a_refreshed_team_answer_that_jumps_keeps_the_clients_clock"
-
 
 class TestPlainStandIn(Contract):
     """The stand-in as it ships: its ``Date`` is its data's end, weeks behind the wall clock:
     believed, and nothing said."""
-
-    fails_today = frozenset({AS_OF})
 
 
 class TestCoarseBudget(Contract):
@@ -448,25 +433,21 @@ class TestCoarseBudget(Contract):
 
     options: ClassVar[dict[str, Any]] = {"rate_limit": 5, "coarse_budget": True}
     paced = True
-    fails_today = frozenset({AS_OF})
 
 
 class TestBudgetStatedAsResetOnly(Contract):
     options: ClassVar[dict[str, Any]] = {"rate_limit": 5, "quirks": "ratelimit_headers:reset"}
     paced = True
-    fails_today = frozenset({AS_OF})
 
 
 class TestBudgetStatedAsRetryAfterOnly(Contract):
     options: ClassVar[dict[str, Any]] = {"rate_limit": 5, "quirks": "ratelimit_headers:retry_after"}
     paced = True
-    fails_today = frozenset({AS_OF})
 
 
 class TestBudgetNotStated(Contract):
     options: ClassVar[dict[str, Any]] = {"rate_limit": 5, "quirks": "ratelimit_headers:none"}
     paced = True
-    fails_today = frozenset({AS_OF})
 
 
 class TestSharedRateLimit(Contract):
@@ -474,17 +455,14 @@ class TestSharedRateLimit(Contract):
 
     options: ClassVar[dict[str, Any]] = {"rate_limit": 5, "quirks": "shared_rate_limit"}
     paced = True
-    fails_today = frozenset({AS_OF})
 
 
 class TestLastCursorNotNull(Contract):
     options: ClassVar[dict[str, Any]] = {"quirks": "last_cursor_not_null"}
-    fails_today = frozenset({AS_OF})
 
 
 class TestTeamWrapped(Contract):
     options: ClassVar[dict[str, Any]] = {"quirks": "team_wrapped"}
-    fails_today = frozenset({AS_OF})
 
 
 class TestDateBehind30Days(Contract):
@@ -492,13 +470,11 @@ class TestDateBehind30Days(Contract):
 
     options: ClassVar[dict[str, Any]] = {"date_skew": timedelta(days=-30)}
     behind = timedelta(days=30)
-    fails_today = frozenset({AS_OF, WINDOW, MOVED})
 
 
 class TestDateBehind400Days(Contract):
     options: ClassVar[dict[str, Any]] = {"date_skew": timedelta(days=-400)}
     behind = timedelta(days=400)
-    fails_today = frozenset({AS_OF, WINDOW, MOVED})
 
 
 class TestDateAhead400Days(Contract):
@@ -506,7 +482,6 @@ class TestDateAhead400Days(Contract):
     weeks behind the wall clock, would stop being ahead of it in a year)."""
 
     local = True
-    fails_today = frozenset({AS_OF, CLOCK, MOVED, REFRESH})
 
     @classmethod
     def skew_for(cls, sb) -> timedelta:
@@ -516,7 +491,6 @@ class TestDateAhead400Days(Contract):
 class TestDateIn2200(Contract):
     options: ClassVar[dict[str, Any]] = {"date_skew": timedelta(days=63_300)}
     local = True
-    fails_today = frozenset({AS_OF, CLOCK, MOVED, REFRESH})
 
 
 class TestDateMissing(Contract):
@@ -524,7 +498,6 @@ class TestDateMissing(Contract):
 
     options: ClassVar[dict[str, Any]] = {"date_skew": "missing"}
     local = True
-    fails_today = frozenset({AS_OF, CLOCK, MOVED})
 
 
 class TestDateUnparseable(Contract):
@@ -532,7 +505,6 @@ class TestDateUnparseable(Contract):
 
     options: ClassVar[dict[str, Any]] = {"date_skew": "unparseable"}
     local = True
-    fails_today = frozenset({AS_OF, WINDOW, CLOCK, MOVED})
 
 
 class TestDateJumping(Contract):
@@ -541,4 +513,3 @@ class TestDateJumping(Contract):
 
     options: ClassVar[dict[str, Any]] = {"date_skew": "jumping"}
     jumps = True
-    fails_today = frozenset({AS_OF, REFRESH})

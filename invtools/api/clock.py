@@ -14,7 +14,7 @@ what ``since="90D"`` counts back from and what a fresh frame is as of. The rule,
 3. A later answer (``team(refresh=True)``) whose clock is more than a day from the one held is a
    jump: the clock held is kept.
 4. The clock is never older than the rows the service itself returned: a row it recorded
-   (``created_at``) more than two minutes after the clock moves the clock on to that time
+   (``created_at``) more than a day after the clock moves the clock on to that time
    (:meth:`~ServiceClock.saw_recorded`), unless that row is itself more than a day ahead of this
    machine's clock.
 
@@ -47,14 +47,13 @@ from typing import Any
 from invtools._types import parse_time
 from invtools.errors import ClockWarning, ConfigError
 
-__all__ = ["ServiceClock", "AHEAD_AT_MOST", "JUMP", "SLACK"]
+__all__ = ["ServiceClock", "OFF_BY"]
 
-#: How far ahead of this machine's clock a service's ``Date`` may be (rule 2).
-AHEAD_AT_MOST = timedelta(days=1)
-#: How far one answer's clock may be from the one held before it is a jump (rule 3).
-JUMP = timedelta(days=1)
-#: How much later than the clock a row may have been recorded before the clock moves (rule 4).
-SLACK = timedelta(minutes=2)
+#: How far a clock may be off before it is not believed: a ``Date`` ahead of this machine's
+#: clock (rule 2), one answer's from the clock held (rule 3), the clock behind a row the service
+#: recorded (rule 4). A day: far beyond any honest skew or delay (the stand-in's clock moves a
+#: minute with each record made), far within the skews that give wrong tables (30 days).
+OFF_BY = timedelta(days=1)
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
 
@@ -100,7 +99,7 @@ class ServiceClock:
                 self._keep(f"the service's answer about the team had {said}", held)
                 return
             early = when - made  # how far ahead of what time it was
-            if early > AHEAD_AT_MOST:
+            if early > OFF_BY:
                 self._keep(
                     f"the service's Date ({_fmt(when)}) is {early.days} day(s) ahead of this "
                     "machine's clock",
@@ -108,7 +107,7 @@ class ServiceClock:
                 )
                 return
             ahead = when - made
-            if held is not None and abs(ahead - held) > JUMP:
+            if held is not None and abs(ahead - held) > OFF_BY:
                 warnings.warn(
                     f"The service's clock jumped: its Date says {_fmt(when)}, the clock held "
                     f"says {_fmt(made + held)}. invtools keeps the clock it held "
@@ -132,7 +131,7 @@ class ServiceClock:
 
     def saw_recorded(self, newest: Any) -> timedelta:
         """Rule 4: the service returned rows recorded (``created_at``) up to ``newest``. When
-        that is more than :data:`SLACK` after the clock, the clock moves on to it (with a
+        that is more than :data:`OFF_BY` after the clock, the clock moves on to it (with a
         :class:`~invtools.errors.ClockWarning`); returns how far it moved (zero when it
         did not)."""
         if newest is None or newest != newest:  # None, NaT
@@ -140,7 +139,7 @@ class ServiceClock:
         newest = newest.to_pydatetime() if hasattr(newest, "to_pydatetime") else newest
         with self._lock:
             now = self.now()
-            if newest <= now + SLACK or newest > self._local() + AHEAD_AT_MOST:
+            if newest <= now + OFF_BY or newest > self._local() + OFF_BY:
                 return timedelta(0)
             shift = newest - now
             self.ahead = (self.ahead or timedelta(0)) + shift

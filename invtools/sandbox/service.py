@@ -176,8 +176,6 @@ class Sandbox:
         }
         self._by_token = {tok: self._stores[key] for key, tok in self.tokens.items()}
         self.rate_limit, self.rate_window, self.clock = rate_limit, float(rate_window), clock
-        for store in self._stores.values():  # the teams' clocks run on the same time
-            store.clock = clock
         self.stated_budget, self.coarse_budget = stated_budget, coarse_budget
         self.count_after_latency = count_after_latency
         self.quirks = quirks

@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import math
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,9 +50,6 @@ class TeamStore:
     attrs: dict[int, dict[str, Any]]
     log: TxLog | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    #: What the team's clock runs on past its data's end (``monotonic()``; the Sandbox's).
-    clock: Any = field(default=time, repr=False)
-    _began: tuple[int, float] | None = field(default=None, repr=False)
 
     def _tx_log(self) -> TxLog:
         """``log`` where a team must have one (every team but the basic plan's has)."""
@@ -163,19 +159,13 @@ class TeamStore:
         return copy.deepcopy(old[revision]) if 0 <= revision < len(old) else None
 
     def now_ms(self) -> int:
-        """The team's clock (epoch ms): a minute after the newest time its data knew when it
-        was first asked, so the demo data always end "now" (a basic team's, which has no
-        transactions: the history's end), then running on as a clock does (on ``clock``), so
-        that a record made later is made later, as on the real service. The service states it
-        in each answer's ``Date``; new records are made at it."""
+        """The team's clock (epoch ms): just after the newest time its data knows, so the demo
+        data always end "now" (a basic team's, which has no transactions: the history's end).
+        The service states it in each answer's ``Date``; new records are made at it."""
         log = self.log
         if log is None:
             return int(ANCHOR.timestamp() * 1000)
-        if self._began is None:
-            end = max(max(log.time, default=0), max(log.created, default=0)) + 60_000
-            self._began = (end, self.clock.monotonic())
-        end, began = self._began
-        return end + int((self.clock.monotonic() - began) * 1000)
+        return max(max(log.time, default=0), max(log.created, default=0)) + 60_000
 
     # -- mutations (callers hold self.lock) ----------------------------------------------
     def _lines(self, lines) -> list[tuple[int, float]]:
