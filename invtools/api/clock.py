@@ -98,15 +98,14 @@ class ServiceClock:
                 said = f"no usable Date ({date!r})" if date else "no Date"
                 self._keep(f"the service's answer about the team had {said}", held)
                 return
-            early = when - made  # how far ahead of what time it was
-            if early > OFF_BY:
+            ahead = when - made  # how far ahead of what time it was
+            if ahead > OFF_BY:
                 self._keep(
-                    f"the service's Date ({_fmt(when)}) is {early.days} day(s) ahead of this "
+                    f"the service's Date ({_fmt(when)}) is {ahead.days} day(s) ahead of this "
                     "machine's clock",
                     held,
                 )
                 return
-            ahead = when - made
             if held is not None and abs(ahead - held) > OFF_BY:
                 warnings.warn(
                     f"The service's clock jumped: its Date says {_fmt(when)}, the clock held "
