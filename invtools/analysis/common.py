@@ -239,13 +239,12 @@ def carry_provenance(result: pd.DataFrame, *sources: pd.DataFrame | None, who: s
         raise ConfigError(
             f"{who}: its frames are of {len(merged['team_id'])} teams ({teams}); an analysis "
             "is of one team. Pass the frames of one team, or ask each team the same question "
-            f"and stack the answers: invtools.each_team(lambda c: ..., ...).frame(); a stack "
+            "and stack the answers: invtools.each_team(lambda c: ..., ...).frame(); a stack "
             "cut to one team's rows (stack[stack['team'] == 'shop']) is that team's."
         )
     inherited = {k for s in sources if s is not None for k in s.attrs} | set(PROVENANCE_KEYS)
-    for key in inherited - {DELETED_NOTE, "teams"}:
+    for key in inherited - {DELETED_NOTE}:  # a stack's "teams" too: the result is one team's
         result.attrs.pop(key, None)
-    result.attrs.pop("teams", None)
     result.attrs.update(merged)
     if merged:
         result.attrs["rows"] = len(result)
