@@ -355,15 +355,15 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
     accepts a length of zero, ``"0s"``).
 
     Accepts a ``timedelta`` (``pandas.Timedelta`` too) or a string with a unit (``"90D"``,
-    ``"12h"``, ``"1 day"``). A bare number is refused: ``90`` could mean days, seconds or (as
-    pandas reads it) nanoseconds.
+    ``"12h"``, ``"1 day"``). A bare number is refused, with the spelling that works (for the
+    argument last in ``name``): ``90`` could mean days, seconds or nanoseconds (pandas).
 
     >>> parse_duration("90D")
     datetime.timedelta(days=90)
-    >>> parse_duration(90)
+    >>> parse_duration(90, name="reorder: look_back")
     Traceback (most recent call last):
     ...
-    invtools.errors.ConfigError: duration=90 has no unit: write '90D' for days or '90s' for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
+    invtools.errors.ConfigError: reorder: look_back=90 has no unit: write look_back="90D" for days or look_back="90s" for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
     """  # noqa: E501 - the doctest shows the error message whole, on one line
     if value is None:
         return None
@@ -372,7 +372,7 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
     if isinstance(value, (int, float, str)):
         text = value.strip() if isinstance(value, str) else f"{value:g}"
         try:
-            float(text)
+            number = float(text)
         except ValueError:
             import pandas as pd  # only here: pandas reads every unit spelling analysts use
 
@@ -383,9 +383,11 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
                     f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
                 ) from None
         else:
+            said = name.rsplit(": ", 1)[-1]  # the argument, without the function's name
+            unit = f'has no unit: write {said}="{text}D" for days or {said}="{text}s" for seconds'
+            finite = number == number and abs(number) != float("inf")  # nan, inf: no length
             raise ConfigError(
-                f"{name}={value!r} has no unit: write '{text}D' for days or "
-                f"'{text}s' for seconds ({_DURATION_EXAMPLES})"
+                f"{name}={value!r} {unit if finite else 'is not a duration'} ({_DURATION_EXAMPLES})"
             )
     if not isinstance(value, timedelta) or value != value:  # NaT: a timedelta, but no length
         raise (ConfigError if isinstance(value, timedelta) else ArgumentTypeError)(

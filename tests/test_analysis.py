@@ -136,7 +136,7 @@ def test_movement_counts_in_out_adjust_and_not_moves(lines):
 
 
 def test_movement_with_items_lists_idle_items_and_flags_dead_stock(lines, items):
-    m = movement(lines, items, dead_after_days=90).set_index("item_id")
+    m = movement(lines, items, look_back="90D").set_index("item_id")
     assert set(m.index) == {1, 2, 3, 4}
     assert m.loc[4, "sold"] == 0.0 and pd.isna(m.loc[4, "last_sale"])
     assert m.loc[4, "stock_value"] == 20.0
@@ -508,8 +508,8 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
     for call, message in bad_value:
         with pytest.raises(ConfigError, match=message):
             call()
-    with pytest.raises(TypeError):  # options are keyword-only
-        supplier_summary(lines, items)  # type: ignore[misc]
+    with pytest.raises(TypeError):  # options are keyword-only (frames go by position)
+        supplier_summary(lines, items, None, "2026-02-01")  # type: ignore[misc]
     with pytest.raises(TypeError):
         shrinkage(lines, items, "2026-02-01")  # type: ignore[misc]
     with pytest.raises(TypeError):

@@ -71,7 +71,7 @@ def test_a_clock_behind_the_services_own_rows_is_moved_on_and_said(sb, make_clie
     window's end, and a reorder over 8 weeks counted 328 units out where the truth is 233.5."""
     plain = make_client(sb, cache=False)
     want_lines = plain.lines_df(since="60D")
-    want_order = _quietly(lambda: analysis.reorder(want_lines, plain.items_df(), window="8W"))
+    want_order = _quietly(lambda: analysis.reorder(want_lines, plain.items_df(), look_back="8W"))
     _skew_date(sb, monkeypatch, shift=-timedelta(days=30))
     skewed = make_client(sb, cache=False)
     with pytest.warns(ClockWarning, match="older than rows it returned"):
@@ -81,7 +81,7 @@ def test_a_clock_behind_the_services_own_rows_is_moved_on_and_said(sb, make_clie
     assert until - since == pd.Timedelta(days=60)
     assert abs(until - _data_end(sb)) < pd.Timedelta(minutes=5)  # the data's real end
     assert abs(pd.Timestamp(skewed.now()) - pd.Timestamp(plain.now())) < pd.Timedelta(minutes=5)
-    got = _quietly(lambda: analysis.reorder(lines, skewed.items_df(), window="8W"))
+    got = _quietly(lambda: analysis.reorder(lines, skewed.items_df(), look_back="8W"))
     assert got["units_out"].sum() == want_order["units_out"].sum()
     # the transactions frame the same way
     tx = skewed.transactions_df(since="30D")
@@ -198,7 +198,7 @@ def test_the_mirrors_frames_carry_their_window_with_or_without_a_client(sb, make
 
 
 def test_a_window_sync_counts_back_from_the_clock_not_a_future_row(sb, make_client, tmp_path):
-    """The issue: one future-dated delivery made ``sync(window="30D")`` skip an edit 5 days
+    """The issue: one future-dated delivery made ``sync(look_back="30D")`` skip an edit 5 days
     old."""
     client = make_client(sb)
     mirror = invtools.TransactionMirror(tmp_path / "m.sqlite", client)
@@ -211,7 +211,7 @@ def test_a_window_sync_counts_back_from_the_clock_not_a_future_row(sb, make_clie
     )
     sb.add_transaction(type="in", transaction_time=(end + pd.Timedelta(days=40)).isoformat())
     sb.edit_transaction(recent["id"], memo="recounted")
-    report = mirror.sync(window="30D")
+    report = mirror.sync(look_back="30D")
     assert (report.new, report.changed) == (1, 1)
     assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta(minutes=1)
     got = mirror.transactions_df().set_index("id")["revision"]
@@ -235,7 +235,7 @@ def test_an_analysis_of_two_teams_is_refused_naming_them(shops, make_client):
     york_items, york_stock = york.items_df(), york.stock_df()
     names = [shops.data(n).team["name"] for n in ("shop", "york")]
     for call in (
-        lambda: analysis.reorder(lines, york_items, window="8W"),
+        lambda: analysis.reorder(lines, york_items, look_back="8W"),
         lambda: analysis.dead_stock(lines, items, york_stock),
         lambda: analysis.movement(lines, york_items),
     ):

@@ -339,7 +339,7 @@ class Contract:
         client = client_of()
         mirror = TransactionMirror(tmp_path / "tokens.sqlite", client)
         with clock_warnings() as said:
-            report = mirror.sync(window="30D")
+            report = mirror.sync(look_back="30D")
             texts = shown(client, client.team(), client.now(), mirror, report)
             texts += shown(mirror.transactions_df(), mirror.lines_df()) + said
 

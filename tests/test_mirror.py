@@ -281,8 +281,8 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     sb.edit_transaction(old, memo="recounted")  # a memo edit never oversells
 
     sb.clear_log()
-    report = mirror.sync(window="90D")
-    assert report.kind == "window" and report.window == pd.Timedelta("90D")
+    report = mirror.sync(look_back="90D")
+    assert report.kind == "window" and report.look_back == pd.Timedelta("90D")
     # back from the service's clock when the walk began (issue 32: not the newest row's time)
     assert abs(report.anchor - pd.Timestamp(mirror.client.now())) < pd.Timedelta("1min")
     assert report.cutoff == report.anchor - pd.Timedelta("90D")
@@ -297,7 +297,9 @@ def test_window_sync_sees_recent_changes_only_and_says_so(sb, mirror):
     text = str(report)
     assert "Window sync" in text and "90 days" in text
     assert "not seen until the next full sync" in text
-    assert "removals were only inferred inside the window" in text
+    assert "removals were only inferred from the cutoff on" in text
+    assert "look_back='90 days'" in repr(report)
+    assert mirror.syncs_df()["look_back_seconds"].tolist()[-1] == 90 * 86400
 
     full = mirror.sync()
     assert full.kind == "full" and (full.new, full.changed, full.removed) == (0, 1, 0)
@@ -312,7 +314,7 @@ def test_a_window_sync_reads_an_unseen_row_fresh_not_as_the_client_cached_it(sb,
     moved = rows[1]["id"]
     client.transaction(moved)  # cached, at its old time inside the window
     sb.edit_transaction(moved, transaction_time=rows[-3]["transaction_time"])
-    report = mirror.sync(window="30D")
+    report = mirror.sync(look_back="30D")
     assert report.kind == "window"
     assert report.changes["change"].astype(str).tolist() == ["edited"]
     now = {r["id"]: r for r in rows_by_time(sb)}
@@ -322,29 +324,31 @@ def test_a_window_sync_reads_an_unseen_row_fresh_not_as_the_client_cached_it(sb,
     assert_same_frame(mirror.transactions_df(), frames.transactions_df(rows_by_time(sb)))
 
 
-def test_window_reaching_the_end_of_the_list_is_a_full_sync(sb, mirror):
-    report = mirror.sync(window="3650D")
+def test_a_look_back_reaching_the_end_of_the_list_is_a_full_sync(sb, mirror):
+    report = mirror.sync(look_back="3650D")
     assert report.kind == "full" and report.unchanged == SIZE
-    assert "the window reached the end of the list" in str(report).lower()
+    assert "the look-back reached the end of the list" in str(report).lower()
 
 
 @pytest.mark.parametrize("bad", ["soon", "-3D", 0])
-def test_bad_window_is_a_config_error(mirror, bad):
-    with pytest.raises(ConfigError, match="window"):
-        mirror.sync(window=bad)
+def test_a_bad_look_back_is_a_config_error(mirror, bad):
+    with pytest.raises(ConfigError, match="sync: look_back"):
+        mirror.sync(look_back=bad)
 
 
 @pytest.mark.parametrize("bare", [90, "90", 90.0])
-def test_a_window_without_a_unit_is_refused_before_anything_is_sent_or_written(sb, mirror, bare):
+def test_a_look_back_without_a_unit_is_refused_before_anything_is_sent_or_written(sb, mirror, bare):
     # pandas reads a bare 90 as 90 nanoseconds: a "window sync" that would compare nothing.
     sb.edit_transaction(rows_by_time(sb)[0]["id"])  # something a sync would write
     before = dump(mirror.path)
     sb.clear_log()
-    with pytest.raises(ConfigError, match=r"window=.*has no unit: write '90D' for days"):
-        mirror.sync(window=bare)
+    with pytest.raises(
+        ConfigError, match=r'look_back=.*has no unit: write look_back="90D" for days'
+    ):
+        mirror.sync(look_back=bare)
     assert sb.requests == [] and dump(mirror.path) == before
     assert not Path(str(mirror.path) + ".lock").exists()
-    assert mirror.sync(window="90D").changed == 1  # with its unit, the same window works
+    assert mirror.sync(look_back="90D").changed == 1  # with its unit, the same look-back works
 
 
 # ------------------------------------------------------------------------- interruptions
@@ -819,7 +823,7 @@ def test_concurrent_syncs_cannot_corrupt_each_other(sb, mirror, tmp_path):
 def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb, client, tmp_path):
     """Issue 13, item 4: 966 of 1,000 rows were logged as backdated-new."""
     m = TransactionMirror(tmp_path / "w.sqlite", client)
-    first = m.sync(window="30D")
+    first = m.sync(look_back="30D")
     assert first.kind == "window" and 0 < first.new < SIZE
     backdated = sb.add_transaction(
         type="in", transaction_time=rows_by_time(sb)[-5]["transaction_time"]
@@ -937,7 +941,7 @@ def test_a_window_sync_reads_the_list_fresh_even_when_the_cache_holds_it(sb, mir
     client.transactions_df()
     rows = rows_by_time(sb)
     edited = sb.edit_transaction(rows[1]["id"])
-    report = mirror.sync(window="90D")
+    report = mirror.sync(look_back="90D")
     assert report.kind == "window" and report.changed == 1
     assert report.changes["transaction_id"].tolist() == [edited["id"]]
     mine = mirror.transactions_df().set_index("id")["revision"].to_dict()
@@ -962,7 +966,7 @@ def test_a_window_sync_checks_every_unseen_row_not_only_the_first(sb, mirror):
         sb.edit_transaction(tx, transaction_time=rows[-2]["transaction_time"])
 
     sb.clear_log()
-    report = mirror.sync(window="90D")
+    report = mirror.sync(look_back="90D")
     assert (report.kind, report.new, report.changed, report.removed) == ("window", 0, 3, 3)
     changes = dict(
         zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)
@@ -994,9 +998,9 @@ class DeletesBeforeDetails(Client):
         return super().transaction_details(rows, **kw)
 
 
-@pytest.mark.parametrize("window", [None, "3650D"])
+@pytest.mark.parametrize("look_back", [None, "3650D"])
 def test_a_transaction_deleted_between_the_list_and_its_detail_is_not_mirrored(
-    sb, pristine, tmp_path, window
+    sb, pristine, tmp_path, look_back
 ):
     rows = rows_by_time(sb)
     added = sb.add_transaction(type="in")  # new to the mirror
@@ -1013,7 +1017,7 @@ def test_a_transaction_deleted_between_the_list_and_its_detail_is_not_mirrored(
         doomed=[added["id"], edited["id"]],
     ) as client:
         mirror = TransactionMirror(path, client)
-        report = mirror.sync(window=window)
+        report = mirror.sync(look_back=look_back)
     assert (report.new, report.changed, report.removed) == (0, 1, 1)
     changes = dict(
         zip(report.changes["transaction_id"], report.changes["change"].astype(str), strict=True)

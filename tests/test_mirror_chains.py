@@ -115,14 +115,14 @@ def test_a_full_resync_runs_as_many_chains_as_the_call_or_the_client_allows(
     assert got["revision"].tolist() == [r["revision"] for r in first_rows(sb)]
 
 
-@pytest.mark.parametrize("window", [None, "3650D"])
+@pytest.mark.parametrize("look_back", [None, "3650D"])
 @pytest.mark.parametrize(("client_shows", "asked"), [(False, True), (True, False)])
 def test_a_syncs_progress_argument_overrides_the_clients(
-    quick, tmp_path, make_client, capsys, client_shows, asked, window
+    quick, tmp_path, make_client, capsys, client_shows, asked, look_back
 ):
     sb, _ = quick
     client = make_client(sb, cache=False, progress=client_shows)
-    TransactionMirror(tmp_path / "m.sqlite", client).sync(window, progress=asked)
+    TransactionMirror(tmp_path / "m.sqlite", client).sync(look_back=look_back, progress=asked)
     err = capsys.readouterr().err
     # the list's bar (six pages) and the details' bar (600), or nothing at all
     assert ("transactions" in err and "/600" in err) if asked else err == ""
@@ -132,7 +132,7 @@ def test_a_window_sync_over_several_pages_anchors_at_the_services_clock(quick, t
     # ten years back reaches the list's end: every page walked one by one, a full sync
     sb, client = quick
     mirror = TransactionMirror(tmp_path / "m.sqlite", client)
-    report = mirror.sync(window="3650D")
+    report = mirror.sync(look_back="3650D")
     rows = first_rows(sb)
     assert report.kind == "full" and report.list_pages == 6
     assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta("1min")

@@ -88,9 +88,9 @@ def test_a_question_reaching_before_the_window_says_so_with_the_dates(demo, tmp_
             movement(lines, items, strict=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error", WindowWarning)
-            movement(lines, items, dead_after_days=20)  # inside the window: nothing to say
+            movement(lines, items, look_back="20D")  # inside the window: nothing to say
             until = lines.attrs["window"]["until"]
-            movement(lines.copy(), items, as_of=until, since="10D", dead_after_days=5)
+            movement(lines.copy(), items, as_of=until, since="10D", look_back="5D")
 
 
 def test_against_a_service_on_the_wall_clock_now_is_the_wall_clock(demo, tmp_path):

@@ -111,16 +111,16 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
             "quantity": [0.0, -2.0, 100.0],
         }
     )
-    got = reorder(lines, items, window="28D", top=2, lead_days=0).set_index("item_id")
+    got = reorder(lines, items, look_back="28D", top=2, lead_days=0).set_index("item_id")
     assert got.index.tolist() == [1, 2]  # the top two by units out in the window
     assert got["units_out"].tolist() == [6.0, 4.0]
     assert got["days_of_cover"].tolist() == [0.0, 0.0]  # already out (or below zero)
     assert (got["runs_out"] == t).all() and got["runs_out_in_lead_time"].all()
-    everything = reorder(lines, items, window="28D", top=None, as_of=t)
+    everything = reorder(lines, items, look_back="28D", top=None, as_of=t)
     assert everything["item_id"].tolist() == [1, 2, 3]
     assert everything["days_of_cover"].iloc[2] == pytest.approx(100 / (2 / 28))
     items.loc[2, "quantity"] = 1e9  # cover past a century: runs out "never"
-    far = reorder(lines, items, window="28D", top=None, as_of=t)
+    far = reorder(lines, items, look_back="28D", top=None, as_of=t)
     assert pd.isna(far["runs_out"].iloc[2]) and not far["runs_out_in_lead_time"].iloc[2]
     assert reorder(lines, items, as_of="2261-12-30").empty  # nothing sold then, and no error
     with pytest.raises(ConfigError, match="1678 to 2261"):  # beyond what pandas' times hold
@@ -137,7 +137,7 @@ def test_reorders_window_reaching_before_the_lines_says_so(sb, make_client):
             reorder(lines, items)  # 8 weeks of a 30-day frame
         with pytest.raises(ConfigError, match="the lines start"):
             reorder(lines, items, strict=True)
-    _quietly(reorder, lines, items, window="4W")  # inside the window: nothing said
+    _quietly(reorder, lines, items, look_back="4W")  # inside the window: nothing said
 
 
 # -- dead stock --------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def test_dead_stocks_look_back_reaching_before_the_lines_says_so(sb, make_client
         dead_stock(lines, items, stock)
     with pytest.raises(ConfigError, match="needs lines from"):
         dead_stock(lines, items, stock, strict=True)
-    _quietly(dead_stock, lines, items, stock, days=20)  # inside the window: nothing said
+    _quietly(dead_stock, lines, items, stock, look_back="20D")  # inside the window: nothing said
 
 
 # -- audit -------------------------------------------------------------------------------------

@@ -89,9 +89,9 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
             [lines, items, partners],
         ),
         "shrinkage": (lambda: analysis.shrinkage(lines, items), [lines, items]),
-        "reorder": (lambda: analysis.reorder(lines, items, window="4W"), [lines, items]),
+        "reorder": (lambda: analysis.reorder(lines, items, look_back="4W"), [lines, items]),
         "dead_stock": (
-            lambda: analysis.dead_stock(lines, items, stock, days=30),
+            lambda: analysis.dead_stock(lines, items, stock, look_back="30D"),
             [lines, items, stock],
         ),
         "audit": (lambda: analysis.audit(tx), [tx]),

@@ -2,7 +2,9 @@
 stock goes missing (:func:`shrinkage`).
 
 Both read a :func:`invtools.frames.lines_df` frame (``client.lines_df()``,
-``mirror.lines_df()``), take an optional ``since``/``until`` window, value quantities at
+``mirror.lines_df()``), take optional ``since``/``until`` bounds (said when they reach outside
+the window the lines were fetched with: a :class:`~invtools.errors.WindowWarning`, or with
+``strict=True`` a :class:`~invtools.errors.ConfigError`), value quantities at
 today's cost from an items frame (``cost`` is a decimal string on the wire; the items frame
 has it as a number), leave deleted items out unless asked (and say so), and carry the lines'
 provenance on.
@@ -53,12 +55,13 @@ def _newest_name(df: pd.DataFrame, key: str, name: str) -> pd.Series:
 
 def supplier_summary(
     lines: pd.DataFrame,
-    *,
     items: pd.DataFrame | None = None,
     partners: pd.DataFrame | None = None,
+    *,
     since: Any = None,
     until: Any = None,
     include_deleted: bool = False,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """Per supplier: its deliveries (inbound transactions), the quantity and value delivered,
     how regularly it delivers and how many distinct items.
@@ -66,9 +69,12 @@ def supplier_summary(
     ``lines`` is a lines frame; a supplier is the partner of an ``in`` transaction (the
     partners of type supplier; pass ``partners=client.partners_df()`` to leave out a
     customer's return booked as ``in``, and to list the suppliers that delivered nothing in
-    the window, with zeros). ``items`` (an items frame) adds the value at today's cost.
-    ``since``/``until`` limit the window (both included; a date, a month, or a duration back
-    from now such as ``"90D"``, as the client's ``since=`` takes).
+    the count, with zeros). ``items`` (an items frame) adds the value at today's cost.
+    ``since``/``until`` limit the count (both included; a date, a month, or a duration such as
+    ``"90D"`` back from the moment the frame is as of, as the client's ``since=`` takes); a
+    ``since`` before the window the lines were fetched with (or an ``until`` after it) is
+    said, a :class:`~invtools.errors.WindowWarning` with the dates (``strict=True``: a
+    :class:`~invtools.errors.ConfigError`).
 
     Columns: partner_id, partner_name, deliveries (distinct inbound transactions), quantity
     (units delivered), value_at_cost (quantity x cost, with ``items``; items without a cost
@@ -81,7 +87,7 @@ def supplier_summary(
     >>> import warnings
     >>> with warnings.catch_warnings():     # a deleted item's deliveries are left out (said)
     ...     warnings.simplefilter("ignore", invtools.DeletedItemsWarning)
-    ...     suppliers = supplier_summary(client.lines_df(), items=client.items_df())
+    ...     suppliers = supplier_summary(client.lines_df(), client.items_df())
     >>> suppliers.columns.tolist()          # doctest: +NORMALIZE_WHITESPACE
     ['partner_id', 'partner_name', 'deliveries', 'quantity', 'value_at_cost',
      'median_days_between', 'items', 'first_delivery', 'last_delivery']
@@ -92,8 +98,8 @@ def supplier_summary(
     need(lines, "lines", f"{_LINE_COLUMNS} partner_id partner_name", who=who)
     if items is not None:
         need(items, "items", "id cost", who=who)
-    window = in_window(lines, since, until, who=who)
-    inbound = window[(window["type"].isin(["in"]) & window["partner_id"].notna()).to_numpy(bool)]
+    counted = in_window(lines, since, until, who=who, strict=strict)
+    inbound = counted[(counted["type"].isin(["in"]) & counted["partner_id"].notna()).to_numpy(bool)]
     suppliers = None
     if partners is not None:
         need(partners, "partners", "id name type", who=who)
@@ -157,14 +163,16 @@ def shrinkage(
     by: str = "item",
     cut: float = 0.8,
     include_deleted: bool = False,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """Stock that went missing (or turned up): the adjustments' net quantity and value at
     cost per item, location or member, the biggest loss first, with the cumulative share of
     the loss for a Pareto cut.
 
     ``lines`` is a lines frame, ``items`` an items frame (for today's ``cost``); ``since`` /
-    ``until`` limit the window (both included; a date, a month, or a duration back from now
-    such as ``"90D"``). Adjust quantities are signed: a count that
+    ``until`` limit the count as in :func:`supplier_summary` (both included; a date, a month,
+    or a duration such as ``"90D"``; reaching outside the lines' window is said, and refused
+    with ``strict=True``). Adjust quantities are signed: a count that
     found 3 fewer than the books is ``-3``, one that found more is positive, and they net out.
     ``by``: ``"item"``, ``"location"`` (``location_name``: where the count was made) or
     ``"member"`` (``created_by_name``: who recorded it). Adjustments without one count under
@@ -199,8 +207,8 @@ def shrinkage(
     key, name = SHRINKAGE_KEYS[by]
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
     need(items, "items", "id cost", who=who)
-    window = in_window(lines, since, until, who=who)
-    adjusted = window[window["type"].isin(["adjust"]).to_numpy(bool)]
+    counted = in_window(lines, since, until, who=who, strict=strict)
+    adjusted = counted[counted["type"].isin(["adjust"]).to_numpy(bool)]
     # a slice of its own, so marking its attrs touches nothing of the caller's
     adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)

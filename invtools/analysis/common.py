@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._types import parse_time
+from invtools._types import parse_duration, parse_time
 from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
     DELETED_NOTE,
@@ -43,6 +43,8 @@ __all__ = [
     "DAY",
     "need",
     "as_of_time",
+    "look_back_start",
+    "spoken",
     "check_reach",
     "in_window",
     "carry_provenance",
@@ -131,11 +133,57 @@ def _moment(frame: Any, times: pd.Series) -> pd.Timestamp | None:
     return moment
 
 
-def check_reach(frame: Any, start: Any, end: Any, *, question: str, who: str, strict: bool) -> None:
+def look_back_start(value: Any, as_of: Any, *, who: str) -> tuple[Any, timedelta]:
+    """``(start, length)`` of an analysis's ``look_back=``: a duration with its unit
+    (``"90D"``, ``"8W"``, ``"36h"``, a ``timedelta`` or ``pandas.Timedelta``) counted back from
+    ``as_of`` -- the analysis's, whose default is the moment the frame is as of
+    (:func:`as_of_time`); NaT stays NaT. A bare number is refused with the spelling that works
+    (:func:`invtools._types.parse_duration`), as is a look-back reaching before the earliest
+    time pandas holds.
+
+    >>> look_back_start("8W", pd.Timestamp("2026-10-31", tz="UTC"), who="reorder")[0]
+    Timestamp('2026-09-05 00:00:00+0000', tz='UTC')
+    >>> look_back_start(90, pd.NaT, who="movement")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ConfigError: movement: look_back=90 has no unit: write look_back="90D" for days or look_back="90s" for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
+    """  # noqa: E501 - the doctest shows the message whole
+    name = f"{who}: look_back"
+    if value is None:  # parse_duration lets None through: here it is no length
+        raise ArgumentTypeError(f'{name} must be a duration such as "90D", not None')
+    length = parse_duration(value, name=name)
+    if pd.isna(as_of):
+        return as_of, length
+    # in milliseconds, so the span from 1678 to 2261 does not overflow pandas' nanoseconds
+    if length > (as_of.as_unit("ms") - _EARLIEST.as_unit("ms")).to_pytimedelta():
+        raise ConfigError(
+            f"{name}={value!r} reaches before 1678, the earliest time pandas holds, from "
+            f'{as_of:%d %b %Y}; give a shorter one ("36500D" is a century)'
+        )
+    return as_of.as_unit("ms") - np.timedelta64(length // timedelta(milliseconds=1), "ms"), length
+
+
+def spoken(length: timedelta) -> str:
+    """A look-back as a question says it: ``"90 days"``, ``"1 day"``, ``"36 hours"``.
+
+    >>> spoken(timedelta(days=56)), spoken(timedelta(hours=36)), spoken(timedelta(minutes=90))
+    ('56 days', '36 hours', '1:30:00')
+    """
+    for unit, word in ((timedelta(days=1), "day"), (timedelta(hours=1), "hour")):
+        if length % unit == timedelta(0):
+            count = length // unit
+            return f"{count} {word}{'' if count == 1 else 's'}"
+    return str(length)
+
+
+def check_reach(
+    frame: Any, start: Any, end: Any, *, question: str, who: str, strict: bool, stacklevel: int = 3
+) -> None:
     """Say so when answering ``question`` needs transactions from ``start`` to ``end`` and
     ``frame`` was fetched with a window that does not hold them: a
     :class:`~invtools.errors.WindowWarning` naming the dates, or with ``strict`` a
     :class:`ConfigError`. Its answer would be wrong without a word (docs/explanation/now.md).
+    ``stacklevel``: where the warning points, 3 for the caller of the analysis that calls this.
 
     >>> lines = pd.DataFrame(); lines.attrs["window"] = {"since": "2026-08-28", "until": "2026-10-31"}
     >>> check_reach(lines, pd.Timestamp("2026-08-02", tz="UTC"), pd.Timestamp("2026-10-31", tz="UTC"),
@@ -163,23 +211,35 @@ def check_reach(frame: Any, start: Any, end: Any, *, question: str, who: str, st
     said = f"{who}: {said}, or ask about less"
     if strict:
         raise ConfigError(f"{said}.")
-    warnings.warn(f"{said}; strict=True makes this an error.", WindowWarning, stacklevel=3)
+    warnings.warn(f"{said}; strict=True makes this an error.", WindowWarning, stacklevel=stacklevel)
 
 
 def in_window(
-    lines: pd.DataFrame, since: Any = None, until: Any = None, *, who: str
+    lines: pd.DataFrame, since: Any = None, until: Any = None, *, who: str, strict: bool = False
 ) -> pd.DataFrame:
     """The rows of ``lines`` whose ``transaction_time`` is within ``since``..``until`` (both
     included, a date or month ``until`` to its end, as the client's ``until=`` does; durations
     count back from the moment the frame is as of, as :func:`as_of_time`'s do; None: open),
-    rows without a time left out."""
+    rows without a time left out. A ``since`` before the window the lines were fetched with,
+    or an ``until`` after it, is said (:func:`check_reach`; ``strict``: an error)."""
     times = lines["transaction_time"]
     keep = times.notna()
     moment = _moment(lines, times)
+    start = end = None
     if since is not None:
-        keep &= times >= _time(since, who=who, name="since", now=moment)
+        start = _time(since, who=who, name="since", now=moment)
+        keep &= times >= start
     if until is not None:
-        keep &= times <= _time(until, who=who, name="until", end=True, now=moment)
+        end = _time(until, who=who, name="until", end=True, now=moment)
+        keep &= times <= end
+    window = window_of(lines)
+    if window is not None and (start is not None or end is not None):
+        asked = [f"from {start:%d %b %Y}"] if start is not None else []
+        asked += [f"up to {end:%d %b %Y %H:%M}"] if end is not None else []
+        first = start if start is not None else window[0] if window[0] is not None else window[1]
+        last = end if end is not None else window[1]
+        question = f"a count {' '.join(asked)}"
+        check_reach(lines, first, last, question=question, who=who, strict=strict, stacklevel=4)
     return lines[keep.fillna(False).to_numpy(dtype=bool)]
 
 

@@ -1,14 +1,16 @@
 """What to order and what sits idle: the two planning questions that follow :func:`movement`.
 
-- :func:`reorder` -- the top movers over a window: average daily out, stock on hand, days of
-  cover, the date each runs out, and a flag for those that run out within the lead time.
-- :func:`dead_stock` -- per location, the items holding stock that did not sell for a number
-  of days: how many, their units, their value at cost and its share of the location's stock
+- :func:`reorder` -- the top movers over a look-back: average daily out, stock on hand, days
+  of cover, the date each runs out, and a flag for those that run out within the lead time.
+- :func:`dead_stock` -- per location, the items holding stock that did not sell in a
+  look-back: how many, their units, their value at cost and its share of the location's stock
   value (``by="item"``: the holdings themselves).
 
-Both measure to ``as_of``, which defaults as in :func:`movement` (the end of the window the
-lines were fetched with, else the newest line), and say when their look-back reaches before
-the lines' window (:class:`~invtools.errors.WindowWarning`; ``strict=True``: a
+Both take ``look_back=`` as every analysis does (a duration with its unit, ``"8W"``,
+``"90D"``, a ``timedelta``; a bare number refused), counted back from ``as_of``, which
+defaults as in :func:`movement` (the end of the window the lines were fetched with, else the
+newest line), and say when their look-back reaches before the lines' window
+(:class:`~invtools.errors.WindowWarning`; ``strict=True``: a
 :class:`~invtools.errors.ConfigError`): docs/explanation/now.md.
 """
 
@@ -19,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from invtools._types import parse_duration
 from invtools.analysis.common import (
     DAY,
     as_of_time,
@@ -27,7 +28,9 @@ from invtools.analysis.common import (
     check_choice,
     check_number,
     check_reach,
+    look_back_start,
     need,
+    spoken,
     without_deleted,
 )
 from invtools.errors import ConfigError
@@ -56,29 +59,31 @@ def reorder(
     lines: pd.DataFrame,
     items: pd.DataFrame,
     *,
-    window: Any = "8W",
+    look_back: Any = "8W",
     top: int | None = 10,
     lead_days: float = 14,
     as_of: Any = None,
     include_deleted: bool = False,
     strict: bool = False,
 ) -> pd.DataFrame:
-    """The top movers over ``window`` before ``as_of``, and when each runs out at that pace.
+    """The top movers over the ``look_back`` before ``as_of``, and when each runs out at that
+    pace.
 
     ``lines`` is a lines frame (``client.lines_df(since="8W")`` holds just enough), ``items``
-    an items frame (stock on hand: its ``quantity``). ``window`` is a duration (``"8W"``,
-    ``"30D"``, a ``Timedelta``); the lines from ``as_of - window`` to ``as_of`` (both
-    included) are counted. ``as_of`` defaults to the end of the window the lines were fetched
-    with (the service's clock then), else to the newest line; when ``window`` reaches before
-    the lines' window a :class:`~invtools.errors.WindowWarning` gives the dates
-    (``strict=True``: a :class:`~invtools.errors.ConfigError`).
+    an items frame (stock on hand: its ``quantity``). ``look_back`` is a duration with its unit
+    (``"8W"``, ``"30D"``, a ``Timedelta``; a bare number is refused); the lines from
+    ``as_of - look_back`` to ``as_of`` (both included) are counted. ``as_of`` defaults to the
+    end of the window the lines were fetched with (the service's clock then), else to the
+    newest line; when ``look_back`` reaches before the lines' window a
+    :class:`~invtools.errors.WindowWarning` gives the dates (``strict=True``: a
+    :class:`~invtools.errors.ConfigError`).
 
-    Columns: item_id, item_name, sku, units_out (units sold in the window), daily_out
-    (units_out / the window's days), on_hand (the items frame's ``quantity``), days_of_cover
+    Columns: item_id, item_name, sku, units_out (units sold in the look-back), daily_out
+    (units_out / the look-back's days), on_hand (the items frame's ``quantity``), days_of_cover
     (on_hand / daily_out; 0 when nothing is on hand), runs_out (``as_of`` + days_of_cover;
     NaT past a century),
     runs_out_in_lead_time (runs out within ``lead_days`` days: days_of_cover <= lead_days,
-    those already out included). Only items that sold in the window; the ``top`` of them by
+    those already out included). Only items that sold in the look-back; the ``top`` of them by
     units_out, biggest first (``top=None``: all). Deleted items are left out unless
     ``include_deleted`` (then without stock: said, see :mod:`invtools.analysis`).
 
@@ -93,19 +98,18 @@ def reorder(
     who = "reorder"
     need(lines, "lines", f"{_LINES} item_name", who=who)
     need(items, "items", "id name quantity", who=who)
-    length = pd.Timedelta(parse_duration(window, name=f"{who}: window"))
     if top is not None and check_number(top, who=who, name="top", whole=True) < 1:
         raise ConfigError(f"{who}: top={top!r} must be 1 or more (None: every item that sold)")
     if not check_number(lead_days, who=who, name="lead_days") >= 0:
         raise ConfigError(f"{who}: lead_days={lead_days!r} must be 0 or more days")
     as_of = _as_of(lines, as_of, who=who)
-    start = as_of - length
+    start, length = look_back_start(look_back, as_of, who=who)
     days = length / DAY
     check_reach(
         lines,
         start,
         as_of,
-        question=f"the sales of {days:g} days before {as_of:%d %b %Y}",
+        question=f"the sales of {spoken(length)} before {as_of:%d %b %Y}",
         who=who,
         strict=strict,
     )
@@ -154,20 +158,21 @@ def dead_stock(
     items: pd.DataFrame,
     stock: pd.DataFrame,
     *,
-    days: float = 90,
+    look_back: Any = "90D",
     by: str = "location",
     as_of: Any = None,
     strict: bool = False,
 ) -> pd.DataFrame:
     """Stock that did not sell: per location, the items holding stock there with no sale in
-    the ``days`` before ``as_of``, their units, value at cost, and share of the location's
-    stock value at cost.
+    the ``look_back`` before ``as_of`` (a duration with its unit: ``"90D"``, ``"12W"``, a
+    ``timedelta``; a bare number is refused), their units, value at cost, and share of the
+    location's stock value at cost.
 
     ``lines`` is a lines frame (the sales: ``out`` lines), ``items`` an items frame (``cost``),
     ``stock`` a :func:`invtools.frames.stock_df` frame (what each location holds now: the rows
-    with quantity > 0). An item that sold anywhere within the ``days`` before ``as_of`` is not
-    dead, wherever its stock lies (stock in a warehouse sells from the shop floor). ``as_of``
-    defaults as in :func:`movement`; when ``days`` reaches before the lines' window a
+    with quantity > 0). An item that sold anywhere within the ``look_back`` before ``as_of`` is
+    not dead, wherever its stock lies (stock in a warehouse sells from the shop floor). ``as_of``
+    defaults as in :func:`movement`; when ``look_back`` reaches before the lines' window a
     :class:`~invtools.errors.WindowWarning` gives the dates (``strict=True``: a
     :class:`~invtools.errors.ConfigError`). The stock is the stock frame's, whatever
     ``as_of``.
@@ -181,7 +186,8 @@ def dead_stock(
     quantity, cost, value_at_cost, last_sale (in the lines; NaT: none), days_since_last_sale
     -- by location as above, largest value first.
 
-    >>> idle = dead_stock(client.lines_df(), client.items_df(), client.stock_df(), days=90)
+    >>> idle = dead_stock(client.lines_df(), client.items_df(), client.stock_df(),
+    ...                   look_back="90D")
     >>> idle.columns.tolist()                        # doctest: +NORMALIZE_WHITESPACE
     ['location_id', 'location_name', 'items', 'units', 'value_at_cost', 'stock_value_at_cost',
      'share_of_value']
@@ -193,11 +199,9 @@ def dead_stock(
     need(lines, "lines", _LINES, who=who)
     need(items, "items", "id cost", who=who)
     need(stock, "stock", "item_id item_name location_id location_name quantity", who=who)
-    if not check_number(days, who=who, name="days") >= 0:
-        raise ConfigError(f"{who}: days={days!r} must be 0 or more days")
     as_of = _as_of(lines, as_of, who=who)
-    start = as_of - pd.Timedelta(days=min(days, 36_500))  # inf: a century
-    question = f"no sale in {days:g} days as of {as_of:%d %b %Y}"
+    start, length = look_back_start(look_back, as_of, who=who)
+    question = f"no sale in {spoken(length)} as of {as_of:%d %b %Y}"
     check_reach(lines, start, as_of, question=question, who=who, strict=strict)
     sold = set(_sales(lines, start, as_of)["item_id"].dropna().tolist())
     sales = lines[(lines["type"].astype("string") == "out").fillna(False).to_numpy(dtype=bool)]

@@ -5,8 +5,8 @@ them, with the lag.
 What the API can tell and what it cannot (docs/how-to/audit.md): each transaction row has
 ``created_at`` (when it was recorded), ``created_by`` (who recorded it) and ``revision`` (how
 many times it was edited since); it has no editor and no edit time. ``since=`` on the client
-cuts on transaction time, so a row recorded in a window but dated before it is only in a frame
-fetched from further back.
+cuts on transaction time, so a row recorded from ``recorded_since`` on but dated before it is
+only in a frame fetched from further back.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ LOOK_BACK = pd.Timedelta(days=30)
 _COLUMNS = "id type transaction_time created_at revision created_by_id created_by_name"
 
 
-def _recorded_window(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
+def _recorded_span(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
     """``since``/``until`` as UTC times (None: open); durations count back from the moment the
     frame is as of (:func:`as_of_time`), else from the newest ``created_at``."""
     now = as_of_time(None, tx["created_at"], who=who, frame=tx)
@@ -92,8 +92,9 @@ def audit(
     ``mirror.transactions_df()``; one of ``with_lines=True`` counts each transaction once).
     ``recorded_since``/``recorded_until`` cut on ``created_at`` (both included; a date, a
     month, or a duration back from the moment the frame is as of, else from its newest
-    ``created_at``; None: open). ``late`` is a duration (``"1D"``, the
-    frames' ``backdated`` rule; ``"0s"``: any lag).
+    ``created_at``; None: open). ``late`` is a duration with its unit, as every
+    analysis takes one (``"1D"``, the frames' ``backdated`` rule; ``"36h"``, a ``timedelta``;
+    ``"0s"``: any lag; a bare ``1`` is refused).
 
     What the API cannot tell: **who edited a row, and when**. A row has ``created_by`` (who
     recorded it) and ``created_at`` (when), both of the first recording, and ``revision``
@@ -102,9 +103,9 @@ def audit(
     current revision). A mirror synced regularly bounds an edit's time: it appears in
     ``mirror.changes_df()`` (``change == "edited"``) at the first sync after it.
 
-    ``since=`` on the client cuts on **transaction time**: a row recorded in the window but
-    dated before it is in a frame fetched from before its date only. Fetch from
-    ``recorded_since`` minus the longest lag you want to catch (say 30 days:
+    ``since=`` on the client cuts on **transaction time**: a row recorded from
+    ``recorded_since`` on but dated before it is in a frame fetched from before its date
+    only. Fetch from ``recorded_since`` minus the longest lag you want to catch (say 30 days:
     ``client.transactions_df(since="2026-07-02")`` for rows recorded from 1 August), or the
     whole list (rows only, no details: ``client.transactions_df()``). A frame fetched with a
     window that starts less than 30 days before ``recorded_since`` (or, with none, before its
@@ -114,10 +115,11 @@ def audit(
     ``by=None``: one row per flagged transaction -- transaction_id, type, transaction_time,
     created_at, created_by_id, created_by_name, revision, edited, backdated, lag_days
     (created_at - transaction_time in days; negative: dated after it was recorded) -- by
-    member, then recorded first. ``by="member"``: one row per member who recorded something in
-    the window -- created_by_id, created_by_name, recorded (transactions recorded), edited,
-    backdated, flagged (edited or backdated), flagged_share (flagged / recorded),
-    median_lag_days and max_lag_days (of the backdated ones; NaN: none) -- most flagged first.
+    member, then recorded first. ``by="member"``: one row per member who recorded something
+    from ``recorded_since`` to ``recorded_until`` -- created_by_id, created_by_name, recorded
+    (transactions recorded), edited, backdated, flagged (edited or backdated), flagged_share
+    (flagged / recorded), median_lag_days and max_lag_days (of the backdated ones; NaN:
+    none) -- most flagged first.
 
     >>> tx = client.transactions_df()                  # the whole list: rows only, no details
     >>> flagged = audit(tx, recorded_since="2026-01-01")
@@ -136,7 +138,7 @@ def audit(
         check_choice(by, AUDIT_BY, who=who, name="by")
     need(transactions, "transactions", _COLUMNS, who=who)
     threshold = pd.Timedelta(parse_duration(late, name=f"{who}: late", zero=True))
-    since, until = _recorded_window(transactions, recorded_since, recorded_until, who=who)
+    since, until = _recorded_span(transactions, recorded_since, recorded_until, who=who)
     _say_missed(transactions, since, who=who, strict=strict)
     # one row per transaction: a frame of lines (transactions_df(with_lines=True)) holds a
     # transaction once per line, and it was recorded once
@@ -181,7 +183,7 @@ def audit(
 
 
 def _per_member(rows: pd.DataFrame) -> pd.DataFrame:
-    """The per-member summary of :func:`audit`'s rows (all rows recorded in the window)."""
+    """The per-member summary of :func:`audit`'s rows (all rows recorded in the span asked)."""
     rows = rows.assign(
         flagged=rows["edited"] | rows["backdated"],
         backdated_lag=rows["lag_days"].where(rows["backdated"].to_numpy(dtype=bool)),

@@ -16,12 +16,12 @@ from invtools.analysis.common import (
     DAY,
     as_of_time,
     carry_provenance,
-    check_number,
     check_reach,
+    look_back_start,
     need,
+    spoken,
     without_deleted,
 )
-from invtools.errors import ConfigError
 from invtools.frames import deleted_items
 
 __all__ = ["movement", "stock_value"]
@@ -33,17 +33,18 @@ def movement(
     *,
     since: Any = None,
     as_of: Any = None,
-    dead_after_days: float = 90,
+    look_back: Any = "90D",
     include_deleted: bool = False,
     strict: bool = False,
 ) -> pd.DataFrame:
     """Per item: units received (in), sold (out), adjusted (signed) within ``since``..``as_of``,
-    the last sale, days since it, and ``dead``: stock on hand that has not sold for
-    ``dead_after_days``.
+    the last sale by ``as_of``, days since it, and ``dead``: stock on hand that has not sold in
+    the ``look_back`` before ``as_of`` (a duration with its unit: ``"90D"``, ``"12W"``,
+    ``"36h"``, a ``timedelta``; a bare ``90`` is refused).
 
     ``as_of`` defaults to the end of the window ``lines`` were fetched with (the service's
     clock then: ``client.lines_df(since="90D")``), else to the newest line. When the question
-    reaches before the window (dead after 90 days of a ``since="30D"`` frame) a
+    reaches before the window (a look-back of 90 days in a ``since="30D"`` frame) a
     :class:`~invtools.errors.WindowWarning` gives the dates; ``strict=True`` raises instead.
 
     ``lines`` is a :func:`invtools.frames.lines_df` frame. With ``items`` (an
@@ -67,28 +68,26 @@ def movement(
     (True, True)
     """
     need(lines, "lines", "transaction_time type item_id item_name quantity", who="movement")
-    if not check_number(dead_after_days, who="movement", name="dead_after_days") >= 0:
-        raise ConfigError(f"movement: dead_after_days={dead_after_days!r} must be 0 or more days")
     times = lines["transaction_time"]
     as_of = as_of_time(as_of, times, who="movement", frame=lines)
+    start, length = look_back_start(look_back, as_of, who="movement")
     keep = times <= as_of
     if since is not None:
         since = as_of_time(since, times, who="movement", name="since", frame=lines)
         keep &= times >= since
     if not pd.isna(as_of):
-        start = as_of - pd.Timedelta(days=min(dead_after_days, 36_500))  # inf: a century
-        question = f"dead after {dead_after_days:g} days as of {as_of:%d %b %Y}"
+        question = f"dead after {spoken(length)} as of {as_of:%d %b %Y}"
         if since is not None:
             start, question = min(start, since), f"{question}, totals since {since:%d %b %Y}"
         check_reach(lines, start, as_of, question=question, who="movement", strict=strict)
-    window = lines[keep]
-    kind = window["type"].astype("string")
-    qty = window["quantity"].astype("float64")
+    counted = lines[keep]
+    kind = counted["type"].astype("string")
+    qty = counted["quantity"].astype("float64")
     totals = ["received", "sold", "adjusted"]
     per = pd.DataFrame(
         {
-            "item_id": window["item_id"].array,
-            "item_name": window["item_name"].array,
+            "item_id": counted["item_id"].array,
+            "item_name": counted["item_name"].array,
             "received": qty.where(kind == "in", 0.0).to_numpy(),
             "sold": qty.abs().where(kind == "out", 0.0).to_numpy(),
             "adjusted": qty.where(kind == "adjust", 0.0).to_numpy(),
@@ -97,14 +96,15 @@ def movement(
     moved = per.groupby("item_id", sort=False).agg(
         {"item_name": "last", **dict.fromkeys(totals, "sum")}
     )
-    # the last sale ever, even one before `since`, says how long an item has been idle
-    sales = lines.loc[lines["type"].astype("string") == "out"]
+    # the last sale by as_of, even one before `since`, says how long an item has been idle
+    sold = (lines["type"].astype("string") == "out") & (times <= as_of)
+    sales = lines[sold.fillna(False).to_numpy(dtype=bool)]
     last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
         need(items, "items", "id name quantity cost", who="movement")
         base = items.set_index("id")[["name", "quantity", "cost"]]
         # deleted items are not in `items`: kept here, left out (and said) at the end
-        gone = moved[moved.index.isin(list(deleted_items(window))) & ~moved.index.isin(base.index)]
+        gone = moved[moved.index.isin(list(deleted_items(counted))) & ~moved.index.isin(base.index)]
         moved = pd.concat([base.join(moved, how="left"), gone])
         moved["item_name"] = moved["item_name"].fillna(moved.pop("name"))
         moved[totals] = moved[totals].fillna(0.0)
@@ -113,7 +113,7 @@ def movement(
     moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
     moved["days_since_last_sale"] = ((as_of - moved["last_sale"]) / DAY).astype("float64")
     on_hand = moved["quantity"] > 0 if "quantity" in moved else True
-    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"] > dead_after_days)
+    idle = moved["days_since_last_sale"].isna() | (moved["days_since_last_sale"] > length / DAY)
     moved["dead"] = (idle & on_hand).astype("boolean").array
     moved["item_name"] = moved["item_name"].astype("string")
     result = moved.reset_index().sort_values(

@@ -18,18 +18,18 @@ tool)::
     details       every (id, revision) detail fetched, raw JSON with its lines
     staging       list rows of the running sync, committed page by page
     changes       the change log: one row per new / edited / removed transaction per sync
-    syncs         one row per completed sync (kind, window, counts, requests sent)
+    syncs         one row per completed sync (kind, look-back, counts, requests sent)
 
 ``sync()`` is four plain steps, each safe to interrupt:
 
 1. walk the list (fresh pages, ``refresh=True``) into ``staging``, committed a page (a window
-   sync) or a hundred rows (a full one) at a time; a full sync walks several chains at once,
-   from the seams the client's last whole walk of the list recorded beside its cache
-   (:mod:`invtools.api.walk`);
+   sync: ``sync(look_back="90D")``) or a hundred rows (a full one) at a time; a full sync
+   walks several chains at once, from the seams the client's last whole walk of the list
+   recorded beside its cache (:mod:`invtools.api.walk`);
 2. fetch the details that are not stored yet (new rows, raised revisions), each committed as
    it arrives, so a killed or failed sync keeps every detail that arrived;
-3. window syncs only: ask the detail endpoint about stored rows inside the window that the
-   walk did not see (404 = deleted; otherwise the row was edited out of the window);
+3. window syncs only: ask the detail endpoint about stored rows from the cutoff on that the
+   walk did not see (404 = deleted; otherwise the row was edited to before the cutoff);
 4. apply: update current rows, mark the missing ones removed, append history and change log,
    record the run -- all in ONE SQLite transaction, so the file is always consistent.
 

@@ -58,7 +58,7 @@ class TransactionMirror:
     >>> mirror = TransactionMirror(None, client)    # the team's file in the user data folder
     >>> mirror.sync().new > 0                       # first sync: full
     True
-    >>> mirror.sync(window="90D").new               # recent part only: nothing new since
+    >>> mirror.sync(look_back="90D").new            # recent part only: nothing new since
     0
     >>> mirror.lines_df().shape                     # no network   # doctest: +ELLIPSIS
     (..., 23)
@@ -135,18 +135,19 @@ class TransactionMirror:
     # ---- sync
 
     def sync(
-        self, window: Any = None, *, progress: bool | None = None, chains: int | None = None
+        self, *, look_back: Any = None, progress: bool | None = None, chains: int | None = None
     ) -> SyncReport:
         """Bring the mirror up to date; return a :class:`SyncReport`.
 
-        ``window=None`` walks the whole list (a *full* sync). ``window="90D"`` (a duration
-        with its unit, such as ``"12h"``, or a ``timedelta``) walks only rows whose
-        transaction time is at most that far before the service's clock when the walk starts
-        (``client.now()``, the anchor: the same "now" the client's ``since="90D"`` counts
-        from; a row dated in the future moves nothing). A bare number (``window=90``) is
-        refused: write ``"90D"``.
+        ``look_back=None`` walks the whole list (a *full* sync). ``look_back="90D"`` (a
+        duration with its unit, such as ``"12h"``, or a ``timedelta``, as the analyses'
+        ``look_back=`` takes) walks only rows whose transaction time is at most that far
+        before the service's clock when the walk starts (``client.now()``, the anchor: the
+        same "now" the client's ``since="90D"`` counts from; a row dated in the future moves
+        nothing): a *window* sync, of the window of transaction times from that cutoff on. A
+        bare number (``look_back=90``) is refused: write ``look_back="90D"``.
         A window sync does not see edits to older transactions, nor their removal, until the
-        next full sync; its report says so. A window that reaches the end of the list is a
+        next full sync; its report says so. A look-back that reaches the end of the list is a
         full sync.
 
         A full sync walks the list in several chains at once (at most ``chains``; default the
@@ -182,8 +183,8 @@ class TransactionMirror:
                 "this mirror was opened without a client (read-only); open it as "
                 "TransactionMirror(path, client) to sync"
             )
-        span = parse_duration(window, name="window")
-        win = None if span is None else pd.Timedelta(span)
+        span = parse_duration(look_back, name="sync: look_back")
+        back = None if span is None else pd.Timedelta(span)
         path = self.path  # first use: the file checked against the client's team
         if self.read_only:
             raise ConfigError(
@@ -199,7 +200,7 @@ class TransactionMirror:
             # empties it under the first, whose apply step would then mark every row removed.
             with store.sync_lock(path):
                 return run_sync(
-                    conn, client, team=team, window=win, progress=progress, chains=chains
+                    conn, client, team=team, look_back=back, progress=progress, chains=chains
                 )
 
     # ---- reading (no network)
@@ -329,22 +330,24 @@ class TransactionMirror:
         return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
-        """One row per completed sync: when, kind, window, counts and requests sent. The
-        dtypes are the same whatever the rows hold (a window and a cutoff only for window
-        syncs: NaN / <NA> otherwise).
+        """One row per completed sync: when, kind, look-back (``look_back_seconds``), counts
+        and requests sent. The dtypes are the same whatever the rows hold (a look-back and a
+        cutoff only for window syncs: NaN / <NA> otherwise).
 
-        >>> mirror.syncs_df().dtypes[["kind", "window_seconds", "cutoff_ms"]].astype(str).tolist()
+        >>> dtypes = mirror.syncs_df().dtypes
+        >>> dtypes[["kind", "look_back_seconds", "cutoff_ms"]].astype(str).tolist()
         ['string', 'float64', 'Int64']
         """
         with store.connect(self.path, readonly=self.read_only) as conn:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
             origin = store.origin_of(conn)
+        df = df.rename(columns=store.SYNCS_SHOWN)  # the file's names, as the package says them
         for col in ("started_at", "finished_at"):
             df[col] = as_time(df[col].tolist())
         df = df.astype(
             {
                 "kind": "string",
-                "window_seconds": "float64",
+                "look_back_seconds": "float64",
                 "anchor_ms": "Int64",
                 "cutoff_ms": "Int64",
             }

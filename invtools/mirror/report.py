@@ -1,7 +1,7 @@
 """What a sync did, for people: :class:`SyncReport`, the change-log frame, and the small
 formatting helpers the report and the mirror's repr share.
 
->>> fmt_window(pd.Timedelta("90D")), fmt_window(pd.Timedelta("12h")), fmt_window(None)
+>>> fmt_duration(pd.Timedelta("90D")), fmt_duration(pd.Timedelta("12h")), fmt_duration(None)
 ('90 days', '0 days 12:00:00', '-')
 >>> fmt_time(ms_to_ts(1_777_684_200_000))
 '2026-05-02 01:10 UTC'
@@ -25,7 +25,7 @@ import pandas as pd
 from invtools.frames import TIME_DTYPE
 from invtools.frames.columns import as_time
 
-__all__ = ["CHANGE_KINDS", "SyncReport", "read_changes", "ms_to_ts", "fmt_time", "fmt_window"]
+__all__ = ["CHANGE_KINDS", "SyncReport", "read_changes", "ms_to_ts", "fmt_time", "fmt_duration"]
 
 #: What a change-log row can say about a transaction.
 #: ``backdated-new``: new, with a transaction time before the newest one the mirror held, i.e.
@@ -47,8 +47,8 @@ def fmt_time(ts: pd.Timestamp | None) -> str:
     return "-" if ts is None else ts.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def fmt_window(td: pd.Timedelta | None) -> str:
-    """A window in whole days when it is whole days."""
+def fmt_duration(td: pd.Timedelta | None) -> str:
+    """A duration (a sync's look-back) in whole days when it is whole days."""
     if td is None:
         return "-"
     if td % pd.Timedelta(days=1) == pd.Timedelta(0):
@@ -102,12 +102,13 @@ class SyncReport:
 
     ``new`` counts backdated-new too; ``changed`` counts edited and restored rows;
     ``requests`` is what was actually sent over the network during the sync (cache hits are in
-    ``from_cache``); ``kind`` is ``"full"`` (the whole list was walked) or ``"window"`` (only
-    rows from ``cutoff`` = ``anchor`` - ``window`` on, ``anchor`` being the service's clock
-    when the walk began, ``client.now()``). ``changes`` is the change log of this sync as a
-    DataFrame.
+    ``from_cache``); ``look_back`` is what ``sync(look_back=...)`` was given (None: a full
+    sync); ``kind`` is ``"full"`` (the whole list was walked) or ``"window"`` (only the window
+    of transaction times from ``cutoff`` = ``anchor`` - ``look_back`` on, ``anchor`` being the
+    service's clock when the walk began, ``client.now()``). ``changes`` is the change log of
+    this sync as a DataFrame.
 
-    >>> report = SyncReport(team_id=7, team_name="Shop", kind="full", window=None,
+    >>> report = SyncReport(team_id=7, team_name="Shop", kind="full", look_back=None,
     ...     anchor=None, cutoff=None, new=0, changed=0, removed=0, unchanged=60, requests=1,
     ...     from_cache=0, list_pages=1, details_fetched=0, details_reused=0,
     ...     started_at=pd.Timestamp("2026-05-02T01:10:00Z"),
@@ -122,7 +123,7 @@ class SyncReport:
     team_id: int
     team_name: str
     kind: str
-    window: pd.Timedelta | None
+    look_back: pd.Timedelta | None
     anchor: pd.Timestamp | None
     cutoff: pd.Timestamp | None
     new: int
@@ -149,10 +150,10 @@ class SyncReport:
 
     def _lines(self) -> list[str]:
         head = f"{self.kind.title()} sync of team {self.team_name!r} (id {self.team_id})"
-        if self.window is not None:
+        if self.look_back is not None:
             head += (
-                f", window {fmt_window(self.window)} back from {fmt_time(self.anchor)}"
-                " (the newest transaction time in the list)"
+                f", looking back {fmt_duration(self.look_back)} from {fmt_time(self.anchor)}"
+                " (the service's clock)"
             )
         bd, reused = self.backdated_new, self.details_reused
         lines = [
@@ -167,10 +168,10 @@ class SyncReport:
             lines.append(
                 f"  Only transactions from {fmt_time(self.cutoff)} on were compared: edits to "
                 "older transactions are not seen until the next full sync (sync() without "
-                "window), and removals were only inferred inside the window."
+                "look_back), and removals were only inferred from the cutoff on."
             )
-        elif self.window is not None:
-            lines.append("  The window reached the end of the list, so this was a full sync.")
+        elif self.look_back is not None:
+            lines.append("  The look-back reached the end of the list, so this was a full sync.")
         if len(self.changes) > 10:
             lines.append(f"  The first 10 of {len(self.changes)} changes; all in report.changes.")
         return lines
@@ -186,7 +187,7 @@ class SyncReport:
         return (
             f"SyncReport(kind={self.kind!r}, new={self.new}, changed={self.changed}, "
             f"removed={self.removed}, unchanged={self.unchanged}, "
-            f"requests={self.requests}, window={fmt_window(self.window)!r})"
+            f"requests={self.requests}, look_back={fmt_duration(self.look_back)!r})"
         )
 
     def _repr_html_(self) -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "inspect",
     "peek",
     "init_schema",
+    "SYNCS_SHOWN",
     "write_transaction",
     "sync_lock",
     "read_meta",
@@ -56,6 +57,10 @@ __all__ = [
 #: Marks an invtools mirror file (``PRAGMA application_id``), ASCII "invm".
 APP_ID = 0x696E766D
 SCHEMA_VERSION = 1
+
+#: Columns of ``syncs`` that the package names otherwise (the file keeps its names):
+#: ``syncs_df()`` shows them so.
+SYNCS_SHOWN = {"window_seconds": "look_back_seconds"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,7 +100,7 @@ CREATE TABLE IF NOT EXISTS syncs (
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     kind TEXT NOT NULL,
-    window_seconds REAL,
+    window_seconds REAL,                 -- the sync's look_back, in seconds (NULL: full)
     anchor_ms INTEGER,
     cutoff_ms INTEGER,
     new INTEGER NOT NULL,

@@ -3,7 +3,8 @@
 1. :func:`walk_list` -- the list, fresh, into ``staging``, committed page by page;
 2. :func:`fetch_new_details` -- details not stored yet, several in flight, each committed as
    it arrives;
-3. :func:`check_unseen` -- window syncs only: stored rows in the window the walk did not see;
+3. :func:`check_unseen` -- window syncs only (a ``look_back``): stored rows from the cutoff on
+   that the walk did not see;
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
@@ -59,20 +60,27 @@ def run_sync(
     client: Any,
     *,
     team: Any,
-    window: pd.Timedelta | None,
+    look_back: pd.Timedelta | None,
     progress: bool | None,
     chains: int | None = None,
 ) -> SyncReport:
     """Steps 1-4 on ``conn``, counting the requests they send; the :class:`SyncReport`."""
     started = pd.Timestamp.now(tz="UTC")  # the rows are as fresh as the walk's start
     with client.measure() as m:
-        walk = walk_list(conn, client, window, progress, chains=chains)  # step 1
+        walk = walk_list(conn, client, look_back, progress, chains=chains)  # step 1
         fetched, reused = fetch_new_details(conn, client, progress)  # step 2
         if not walk.complete:
             fetched += check_unseen(conn, client, walk.cutoff_ms)  # step 3
     counts = {"requests": int(m.sent), "from_cache": int(m.from_cache)}
     return apply_staged(  # step 4
-        conn, team, walk, window, started, details_fetched=fetched, details_reused=reused, **counts
+        conn,
+        team,
+        walk,
+        look_back,
+        started,
+        details_fetched=fetched,
+        details_reused=reused,
+        **counts,
     )
 
 
@@ -86,24 +94,24 @@ def _stamp(row: dict) -> tuple[int, dict]:
 def walk_list(
     conn: sqlite3.Connection,
     client: Any,
-    window: pd.Timedelta | None,
+    look_back: pd.Timedelta | None,
     progress: bool | None,
     *,
     chains: int | None = None,
 ) -> Walk:
     """Step 1: stage the list rows (fresh, not from cache), committed a batch at a time. With
-    a ``window``, page by page, stopping at the first page that reaches past
-    ``anchor - window``, the anchor being the service's clock when the walk starts
+    a ``look_back``, page by page, stopping at the first page that reaches past the cutoff
+    ``anchor - look_back``, the anchor being the service's clock when the walk starts
     (``client.now()``: a future-dated row moves nothing). A full sync is a walk of the
     client's in several chains at once (at most ``chains``) from the seams its last whole walk
     of the list recorded, staged a hundred rows at a time."""
     anchor = to_ms(client.now(), name="the service's clock")
     walk = Walk(anchor_ms=anchor)
-    if window is not None:
-        walk.cutoff_ms = anchor - window // pd.Timedelta(milliseconds=1)
+    if look_back is not None:
+        walk.cutoff_ms = anchor - look_back // pd.Timedelta(milliseconds=1)
     with write_transaction(conn):
         conn.execute("DELETE FROM staging")  # leftovers of an interrupted sync: re-walk
-    if window is None:  # a fresh walk of the client's, whose record gives the next one's seams
+    if look_back is None:  # a fresh walk of the client's, whose record gives the next one's seams
         rows = client.transactions(chains=chains, refresh=True, progress=progress)
         batches = iter(lambda: list(itertools.islice(rows, DEFAULT_LIMIT)), [])
     else:
@@ -118,7 +126,7 @@ def walk_list(
             keep = [(ms, row) for ms, row in stamped if cutoff is None or ms >= cutoff]
             stage(conn, keep)
             if len(keep) < len(stamped):
-                break  # the list is newest first: everything in the window is staged
+                break  # the list is newest first: everything from the cutoff on is staged
         else:
             walk.complete = True
     walk.list_pages = rows.pages
@@ -182,7 +190,7 @@ def apply_staged(
     conn: sqlite3.Connection,
     team: Any,
     walk: Walk,
-    window: pd.Timedelta | None,
+    look_back: pd.Timedelta | None,
     started: pd.Timestamp,
     **counts: int,
 ) -> SyncReport:
@@ -248,7 +256,7 @@ def apply_staged(
             [(finished, sync_id, row[0]) for row in unseen],
         )
         conn.executemany("INSERT INTO changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", changes)
-        span = None if window is None else window.total_seconds()
+        span = None if look_back is None else look_back.total_seconds()
         run = dict(id=sync_id, started_at=started.isoformat(), finished_at=finished, kind=kind)
         conn.execute(
             "INSERT INTO syncs VALUES (:id, :started_at, :finished_at, :kind, :window_seconds, "
@@ -265,7 +273,7 @@ def apply_staged(
         team_id=int(team.id),
         team_name=str(team.name),
         kind=kind,
-        window=window,
+        look_back=look_back,
         anchor=ms_to_ts(walk.anchor_ms),
         cutoff=ms_to_ts(walk.cutoff_ms),
         **n,
