@@ -382,6 +382,66 @@ def test_month_end_stock_wide_and_long(vase_history):
         month_end_stock(vase_history, periods=0)
 
 
+def _places() -> pd.DataFrame:
+    """A Mug at two locations, a history of the window from 1 January (as of 31 March): the
+    warehouse (1) held 11 before it and sells 1 on Feb 20; the shop floor (2) sells out on
+    Jan 10 and is never restocked."""
+    h = pd.DataFrame(
+        {
+            "transaction_time": _t("2026-01-10", "2026-02-20"),
+            "transaction_id": pd.array([1, 2], dtype="Int64"),
+            "item_id": pd.array([9, 9], dtype="Int64"),
+            "item_name": pd.array(["Mug", "Mug"], dtype="string"),
+            "location_id": pd.array([2, 1], dtype="Int64"),
+            "location_name": pd.array(["Shop floor", "Warehouse"], dtype="string"),
+            "stock": [0.0, 10.0],
+            "change": [-3.0, -1.0],
+        }
+    )
+    h.attrs.update(
+        source="api",
+        window={"since": "2026-01-01T00:00:00.000Z", "until": "2026-03-31T00:00:00.000Z"},
+        as_of="2026-03-31T00:00:00.000Z",
+    )
+    return h
+
+
+def test_a_per_location_summary_never_adds_locations_together():
+    s = stockout_summary(_places())
+    assert s[["location_id", "location_name", "stockouts", "days_out", "still_out"]].astype(
+        object
+    ).values.tolist() == [[2, "Shop floor", 1, 80.0, True]]  # Jan 10 to Mar 31
+    eps = stockouts(_places().drop(columns="location_name"))  # a history without names
+    assert eps["location_name"].isna().all() and eps["days_out"].tolist() == [80.0]
+
+
+def test_stock_at_and_period_ends_know_every_location_from_the_windows_start():
+    from invtools.analysis import month_end_stock, period_end_stock
+
+    at = stock_at(_places(), "2026-01-05")  # before either line: both at their openings
+    assert at[["location_name", "stock"]].values.tolist() == [
+        ["Warehouse", 11.0],
+        ["Shop floor", 3.0],
+    ]
+    mug = _places()[lambda h: h["item_id"] == 9].iloc[1:]  # a slice keeps the window
+    assert stock_at(mug, "2026-01-05")["stock"].tolist() == [11.0]
+    ends = period_end_stock(_places(), freq="ME", periods=None, by_location=True, wide=False)
+    assert ends["month"].tolist() == ["2026-01"] * 2 + ["2026-02"] * 2 + ["2026-03"] * 2
+    assert ends["stock"].tolist() == [11.0, 0.0, 10.0, 0.0, 10.0, 0.0]
+    assert ends["location_name"].tolist() == ["Warehouse", "Shop floor"] * 3
+    wide = month_end_stock(_places(), 3, by_location=True)
+    assert wide.columns.tolist() == [("Mug", "Warehouse"), ("Mug", "Shop floor")]
+    assert month_end_stock(_places(), 3)["Mug"].tolist() == [11.0, 10.0, 10.0]  # added up
+    year = period_end_stock(_places(), freq="YE", periods=1, wide=False)
+    assert year[["year", "stock"]].values.tolist() == [["2026", 10.0]]
+    weeks = period_end_stock(_places(), freq="W", periods=2)
+    assert weeks.index.name == "week" and weeks.index.tolist() == ["2026-03-29", "2026-04-05"]
+    with pytest.raises(ConfigError, match=r"freq='QS'.*'QE' \(quarter ends\)"):
+        period_end_stock(_places(), freq="QS")
+    with pytest.raises(ConfigError, match="periods=0 must be a positive whole number of quarters"):
+        period_end_stock(_places(), freq="QE", periods=0)
+
+
 def _analysis_lines() -> pd.DataFrame:
     """Two suppliers' deliveries, a sale, and adjustments at two locations by two members."""
     rows = [  # tx, day, type, partner, item, qty, location, member

@@ -273,6 +273,7 @@ def test_analysis_functions(world, sweep):
         "movement": {"lines": w["lines"], "items": w["items"]},
         "stock_value": {"stock": w["stock"], "items": w["items"]},
         "stock_at": {"history": w["history"]},
+        "period_end_stock": {"history": w["history"]},
         "month_end_stock": {"history": w["history"]},
         "stock_value_by_month": {"history": w["history"], "items": w["items"]},
         "supplier_summary": {"lines": w["lines"], "items": w["items"]},

@@ -97,6 +97,7 @@ def test_declared_dtypes_are_the_contract():
         "item_id",
         "item_name",
         "location_id",
+        "location_name",
         "stock",
         "change",
         "item_deleted",

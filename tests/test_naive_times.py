@@ -61,6 +61,7 @@ def _calls(w):
         "stockout_summary": (analysis.stockout_summary, {"history": h}, ["history"]),
         "movement": (analysis.movement, {"lines": lines, "items": items}, ["lines"]),
         "stock_at": (analysis.stock_at, {"history": h}, ["history"]),
+        "period_end_stock": (analysis.period_end_stock, {"history": h}, ["history"]),
         "month_end_stock": (analysis.month_end_stock, {"history": h}, ["history"]),
         "stock_value_by_month": (
             analysis.stock_value_by_month,

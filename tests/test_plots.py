@@ -761,6 +761,59 @@ def test_activity_by_item_counts_a_deleted_item_and_labels_it():
     assert table.columns.tolist() == ["bolt", "nut (deleted)"] and table.sum().sum() == 2
 
 
+def _two_places() -> pd.DataFrame:
+    """bolt at two locations: the warehouse (3103) held 6 before the window and sold 2 on
+    10 March; the shop floor (3102) got 4 on 2 March. The history of a window from 1 March."""
+    h = history_frame(
+        [
+            ("2026-03-10T10:00Z", 7, "bolt", 4),
+            ("2026-03-02T10:00Z", 7, "bolt", 4),
+        ]
+    )
+    h["location_id"] = pd.array([3103, 3102], dtype="Int64")
+    h.insert(5, "location_name", pd.array(["Warehouse", "Shop floor"], dtype="string"))
+    h["change"] = [-2.0, 4.0]
+    h.attrs.update(
+        source="api",
+        window={"since": "2026-03-01T00:00:00.000Z", "until": "2026-03-20T00:00:00.000Z"},
+        as_of="2026-03-20T00:00:00.000Z",
+    )
+    return h
+
+
+def test_a_windowed_history_per_location_starts_at_its_openings_named_by_place():
+    # issue 32 item 3: a warehouse holding 6 all winter was drawn empty until its first line,
+    # and its line was labelled "location 3103"
+    ax = plot_stock_history(_two_places())
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert set(lines) == {"bolt (Shop floor)", "bolt (Warehouse)"}
+    start, end = pd.Timestamp("2026-03-01"), pd.Timestamp("2026-03-20")
+    warehouse, shop = lines["bolt (Warehouse)"], lines["bolt (Shop floor)"]
+    assert [pd.Timestamp(x) for x in warehouse.get_xdata()] == [
+        start,
+        pd.Timestamp("2026-03-10T10:00"),
+        end,  # the moment the history is as of, after its last line
+    ]
+    assert warehouse.get_ydata().tolist() == [6.0, 4.0, 4.0]
+    assert shop.get_ydata().tolist() == [0.0, 4.0, 4.0]  # nothing there before its delivery
+    assert shop.get_marker() in ("None", "", None) and not ax.patches  # opening 0: no stock-out
+
+
+def test_a_history_without_a_window_or_names_draws_as_before():
+    h = _two_places()
+    h.attrs.clear()
+    ax = plot_stock_history(h.drop(columns="location_name"))
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert set(lines) == {"bolt (location 3102)", "bolt (location 3103)"}
+    warehouse = lines["bolt (location 3103)"]
+    # each line from its first row to the history's last time: nothing said before it
+    assert [pd.Timestamp(x) for x in warehouse.get_xdata()] == [pd.Timestamp("2026-03-10T10:00")]
+    ax = plot_stock_history(h, as_of="2026-03-15")  # an explicit end still cuts it
+    assert pd.Timestamp(ax.get_lines()[0].get_xdata()[-1]) == pd.Timestamp(
+        "2026-03-15T23:59:59.999"
+    )
+
+
 def test_empty_stock_history(history):
     ax = plot_stock_history(history.iloc[:0])
     assert [t.get_text() for t in ax.texts] == ["no stock history"]

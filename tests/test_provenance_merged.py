@@ -79,6 +79,10 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         "movement": (lambda: analysis.movement(lines, items), [lines, items]),
         "stock_value": (lambda: analysis.stock_value(stock, items), [stock, items]),
         "stock_at": (lambda: analysis.stock_at(history, "2026-10-15"), [history]),
+        "period_end_stock": (
+            lambda: analysis.period_end_stock(history, freq="QE", periods=1),
+            [history],
+        ),
         "month_end_stock": (lambda: analysis.month_end_stock(history), [history]),
         "stock_value_by_month": (
             lambda: analysis.stock_value_by_month(history, items),

@@ -11,7 +11,8 @@ ask of the data more than once lives here, not in the notebooks.
 - :func:`stock_value` — units and value of the stock per location.
 - :func:`stock_at` — the stock of each item (and location) at a given time, from a history,
   a window's opening balances included.
-- :func:`month_end_stock` — the stock of each item at every month's end (wide or long).
+- :func:`period_end_stock` — the stock of each item (or each item at each location) at every
+  month's, quarter's or year's end (wide or long); :func:`month_end_stock` its month case.
 - :func:`stock_value_by_month` — units and value of the stock at each month's end.
 - :func:`supplier_summary` — per supplier: deliveries, quantity, value at cost, days between
   deliveries, distinct items.
@@ -47,7 +48,8 @@ module             what it holds
 ``common``         checking the frame given, "as of" times, carrying the inputs' provenance
 ``episodes``       :func:`stockouts`, :func:`stockout_summary`
 ``turnover``       :func:`movement`, :func:`stock_value`
-``levels``         :func:`stock_at`, :func:`month_end_stock`, :func:`stock_value_by_month`
+``levels``         :func:`stock_at`
+``periods``        :func:`period_end_stock`, :func:`month_end_stock`, :func:`stock_value_by_month`
 ``audits``         :func:`supplier_summary`, :func:`shrinkage`
 ``planning``       :func:`reorder`, :func:`dead_stock`
 ``recording``      :func:`audit`
@@ -67,7 +69,8 @@ from __future__ import annotations
 
 from invtools.analysis.audits import shrinkage, supplier_summary
 from invtools.analysis.episodes import stockout_summary, stockouts
-from invtools.analysis.levels import month_end_stock, stock_at, stock_value_by_month
+from invtools.analysis.levels import stock_at
+from invtools.analysis.periods import month_end_stock, period_end_stock, stock_value_by_month
 from invtools.analysis.planning import dead_stock, reorder
 from invtools.analysis.recording import audit
 from invtools.analysis.turnover import movement, stock_value
@@ -78,6 +81,7 @@ __all__ = [
     "movement",
     "stock_value",
     "stock_at",
+    "period_end_stock",
     "month_end_stock",
     "stock_value_by_month",
     "supplier_summary",

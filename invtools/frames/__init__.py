@@ -25,8 +25,8 @@ resource           columns (dtype)
 ``partners``       id, type (category supplier/customer), name, phone, email, address, memo
 ``members``        id, name, role (category admin/member/viewer)
 ``attributes``     id, attr_type, attr_name (string), rank (Int64)
-``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id, stock,
-                   change, item_deleted
+``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id,
+                   location_name, stock, change, item_deleted
 =================  ==========================================================================
 
 Conventions (the contract plots and the mirror rely on):

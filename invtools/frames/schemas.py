@@ -149,6 +149,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "item_id": "Int64",
         "item_name": STRING,
         "location_id": "Int64",
+        "location_name": STRING,
         "stock": "float64",
         "change": "float64",
         "item_deleted": "boolean",

@@ -2,7 +2,8 @@
 
 :func:`stock_history` reads the levels the service stored on each line; :func:`rebase_levels`
 recomputes them from the quantities. Both take a :func:`~invtools.frames.lines_df` frame and
-share one rule for a line's signed effect.
+share one rule for a line's signed effect. :func:`opening_levels` is the one rule for what a
+history knows of a stock before its first line (the analyses' and the plots' opening balance).
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import pandas as pd
 from invtools._config import check_flag, check_kind
 from invtools._types import check_id, check_ids
 from invtools.errors import ConfigError
+from invtools.frames.context import context_of
 from invtools.frames.lines import lines_df
-from invtools.frames.provenance import PROVENANCE_KEYS, with_provenance
+from invtools.frames.provenance import PROVENANCE_KEYS, utc_stamp, with_provenance
 from invtools.frames.reader import check_times
 from invtools.frames.schemas import SCHEMAS
 
-__all__ = ["stock_history", "rebase_levels"]
+__all__ = ["stock_history", "rebase_levels", "in_series_order", "opening_levels", "known_from"]
+
+#: One stock: an item at one location, or (location_id <NA>) at all of them.
+SERIES = ["item_id", "location_id"]
 
 
 def _line_effects(lines: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,7 +50,8 @@ def stock_history(
 
     ``lines`` is a :func:`lines_df` frame (transaction details are accepted and converted).
     Columns: transaction_time (datetime64[ms, UTC]), transaction_id, item_id (Int64), item_name
-    (string), location_id (Int64; <NA> means all locations), stock, change (float64),
+    (string), location_id (Int64; <NA> means all locations), location_name (string: the name
+    the newest line there gives it; <NA> for all locations), stock, change (float64),
     item_deleted (boolean).
 
     - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
@@ -66,7 +72,11 @@ def stock_history(
     - Sorted by item_id, location_id, then transaction_time, then transaction_id ascending (so
       transactions at the same instant are ordered by id, the API's tiebreaker), then original
       line order.
-    - The lines' provenance (``df.attrs``, see :func:`with_provenance`) is carried on.
+    - The lines' context is carried on (``df.attrs``, see :func:`with_provenance`), its
+      ``grain`` ``"history"``: among it the moment the lines are as of
+      (:func:`~invtools.frames.context_of`), or -- lines with no recorded context -- the
+      newest time of all of them, before ``item_ids`` keeps some, so a history of a few items
+      is measured to the same moment as the whole one (docs/explanation/now.md).
 
     >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
     ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
@@ -97,6 +107,7 @@ def stock_history(
         )
     check_times(lines, "transaction_time", who="stock_history", what="lines")
     schema = SCHEMAS["stock_history"]
+    moment = _moment(lines)  # of all the lines: the filter below never moves it
     wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
     if wanted is not None:
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
@@ -104,7 +115,7 @@ def stock_history(
     if location_id is None and not by_location:
         nowhere = pd.array([pd.NA] * len(lines), dtype="Int64")
         everywhere = np.ones(len(lines), dtype=bool)
-        parts = [(everywhere, "new_stock_level", overall, nowhere)]
+        parts = [(everywhere, "new_stock_level", overall, nowhere, _names(lines, None))]
     else:
         to_loc, from_loc = lines["to_location_id"], lines["from_location_id"]
         if by_location:
@@ -114,8 +125,14 @@ def stock_history(
             to_here = (to_loc == location_id).fillna(False).to_numpy(dtype=bool)
             from_here = (from_loc == location_id).fillna(False).to_numpy(dtype=bool) & ~to_here
         parts = [
-            (to_here, "to_location_new_stock_level", inward, to_loc.array),
-            (from_here, "from_location_new_stock_level", outward, from_loc.array),
+            (to_here, "to_location_new_stock_level", inward, to_loc.array, _names(lines, "to")),
+            (
+                from_here,
+                "from_location_new_stock_level",
+                outward,
+                from_loc.array,
+                _names(lines, "from"),
+            ),
         ]
     # One row per line (``_line``: its label in ``lines``), its item's deletion as 1.0/0.0/NaN.
     keys = ["transaction_time", "transaction_id", "item_id", "item_name"]
@@ -125,10 +142,11 @@ def stock_history(
     frames = [
         line[rows].assign(
             location_id=pd.array(where[rows], dtype="Int64"),
+            location_name=names[rows],
             stock=lines[level].to_numpy(dtype="float64", na_value=np.nan)[rows],
             effect=effect[rows],
         )
-        for rows, level, effect, where in parts
+        for rows, level, effect, where, names in parts
     ]
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out = out[out["stock"].notna()]
@@ -145,10 +163,82 @@ def stock_history(
     # here, the schema's boolean below.
     per_item = out.groupby("item_id", sort=False, dropna=False)
     out["item_deleted"] = per_item["deleted"].transform("max")
+    # A location is one place whatever its lines call it: named as its newest line names it.
+    named = out.dropna(subset=["location_id", "location_name"]).sort_values(
+        ["transaction_time", "transaction_id"], kind="stable"
+    )
+    name_of = named.drop_duplicates("location_id", keep="last").set_index("location_id")
+    out["location_name"] = name_of["location_name"].reindex(out["location_id"]).array
     history = pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
     if "source" in lines.attrs:
-        with_provenance(history, {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs})
+        kept = {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs}
+        with_provenance(history, kept, grain="history")
+    if moment is not None:
+        history.attrs["as_of"] = moment
     return history
+
+
+def _moment(lines: pd.DataFrame) -> str | None:
+    """The moment a history of ``lines`` is as of, as ISO text: the lines' (their ``as_of``,
+    else the end of their window: :func:`~invtools.frames.context_of`), else the newest time
+    of all of them (None when they have none)."""
+    ctx = context_of(lines)
+    moment = ctx.as_of if ctx.as_of is not None or ctx.window is None else ctx.window[1]
+    if moment is None and len(lines):
+        newest = lines["transaction_time"].max()
+        moment = None if pd.isna(newest) else newest
+    return None if moment is None else utc_stamp(moment)
+
+
+def _names(lines: pd.DataFrame, side: str | None) -> np.ndarray:
+    """The ``<side>_location_name`` of each line (all <NA> when the frame has none, or for
+    all locations: ``side`` None), as an object array."""
+    column = f"{side}_location_name" if side else None
+    if column is None or column not in lines.columns:
+        return np.full(len(lines), pd.NA, dtype=object)
+    return lines[column].astype(object).to_numpy()
+
+
+def in_series_order(history: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a :func:`stock_history` frame that have a time, each series (an item at
+    one location, or at all) in time order (the API's tiebreak: the transaction id)."""
+    h = history[history["transaction_time"].notna().to_numpy(dtype=bool)]
+    return h.sort_values(
+        [*SERIES, "transaction_time", "transaction_id"], kind="stable", na_position="last"
+    )
+
+
+def opening_levels(history: pd.DataFrame) -> pd.DataFrame:
+    """Each series' first row (of :func:`in_series_order`), its ``stock`` replaced by the level
+    before it: its stock minus its change -- the series' **opening balance**, its level from
+    the start of the window its lines were fetched with until that first line (an item that
+    held 11 and had no line until March held 11 from the window's start). Sorted by item and
+    location.
+
+    >>> h = stock_history(lines_df([{"id": 1, "type": "out",
+    ...     "transaction_time": "2026-03-02T00:00:00.000Z",
+    ...     "items": [{"id": 9, "quantity": 2, "new_stock_level": 9}]}]))
+    >>> opening_levels(h)["stock"].tolist()
+    [11.0]
+    """
+    first = in_series_order(history).groupby(SERIES, dropna=False, sort=True).head(1)
+    change = first["change"].to_numpy(dtype="float64", na_value=np.nan)
+    return first.assign(stock=np.round(first["stock"].to_numpy(dtype="float64") - change, 9))
+
+
+def known_from(history: pd.DataFrame) -> pd.Timestamp | None:
+    """The moment from which ``history`` knows the level of every stock it holds (each at its
+    :func:`opening_levels` until its first line): the start of the window its lines were
+    fetched with (``lines_df(since=...)``; :func:`~invtools.frames.context_of`, so keeping a
+    few items never moves it), else its first time; None when it has neither."""
+    times = history["transaction_time"]
+    first = times.min() if len(times) else None
+    first = None if first is None or pd.isna(first) else first
+    window = context_of(history).window
+    since = None if window is None else window[0]
+    if since is None or first is None:
+        return first if since is None else since
+    return min(since, first)
 
 
 #: The columns rebase_levels reads (with to_location_id and from_location_id).

@@ -319,7 +319,7 @@ class TransactionMirror:
         >>> shop_floor = mirror.stock_history(location_id=3102)   # all items, one location
         >>> shop_floor.columns.tolist()                         # doctest: +NORMALIZE_WHITESPACE
         ['transaction_time', 'transaction_id', 'item_id', 'item_name', 'location_id',
-         'stock', 'change', 'item_deleted']
+         'location_name', 'stock', 'change', 'item_deleted']
         >>> per_item = shop_floor.groupby("item_id")["change"].cumsum()
         >>> bool((shop_floor["stock"] == per_item).all())    # stock: the running sum of change
         True

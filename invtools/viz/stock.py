@@ -19,7 +19,8 @@ import pandas as pd
 from invtools._config import check_flag
 from invtools._types import parse_time
 from invtools.errors import ConfigError
-from invtools.frames import deleted_items, leave_out_deleted
+from invtools.frames import context_of, deleted_items, leave_out_deleted
+from invtools.frames.stock import opening_levels
 from invtools.viz.common import check_tz, columns_text, frame_times
 from invtools.viz.style import (
     OTHER_COLOR,
@@ -54,17 +55,21 @@ def plot_stock_history(
     """Stock of one or a few items over time, as steps, with the moments it ran out.
 
     ``history`` is a ``stock_history`` frame (transaction_time, transaction_id, item_id,
-    item_name, location_id, stock, change). Each item's stock is drawn as a step line
-    (``drawstyle="steps-post"``: the level holds until the next transaction), from its first
-    recorded transaction to **the end of the data**: the last time in ``history`` (of any
-    item), or ``as_of``. An item whose last transaction came weeks earlier still held that
-    level since, so its line goes on (its last point is that level at the end), and a line
-    that stops means the data stops. Each line marks the points where its stock is at or
-    below zero with its own marker (:data:`OUT_MARKERS`: ``X`` for the first line, ``o`` for
-    the second, ...) in its own colour, shown beside its name in the legend (titled
-    "markers: out of stock"), and shades the span until stock came back (or the end) in its
-    colour: two items out at once stay apart. The x axis names the month on the first tick of
-    every month.
+    item_name, location_id, location_name, stock, change). Each item's stock is drawn as a
+    step line (``drawstyle="steps-post"``: the level holds until the next transaction), from
+    its first recorded transaction -- of a history of a window (``lines_df(since=...)``), from
+    the window's start, at its **opening balance** (the level before its first line there) --
+    to **the end of the data**: the moment the history is as of (its lines', kept when a few
+    items are picked: :func:`invtools.frames.context_of`; else its last time, of any item), or
+    ``as_of``. An item whose last transaction came weeks earlier still held that level since,
+    so its line goes on (its last point is that level at the end), and a line that stops
+    means the data stops. A history per location (``by_location=True``) draws one line per
+    item and location, named by the location's name. Each line marks the points where its
+    stock is at or below zero with its own marker (:data:`OUT_MARKERS`: ``X`` for the first
+    line, ``o`` for the second, ...) in its own colour, shown beside its name in the legend
+    (titled "markers: out of stock"), and shades the span until stock came back (or the end)
+    in its colour: two items out at once stay apart. The x axis names the month on the first
+    tick of every month.
 
     - ``item_ids``: the items to draw, by id (or name), one or a list; default every item in
       ``history``. More than :data:`MAX_STOCK_ITEMS` raises :class:`ConfigError`: pick a few.
@@ -72,9 +77,9 @@ def plot_stock_history(
       or a mapping item id (or name) -> number, drawn in each item's colour (items not drawn
       are ignored, so a mapping for the whole catalogue is fine).
     - ``tz``: time zone of the x axis (default UTC).
-    - ``as_of``: where the lines end, e.g. the moment the data was fetched or
-      ``"2026-10-31"`` (a date means the end of that day, in ``tz``); rows after it are not
-      drawn. Default: the last time in ``history``.
+    - ``as_of``: where the lines end, e.g. ``"2026-10-31"`` (a date means the end of that
+      day, in ``tz``; ``"30D"`` 30 days before the moment the history is as of); rows after
+      it are not drawn. Default: that moment.
     - ``include_deleted``: items deleted in the service (``item_deleted`` in ``history``) are
       not drawn when ``item_ids`` is not given, with a
       :class:`~invtools.errors.DeletedItemsWarning` naming them; ``True`` draws them. Items
@@ -102,12 +107,21 @@ def plot_stock_history(
             )
     h = history.assign(_t=times.dt.tz_convert(tz).dt.tz_localize(None))
     # Where every line ends, naive in ``tz``: ``as_of`` (a date: the end of that day), else the
-    # frame's last time (NaT for an empty frame), deleted items' rows included.
-    end = h["_t"].max()
+    # moment the frame is as of (its context), or its last time if later (NaT for an empty
+    # frame), deleted items' rows included.
+    ctx = context_of(history)
+    moment, end = ctx.as_of, h["_t"].max()
+    if moment is not None and not (pd.notna(end) and moment.tz_convert(tz).tz_localize(None) < end):
+        end = moment.tz_convert(tz).tz_localize(None)
     if as_of is not None:
-        end = pd.Timestamp(parse_time(as_of, end=True, name="as_of", tz=tz))
-        end = end.tz_convert(tz).tz_localize(None).to_datetime64()
+        now = times.max() if moment is None else moment  # a duration counts back from it
+        stop = parse_time(as_of, end=True, name="as_of", tz=tz, now=now)
+        end = pd.Timestamp(stop).tz_convert(tz).tz_localize(None)
         h = h[h["_t"] <= end]
+    # Of a window: each line starts at the window's start, at its opening balance.
+    since = None if ctx.window is None else ctx.window[0]
+    start = None if since is None else since.tz_convert(tz).tz_localize(None)
+    opening = _openings(h) if start is not None else {}
     deleted = deleted_items(h)
     h = leave_out_deleted(
         h,
@@ -146,7 +160,8 @@ def plot_stock_history(
         f"Stock of {label_of[wanted[0]]}" if len(wanted) == 1 else f"Stock of {len(wanted)} items"
     )
 
-    by_location = "location_id" in h.columns and h["location_id"].nunique(dropna=False) > 1
+    by_location = "location_id" in h.columns and h["location_id"].notna().any()
+    place_of = _places(h) if by_location else {}
     colors, shapes = itertools.cycle(color_cycle()), itertools.cycle(OUT_MARKERS)
     rim = ax.get_facecolor()  # a marker's edge: two items out at once stay apart
     color_of: dict[Any, Any] = {}  # an item's first colour, for its minimum
@@ -160,11 +175,17 @@ def plot_stock_history(
             color_of.setdefault(item_id, color)
             label = label_of[item_id]
             if by_location:
-                label += " (all locations)" if pd.isna(loc) else f" (location {loc})"
+                label += " (all locations)" if pd.isna(loc) else f" ({place_of[loc]})"
             x = part["_t"].to_numpy()
             y = pd.to_numeric(part["stock"], errors="coerce").to_numpy(dtype=float)
-            held = pd.notna(end) and x[-1] < end  # the last level holds to the end
             out = y <= 0
+            before = opening.get((item_id, None if pd.isna(loc) else loc))
+            if before is not None and start < x[0] and (pd.isna(end) or start <= end):
+                # its level from the window's start: not a stock-out of its own (none is
+                # counted by stockouts either), whatever it was
+                x = np.insert(x, 0, np.array([start]).astype(x.dtype))
+                y, out = np.insert(y, 0, before), np.insert(out, 0, False)
+            held = pd.notna(end) and x[-1] < end  # the last level holds to the end
             ran_out |= bool(out.any())
             # The line's own marker, at the rows out of stock only: each line its shape and
             # colour, in the legend beside its name (a line never out has none).
@@ -202,6 +223,32 @@ def plot_stock_history(
     date_axis(ax)
     legend_outside(ax, title="markers: out of stock" if ran_out else None)
     return ax
+
+
+def _openings(h: pd.DataFrame) -> dict[tuple[Any, Any], float]:
+    """(item id, location id or None) -> its opening balance
+    (:func:`invtools.frames.stock.opening_levels`); none when ``h`` lacks what they need."""
+    if not {"transaction_id", "location_id", "change"} <= set(h.columns):
+        return {}
+    first = opening_levels(h)
+    return {
+        (i, None if pd.isna(loc) else loc): float(level)
+        for i, loc, level in zip(
+            first["item_id"], first["location_id"], first["stock"], strict=True
+        )
+        if pd.notna(level)
+    }
+
+
+def _places(h: pd.DataFrame) -> dict[Any, str]:
+    """Location id -> its name in a legend: as its newest row names it, else "location <id>"."""
+    ids = h["location_id"].dropna().unique().tolist()
+    place_of = {loc: f"location {loc}" for loc in ids}
+    if "location_name" in h.columns:
+        named = h.dropna(subset=["location_id", "location_name"]).sort_values("_t", kind="stable")
+        for loc, name in zip(named["location_id"], named["location_name"], strict=True):
+            place_of[loc] = str(name)
+    return place_of
 
 
 def _select_items(items: Any, label_of: dict[Any, str], resolve) -> list[Any]:
