@@ -295,13 +295,13 @@ def vase_history() -> pd.DataFrame:
 
 
 def test_stock_at_is_the_level_after_the_last_line_at_or_before_then(vase_history):
-    at = stock_at(vase_history, "2026-02-15")
+    at = stock_at(vase_history, as_of="2026-02-15")
     assert at[["item_id", "location_id", "stock"]].astype(object).values.tolist() == [
         [6, pd.NA, 6.0],
         [7, 1, 3.0],
     ]
     assert at.loc[0, "last_change"] == pd.Timestamp("2026-02-10", tz="UTC")
-    assert stock_at(vase_history, "2026-01-01").empty  # nothing recorded yet
+    assert stock_at(vase_history, as_of="2026-01-01").empty  # nothing recorded yet
     assert stock_at(vase_history)["stock"].tolist() == [12.0, -2.0]  # now: the newest time
 
 
@@ -351,14 +351,14 @@ def test_the_last_month_agrees_with_stock_value_today(make_client):
 def test_stock_at_lists_an_item_without_a_line_yet_at_its_opening_balance(vase_history):
     # Jan 10: the Vase has its line of Jan 5; the Bowl's first line (Feb 2, +3) is later, so
     # it had 3 - 3 = 0 then. Before the history's first time nothing is known.
-    at = stock_at(vase_history, "2026-01-10")
+    at = stock_at(vase_history, as_of="2026-01-10")
     assert at[["item_id", "stock"]].astype(object).values.tolist() == [[6, 10.0], [7, 0.0]]
     assert pd.isna(at.loc[1, "last_change"]) and at.loc[0, "last_change"].day == 5
-    assert stock_at(vase_history, "2026-01-04").empty
+    assert stock_at(vase_history, as_of="2026-01-04").empty
     # a window that starts after the Vase was stocked: it held 10 until its -4 of Feb 10
     window = vase_history[vase_history["transaction_time"] >= pd.Timestamp("2026-02-01", tz="UTC")]
     window = window.assign(change=window["change"])  # the first line's change is its own effect
-    at = stock_at(window, "2026-02-05").set_index("item_id")
+    at = stock_at(window, as_of="2026-02-05").set_index("item_id")
     assert at.loc[6, "stock"] == 10.0 and pd.isna(at.loc[6, "last_change"])
     assert at.loc[7, "stock"] == 3.0
 
@@ -418,20 +418,20 @@ def test_a_per_location_summary_never_adds_locations_together():
 def test_stock_at_and_period_ends_know_every_location_from_the_windows_start():
     from invtools.analysis import month_end_stock, period_end_stock
 
-    at = stock_at(_places(), "2026-01-05")  # before either line: both at their openings
+    at = stock_at(_places(), as_of="2026-01-05")  # before either line: both at their openings
     assert at[["location_name", "stock"]].values.tolist() == [
         ["Warehouse", 11.0],
         ["Shop floor", 3.0],
     ]
     mug = _places()[lambda h: h["item_id"] == 9].iloc[1:]  # a slice keeps the window
-    assert stock_at(mug, "2026-01-05")["stock"].tolist() == [11.0]
+    assert stock_at(mug, as_of="2026-01-05")["stock"].tolist() == [11.0]
     ends = period_end_stock(_places(), freq="ME", periods=None, by_location=True, wide=False)
     assert ends["month"].tolist() == ["2026-01"] * 2 + ["2026-02"] * 2 + ["2026-03"] * 2
     assert ends["stock"].tolist() == [11.0, 0.0, 10.0, 0.0, 10.0, 0.0]
     assert ends["location_name"].tolist() == ["Warehouse", "Shop floor"] * 3
-    wide = month_end_stock(_places(), 3, by_location=True)
+    wide = month_end_stock(_places(), periods=3, by_location=True)
     assert wide.columns.tolist() == [("Mug", "Warehouse"), ("Mug", "Shop floor")]
-    assert month_end_stock(_places(), 3)["Mug"].tolist() == [11.0, 10.0, 10.0]  # added up
+    assert month_end_stock(_places(), periods=3)["Mug"].tolist() == [11.0, 10.0, 10.0]  # added up
     year = period_end_stock(_places(), freq="YE", periods=1, wide=False)
     assert year[["year", "stock"]].values.tolist() == [["2026", 10.0]]
     weeks = period_end_stock(_places(), freq="W", periods=2)
@@ -543,7 +543,7 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
     items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
     wrong_kind = [
         (lambda: stock_at(lines.to_dict("records")), "stock_at: history must be a DataFrame"),
-        (lambda: stock_at(vase_history, 3.5), "stock_at: as_of must be a time"),
+        (lambda: stock_at(vase_history, as_of=3.5), "stock_at: as_of must be a time"),
         (lambda: month_end_stock(vase_history, "12"), "month_end_stock: periods"),
         (lambda: month_end_stock(vase_history, item_ids=items), "month_end_stock: item_ids"),
         (lambda: month_end_stock(vase_history, tz=1), "month_end_stock: tz"),
@@ -556,7 +556,7 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
         with pytest.raises(TypeError, match=message):
             call()
     bad_value = [
-        (lambda: stock_at(vase_history, "soon"), "stock_at: as_of"),
+        (lambda: stock_at(vase_history, as_of="soon"), "stock_at: as_of"),
         (lambda: month_end_stock(vase_history, periods=-1), "month_end_stock: periods=-1"),
         (lambda: month_end_stock(vase_history, item_ids=[1.5]), "month_end_stock: item_ids"),
         (lambda: month_end_stock(vase_history, tz="Mars/Olympus"), "month_end_stock: tz="),
@@ -573,7 +573,9 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
     with pytest.raises(TypeError):
         shrinkage(lines, items, "2026-02-01")  # type: ignore[misc]
     with pytest.raises(TypeError):
-        month_end_stock(vase_history, 12, [7])  # type: ignore[misc]
+        month_end_stock(vase_history, 12)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        stock_at(vase_history, "2026-03-10")  # type: ignore[misc]
 
 
 def test_windows_back_from_the_frames_moment_equal_the_explicit_date(vase_history):
@@ -595,7 +597,7 @@ def test_windows_back_from_the_frames_moment_equal_the_explicit_date(vase_histor
         pd.testing.assert_frame_equal(helper(since=back), helper(since="2026-01-10"))
     march = vase_history["transaction_time"].max() - pd.Timestamp("2026-03-10", tz="UTC")
     pd.testing.assert_frame_equal(
-        stock_at(vase_history, march), stock_at(vase_history, "2026-03-10")
+        stock_at(vase_history, as_of=march), stock_at(vase_history, as_of="2026-03-10")
     )
     pd.testing.assert_frame_equal(
         month_end_stock(vase_history, as_of=march),
@@ -778,8 +780,8 @@ def test_month_end_stock_of_a_window_equals_the_full_history_for_its_items(sb, m
     assert len(opening) and (opening["stock"] > 0).any()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeletedItemsWarning)
-        at = stock_at(window, "2026-03-10").set_index("item_id")["stock"]
-        truth = stock_at(full, "2026-03-10").set_index("item_id")["stock"]
+        at = stock_at(window, as_of="2026-03-10").set_index("item_id")["stock"]
+        truth = stock_at(full, as_of="2026-03-10").set_index("item_id")["stock"]
     assert len(at) == len(got["item_id"].unique())  # every item of the window is known then
     pd.testing.assert_series_equal(at, truth.reindex(at.index).fillna(0.0))
 
@@ -801,7 +803,7 @@ def test_the_issues_hose_is_known_at_the_end_of_november_from_a_window(make_clie
     window = stock_history(lines)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeletedItemsWarning)
-        at = stock_at(window, november).set_index("item_id")
+        at = stock_at(window, as_of=november).set_index("item_id")
         ends = month_end_stock(window)
     assert at.loc[hose["id"], "stock"] == 11.0 and pd.isna(at.loc[hose["id"], "last_change"])
     assert ends.index[0] == "2025-11" and len(ends) == 12

@@ -82,7 +82,7 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
         out["stockout_summary_empty"] = analysis.stockout_summary(out["history_empty"])
         out["movement"] = analysis.movement(lines, items)
         out["stock_at"] = analysis.stock_at(
-            frames.stock_history(lines, by_location=True), "2026-10-15"
+            frames.stock_history(lines, by_location=True), as_of="2026-10-15"
         )
         out["stock_value_by_month"] = analysis.stock_value_by_month(out["history"], items)
         out["month_end_stock"] = analysis.month_end_stock(out["history"], wide=False)

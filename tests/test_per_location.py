@@ -191,8 +191,8 @@ def test_filtering_a_history_by_item_never_moves_its_moment(sb, make_client):
     summary = stockout_summary(one, include_deleted=True).set_index("location_id")
     assert summary.loc[loc, "days_out"] >= still.loc[loc, "days_out"]
     # a duration counts back from the same moment, filtered or not
-    at = stock_at(one, "30D", include_deleted=True)
-    whole = stock_at(full, "30D", include_deleted=True)
+    at = stock_at(one, as_of="30D", include_deleted=True)
+    whole = stock_at(full, as_of="30D", include_deleted=True)
     whole = whole[(whole["item_id"] == item).to_numpy(dtype=bool)]
     pd.testing.assert_frame_equal(at.reset_index(drop=True), whole.reset_index(drop=True))
     # the plot goes on to the moment the lines are as of
@@ -289,7 +289,7 @@ def _period_ends_by_loop(history, period: str, periods: int):
         (p + 1).to_timestamp().tz_localize("UTC") - pd.Timedelta(milliseconds=1) for p in span
     ]
     instants = [min(t, as_of) for t in instants][-periods:]
-    stacked = pd.concat([stock_at(history, t).assign(as_of=t) for t in instants])
+    stacked = pd.concat([stock_at(history, as_of=t).assign(as_of=t) for t in instants])
     return stacked.astype({"as_of": "datetime64[ms, UTC]"})
 
 
@@ -322,15 +322,15 @@ def test_quarter_and_month_ends_per_location_in_one_call_equal_a_loop_of_stock_a
     assert set(quarters.columns.get_level_values("location")) == set(history["location_name"])
     # month_end_stock is the month case of the same call
     pd.testing.assert_frame_equal(
-        month_end_stock(history, 3, by_location=True),
+        month_end_stock(history, periods=3, by_location=True),
         period_end_stock(history, freq="ME", periods=3, by_location=True),
     )
     # an all-locations history has no location to split by: said, with what to pass
     with pytest.raises(ConfigError, match=r"by_location=True.*stock_history\(lines, by_loc"):
         period_end_stock(stock_history(client.lines_df(since="90D")), by_location=True)
     # adding the locations up (the default) is the all-locations history's figures
-    total = month_end_stock(history, 3)
-    every = month_end_stock(stock_history(client.lines_df()), 3)
+    total = month_end_stock(history, periods=3)
+    every = month_end_stock(stock_history(client.lines_df()), periods=3)
     pd.testing.assert_frame_equal(total, every)
     value = stock_value_by_month(history, client.items_df())
     assert value["month"].iloc[-1] == "2026-10"

@@ -78,7 +78,7 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         "stockout_summary": (lambda: analysis.stockout_summary(history), [history]),
         "movement": (lambda: analysis.movement(lines, items), [lines, items]),
         "stock_value": (lambda: analysis.stock_value(stock, items), [stock, items]),
-        "stock_at": (lambda: analysis.stock_at(history, "2026-10-15"), [history]),
+        "stock_at": (lambda: analysis.stock_at(history, as_of="2026-10-15"), [history]),
         "period_end_stock": (
             lambda: analysis.period_end_stock(history, freq="QE", periods=1),
             [history],

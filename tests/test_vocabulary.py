@@ -25,14 +25,13 @@ STRICT = {
     "reorder",
     "dead_stock",
     "month_end_stock",
+    "period_end_stock",
     "stock_value_by_month",
     "supplier_summary",
     "shrinkage",
     "audit",
 }
-#: ``invtools/analysis/levels.py`` is being changed for per-location stock (issue 32, item 3):
-#: these two options are positional there until that change makes them keyword-only.
-PENDING = {("stock_at", "as_of"), ("month_end_stock", "periods")}
+PENDING: set[tuple[str, str]] = set()  # (analysis, option) still positional: none
 
 
 def _parameters(name: str) -> dict[str, inspect.Parameter]:

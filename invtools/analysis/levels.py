@@ -14,7 +14,7 @@ therefore known; before it, nothing is.
 ...     "transaction_id": [1, 2], "item_id": [7, 9], "item_name": ["Mug", "Hose"],
 ...     "location_id": pd.array([None, None], dtype="Int64"),
 ...     "stock": [5.0, 8.0], "change": [5.0, -3.0]})   # the Hose held 11 before March 20
->>> stock_at(h, "2026-03-10")[["item_name", "stock"]].values.tolist()
+>>> stock_at(h, as_of="2026-03-10")[["item_name", "stock"]].values.tolist()
 [['Mug', 5.0], ['Hose', 11.0]]
 """
 
@@ -39,7 +39,7 @@ def _locations(found: pd.DataFrame) -> Any:
 
 
 def stock_at(
-    history: pd.DataFrame, as_of: Any = None, *, include_deleted: bool = False
+    history: pd.DataFrame, *, as_of: Any = None, include_deleted: bool = False
 ) -> pd.DataFrame:
     """The stock of each item at ``as_of``: the level after its last line at or before then,
     or, for an item whose first line in the history comes later, its opening balance.
@@ -68,7 +68,7 @@ def stock_at(
     :mod:`invtools.analysis`); the history's provenance is carried on.
 
     >>> lines = client.lines_df(since="2026-10-01")
-    >>> at = stock_at(invtools.frames.stock_history(lines, by_location=True), "2026-10-15")
+    >>> at = stock_at(invtools.frames.stock_history(lines, by_location=True), as_of="2026-10-15")
     >>> at.columns.tolist()
     ['item_id', 'item_name', 'location_id', 'location_name', 'stock', 'last_change']
     >>> bool((at["last_change"].dropna() < pd.Timestamp("2026-10-15", tz="UTC")).all())

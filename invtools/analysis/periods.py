@@ -215,8 +215,8 @@ def period_end_stock(
 
 def month_end_stock(
     history: pd.DataFrame,
-    periods: int | None = 12,
     *,
+    periods: int | None = 12,
     by_location: bool = False,
     item_ids: Any = None,
     tz: str = "UTC",
@@ -233,7 +233,7 @@ def month_end_stock(
     >>> table = month_end_stock(history, periods=2)
     >>> table.index.tolist(), table.shape[1] == history["item_id"].nunique()
     (['2026-09', '2026-10'], True)
-    >>> month_end_stock(history, 2, item_ids=[100012], wide=False).columns.tolist()
+    >>> month_end_stock(history, periods=2, item_ids=[100012], wide=False).columns.tolist()
     ['month', 'as_of', 'item_id', 'item_name', 'stock']
     """
     return _period_table(
