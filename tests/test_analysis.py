@@ -544,7 +544,7 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
     wrong_kind = [
         (lambda: stock_at(lines.to_dict("records")), "stock_at: history must be a DataFrame"),
         (lambda: stock_at(vase_history, as_of=3.5), "stock_at: as_of must be a time"),
-        (lambda: month_end_stock(vase_history, "12"), "month_end_stock: periods"),
+        (lambda: month_end_stock(vase_history, periods="12"), "month_end_stock: periods"),
         (lambda: month_end_stock(vase_history, item_ids=items), "month_end_stock: item_ids"),
         (lambda: month_end_stock(vase_history, tz=1), "month_end_stock: tz"),
         (lambda: supplier_summary(lines, items=[1, 2]), "supplier_summary: items must be a"),
