@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,6 +106,21 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["invtools/mirror/sync.py"],
         ["tests/test_mirror.py", "tests/test_mirror_chains.py", "tests/test_windows.py"],
     ),
+    # Not tests/test_bad_inputs.py's sweep of every analysis (20 s a mutant): test_planning.py
+    # checks each refusal of these two and its message.
+    "planning": (
+        ["invtools/analysis/planning.py"],
+        ["tests/test_planning.py", "tests/test_provenance_merged.py"],
+    ),
+    "provenance": (
+        ["invtools/frames/provenance.py"],
+        [
+            "tests/test_provenance_merged.py",
+            "tests/test_frames.py::test_provenance_attrs_hold_one_json_record",
+            "tests/test_frames.py::test_provenance_from_a_record_a_mapping_or_keywords",
+            "tests/test_frames.py::test_a_frame_keeps_its_provenance_through_parquet_and_pickle",
+        ],
+    ),
 }
 
 KILLED = {"killed", "timeout", "caught by type check"}
@@ -122,9 +138,38 @@ def run_one(name: str, max_children: int) -> None:
     cfg = config()
     cfg.only_mutate = list(files)
     cfg.pytest_add_cli_args_test_selection = [*tests, *files]
+    # This file is also the plugin below, for every pytest run mutmut makes: importable as
+    # "mutation" because Python put its folder first on sys.path when it started the script.
+    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, "-p", "mutation"]
     from mutmut.__main__ import cli
 
     cli(["run", "--max-children", str(max_children)], standalone_mode=False)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """The pytest plugin of mutmut's runs: each function's examples once, the quickest tests first.
+
+    mutmut writes each mutant of a function as a copy of the whole function, docstring
+    included (``x_reorder__mutmut_17``), beside the original that the public name calls through.
+    ``--doctest-modules`` would collect the examples of every copy: 700 copies of
+    ``planning.py``'s two docstrings, each calling the public function (the mutant under test)
+    over HTTP -- 8 minutes to collect the stats, and each mutant run against up to 711 of them.
+    The examples under the public name (``invtools.analysis.planning.reorder``) run once.
+    Then the tests mutmut timed in its stats run go quickest first: a mutant's run stops at
+    its first failing test (``-x``), so a mutant a quick test kills costs that test only.
+    """
+    copies = [i for i in items if "__mutmut_" in i.name]  # a copy's doctest; no test is named so
+    if copies:
+        config.hook.pytest_deselected(items=copies)
+        dropped = set(map(id, copies))
+        items[:] = [i for i in items if id(i) not in dropped]
+    try:
+        from mutmut.state import state
+
+        seconds = dict(state().duration_by_test)
+    except ImportError:  # another mutmut: its own order
+        return
+    items.sort(key=lambda i: seconds.get(i.nodeid, 0.0))
 
 
 def results(name: str) -> dict[str, str]:
