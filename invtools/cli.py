@@ -116,11 +116,36 @@ def _lab_run(args: argparse.Namespace) -> int:
         return 0
 
 
+def _load_run(args: argparse.Namespace) -> int:
+    """One load of the team's data into a warehouse (invtools.dlt.load); one line per run."""
+    try:
+        import dlt  # noqa: F401 - only to say what is missing
+    except ImportError:
+        return _error("invtools load needs dlt: pip install 'invtools[dlt]'")
+    from invtools.dlt import load
+
+    options = {"destination": args.destination, "dataset": args.dataset}
+    options["pipeline_name"] = args.pipeline_name
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.mirror:
+        options["mirror_path"] = args.mirror
+    try:
+        print(load(**options, progress=args.progress), flush=True)
+    except Exception as exc:  # noqa: BLE001 - a scheduled job says why in one line, exits 1
+        cause = exc
+        while cause.__cause__ is not None or cause.__context__ is not None:  # dlt wraps ours
+            cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+        return _error(f"invtools load: failed: {type(cause).__name__}: {cause}")
+    return 0
+
+
 #: The commands, each with its help line.
 COMMANDS = {
     "sandbox": "run the stand-in server with demo data in the foreground",
     "demo": "run the example notebooks on the demo data: HTML copies, figures, a summary",
     "lab": "open JupyterLab on the example notebooks (needs the 'lab' extra)",
+    "load": "load the team's data into a warehouse through dlt (needs the 'dlt' extra)",
 }
 
 
@@ -174,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="invtools", description="Investigate inventory data from BoxHero's REST API."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sandbox, demo, lab = (sub.add_parser(n, help=h, description=h) for n, h in COMMANDS.items())
+    sandbox, demo, lab, load = (
+        sub.add_parser(n, help=h, description=h) for n, h in COMMANDS.items()
+    )
     for flag, default, help_ in SANDBOX_OPTIONS:
         if default is False:
             sandbox.add_argument(flag, action="store_true", help=help_)
@@ -194,6 +221,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the HTML copies and figures go (default build/demo)",
     )
     lab.add_argument("--port", type=int, default=8888, help="JupyterLab's port (default 8888)")
+    load.add_argument(
+        "--destination",
+        default="duckdb",
+        help="a dlt destination, configured the dlt way (default duckdb: the file "
+        "<pipeline-name>.duckdb here)",
+    )
+    load.add_argument("--dataset", default="boxhero", help="the dataset (default boxhero)")
+    load.add_argument(
+        "--pipeline-name", default="invtools", help="dlt's pipeline name (default invtools)"
+    )
+    load.add_argument("--base-url", help="the API's base URL (default: BoxHero's)")
+    load.add_argument("--mirror", help="the team's mirror file (default: the team's own)")
+    load.add_argument("--progress", action="store_true", help="show progress bars")
+    load.epilog = (
+        "The token: SOURCES__BOXHERO__TOKEN (dlt's name), INVTOOLS_TOKEN, or "
+        "[sources.boxhero] token in .dlt/secrets.toml. Exit status 1 on failure."
+    )
     return parser
 
 
@@ -211,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         sandbox   run the stand-in server with demo data in the foreground
         demo      run the example notebooks on the demo data: HTML copies, figures, a summary
         lab       open JupyterLab on the example notebooks (needs the 'lab' extra)
+        load      load the team's data into a warehouse through dlt (needs the 'dlt' extra)
     ...
     """
     args = build_parser().parse_args(argv)
-    return {"sandbox": _sandbox_run, "demo": _demo_run, "lab": _lab_run}[args.command](args)
+    run = {"sandbox": _sandbox_run, "demo": _demo_run, "lab": _lab_run, "load": _load_run}
+    return run[args.command](args)

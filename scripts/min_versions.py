@@ -2,11 +2,11 @@
 
 The lower bounds in ``pyproject.toml`` are a promise: ``pandas>=2.2`` says invtools works with
 pandas 2.2. This script keeps it honest. For every dependency of the package and of its
-``demo`` and ``dev`` extras it asks the package index (``pip index versions``, one look-up per
-package) for the lowest release that satisfies the declared range, pins it in a constraints
-file, installs ``.[dev]`` with those pins into a fresh virtual environment, and runs pytest
-there. Packages the pins do not name (the dependencies' own dependencies) resolve as pip
-chooses.
+``demo``, ``dlt`` and ``dev`` extras it asks the package index (``pip index versions``, one
+look-up per package) for the lowest release that satisfies the declared range, pins it in a
+constraints file, installs ``.[dev]`` with those pins into a fresh virtual environment, and
+runs pytest there. Packages the pins do not name (the dependencies' own dependencies) resolve
+as pip chooses.
 
     python scripts/min_versions.py                 # venv in build/min-venv, the whole suite
     python scripts/min_versions.py -- -x tests/test_frames.py
@@ -31,7 +31,9 @@ from packaging.version import InvalidVersion, Version
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def declared(pyproject: dict, extras: tuple[str, ...] = ("demo", "dev")) -> list[Requirement]:
+def declared(
+    pyproject: dict, extras: tuple[str, ...] = ("demo", "dlt", "dev")
+) -> list[Requirement]:
     """The package's requirements and those of ``extras`` (its own extras expanded once)."""
     name = pyproject["project"]["name"]
     specs = list(pyproject["project"]["dependencies"])

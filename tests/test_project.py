@@ -88,7 +88,10 @@ def test_the_minimum_versions_run_covers_every_declared_dependency():
     extras = _pyproject()["project"]["optional-dependencies"]
     want = {
         Requirement(s).name
-        for s in _pyproject()["project"]["dependencies"] + extras["demo"] + extras["dev"]
+        for s in _pyproject()["project"]["dependencies"]
+        + extras["demo"]
+        + extras["dlt"]
+        + extras["dev"]
     } - {"invtools"}
     assert names == want
     assert all(r.specifier for r in mod.declared(_pyproject()))  # every one has a lower bound
