@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,14 +40,6 @@ if TYPE_CHECKING:
     from invtools.api import Client
 
 __all__ = ["TransactionMirror"]
-
-#: The lines' stock levels: they hold only over a whole history (``lines_df`` rebuilds them).
-_LEVELS = ("new_stock_level", "from_location_new_stock_level", "to_location_new_stock_level")
-#: Each stored transaction's current revision (list row, detail, removed_at), newest first.
-_NEWEST_FIRST = """SELECT {cols} FROM transactions t
-    JOIN revisions r ON r.id = t.id AND r.revision = t.revision
-    LEFT JOIN details d ON d.id = t.id AND d.revision = t.revision
-    {where} ORDER BY t.t_ms DESC, t.id DESC"""
 
 
 class TransactionMirror:
@@ -294,80 +286,6 @@ class TransactionMirror:
         return _cut(
             df, origin, window, "lines", since=since, until=until, include_removed=include_removed
         )
-
-    def changed_since(self, sync_id: int = 0) -> tuple[int, list[int]]:
-        """What a copy loaded up to sync ``sync_id`` must load next: the id of the last
-        completed sync, and the ids of the transactions that every sync after ``sync_id``
-        recorded as new, edited, removed or restored (once each, ascending). A file whose last
-        sync is before ``sync_id`` is not the file that copy was loaded from: a
-        :class:`~invtools.errors.ConfigError` (load it again from the start, ``sync_id=0``).
-
-        >>> last, ids = mirror.changed_since(0)       # everything ever seen
-        >>> mirror.changed_since(last) == (last, [])  # nothing changed since the last sync
-        True
-        """
-        if isinstance(sync_id, bool) or not isinstance(sync_id, int) or sync_id < 0:
-            raise ArgumentTypeError(
-                f"changed_since: sync_id must be a sync's id (an int, 0 for all), not {sync_id!r}"
-            )
-        with store.connect(self.path, readonly=self.read_only) as conn:
-            (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()
-            if last < sync_id:
-                raise ConfigError(
-                    f"{self.path} has {last} syncs, not the {sync_id} a copy was loaded up to: it "
-                    "is another (newer) mirror file; load the copy again from the start"
-                )
-            ids = [
-                tx_id
-                for (tx_id,) in conn.execute(
-                    "SELECT DISTINCT transaction_id FROM changes WHERE sync_id > ? ORDER BY 1",
-                    (sync_id,),
-                )
-            ]
-        return last, ids
-
-    def batches(
-        self, ids: Iterable[int] | None = None, *, size: int = 5000
-    ) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-        """The file's transactions in batches of at most ``size``, for a loader that must not
-        hold a whole history in memory: ``(transactions, lines)`` per batch, with the schemas
-        of :meth:`transactions_df` (``include_removed=True``: removed rows too, with their
-        ``removed_at``) and of :meth:`lines_df` (the lines of the current, not removed, rows)
-        without its three stock-level columns: a level holds only over the whole history
-        (:meth:`lines_df` rebuilds them). ``ids``: only these transactions (ids the file
-        does not hold are left out); ``None``: all, newest first.
-
-        >>> sizes = [(len(t), t["id"].is_unique) for t, _ in mirror.batches(size=100)]
-        >>> sum(n for n, _ in sizes) == mirror.info()["transactions"] + mirror.info()["removed"]
-        True
-        """
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ArgumentTypeError(f"batches: size must be a positive int, not {size!r}")
-        if ids is not None:
-            ids = sorted(set(check_ids(list(ids), name="batches: ids") or []))
-        with store.connect(self.path, readonly=self.read_only) as conn:
-            origin = store.origin_of(conn)
-            if ids is None:
-                ids = [i for (i,) in conn.execute(_NEWEST_FIRST.format(cols="t.id", where=""))]
-        for start in range(0, len(ids), size):
-            chosen = json.dumps(ids[start : start + size])
-            where = "WHERE t.id IN (SELECT value FROM json_each(?))"
-            with store.connect(self.path, readonly=self.read_only) as conn:
-                fetched = conn.execute(
-                    _NEWEST_FIRST.format(
-                        cols="r.row_json, d.detail_json, t.removed_at", where=where
-                    ),
-                    (chosen,),
-                ).fetchall()
-            txs = frames.transactions_df([json.loads(row) for row, _, _ in fetched])
-            txs["removed_at"] = as_time([removed for _, _, removed in fetched])
-            lines = frames.lines_df(
-                [json.loads(d) for _, d, removed in fetched if removed is None and d is not None]
-            ).drop(columns=list(_LEVELS))
-            yield (
-                _stamped(txs, origin, include_removed=True),
-                _stamped(lines, origin),
-            )
 
     def _now(self) -> Any:
         """What durations count back from: the moment the file is as of (the service's clock

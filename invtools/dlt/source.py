@@ -1,0 +1,219 @@
+"""The :func:`boxhero` dlt source: the team's resources, the mirror synced once a run, and the
+state each load commits (see :mod:`invtools.dlt`)."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import dlt
+import pandas as pd
+import pyarrow as pa
+from dlt.common import logger
+
+from invtools import frames
+from invtools._config import DEFAULT_BASE_URL
+from invtools.api import Client
+from invtools.dlt.tables import (
+    EVERY_MODE,
+    TABLES,
+    TEAM_HINTS,
+    Tally,
+    arrow_table,
+    attribute_columns,
+    diffed,
+    hints,
+    plain,
+    tombstones,
+)
+from invtools.errors import ConfigError
+from invtools.mirror import TransactionMirror, batches, changed_since
+
+__all__ = ["boxhero"]
+
+
+@dlt.source(name="boxhero", section="boxhero", max_table_nesting=0, root_key=False)
+def boxhero(
+    token: str = dlt.secrets.value,
+    base_url: str = DEFAULT_BASE_URL,
+    mirror_path: str | None = None,
+    cache: Any = True,
+    rate_limit: float | None = 5.0,
+    concurrency: int = 8,
+    batch_size: int = 5000,
+    progress: bool = False,
+    client: Any = None,
+) -> Any:
+    """The team of ``token`` as dlt resources: ``teams``, ``items``, ``stock``, ``locations``,
+    ``partners``, ``members``, ``attributes``, ``transactions`` and ``lines`` (see the module).
+
+    ``token``: a dlt secret (``SOURCES__BOXHERO__TOKEN`` or ``[sources.boxhero] token`` in
+    ``.dlt/secrets.toml``). ``base_url``, ``cache``, ``rate_limit``, ``concurrency`` and
+    ``progress``: the :class:`~invtools.Client`'s (or ``client``: one made already, used as it
+    is). ``mirror_path``: the team's :class:`~invtools.TransactionMirror` file (default: the
+    team's own file in the user data folder, the one a notebook's mirror uses). ``batch_size``:
+    transactions per batch loaded (memory: about a batch at a time).
+
+    >>> pipeline.run(boxhero())                                      # doctest: +SKIP
+    """
+    if client is None:
+        client = Client(
+            token,
+            base_url=base_url,
+            cache=cache,
+            rate_limit=rate_limit,
+            concurrency=concurrency,
+            progress=progress,
+        )
+        owned = client
+    else:
+        owned = None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"boxhero: batch_size must be a positive int, not {batch_size!r}")
+    team = client.team()  # one request (cached): which tables the team's mode allows
+    skipped = [] if team.uses_locations else [t for t in TABLES if t not in EVERY_MODE]
+    if skipped:
+        logger.warning(
+            f"boxhero: team {team.name!r} (id {team.id}) is in {team.mode_name} mode: "
+            f"{', '.join(skipped)} need a team that manages stock by location; loading "
+            f"{', '.join(EVERY_MODE)}"
+        )
+    here = f"{client.base_url}#{team.id}"  # a team is its service and its id
+    mirror = TransactionMirror(mirror_path, client) if team.uses_locations else None
+
+    def team_state(scope: dict) -> dict:
+        return scope.setdefault("teams", {}).setdefault(here, {})
+
+    @functools.cache
+    def tally() -> Tally:  # one per run, in the source's state
+        loaded = [t for t in TABLES if t not in skipped and t != "teams"]
+        return Tally(team_state(dlt.current.source_state()), loaded)
+
+    @functools.cache
+    def changes() -> tuple[list[int] | None, Any]:
+        """Sync the mirror, once a run: the transactions to load (None: all) and the moment
+        the mirror's rows are as of."""
+        assert mirror is not None
+        state = team_state(dlt.current.source_state())
+        loaded = state.get("sync_id", 0) if state.get("mirror") == str(mirror.path) else 0
+        with client.measure() as m:
+            mirror.sync(progress=progress)
+        tally().add("requests", new=m.sent)
+        last, ids = changed_since(mirror, loaded)
+        log = mirror.changes_df()
+        log = log[log["sync_id"] > loaded]
+        kinds: dict[int, list[str]] = {}  # each transaction's changes, sync by sync
+        for tx, change in zip(log["transaction_id"], log["change"].astype(str), strict=True):
+            kinds.setdefault(int(tx), []).append(change)
+        born = {tx for tx, seen in kinds.items() if seen[0].endswith("new")}
+        gone = {tx for tx, seen in kinds.items() if seen[-1] == "removed"}
+        tally().add(
+            "transactions",
+            new=len(born - gone),
+            changed=len(set(kinds) - born - gone),
+            removed=len(gone - born),
+        )
+        state.update(sync_id=last, mirror=str(mirror.path))
+        return (None if loaded == 0 else ids), frames.context_of(log).as_of
+
+    def listed(table: str, frame: Any) -> Any:
+        _, key, replaced = TABLES[table]
+
+        @dlt.resource(
+            name=table,
+            primary_key=key,
+            merge_key=replaced,
+            write_disposition={"disposition": "merge", "strategy": "delete-insert"},
+            columns=hints(TABLES[table][0]),
+        )
+        def rows() -> Iterator[pa.Table]:
+            seen = team_state(dlt.current.resource_state()).setdefault("rows", {})
+            with client.measure() as m:
+                df = frame()
+            tally().add("requests", new=m.sent)
+            yield from diffed(plain(df, team.id), table, seen, tally())
+
+        return rows
+
+    def items() -> pd.DataFrame:
+        df = client.items_df(progress=progress)
+        return df.rename(columns=attribute_columns(client.attributes_df()))
+
+    def attributes() -> pd.DataFrame:
+        df = client.attributes_df()
+        df["column_name"] = pd.array(list(attribute_columns(df).values()), dtype="string")
+        return df
+
+    def stock() -> pd.DataFrame:
+        return client.stock_df(progress=progress)
+
+    def from_file(table: str) -> Iterator[pa.Table]:
+        assert mirror is not None
+        ids, _ = changes()
+        for txs, lines in batches(mirror, ids, size=batch_size):
+            removed = txs["removed_at"].notna().to_numpy()
+            gone = [(team.id, int(i)) for i in txs.loc[removed, "id"]]
+            if table == "transactions":
+                rows = plain(txs[~removed].drop(columns="removed_at"), team.id)
+                yield arrow_table(rows, table)
+                if gone:
+                    yield tombstones(rows, gone, table)
+            else:
+                rows = plain(lines, team.id)
+                number = rows.groupby("transaction_id").cumcount().astype("Int64")
+                rows.insert(2, "line_no", number)
+                tally().add(table, new=len(rows), removed=len(gone))
+                yield arrow_table(rows, table)
+                if gone:  # every line of a removed transaction: its merge key is enough
+                    yield tombstones(rows, [(*g, 0) for g in gone], table)
+
+    def from_mirror(table: str) -> Any:
+        _, key, replaced = TABLES[table]
+        return dlt.resource(
+            from_file(table),  # a generator: nothing runs before dlt extracts it
+            name=table,
+            primary_key=key,
+            merge_key=replaced,
+            write_disposition={"disposition": "merge", "strategy": "delete-insert"},
+            columns=hints(TABLES[table][0]),
+        )
+
+    @dlt.resource(
+        name="teams",
+        primary_key="team_id",
+        write_disposition={"disposition": "merge", "strategy": "delete-insert"},
+        columns=TEAM_HINTS,
+    )
+    def teams() -> Iterator[dict]:
+        as_of = None if mirror is None else changes()[1]  # the mirror synced: its moment
+        yield {
+            "team_id": team.id,
+            "team_name": team.name,
+            "mode": team.mode_name,
+            "base_url": client.base_url,
+            "data_as_of": as_of if as_of is not None else client.now(),
+            "skipped": ", ".join(skipped) or None,
+        }
+
+    frames_of = {
+        "items": items,
+        "stock": stock,
+        "locations": client.locations_df,
+        "partners": client.partners_df,
+        "members": client.members_df,
+        "attributes": attributes,
+    }
+    resources = [teams]
+    for table in TABLES:
+        if table in skipped or table == "teams":
+            continue
+        if table in ("transactions", "lines"):
+            resources.append(from_mirror(table))
+        else:
+            resources.append(listed(table, frames_of[table]))
+    if owned is not None:
+        # dlt has no hook for a source's end: the client closes when the resources go
+        weakref.finalize(resources[0], owned.close)
+    return resources
