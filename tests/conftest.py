@@ -27,7 +27,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     import os
 
     for name in list(os.environ):
-        if name.startswith("INVTOOLS_"):
+        if name.startswith(("INVTOOLS_", "SOURCES__BOXHERO__")):  # dlt's names of our settings
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))

@@ -69,6 +69,8 @@ def load(
     where: dict[str, Any] = {} if pipelines_dir is None else {"pipelines_dir": pipelines_dir}
     pipeline = dlt.pipeline(pipeline_name, destination=destination, dataset_name=dataset, **where)
     started, wall = time.monotonic(), time.time()
+    if pipeline.has_pending_data:  # a run killed after its extract: dlt loads that first
+        pipeline.run()
     pipeline.run(boxhero(**options))
     seconds = time.monotonic() - started
     teams = pipeline.state.get("sources", {}).get("boxhero", {}).get("teams", {})

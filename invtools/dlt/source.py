@@ -138,16 +138,16 @@ def boxhero(
         return rows
 
     def items() -> pd.DataFrame:
-        df = client.items_df(progress=progress)
-        return df.rename(columns=attribute_columns(client.attributes_df()))
+        df = client.items_df(refresh=True, progress=progress)
+        return df.rename(columns=attribute_columns(client.attributes_df(refresh=True)))
 
     def attributes() -> pd.DataFrame:
-        df = client.attributes_df()
+        df = client.attributes_df(refresh=True)
         df["column_name"] = pd.array(list(attribute_columns(df).values()), dtype="string")
         return df
 
     def stock() -> pd.DataFrame:
-        return client.stock_df(progress=progress)
+        return client.stock_df(refresh=True, progress=progress)
 
     def from_file(table: str) -> Iterator[pa.Table]:
         assert mirror is not None
@@ -200,9 +200,9 @@ def boxhero(
     frames_of = {
         "items": items,
         "stock": stock,
-        "locations": client.locations_df,
-        "partners": client.partners_df,
-        "members": client.members_df,
+        "locations": functools.partial(client.locations_df, refresh=True),
+        "partners": functools.partial(client.partners_df, refresh=True),
+        "members": functools.partial(client.members_df, refresh=True),
         "attributes": attributes,
     }
     resources = [teams]
