@@ -19,26 +19,23 @@ configuration too (``sources.boxhero.base_url``, ``mirror_path``, ...), or an ar
 The tables, each with ``team_id`` (several teams can share one dataset) and merged on its key
 (dlt's ``delete-insert``: a row is replaced whole, a key gone from the service is deleted):
 
-=============  ==================================  ==============================================
-table          key                                 rows
-=============  ==================================  ==============================================
-teams          team_id                             the team, its service and ``data_as_of``
-items          team_id, id                         items; attribute columns named as ``attributes``
-                                                   says (``column_name``)
-stock          team_id, item_id, location_id       quantity per item and location
-locations      team_id, id                         locations
-partners       team_id, id                         partners (suppliers, customers)
-members        team_id, id                         members
-attributes     team_id, id                         attribute definitions, ``column_name`` in items
-transactions   team_id, id                         the current revision of each transaction
-lines          team_id, transaction_id, line_no    the lines of each transaction's current
-                                                   revision (an edit replaces them all)
-=============  ==================================  ==============================================
+- ``teams`` (key ``team_id``): the team, its service (``base_url``), ``data_as_of`` (the
+  moment the mirror's rows are as of, on the service's clock) and ``skipped`` (the tables its
+  mode does not allow);
+- ``items`` (``team_id, id``): items, attribute columns named as ``attributes.column_name``
+  says (:func:`attribute_columns`: ``attr_Weight (kg)`` is ``attr_weight_kg``);
+- ``stock`` (``team_id, item_id, location_id``): the quantity per item and location;
+- ``locations``, ``partners``, ``members``, ``attributes`` (``team_id, id``);
+- ``transactions`` (``team_id, id``): the current revision of each transaction;
+- ``lines`` (``team_id, transaction_id, line_no``): the lines of each transaction's current
+  revision; an edit replaces all of a transaction's lines, whatever their number.
 
 Types are explicit, from the package's own frame schemas (:mod:`invtools.frames.schemas`), never
-guessed from the first values: ids ``bigint``, quantities, levels and money (``cost``,
-``price``) ``double`` (BoxHero's own numbers are binary floats on the wire), times ``timestamp``
-with time zone, flags ``bool``, the rest ``text``. The lines carry no stock levels: a level
+guessed from the first values: ids ``bigint``, quantities ``double`` (whole until the first
+2.5 kg: one column all the same), times ``timestamp`` with time zone, flags ``bool``, the rest
+``text``. Money (``cost``, ``price``) is ``double`` as in the package's frames: the wire sends
+decimal strings such as ``"6.86"``, which a double gives back to 15 significant digits; write
+``CAST(cost AS DECIMAL(18, 2))`` where a sum must be exact to the cent. The lines carry no stock levels: a level
 holds only over the whole history (the service recomputes later levels on an edit without
 raising their revisions); ``stock`` holds today's, and a running sum of ``quantity`` the rest.
 
