@@ -29,6 +29,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     for name in list(os.environ):
         if name.startswith(("INVTOOLS_", "SOURCES__BOXHERO__")):  # dlt's names of our settings
             monkeypatch.delenv(name)
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path_factory.mktemp("dlt")))  # not ~/.dlt
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 

@@ -351,7 +351,9 @@ def test_no_token_in_any_file_the_pipeline_writes(sb, tmp_path, monkeypatch):
     token = sb.tokens["shop"]
     monkeypatch.setenv("SOURCES__BOXHERO__TOKEN", token)  # dlt's own way: the environment
     w = Warehouse(sb, tmp_path)
-    w.pipeline.run(boxhero(base_url=sb.base_url, rate_limit=0, mirror_path=str(tmp_path / "m")))
+    mirror = str(tmp_path / "shop.sqlite")
+    w.pipeline.run(boxhero(base_url=sb.base_url, rate_limit=0, mirror_path=mirror))
+    sb.add_transaction(type="in")
     w.run()  # and given as an argument
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "trace.pickle" for p in written)  # the trace is there, and checked
@@ -359,6 +361,17 @@ def test_no_token_in_any_file_the_pipeline_writes(sb, tmp_path, monkeypatch):
     leaks = [p for p in written if token.encode() in p.read_bytes()]
     assert not leaks
     assert token not in repr(w.source())
+
+
+def test_a_replaced_mirror_file_is_refused_not_taken_for_no_change(sb, warehouse, tmp_path):
+    warehouse.run()
+    sb.delete_transaction(sb.data().transactions[0]["id"])
+    with pytest.raises(PipelineStepFailed, match="not the file this dataset"):
+        warehouse.run(mirror_path=str(tmp_path / "new.sqlite"))  # its first sync sees no change
+    (tmp_path / "shop.sqlite").unlink()  # or the same path, made anew
+    with pytest.raises(PipelineStepFailed, match="keep the mirror between runs"):
+        warehouse.run()
+    assert len(loaded_transactions(warehouse)) == SIZE  # nothing loaded from either
 
 
 def test_a_token_from_the_environment_needs_no_argument(sb, tmp_path, monkeypatch):

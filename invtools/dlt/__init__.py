@@ -35,9 +35,10 @@ guessed from the first values: ids ``bigint``, quantities ``double`` (whole unti
 2.5 kg: one column all the same), times ``timestamp`` with time zone, flags ``bool``, the rest
 ``text``. Money (``cost``, ``price``) is ``double`` as in the package's frames: the wire sends
 decimal strings such as ``"6.86"``, which a double gives back to 15 significant digits; write
-``CAST(cost AS DECIMAL(18, 2))`` where a sum must be exact to the cent. The lines carry no stock levels: a level
-holds only over the whole history (the service recomputes later levels on an edit without
-raising their revisions); ``stock`` holds today's, and a running sum of ``quantity`` the rest.
+``CAST(cost AS DECIMAL(18, 2))`` where a sum must be exact to the cent. The lines carry no
+stock levels: a level holds only over the whole history (the service recomputes later levels
+on an edit without raising their revisions); ``stock`` holds today's, and a running sum of
+``quantity`` the rest.
 
 How a run stays cheap and right:
 

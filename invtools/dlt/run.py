@@ -67,7 +67,11 @@ def load(
     if options.get("token") is None:
         options.pop("token", None)
     where: dict[str, Any] = {} if pipelines_dir is None else {"pipelines_dir": pipelines_dir}
-    pipeline = dlt.pipeline(pipeline_name, destination=destination, dataset_name=dataset, **where)
+    target: Any = destination
+    if destination == "duckdb" and not os.environ.get("DESTINATION__DUCKDB__CREDENTIALS"):
+        # here, always: dlt would otherwise keep the folder of the pipeline's first run
+        target = dlt.destinations.duckdb(os.path.abspath(f"{pipeline_name}.duckdb"))
+    pipeline = dlt.pipeline(pipeline_name, destination=target, dataset_name=dataset, **where)
     started, wall = time.monotonic(), time.time()
     if pipeline.has_pending_data:  # a run killed after its extract: dlt loads that first
         pipeline.run()

@@ -97,26 +97,32 @@ def boxhero(
         the mirror's rows are as of."""
         assert mirror is not None
         state = team_state(dlt.current.source_state())
-        loaded = state.get("sync_id", 0) if state.get("mirror") == str(mirror.path) else 0
         with client.measure() as m:
             mirror.sync(progress=progress)
         tally().add("requests", new=m.sent)
-        last, ids = changed_since(mirror, loaded)
-        log = mirror.changes_df()
-        log = log[log["sync_id"] > loaded]
-        kinds: dict[int, list[str]] = {}  # each transaction's changes, sync by sync
-        for tx, change in zip(log["transaction_id"], log["change"].astype(str), strict=True):
-            kinds.setdefault(int(tx), []).append(change)
-        born = {tx for tx, seen in kinds.items() if seen[0].endswith("new")}
-        gone = {tx for tx, seen in kinds.items() if seen[-1] == "removed"}
+        syncs = mirror.syncs_df()
+        born = str(syncs["started_at"].iloc[0])  # the file's first sync: which file it is
+        loaded = state.get("sync_id", 0)
+        if loaded and state.get("mirror_born") != born:
+            raise ConfigError(
+                f"the mirror {mirror.path} is not the file this dataset's {team.name!r} was "
+                "loaded from (a new or replaced file), so what changed since that load is "
+                "unknown: keep the mirror between runs (its folder: see docs/how-to/"
+                "warehouse.md), or load the team afresh: pipeline.run(boxhero(), "
+                'refresh="drop_resources") (drops the tables, every team\'s rows)'
+            )
+        last, changed = changed_since(mirror, loaded)
+        born_now = changed["first"].astype(str).str.endswith("new")
+        gone = changed["last"] == "removed"
         tally().add(
             "transactions",
-            new=len(born - gone),
-            changed=len(set(kinds) - born - gone),
-            removed=len(gone - born),
+            new=int((born_now & ~gone).sum()),
+            changed=int((~born_now & ~gone).sum()),
+            removed=int((~born_now & gone).sum()),
         )
-        state.update(sync_id=last, mirror=str(mirror.path))
-        return (None if loaded == 0 else ids), frames.context_of(log).as_of
+        state.update(sync_id=last, mirror_born=born)
+        ids = None if loaded == 0 else [int(i) for i in changed["transaction_id"]]
+        return ids, frames.context_of(syncs).as_of
 
     def listed(table: str, frame: Any) -> Any:
         _, key, replaced = TABLES[table]

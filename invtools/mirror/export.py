@@ -17,6 +17,7 @@ from invtools._types import check_ids
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.mirror import store
+from invtools.mirror.report import CHANGE_KINDS
 
 if TYPE_CHECKING:
     from invtools.mirror.mirror import TransactionMirror
@@ -32,16 +33,19 @@ _NEWEST_FIRST = """SELECT {cols} FROM transactions t
     {where} ORDER BY t.t_ms DESC, t.id DESC"""
 
 
-def changed_since(mirror: TransactionMirror, sync_id: int = 0) -> tuple[int, list[int]]:
-    """What a copy loaded up to sync ``sync_id`` must load next: the id of the last
-    completed sync, and the ids of the transactions that every sync after ``sync_id``
-    recorded as new, edited, removed or restored (once each, ascending). A file whose last
-    sync is before ``sync_id`` is not the file that copy was loaded from: a
-    :class:`~invtools.errors.ConfigError` (load it again from the start, ``sync_id=0``).
+def changed_since(mirror: TransactionMirror, sync_id: int = 0) -> tuple[int, pd.DataFrame]:
+    """What a copy loaded up to sync ``sync_id`` must load next: the id of the last completed
+    sync, and one row per transaction that the syncs after ``sync_id`` changed
+    (``transaction_id``, ascending), with the first and the last of those changes (``first``,
+    ``last``: new, backdated-new, edited, removed or restored). A file whose last sync is
+    before ``sync_id`` is not the file that copy was loaded from: a
+    :class:`~invtools.errors.ConfigError`.
 
-    >>> last, ids = changed_since(mirror, 0)       # everything ever seen
-    >>> changed_since(mirror, last) == (last, [])  # nothing changed since the last sync
-    True
+    >>> last, changed = changed_since(mirror, 0)          # everything ever seen
+    >>> changed["first"].isin(["new", "backdated-new"]).all()
+    np.True_
+    >>> len(changed_since(mirror, last)[1])               # nothing changed since the last sync
+    0
     """
     if isinstance(sync_id, bool) or not isinstance(sync_id, int) or sync_id < 0:
         raise ArgumentTypeError(
@@ -52,16 +56,25 @@ def changed_since(mirror: TransactionMirror, sync_id: int = 0) -> tuple[int, lis
         if last < sync_id:
             raise ConfigError(
                 f"{mirror.path} has {last} syncs, not the {sync_id} a copy was loaded up to: it "
-                "is another (newer) mirror file; load the copy again from the start"
+                "is another mirror file"
             )
-        ids = [
-            tx_id
-            for (tx_id,) in conn.execute(
-                "SELECT DISTINCT transaction_id FROM changes WHERE sync_id > ? ORDER BY 1",
-                (sync_id,),
-            )
-        ]
-    return last, ids
+        # a sync writes one change per transaction, appended: rowid order is sync order
+        found = conn.execute(
+            """WITH span AS (SELECT transaction_id, min(rowid) AS a, max(rowid) AS b
+                             FROM changes WHERE sync_id > ? GROUP BY transaction_id)
+               SELECT s.transaction_id, f.change, l.change FROM span s
+               JOIN changes f ON f.rowid = s.a JOIN changes l ON l.rowid = s.b ORDER BY 1""",
+            (sync_id,),
+        ).fetchall()
+    kinds = pd.CategoricalDtype(CHANGE_KINDS)
+    changed = pd.DataFrame(
+        {
+            "transaction_id": pd.array([t for t, _, _ in found], dtype="Int64"),
+            "first": pd.Series([f for _, f, _ in found], dtype=kinds),
+            "last": pd.Series([x for _, _, x in found], dtype=kinds),
+        }
+    )
+    return last, changed
 
 
 def batches(
