@@ -126,7 +126,12 @@ def _check_periods(
         return
     (kind, noun), at = freq, f"as of {until:%d %b %Y}"
     last = until.tz_convert(tz).tz_localize(None).to_period(kind)
-    first = _period_ends(pd.period_range(end=last, periods=periods or 1, freq=kind), until, tz)[0]
+    back = periods or 1
+    earliest = history["transaction_time"].min()
+    if pd.notna(earliest):  # more periods than the history holds reach before it all the same
+        since = pd.Timestamp(earliest).tz_convert(tz).tz_localize(None).to_period(kind)
+        back = min(back, max(0, (last - since).n) + 2)
+    first = _period_ends(pd.period_range(end=last, periods=back, freq=kind), until, tz)[0]
     question = f"{noun}-end stock {at}"
     if periods:
         question = f"{noun}-end stock of the last {periods} {noun}s {at}"

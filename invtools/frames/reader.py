@@ -36,6 +36,7 @@ __all__ = [
     "Reader",
     "ref_array",
     "check_iterable",
+    "check_record",
     "check_columns",
     "TIME_COLUMNS",
     "check_times",
@@ -126,12 +127,7 @@ class Reader:
     def _read_mixed(self, chunk: list, what: str) -> None:
         if not all(isinstance(rec, dict) for rec in chunk):
             for row, rec in enumerate(chunk, self.n):
-                if not isinstance(rec, Mapping):
-                    raise ArgumentTypeError(
-                        f"{what}: row {row} is a {type(rec).__name__}, not a record "
-                        "dict; pass the rows themselves, e.g. page['items'] or "
-                        "client.transactions()"
-                    )
+                check_record(rec, row, what)
             chunk = [dict(rec) for rec in chunk]
         get = dict.get
         for key, values in self._plain.items():
@@ -178,6 +174,21 @@ def ref_array(refs: Sequence) -> pa.StructArray:
             ],
             fields=list(REF_TYPE),
             mask=pa.array([ref is None for ref in refs], pa.bool_()),
+        )
+
+
+def check_record(rec: Any, row: int, what: str) -> None:
+    """Refuse a row that is not a record (a dict): the package's error, naming the row.
+
+    >>> check_record(1, 0, "stock_df")
+    Traceback (most recent call last):
+    ...
+    invtools.errors.ArgumentTypeError: stock_df: row 0 is a int, not a record dict; pass the rows themselves, e.g. page['items'] or client.transactions()
+    """  # noqa: E501 - the doctest shows the error message whole, on one line
+    if not isinstance(rec, Mapping):
+        raise ArgumentTypeError(
+            f"{what}: row {row} is a {type(rec).__name__}, not a record dict; pass the rows "
+            "themselves, e.g. page['items'] or client.transactions()"
         )
 
 

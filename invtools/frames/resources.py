@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.frames.columns import as_int, as_time, location_of, typed
-from invtools.frames.reader import Reader, build_frame, check_columns, check_iterable
+from invtools.frames.reader import Reader, build_frame, check_columns, check_iterable, check_record
 from invtools.frames.schemas import (
     ATTR_DTYPES,
     BACKDATE_THRESHOLD,
@@ -184,7 +184,8 @@ def stock_df(
     heads: dict[str, list] = {"item_id": [], "item_name": [], "sku": []}
 
     def entries():  # one per item and location; the item's fields are noted alongside
-        for item in items:
+        for row, item in enumerate(items):
+            check_record(item, row, "stock_df")
             head = (item.get("id"), item.get("name"), item.get("sku"))
             for entry in item.get("quantities") or ():
                 for values, value in zip(heads.values(), head, strict=True):

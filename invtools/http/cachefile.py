@@ -47,8 +47,9 @@ _ADVICE = {
     ("SQLITE_BUSY", "SQLITE_LOCKED"): "is busy: another program (a second notebook or script "
     "on this cache, a prune) held its lock for longer than this client waits{waited}. Wait "
     "for it and try again, or pass another file as cache=..., or cache=False",
-    ("SQLITE_FULL",): "could not be written: the disk is full (or your disk quota, or the size "
-    "a file may have, is reached); nothing was half-written. Free some space "
+    # a disk that fills under SQLite's journal often shows as an I/O error: the mirror's rule
+    ("SQLITE_FULL", "SQLITE_IOERR"): "could not be written ({reason}): the disk is full (or "
+    "your disk quota, or the size a file may have, is reached); nothing was half-written. Free some space "
     "(invtools.prune_cache() removes what no client reads again), or pass a file on another "
     "disk as cache=..., or cache=False",
     ("SQLITE_CORRUPT", "SQLITE_NOTADB"): "is damaged or not a database ({reason}). Delete it, "

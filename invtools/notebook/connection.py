@@ -243,19 +243,32 @@ def team_tokens(environ: Mapping[str, str] | None = None) -> TeamTokens:
     >>> found, sorted(found), found["shop"]
     (TeamTokens(default=<hidden>, shop=<hidden>), ['default', 'shop'], 't1')
     """
+    env = check_environ(environ, "team_tokens")
+    found = TeamTokens()
+    for key in sorted(env):
+        if key != TOKEN_ENV and not key.startswith(TEAM_TOKEN_PREFIX):
+            continue
+        value = env[key]
+        if not isinstance(value, str):  # its value is never shown: it may be a token
+            raise ArgumentTypeError(
+                f"team_tokens(environ): {key} holds a {type(value).__name__}, not a token's "
+                "text; environment values are strings"
+            )
+        if value.strip():
+            found["default" if key == TOKEN_ENV else key[len(TEAM_TOKEN_PREFIX) :].lower()] = value
+    return found
+
+
+def check_environ(environ: Any, who: str) -> Mapping[str, str]:
+    """``environ`` as the environment to read (None: ``os.environ``); anything but a mapping
+    is the package's :class:`~invtools.errors.ArgumentTypeError`, naming ``who``."""
     env = os.environ if environ is None else environ
     if not isinstance(env, Mapping):
         raise ArgumentTypeError(
-            f"team_tokens(environ): a mapping of names to values such as os.environ, "
+            f"{who}(environ): a mapping of names to values such as os.environ, "
             f"not {type(env).__name__}"
         )
-    found = TeamTokens()
-    if env.get(TOKEN_ENV, "").strip():
-        found["default"] = env[TOKEN_ENV]
-    for key in sorted(env):
-        if key.startswith(TEAM_TOKEN_PREFIX) and env[key].strip():
-            found[key[len(TEAM_TOKEN_PREFIX) :].lower()] = env[key]
-    return found
+    return env
 
 
 def connect(team: str | None = None, *, quiet: bool = False, **client_options: Any) -> Client:

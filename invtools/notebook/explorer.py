@@ -387,6 +387,11 @@ def activity_explorer(
     """
     check_tz(tz, "activity_explorer")
     client = hasattr(df_or_client, "team") and hasattr(df_or_client, "transactions")
+    if client and isinstance(df_or_client, type):  # the class itself, not a client of it
+        raise ArgumentTypeError(
+            f"activity_explorer: {df_or_client.__name__} is the class; pass a client made "
+            "from it (invtools.connect(), or Client(token)) or a transactions frame"
+        )
     # durations back from the client's clock, or the end of the frame's window (one "now")
     window = None if client else window_of(df_or_client)
     now = df_or_client.now if client else None if window is None else window[1].to_pydatetime()

@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -56,7 +55,13 @@ from invtools.errors import (
     NotFoundError,
     TransportError,
 )
-from invtools.notebook.connection import demo_client_options, is_demo, team_tokens, token_home
+from invtools.notebook.connection import (
+    check_environ,
+    demo_client_options,
+    is_demo,
+    team_tokens,
+    token_home,
+)
 
 __all__ = ["token_picker", "TokenPicker", "scrub"]
 
@@ -101,7 +106,7 @@ class TokenPicker(widgets.VBox):
         on_change: Callable[[Client], Any] | Iterable[Callable[[Client], Any]] | None = None,
         **options: Any,
     ) -> None:
-        env = os.environ if environ is None else environ
+        env = check_environ(environ, "token_picker")
         if base_url is None:
             # The same environment the tokens come from, read the way connect() reads it (an
             # empty value counts as unset), so a notebook pointed at a server by
