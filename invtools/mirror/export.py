@@ -42,8 +42,8 @@ def changed_since(mirror: TransactionMirror, sync_id: int = 0) -> tuple[int, pd.
     :class:`~invtools.errors.ConfigError`.
 
     >>> last, changed = changed_since(mirror, 0)          # everything ever seen
-    >>> changed["first"].isin(["new", "backdated-new"]).all()
-    np.True_
+    >>> bool(changed["first"].isin(["new", "backdated-new"]).all())
+    True
     >>> len(changed_since(mirror, last)[1])               # nothing changed since the last sync
     0
     """
