@@ -161,9 +161,11 @@ _YEAR = re.compile(r"^(\d{4})$")
 _HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
 #: A number and a unit of time, as pandas spells them ("90D", "12W", "36h", "1 day").
 _DURATION = re.compile(r"^\d+(\.\d+)?\s*[A-Za-z]+$")
+#: Calendar months or years back from now ("6M", "1Y"): no fixed length, so not a duration.
+_CALENDAR = re.compile(r"^(\d+)\s*(M|Y|y)$")
 _EXAMPLES = (
-    "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, or '90D' "
-    "for the last 90 days"
+    "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, '90D' "
+    "for the last 90 days or '6M' for the last 6 months"
 )
 
 
@@ -194,7 +196,9 @@ def parse_time(
     aware time, or a function giving one, asked only then; default the wall clock; the client
     passes the service's clock: docs/explanation/now.md): a ``timedelta`` (``pandas.Timedelta``
     too) or a duration with a unit (``"90D"``, ``"12W"``, ``"36h"``), so ``since="90D"`` is the
-    last 90 days. Anything else is a :class:`ConfigError` naming ``name``.
+    last 90 days; calendar months or years (``"6M"``, ``"1Y"``) count back that many months,
+    the day kept (:func:`months_back`). Anything else is a :class:`ConfigError` naming
+    ``name``.
 
     >>> parse_time("2026-05-02T01:10:00.000Z")
     datetime.datetime(2026, 5, 2, 1, 10, tzinfo=datetime.timezone.utc)
@@ -245,7 +249,40 @@ def _zone(tz: Any):
         ) from None
 
 
+def months_back(when: datetime, months: int, *, name: str = "since") -> datetime:
+    """``when`` that many calendar months earlier, the day kept (or the month's last day).
+
+    >>> months_back(datetime(2026, 8, 31, 9, tzinfo=UTC), 6).isoformat()
+    '2026-02-28T09:00:00+00:00'
+    """
+    year, month = divmod(when.year * 12 + when.month - 1 - months, 12)
+    if year < 1:
+        raise ConfigError(f"{name}: {months} months before {when:%Y-%m-%d} is before year 1")
+    day = min(when.day, calendar.monthrange(year, month + 1)[1])
+    return when.replace(year=year, month=month + 1, day=day)
+
+
+def counts_back(value: Any) -> bool:
+    """Whether ``value`` is a length of time back from now (``"90D"``, ``"6M"``, a
+    ``timedelta``), not a moment (``"2026-05"``).
+
+    >>> counts_back("90D"), counts_back("6M"), counts_back("2026-05")
+    (True, True, False)
+    """
+    if isinstance(value, str) and _CALENDAR.match(value.strip()):
+        return True
+    try:
+        return isinstance(value, str | timedelta) and parse_duration(value) is not None
+    except ConfigError:
+        return False
+
+
 def _parse_text(text: str, original: str, end: bool, name: str, zone, now: Now) -> datetime:
+    if m := _CALENDAR.match(text):  # "6M", "1Y": calendar months back from now
+        months = int(m[1]) * (1 if m[2] == "M" else 12)
+        if months < 1:
+            raise ConfigError(f"{name}={original!r} must be at least one month")
+        return months_back(_now(now), months, name=name)
     if _DURATION.match(text):  # "90D", "12W", "36h": back from now
         return _now(now) - parse_duration(text, name=name)
     if m := _YEAR_MONTH.match(text):
@@ -376,6 +413,13 @@ def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) ->
         except ValueError:
             import pandas as pd  # only here: pandas reads every unit spelling analysts use
 
+            if m := _CALENDAR.match(text):
+                days = int(m[1]) * (30 if m[2] == "M" else 365)
+                raise ConfigError(
+                    f"{name}={value!r} is calendar {'months' if m[2] == 'M' else 'years'}, "
+                    f'which have no fixed length: write "{days}D" (about as long), or a '
+                    f'window since="{text}" (the frames and the mirror take those)'
+                ) from None
             try:
                 value = pd.Timedelta(text)
             except (ValueError, TypeError):

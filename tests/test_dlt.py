@@ -464,3 +464,10 @@ def test_a_duckdb_file_named_like_its_dataset_is_refused_before_anything_is_sent
 
     with pytest.raises(ConfigError, match="ambiguous"):
         load(dataset="boxhero", pipeline_name="boxhero", token="t", base_url="http://127.0.0.1:9")
+
+
+def test_no_token_anywhere_is_the_packages_error_saying_where_to_put_one(tmp_path):
+    from invtools.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="SOURCES__BOXHERO__TOKEN"):
+        boxhero(base_url="http://127.0.0.1:9", mirror_path=str(tmp_path / "m.sqlite"))

@@ -145,3 +145,36 @@ def test_the_mirror_takes_the_same_windows_and_types(sb, make_client, tmp_path):
     )
     with pytest.raises(ConfigError, match="type"):
         mirror.transactions_df(type="teleport")
+
+
+# ---- calendar months and years back (issue 35, item 4)
+
+
+def months_before(moment: pd.Timestamp, months: int) -> pd.Timestamp:
+    """The same day ``months`` calendar months earlier (the month's last day if it has none),
+    the plain pandas way."""
+    return moment - pd.DateOffset(months=months)
+
+
+@pytest.mark.parametrize(("since", "months"), [("6M", 6), ("1Y", 12), ("2 M", 2)])
+def test_since_in_calendar_months_counts_back_months_from_the_service_clock(
+    sb, make_client, tmp_path, since, months
+):
+    c = make_client(sb)
+    moment = months_before(service_now(sb), months)
+    expected = truth(sb, since=moment)
+    assert expected and len(expected) < len(truth(sb))
+    df = c.transactions_df(since=since)
+    assert pairs(df) == expected
+    start = pd.Timestamp(df.attrs["window"]["since"])
+    assert abs(start - moment) < pd.Timedelta(minutes=5)  # the data's moment, not the wall's
+    mirror = TransactionMirror(tmp_path / "m.sqlite", c)
+    mirror.sync()
+    assert pairs(mirror.transactions_df(since=since)) == expected
+
+
+def test_a_look_back_in_months_is_refused_with_the_forms_that_work():
+    from invtools._types import parse_duration
+
+    with pytest.raises(ConfigError, match=r'calendar months.*"180D".*since="6M"'):
+        parse_duration("6M", name="reorder: look_back")

@@ -126,11 +126,8 @@ def _check_periods(
         return
     (kind, noun), at = freq, f"as of {until:%d %b %Y}"
     last = until.tz_convert(tz).tz_localize(None).to_period(kind)
-    back = periods or 1
-    earliest = history["transaction_time"].min()
-    if pd.notna(earliest):  # more periods than the history holds reach before it all the same
-        since = pd.Timestamp(earliest).tz_convert(tz).tz_localize(None).to_period(kind)
-        back = min(back, max(0, (last - since).n) + 2)
+    # periods back to 1970 at most: an absurd number asks for lines from then all the same
+    back = min(periods or 1, max(1, (last - pd.Period("1970-01-01", freq=kind)).n + 1))
     first = _period_ends(pd.period_range(end=last, periods=back, freq=kind), until, tz)[0]
     question = f"{noun}-end stock {at}"
     if periods:

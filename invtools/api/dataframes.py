@@ -30,14 +30,13 @@ from invtools._types import (
     PARTNERS_PATH,
     TXS_PATH,
     check_tx_type,
-    parse_duration,
+    counts_back,
     parse_window,
 )
 from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
-from invtools.errors import ConfigError
 from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
@@ -297,7 +296,7 @@ class DataFrames(Resources):
         lo, hi = parse_window(since, until, now=now)
         if lo is None and hi is None:
             return self.transactions(**options), None
-        back = now() - lo if lo is not None and _counts_back(since) else None
+        back = now() - lo if lo is not None and counts_back(since) else None
         reach = lo
         if lo is not None and back is not None and not options.get("refresh"):
             # "the last 90 days" of the data's moment: a walk replayed from its record is as of
@@ -356,15 +355,6 @@ class DataFrames(Resources):
 def _as_json(value: Any) -> Any:
     """A filter as a JSON value (what ``df.attrs`` keeps): several types as a list."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _counts_back(since: Any) -> bool:
-    """Whether ``since`` is a length of time back from now (``"90D"``, a timedelta), not a
-    moment (``"2026-05"``)."""
-    try:
-        return isinstance(since, str | timedelta) and parse_duration(since) is not None
-    except ConfigError:
-        return False
 
 
 @dataclass

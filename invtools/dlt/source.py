@@ -36,7 +36,7 @@ __all__ = ["boxhero"]
 
 @dlt.source(name="boxhero", section="boxhero", max_table_nesting=0, root_key=False)
 def boxhero(
-    token: str = dlt.secrets.value,
+    token: str | None = dlt.secrets.value,
     base_url: str = DEFAULT_BASE_URL,
     mirror_path: str | None = None,
     cache: Any = True,
@@ -59,6 +59,11 @@ def boxhero(
     >>> pipeline.run(boxhero())                                      # doctest: +SKIP
     """
     if client is None:
+        if not token:
+            raise ConfigError(
+                "boxhero: no token. Set SOURCES__BOXHERO__TOKEN (or token under "
+                "[sources.boxhero] in .dlt/secrets.toml), or pass boxhero(token) or client="
+            )
         client = Client(
             token,
             base_url=base_url,

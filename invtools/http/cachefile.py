@@ -49,9 +49,9 @@ _ADVICE = {
     "for it and try again, or pass another file as cache=..., or cache=False",
     # a disk that fills under SQLite's journal often shows as an I/O error: the mirror's rule
     ("SQLITE_FULL", "SQLITE_IOERR"): "could not be written ({reason}): the disk is full (or "
-    "your disk quota, or the size a file may have, is reached); nothing was half-written. Free some space "
-    "(invtools.prune_cache() removes what no client reads again), or pass a file on another "
-    "disk as cache=..., or cache=False",
+    "your disk quota, or the size a file may have, is reached); nothing was half-written. "
+    "Free some space (invtools.prune_cache() removes what no client reads again), or pass a "
+    "file on another disk as cache=..., or cache=False",
     ("SQLITE_CORRUPT", "SQLITE_NOTADB"): "is damaged or not a database ({reason}). Delete it, "
     "with its -wal and -shm files if any (it holds only cached answers: they are fetched "
     "again), or pass another path as cache=..., or cache=False",
