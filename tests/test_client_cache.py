@@ -155,3 +155,23 @@ def test_default_cache_lives_in_the_user_cache_dir(sb, make_client):
     )
     assert c.cache_path.exists()
     assert stat.S_IMODE(os.stat(c.cache_path.parent).st_mode) == 0o700
+
+
+def test_a_refused_token_is_served_none_of_its_cached_answers_again(sb, make_client):
+    # issue 35, item 7: a revoked token got its own cached rows back until they expired
+    from invtools.errors import AuthenticationError
+
+    row = sb.data("shop").transactions[0]
+    make_client(sb).transaction(row["id"], revision=row["revision"])  # cached for good
+    cafe = make_client(sb, "basic")
+    cafe.members()
+    sb.revoke_token("shop")
+    with pytest.raises(AuthenticationError):
+        make_client(sb).members(refresh=True)  # the service says no once
+    sb.clear_log()
+    with pytest.raises(AuthenticationError):
+        make_client(sb).transaction(row["id"], revision=row["revision"])
+    assert len(sb.requests) == 1  # asked the server, not the cache
+    sb.clear_log()
+    assert cafe.members() == sb.data("basic").members  # another team's answers stay
+    assert not sb.requests

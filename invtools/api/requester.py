@@ -23,6 +23,7 @@ invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Mapping, MutableMapping
@@ -50,6 +51,7 @@ from invtools.api.stats import Counters
 from invtools.errors import (
     APIError,
     AuthenticationError,
+    CacheError,
     Cancelled,
     ConfigError,
     InvalidRequestError,
@@ -60,7 +62,7 @@ from invtools.errors import (
     from_response,
 )
 from invtools.http import transport, upkeep
-from invtools.http.cache import CacheKeys, json_of, looks_json, sound_response
+from invtools.http.cache import CacheKeys, clear_entries, json_of, looks_json, sound_response
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, RETRY_STATUSES, backoff, rate_limit_wait
 
 __all__ = ["Requester", "ClientSession", "BearerAuth"]
@@ -292,6 +294,13 @@ class Requester:
         err = from_response(
             status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
         )
+        if isinstance(err, AuthenticationError):
+            # refused (revoked, say): this token's cached answers are not served again
+            with contextlib.suppress(CacheError):  # housekeeping; the 401 is what matters
+                forgotten = clear_entries(self.session, self.session.auth.header)
+                logger.info(
+                    "GET %s -> 401: %d cached answers of this token cleared", path, forgotten
+                )
         if isinstance(err, TeamModeError):
             err.args = (team_mode_message(self.team, path, err.correlation_id),)
         else:
