@@ -530,8 +530,8 @@ def test_times_beyond_the_horizon_are_forgotten_and_those_within_kept():
     far = State(seq=4, last=1061.0, held=1061.0, stated=[2, 4, 1061.0, None], refused=1)
     assert far.bound(1000.0, 60.0) == State(seq=4, refused=1)
     near = State(seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None])
-    assert near.bound(1000.0, 60.0) == State(
-        seq=4, last=1060.0, held=1060.0, stated=[2, 4, 1060.0, None]
+    assert near.bound(1000.0, 60.0) == State(  # a last send ahead: sent now at the latest
+        seq=4, last=1000.0, held=1060.0, stated=[2, 4, 1060.0, None]
     )
     past = State(seq=4, stated=[2, 4, 1000.0, None])  # its reset came: no longer a statement
     assert past.bound(1000.0, 60.0).stated is None
@@ -566,3 +566,29 @@ def test_the_file_is_private_and_lists_only_this_tokens_buckets(tmp_path, fake_c
 )  # fmt: skip
 def test_a_bucket_in_words(bucket, words):
     assert describe(bucket) == words
+
+
+# ---- clocks between processes (issue 35, item 6): a stored time ahead is another clock's
+
+
+@pytest.mark.parametrize("ahead", [30.0, 100.0, 119.0, -30.0, -100.0])
+def test_a_process_whose_clock_differs_waits_at_most_one_interval(tmp_path, ahead):
+    from conftest import FakeClock
+
+    path = tmp_path / "budgets.sqlite"
+    theirs, mine = FakeClock(5000.0 + ahead), FakeClock(5000.0)
+    other = Budget(5, clock=theirs, path=path)  # another process on the same file
+    here = Budget(5, clock=mine, path=path)
+    for _ in range(3):
+        other.acquire("b")
+    waited = [here.acquire("b") for _ in range(4)]
+    assert max(waited) <= here.interval + 1e-9  # never the other clock's lead
+    assert sum(waited) <= 4 * here.interval + 1e-9
+
+
+def test_a_clock_stepped_back_waits_at_most_one_interval(fake_clock):
+    budget = Budget(5, clock=fake_clock)
+    budget.acquire("b")
+    fake_clock.now -= 90.0  # the machine's clock set back (NTP, a suspended laptop)
+    assert budget.acquire("b") <= budget.interval + 1e-9
+    assert budget.acquire("b") == pytest.approx(budget.interval)  # and the pace holds after

@@ -47,8 +47,11 @@ class State:
         return 0 if self.stated is None else self.stated[0] - (self.seq - self.stated[1])
 
     def bound(self, now: float, horizon: float) -> State:
-        """Forget times further ahead than ``horizon`` s (another clock's); and a past reset."""
-        self.last = 0.0 if self.last > now + horizon else self.last
+        """Forget times further ahead than ``horizon`` s (another clock's); and a past reset. A
+        last send ahead of ``now`` is another clock's reading (another process's, or this one's
+        before it was set back): it was sent now at the latest, so the pace waits one interval
+        from now, never that clock's lead."""
+        self.last = 0.0 if self.last > now + horizon else min(self.last, now)
         self.held = 0.0 if self.held > now + horizon else self.held
         if self.stated is not None and not now < self.stated[2] <= now + horizon:
             self.stated = None
