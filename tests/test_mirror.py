@@ -1052,3 +1052,33 @@ def test_a_row_seen_again_after_its_removal_is_restored(sb, mirror, tmp_path):
     assert restored.transactions_df().set_index("id")["revision"].to_dict() == truth
     assert restored.transactions_df(include_removed=True)["removed_at"].isna().all()
     assert restored.changes_df()["change"].astype(str).tolist()[-2:] == ["removed", "restored"]
+
+
+def test_the_change_report_names_each_field_that_changed_old_and_new(sb, mirror):
+    # issue 35, item 2: a memo-only edit was a row "edited" whose shown columns were unchanged
+    rows = rows_by_time(sb)
+    memo_only, partnered, recounted, moved = (rows[i]["id"] for i in (2, 5, 8, 11))
+    partners = sb.data("shop").partners
+    before = {r["id"]: r for r in rows}
+    detail = sb.data("shop").transaction(recounted)
+    first_item, first_qty = detail["items"][0]["id"], detail["items"][0]["quantity"]
+    sb.edit_transaction(memo_only, memo="counted twice")
+    was = (before[partnered]["partner"] or {}).get("id")
+    new_partner = next(p for p in partners if p["id"] != was)
+    sb.edit_transaction(partnered, partner=new_partner["id"])
+    sb.edit_transaction(recounted)  # one line's quantity nudged, as a typo fixed
+    sb.edit_transaction(moved, transaction_time="2026-06-01T09:00:00Z")
+    changes = mirror.sync().changes.set_index("transaction_id")
+    assert changes.loc[memo_only, "fields"] == "memo"
+    assert "memo: None → 'counted twice'" in changes.loc[memo_only, "what_changed"]
+    assert changes.loc[partnered, "fields"] == "partner"
+    assert repr(new_partner["name"]) in changes.loc[partnered, "what_changed"]
+    assert changes.loc[recounted, "fields"] == "total_quantity, lines"
+    after = sb.data("shop").transaction(recounted)["items"]
+    new_qty = next(line["quantity"] for line in after if line["id"] == first_item)
+    assert f"{first_qty:g} → {new_qty:g}" in changes.loc[recounted, "what_changed"]
+    assert changes.loc[moved, "fields"] == "transaction_time"
+    assert "2026-06-01 09:00" in changes.loc[moved, "what_changed"]
+    log = mirror.changes_df()  # the log keeps them
+    edits = log[(log["change"] == "edited").to_numpy()].set_index("transaction_id")
+    assert "counted twice" in edits.loc[memo_only, "what_changed"]

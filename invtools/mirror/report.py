@@ -16,6 +16,7 @@ formatting helpers the report and the mirror's repr share.
 from __future__ import annotations
 
 import html
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,15 @@ import pandas as pd
 from invtools.frames import TIME_DTYPE
 from invtools.frames.columns import as_time
 
-__all__ = ["CHANGE_KINDS", "SyncReport", "read_changes", "ms_to_ts", "fmt_time", "fmt_duration"]
+__all__ = [
+    "CHANGE_KINDS",
+    "SyncReport",
+    "read_changes",
+    "what_changed",
+    "ms_to_ts",
+    "fmt_time",
+    "fmt_duration",
+]
 
 #: What a change-log row can say about a transaction.
 #: ``backdated-new``: new, with a transaction time before the newest one the mirror held, i.e.
@@ -61,22 +70,121 @@ def fmt_duration(td: pd.Timedelta | None) -> str:
 
 def read_changes(conn: sqlite3.Connection, sync_id: int | None = None) -> pd.DataFrame:
     """The change log of one sync (or of all), newest transaction first within a sync, typed
-    (``synced_at``: when its sync finished)."""
+    (``synced_at``: when its sync finished); for an edit, ``fields`` and ``what_changed``
+    (:func:`what_changed`, from the two revisions' rows and details the file keeps)."""
     where, args = ("WHERE c.sync_id = ?", (sync_id,)) if sync_id is not None else ("", ())
     df = pd.read_sql_query(
         f"""SELECT c.sync_id, s.finished_at AS synced_at, c.transaction_id, c.change,
                    c.old_revision, c.new_revision, c.old_total_quantity, c.new_total_quantity,
                    c.old_t_ms AS old_transaction_time, c.new_t_ms AS new_transaction_time,
-                   c.backdated
-            FROM changes c JOIN syncs s ON s.id = c.sync_id {where}
+                   c.backdated,
+                   CASE WHEN c.change = 'edited' THEN ro.row_json END AS old_row,
+                   CASE WHEN c.change = 'edited' THEN rn.row_json END AS new_row,
+                   CASE WHEN c.change = 'edited' THEN do.detail_json END AS old_detail,
+                   CASE WHEN c.change = 'edited' THEN dn.detail_json END AS new_detail
+            FROM changes c JOIN syncs s ON s.id = c.sync_id
+            LEFT JOIN revisions ro ON ro.id = c.transaction_id AND ro.revision = c.old_revision
+            LEFT JOIN revisions rn ON rn.id = c.transaction_id AND rn.revision = c.new_revision
+            LEFT JOIN details do ON do.id = c.transaction_id AND do.revision = c.old_revision
+            LEFT JOIN details dn ON dn.id = c.transaction_id AND dn.revision = c.new_revision
+            {where}
             ORDER BY c.sync_id, coalesce(c.new_t_ms, c.old_t_ms) DESC, c.transaction_id DESC""",
         conn,
         params=args,
-    ).astype(_CHANGE_TYPES)
+    )
+    said = [
+        what_changed(*(json.loads(j) if isinstance(j, str) else None for j in four))
+        for four in zip(
+            df.pop("old_row"),
+            df.pop("new_row"),
+            df.pop("old_detail"),
+            df.pop("new_detail"),
+            strict=True,
+        )
+    ]
+    df = df.astype(_CHANGE_TYPES)
     df["synced_at"] = as_time(df["synced_at"].tolist())
     for col in ("old_transaction_time", "new_transaction_time"):
         df[col] = pd.to_datetime(df[col], unit="ms", utc=True).astype(TIME_DTYPE)
+    df["fields"] = pd.array([", ".join(f) if f else None for f, _ in said], dtype="string")
+    df["what_changed"] = pd.array([w or None for _, w in said], dtype="string")
     return df
+
+
+#: What an edit can change, as the list row shows it: (field, how to read it off the row).
+_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("transaction_time", lambda r: fmt_time(pd.Timestamp(r["transaction_time"]))),
+    ("total_quantity", lambda r: r.get("total_quantity")),
+    ("partner", lambda r: (r.get("partner") or {}).get("name")),
+    ("memo", lambda r: r.get("memo")),
+    ("from_location", lambda r: (r.get("from_location") or {}).get("name")),
+    ("to_location", lambda r: (r.get("to_location") or {}).get("name")),
+)
+
+
+def what_changed(
+    old: dict | None, new: dict | None, old_detail: dict | None, new_detail: dict | None
+) -> tuple[list[str], str]:
+    """The fields an edit changed and, for each, old -> new: the list row's time, total
+    quantity, partner, memo and locations, and the detail's lines (per item: quantity old ->
+    new, added, removed; "not compared" when the file lacks the old revision's detail).
+    Nothing for a change that is no edit (``old`` or ``new`` None).
+
+    >>> old = {"transaction_time": "2026-05-02T01:10:00Z", "memo": None, "total_quantity": 4}
+    >>> what_changed(old, {**old, "memo": "recount"}, None, None)
+    (['memo'], "memo: None → 'recount'")
+    >>> lines = lambda *qs: {"items": [{"id": 9, "name": "Mug", "quantity": q} for q in qs]}
+    >>> what_changed(old, {**old, "total_quantity": 5}, lines(4), lines(5))
+    (['total_quantity', 'lines'], 'total_quantity: 4 → 5; lines: Mug 4 → 5')
+    """
+    if old is None or new is None:
+        return [], ""
+    fields, said = [], []
+    for name, read in _FIELDS:
+        a, b = read(old), read(new)
+        if a != b:
+            fields.append(name)
+            said.append(f"{name}: {_shown(a)} → {_shown(b)}")
+    if old_detail is None or new_detail is None:
+        if new_detail is not None:
+            fields.append("lines")
+            said.append("lines: not compared (the old revision's detail was never fetched)")
+        return fields, "; ".join(said)
+    moved = _line_changes(old_detail.get("items") or [], new_detail.get("items") or [])
+    if moved:
+        fields.append("lines")
+        said.append("lines: " + ", ".join(moved))
+    return fields, "; ".join(said)
+
+
+def _shown(value: Any) -> str:
+    """A field's value as the report shows it: numbers plainly, text quoted."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"{value:g}"
+    return repr(value)
+
+
+def _line_changes(old: list, new: list) -> list[str]:
+    """Per item (by id): "name q1 → q2", "name added (q)", "name removed (q)"."""
+
+    def by_item(lines: list) -> dict:
+        out: dict = {}
+        for line in lines:
+            name, qty = line.get("name"), float(line.get("quantity") or 0)
+            prev = out.get(line.get("id"), (name, 0.0))
+            out[line.get("id")] = (name, prev[1] + qty)
+        return out
+
+    a, b = by_item(old), by_item(new)
+    said = []
+    for item in [*a, *(i for i in b if i not in a)]:
+        if item not in b:
+            said.append(f"{a[item][0]} removed ({a[item][1]:g})")
+        elif item not in a:
+            said.append(f"{b[item][0]} added ({b[item][1]:g})")
+        elif a[item][1] != b[item][1]:
+            said.append(f"{b[item][0]} {a[item][1]:g} → {b[item][1]:g}")
+    return said
 
 
 _CHANGE_TYPES: dict[str, Any] = {
