@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
-from invtools.viz.common import check_tz, choices_text, is_lines, period_freq
+from invtools.viz.common import (
+    check_tz,
+    choices_text,
+    is_lines,
+    period_freq,
+    span_text,
+    types_text,
+)
 from invtools.viz.style import (
     OTHER_COLOR,
     category_colors,
@@ -107,6 +114,11 @@ def plot_activity(
     title = f"{what.capitalize()} per {noun}"
     if by is not None:
         title += f" by {by}"
+    # what the frame holds, said: its types when not all of them, and the periods drawn
+    types = None if by == "type" else types_text(df)  # by type: the legend says them
+    said = [types, span_text(cast(pd.DatetimeIndex, table.index).tz_localize(None), noun)]
+    if any(said):
+        title += ": " + ", ".join(t for t in said if t)
     import matplotlib.colors as mcolors
 
     partial = _partial_ends(table, pfreq, covered_range("plot_activity", df, since, until, tz), tz)

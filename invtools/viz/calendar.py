@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["plot_calendar"]
 
+#: The most weeks one row of the calendar holds (half a year); a longer span wraps.
+ROW_WEEKS = 27
+
 
 def plot_calendar(
     df: pd.DataFrame,
@@ -41,7 +44,9 @@ def plot_calendar(
     ``df`` and ``metric`` as in :func:`~invtools.viz.activity_table` (count of transactions or
     lines, or absolute quantity). The months shown are those ``df`` spans, across years (the
     title says which; a tick names the year under its first month and every January);
-    ``year``: only the months of that calendar year (the whole year if ``df`` has none). Days
+    ``year``: only the months of that calendar year (the whole year if ``df`` has none). More
+    than :data:`ROW_WEEKS` weeks wrap into rows of weeks, stacked (the image's rows: 7 per
+    block and a blank one between blocks), each block's months named above it. Days
     are cut in ``tz`` (default UTC). ``cmap`` defaults to the style's ``image.cmap``. Days
     without activity are a faint grey (the colour bar's lower end); days
     outside the span ``df`` covers (before its first or after its last transaction) are left
@@ -68,11 +73,18 @@ def plot_calendar(
     table = table_of("plot_calendar", df, "D", None, metric, since=since, until=until, tz=tz)
     what = ("lines" if is_lines(df) else "transactions") if metric == "count" else "quantity"
     weeks = (last.end_time - first.start_time).days // 7 + 2
-    ax = new_axes(ax, (float(np.clip(3 + 0.17 * weeks, 6, 18)), 2.8))
+    # more than half a year of weeks: rows of at most ROW_WEEKS weeks, stacked, so the picture
+    # reads at report width (18 months in one strip was 1838 x 261 px)
+    rows = -(-weeks // ROW_WEEKS)
+    per_row = -(-weeks // rows)
+    ax = new_axes(
+        ax, (float(np.clip(3 + 0.17 * per_row, 6, 10)), 2.8 if rows == 1 else 0.9 + 1.5 * rows)
+    )
     # Period.strftime: pandas 2.2's Period takes no format spec in an f-string
     span = first.strftime("%b" if first.year == last.year else "%b %Y")
     span = first.strftime("%b %Y") if first == last else f"{span} to {last.strftime('%b %Y')}"
-    ax.set_title(f"{what.capitalize()} per day, {span}")
+    # (wrapped: the first block's month names sit above it, under the title)
+    ax.set_title(f"{what.capitalize()} per day, {span}", pad=6 if rows == 1 else 16)
 
     days = cast(pd.DatetimeIndex, table.index).tz_localize(None)  # period starts
     daily = table.iloc[:, 0].to_numpy(dtype=float) if table.shape[1] else np.zeros(len(days))
@@ -85,6 +97,14 @@ def plot_calendar(
     row = np.asarray(days.day_of_week)
     grid = np.full((7, int(col.max()) + 1), np.nan)
     grid[row, col] = daily
+    rows = -(-grid.shape[1] // ROW_WEEKS)
+    per_row = -(-grid.shape[1] // rows)
+    if rows > 1:  # block r holds weeks r * per_row ...; a blank row between blocks
+        stacked = np.full((rows * 8 - 1, per_row), np.nan)
+        for r in range(rows):
+            part = grid[:, r * per_row : (r + 1) * per_row]
+            stacked[r * 8 : r * 8 + 7, : part.shape[1]] = part
+        grid = stacked
 
     import matplotlib as mpl
 
@@ -110,15 +130,24 @@ def plot_calendar(
         origin="upper",
         vmin=vmin,
         vmax=vmax,
-        extent=(-0.5, grid.shape[1] - 0.5, 6.5, -0.5),
+        extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5),
     )
-    ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
     month_starts = np.asarray(days.day == 1)
     starts = days[month_starts]  # a year under its first month and every January
-    names = [
-        f"{d:%b}\n{d:%Y}" if i == 0 or d.month == 1 else f"{d:%b}" for i, d in enumerate(starts)
-    ]
-    ax.set_xticks(col[month_starts], names)
+    if rows == 1:
+        ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+        names = [
+            f"{d:%b}\n{d:%Y}" if i == 0 or d.month == 1 else f"{d:%b}" for i, d in enumerate(starts)
+        ]
+        ax.set_xticks(col[month_starts], names)
+    else:  # each block's months named above it, its weekdays beside it
+        ticks = [(r * 8 + d, name) for r in range(rows) for d, name in ((0, "Mon"), (6, "Sun"))]
+        ax.set_yticks([t for t, _ in ticks], [n for _, n in ticks])
+        ax.set_xticks([])
+        for i, (c, d) in enumerate(zip(col[month_starts], starts, strict=True)):
+            r, x = divmod(int(c), per_row)
+            name = f"{d:%b %Y}" if i == 0 or d.month == 1 or x < 2 else f"{d:%b}"
+            ax.text(x - 0.5, r * 8 - 0.8, name, ha="left", va="bottom", size="small")
     ax.tick_params(length=0)
     ax.spines[:].set_visible(False)
     label = f"{what} per day" if metric == "count" else "quantity (units) per day"

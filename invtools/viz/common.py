@@ -17,6 +17,7 @@ from invtools.errors import ConfigError
 from invtools.frames.reader import check_times
 
 __all__ = ["period_freq", "check_tz", "frame_times", "is_lines", "columns_text", "choices_text"]
+__all__ += ["types_text", "span_text"]  # what a title says of the frame
 
 # User-facing frequency -> (pandas Period frequency, singular noun for labels).
 # Periods rather than resample bins: a period has an unambiguous start (weeks start on Monday)
@@ -74,3 +75,43 @@ def columns_text(df: pd.DataFrame) -> str:
 def choices_text(values: Iterable[str]) -> str:
     """``'a', 'b'``: the allowed values for a message."""
     return ", ".join(repr(v) for v in values)
+
+
+def types_text(df: pd.DataFrame) -> str | None:
+    """The transaction types a frame holds, for a title, when it is not every type: ``"out
+    only"``, ``"in and out"``; None for all four, or a frame without a type column.
+
+    >>> types_text(pd.DataFrame({"type": ["out", "out"]})), types_text(pd.DataFrame())
+    ('out only', None)
+    """
+    from invtools._types import TX_TYPES
+
+    if "type" not in df.columns:
+        return None
+    held = [t for t in TX_TYPES if t in set(df["type"].dropna().astype(str))]
+    if not held or len(held) == len(TX_TYPES):
+        return None
+    if len(held) == 1:
+        return f"{held[0]} only"
+    return f"{', '.join(held[:-1])} and {held[-1]}"
+
+
+def span_text(starts: pd.DatetimeIndex, noun: str) -> str | None:
+    """The periods a plot covers, for a title: ``"May 2025 to Oct 2026"`` (months and
+    longer), ``"5 Oct to 26 Oct 2026"`` (weeks, days: their first days); None when empty.
+
+    >>> span_text(pd.DatetimeIndex(["2025-05-01", "2026-10-01"]), "month")
+    'May 2025 to Oct 2026'
+    >>> span_text(pd.DatetimeIndex(["2026-10-05", "2026-10-26"]), "week")
+    '5 Oct to 26 Oct 2026'
+    """
+    if not len(starts):
+        return None
+    first, last = starts[0], starts[-1]
+    if noun in ("month", "quarter", "year"):
+        if first.year == last.year and first.month == last.month:
+            return f"{first:%b %Y}"
+        return f"{first:%b %Y} to {last:%b %Y}"
+    head = f"{first.day} {first:%b}" + ("" if first.year == last.year else f" {first:%Y}")
+    tail = f"{last.day} {last:%b %Y}"
+    return tail if first == last else f"{head} to {tail}"

@@ -54,28 +54,81 @@ def color_cycle() -> list[Any]:
 
 
 def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
-    """Fixed colours for types and "other"; the style's colour cycle for everything else."""
+    """Fixed colours for types and "other"; for everything else the style's colour cycle
+    without its greys (a grey series beside the grey "other" reads as part of it), extended
+    with tab20's colours when there are more series than the cycle has colours: every named
+    series its own colour.
+
+    >>> colors = category_colors([f"p{i}" for i in range(12)] + ["other"], "partner")
+    >>> len(set(colors.values())) == 13, colors["other"]
+    (True, '0.6')
+    """
+    import matplotlib as mpl
+    import matplotlib.colors as mcolors
+
+    columns = list(columns)
     fixed = {**(TYPE_COLORS if by == "type" else {}), OTHER: OTHER_COLOR}
-    cycle = itertools.cycle(color_cycle())
+
+    def grey(color: Any) -> bool:
+        r, g, b = mcolors.to_rgb(color)
+        return max(r, g, b) - min(r, g, b) < 0.08
+
+    named = [c for c in columns if c not in fixed]
+    palette = [c for c in color_cycle() if not grey(c)]
+    if len(named) > len(palette):
+        seen = {mcolors.to_hex(c) for c in palette}
+        palette += [
+            c
+            for c in mpl.colormaps["tab20"].colors
+            if not grey(c) and mcolors.to_hex(c) not in seen
+        ]
+    cycle = itertools.cycle(palette or color_cycle())
     return {col: fixed[col] if col in fixed else next(cycle) for col in columns}
 
 
 def date_axis(ax: Axes) -> None:
-    """Concise date ticks (3 to 10 of them) on the x axis; ticks finer than months name the
+    r"""Concise date ticks (3 to 10 of them) on the x axis; ticks finer than months name the
     month on the first tick of each ("Oct 05", "07", ..., "Nov 02"), not only on a tick that
-    falls on the 1st."""
+    falls on the 1st; the first tick and the first of each new year say the year under them
+    ("May\n2025", ..., "Jan\n2026"), as :func:`~invtools.viz.plot_stock_value` does, so no
+    lone year label sits under a tick of its own."""
     import matplotlib.dates as mdates
 
     class MonthFirst(mdates.ConciseDateFormatter):
         def format_ticks(self, values):
             labels = super().format_ticks(values)
-            return month_first_labels(labels, [mdates.num2date(v) for v in values])
+            dates = [mdates.num2date(v) for v in values]
+            return year_labels(month_first_labels(labels, dates), dates)
 
     locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
     ax.xaxis.set_major_locator(locator)
-    # the offset says the year only at day level: the ticks name the months now
-    offsets = ["", "%Y", "%Y", "%Y-%b-%d", "%Y-%b-%d", "%Y-%b-%d %H:%M"]
+    # the ticks say the year now; the offset only below a day (its date)
+    offsets = ["", "", "", "", "%Y-%b-%d", "%Y-%b-%d %H:%M"]
     ax.xaxis.set_major_formatter(MonthFirst(locator, offset_formats=offsets))
+
+
+def year_labels(labels: list[str], dates: list[Any]) -> list[str]:
+    r"""``labels`` of ticks at ``dates`` with the year under the first tick and under the
+    first tick of each new year; a tick the formatter labelled with the year alone (a 1
+    January) names its month instead. Ticks of years keep their labels.
+
+    >>> from datetime import datetime
+    >>> at = [datetime(2025, m, 1) for m in (5, 9)] + [datetime(2026, m, 1) for m in (1, 5)]
+    >>> year_labels(["May", "Sep", "2026", "May"], at)
+    ['May\n2025', 'Sep', 'Jan\n2026', 'May']
+    """
+    if len({d.year for d in dates}) == len(dates) and all(
+        label == str(d.year) for label, d in zip(labels, dates, strict=True)
+    ):
+        return list(labels)  # a tick per year: they say it already
+    out = []
+    for i, (label, when) in enumerate(zip(labels, dates, strict=True)):
+        if i == 0 or when.year != dates[i - 1].year:
+            if label == str(when.year):
+                label = f"{when:%b}"
+            label = f"{label}\n{when:%Y}" if label else label
+        out.append(label)
+    return out
 
 
 def month_first_labels(labels: list[str], dates: list[Any]) -> list[str]:
