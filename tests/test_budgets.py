@@ -198,3 +198,25 @@ def test_two_processes_of_one_token_keep_one_budget(tmp_path):
     assert sum(o["429"] for o in outs) <= 2
     budgets = tmp_path / "budgets.sqlite"
     assert budgets.exists() and sb.tokens["shop"].encode() not in budgets.read_bytes()
+
+
+def test_a_first_cost_line_says_how_much_longer_it_may_take_and_a_later_one_not(
+    make_client, fake_clock, capfd
+):
+    # issue 35, item 5: "about 3 min" took 3:45 at the real pace on a busy machine (429s)
+    with serve(size=300, rate_limit=2, clock=fake_clock) as sb:
+        paced = dict(rate_limit=5, clock=fake_clock, retries=8, concurrency=1, progress=True)
+        first = make_client(sb, **paced)
+        first.team()
+        capfd.readouterr()
+        fetch(first, details(sb, 200))
+        said_first = [x for x in capfd.readouterr().err.splitlines() if "to fetch" in x]
+        first.close()
+        kernel = make_client(sb, **paced)
+        kernel.team()
+        with closing(kernel.transaction_details(details(sb, 300)[200:])) as batch:
+            next(batch)
+        said_next = [x for x in capfd.readouterr().err.splitlines() if "to fetch" in x]
+    assert len(said_first) == 1 and "(up to " in said_first[0]
+    assert "if the service slows the pace" in said_first[0]
+    assert len(said_next) == 1 and "up to" not in said_next[0]  # it has seen the pace

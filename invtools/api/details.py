@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Mapping, Sized
@@ -66,6 +67,10 @@ __all__ = ["fetch_details", "Pace", "about", "cost_line", "fanout", "SERVICE_LAT
 SERVICE_LATENCY = 0.8
 #: A fetch expected to take longer than this says so first, on one line of stderr.
 ANNOUNCE_SECONDS = 30.0
+#: How much longer a first fetch (no pace seen yet) may take than its estimate: a line that
+#: said "about 3 min" took 3:45 at the real pace on a busy machine, 18 x 429 slowing the pace
+#: (issue 35): 1.25, so the line says "up to" this much more until a fetch has shown the pace.
+UNSEEN_SLACK = 1.3
 
 Pair = tuple[int, int | None]
 
@@ -163,7 +168,12 @@ class Pace:
             latency=SERVICE_LATENCY,
         )
         if seconds > ANNOUNCE_SECONDS:
-            notice(cost_line(misses, seconds, misses / seconds))  # names the team in each_team
+            # no pace seen yet: the estimate is the configured pace's, and the service may
+            # allow less; a fetch seen since, the estimate is that pace (within a few %)
+            seen = self.budget.summary().get(self.bucket, {}).get("seen")
+            upto = None if seen is not None else seconds * UNSEEN_SLACK
+            # names the team in each_team
+            notice(cost_line(misses, seconds, misses / seconds, upto=upto))
 
     def saw(self, answered: int, first: float, last: float) -> None:
         """``answered`` requests, the first answered ``first`` s after the batch began, the
@@ -186,10 +196,29 @@ def about(seconds: float) -> str:
     return f"about {hours} h" + (f" {minutes} min" if minutes else "")
 
 
-def cost_line(misses: int, seconds: float, per_second: float) -> str:
-    """The one line a long first fetch prints before it starts."""
+def _at_most(seconds: float) -> str:
+    """A bound as a person says it, rounded up: ``_at_most(209)`` is ``"4 min"``."""
+    if seconds < 90:
+        return f"{math.ceil(seconds)} s"
+    minutes = math.ceil(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h" + (f" {minutes} min" if minutes else "")
+
+
+def cost_line(misses: int, seconds: float, per_second: float, *, upto: float | None = None) -> str:
+    """The one line a long first fetch prints before it starts; ``upto``: how long it may
+    take at most, said when the estimate is unsure (no pace seen yet).
+
+    >>> print(cost_line(900, 181, 5, upto=181 * UNSEEN_SLACK))   # 3:01, at most 3:55
+    900 transaction details to fetch, about 3 min (up to 4 min if the service slows the pace) at 5 requests/s; Ctrl-C keeps what has been fetched
+    """  # noqa: E501 - the doctest shows the line whole
+    said = about(seconds)
+    if upto is not None:
+        said += f" (up to {_at_most(upto)} if the service slows the pace)"
     return (
-        f"{misses:,} transaction details to fetch, {about(seconds)} at {per_second:.3g} "
+        f"{misses:,} transaction details to fetch, {said} at {per_second:.3g} "
         f"requests/s; Ctrl-C keeps what has been fetched"
     )
 
