@@ -156,7 +156,9 @@ class Budget:
         store = self._store
         try:
             with store.open(bucket) as state:
-                return fn(state.bound(now, horizon))
+                # bounded by the clock read under the file's lock: a send another thread or
+                # process made while this one waited for it is not taken for another clock's
+                return fn(state.bound(max(now, self.clock.time()), horizon))
         except CacheError as exc:
             with self._lock:
                 if self._store is store:  # the first thread to meet it says so
