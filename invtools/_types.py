@@ -25,6 +25,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from invtools._durations import CALENDAR, months_back, parse_duration
 from invtools.errors import ArgumentTypeError, ConfigError
 
 #: What durations count back from: a time, or a function giving one; None: the wall clock.
@@ -50,7 +51,6 @@ __all__ = [
     "parse_window",
     "check_tz",
     "to_ms",
-    "parse_duration",
 ]
 
 # ------------------------------------------------------------------------------- the API's names
@@ -161,8 +161,6 @@ _YEAR = re.compile(r"^(\d{4})$")
 _HTTP_DATE = re.compile(r"^[A-Za-z]{3},\s")
 #: A number and a unit of time, as pandas spells them ("90D", "12W", "36h", "1 day").
 _DURATION = re.compile(r"^\d+(\.\d+)?\s*[A-Za-z]+$")
-#: Calendar months or years back from now ("6M", "1Y"): no fixed length, so not a duration.
-_CALENDAR = re.compile(r"^(\d+)\s*(M|Y|y)$")
 _EXAMPLES = (
     "e.g. '2026-05-02', '2026-05', '2026-05-02T01:10:00Z', a datetime, '90D' "
     "for the last 90 days or '6M' for the last 6 months"
@@ -249,36 +247,8 @@ def _zone(tz: Any):
         ) from None
 
 
-def months_back(when: datetime, months: int, *, name: str = "since") -> datetime:
-    """``when`` that many calendar months earlier, the day kept (or the month's last day).
-
-    >>> months_back(datetime(2026, 8, 31, 9, tzinfo=UTC), 6).isoformat()
-    '2026-02-28T09:00:00+00:00'
-    """
-    year, month = divmod(when.year * 12 + when.month - 1 - months, 12)
-    if year < 1:
-        raise ConfigError(f"{name}: {months} months before {when:%Y-%m-%d} is before year 1")
-    day = min(when.day, calendar.monthrange(year, month + 1)[1])
-    return when.replace(year=year, month=month + 1, day=day)
-
-
-def counts_back(value: Any) -> bool:
-    """Whether ``value`` is a length of time back from now (``"90D"``, ``"6M"``, a
-    ``timedelta``), not a moment (``"2026-05"``).
-
-    >>> counts_back("90D"), counts_back("6M"), counts_back("2026-05")
-    (True, True, False)
-    """
-    if isinstance(value, str) and _CALENDAR.match(value.strip()):
-        return True
-    try:
-        return isinstance(value, str | timedelta) and parse_duration(value) is not None
-    except ConfigError:
-        return False
-
-
 def _parse_text(text: str, original: str, end: bool, name: str, zone, now: Now) -> datetime:
-    if m := _CALENDAR.match(text):  # "6M", "1Y": calendar months back from now
+    if m := CALENDAR.match(text):  # "6M", "1Y": calendar months back from now
         months = int(m[1]) * (1 if m[2] == "M" else 12)
         if months < 1:
             raise ConfigError(f"{name}={original!r} must be at least one month")
@@ -376,74 +346,6 @@ def check_tz(tz: Any, who: str | None = None) -> str:
             f"{head}tz={tz!r} is not a time zone name (e.g. 'UTC', 'Europe/Paris')"
         ) from None
     return tz
-
-
-# ------------------------------------------------------------------------------- durations
-
-_DURATION_EXAMPLES = "e.g. '90D', '12h', '30min' or a datetime.timedelta"
-
-
-@overload
-def parse_duration(value: None, *, name: str = ..., zero: bool = ...) -> None: ...
-@overload
-def parse_duration(value: str | timedelta, *, name: str = ..., zero: bool = ...) -> timedelta: ...
-def parse_duration(value: Any, *, name: str = "duration", zero: bool = False) -> timedelta | None:
-    """A positive length of time as a ``timedelta`` (None stays None; ``zero=True`` also
-    accepts a length of zero, ``"0s"``).
-
-    Accepts a ``timedelta`` (``pandas.Timedelta`` too) or a string with a unit (``"90D"``,
-    ``"12h"``, ``"1 day"``). A bare number is refused, with the spelling that works (for the
-    argument last in ``name``): ``90`` could mean days, seconds or nanoseconds (pandas).
-
-    >>> parse_duration("90D")
-    datetime.timedelta(days=90)
-    >>> parse_duration(90, name="reorder: look_back")
-    Traceback (most recent call last):
-    ...
-    invtools.errors.ConfigError: reorder: look_back=90 has no unit: write look_back="90D" for days or look_back="90s" for seconds (e.g. '90D', '12h', '30min' or a datetime.timedelta)
-    """  # noqa: E501 - the doctest shows the error message whole, on one line
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ConfigError(f"{name} must be a duration ({_DURATION_EXAMPLES}), not {value!r}")
-    if isinstance(value, (int, float, str)):
-        text = value.strip() if isinstance(value, str) else f"{value:g}"
-        try:
-            number = float(text)
-        except ValueError:
-            import pandas as pd  # only here: pandas reads every unit spelling analysts use
-
-            if m := _CALENDAR.match(text):
-                days = int(m[1]) * (30 if m[2] == "M" else 365)
-                raise ConfigError(
-                    f"{name}={value!r} is calendar {'months' if m[2] == 'M' else 'years'}, "
-                    f'which have no fixed length: write "{days}D" (about as long), or a '
-                    f'window since="{text}" (the frames and the mirror take those)'
-                ) from None
-            try:
-                value = pd.Timedelta(text)
-            except (ValueError, TypeError):
-                raise ConfigError(
-                    f"{name}={value!r} is not a duration ({_DURATION_EXAMPLES})"
-                ) from None
-        else:
-            said = name.rsplit(": ", 1)[-1]  # the argument, without the function's name
-            unit = f'has no unit: write {said}="{text}D" for days or {said}="{text}s" for seconds'
-            finite = number == number and abs(number) != float("inf")  # nan, inf: no length
-            raise ConfigError(
-                f"{name}={value!r} {unit if finite else 'is not a duration'} ({_DURATION_EXAMPLES})"
-            )
-    if not isinstance(value, timedelta) or value != value:  # NaT: a timedelta, but no length
-        raise (ConfigError if isinstance(value, timedelta) else ArgumentTypeError)(
-            f"{name} must be a duration ({_DURATION_EXAMPLES}), not "
-            f"{type(value).__name__} {value!r}"
-        )
-    if hasattr(value, "to_pytimedelta"):
-        value = value.to_pytimedelta()
-    # (a datetime.timedelta is at most 999,999,999 days long: always finite)
-    if value < timedelta(0) or (value == timedelta(0) and not zero):
-        raise ConfigError(f"{name}={value} must be a positive duration ({_DURATION_EXAMPLES})")
-    return value
 
 
 def check_id(value: Any, *, name: str = "id") -> int:

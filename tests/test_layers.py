@@ -17,6 +17,7 @@ FOUNDATION = {
     "errors",
     "_config",
     "_types",
+    "_durations",
     "_files",
     "_progress",
     "_clock",

@@ -572,11 +572,9 @@ def test_a_bucket_in_words(bucket, words):
 
 
 @pytest.mark.parametrize("ahead", [30.0, 100.0, 119.0, -30.0, -100.0])
-def test_a_process_whose_clock_differs_waits_at_most_one_interval(tmp_path, ahead):
-    from conftest import FakeClock
-
+def test_a_process_whose_clock_differs_waits_at_most_one_interval(tmp_path, fake_clock, ahead):
     path = tmp_path / "budgets.sqlite"
-    theirs, mine = FakeClock(5000.0 + ahead), FakeClock(5000.0)
+    theirs, mine = type(fake_clock)(5000.0 + ahead), type(fake_clock)(5000.0)
     other = Budget(5, clock=theirs, path=path)  # another process on the same file
     here = Budget(5, clock=mine, path=path)
     for _ in range(3):

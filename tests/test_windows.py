@@ -174,7 +174,7 @@ def test_since_in_calendar_months_counts_back_months_from_the_service_clock(
 
 
 def test_a_look_back_in_months_is_refused_with_the_forms_that_work():
-    from invtools._types import parse_duration
+    from invtools._durations import parse_duration
 
     with pytest.raises(ConfigError, match=r'calendar months.*"180D".*since="6M"'):
         parse_duration("6M", name="reorder: look_back")

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._types import parse_duration, parse_time
+from invtools._durations import parse_duration
+from invtools._types import parse_time
 from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
     DELETED_NOTE,

@@ -16,7 +16,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools._types import parse_duration, parse_time
+from invtools._durations import parse_duration
+from invtools._types import parse_time
 from invtools.analysis.common import (
     DAY,
     as_of_time,

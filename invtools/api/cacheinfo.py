@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from invtools._types import TEAM_PATH, parse_duration
+from invtools._durations import parse_duration
+from invtools._types import TEAM_PATH
 from invtools.api.endpoints import AT_REVISION, Team
 from invtools.api.plan import clear_walks, walks_folder
 from invtools.errors import APIError, ArgumentTypeError

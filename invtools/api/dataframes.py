@@ -22,6 +22,7 @@ import pandas as pd
 
 from invtools import frames
 from invtools._config import check_flag
+from invtools._durations import counts_back
 from invtools._types import (
     ATTRS_PATH,
     ITEMS_PATH,
@@ -30,7 +31,6 @@ from invtools._types import (
     PARTNERS_PATH,
     TXS_PATH,
     check_tx_type,
-    counts_back,
     parse_window,
 )
 from invtools.api.clock import ServiceClock

@@ -294,7 +294,8 @@ class Requester:
         err = from_response(
             status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
         )
-        if isinstance(err, AuthenticationError):
+        auth = getattr(self.session, "auth", None)
+        if isinstance(err, AuthenticationError) and getattr(auth, "header", None):
             # refused (revoked, say): this token's cached answers are not served again
             with contextlib.suppress(CacheError):  # housekeeping; the 401 is what matters
                 forgotten = clear_entries(self.session, self.session.auth.header)

@@ -148,17 +148,20 @@ def boxhero(
 
         return rows
 
+    # Each list is fetched fresh once a run: items (with the attribute definitions) and
+    # locations first; stock and attributes then read the pages those fetched moments before
+    # (the cache's own short expiry when run alone), not a second copy of the same walk.
     def items() -> pd.DataFrame:
         df = client.items_df(refresh=True, progress=progress)
-        return df.rename(columns=attribute_columns(client.attributes_df(refresh=True)))
+        return df.rename(columns=attribute_columns(client.attributes_df()))
 
     def attributes() -> pd.DataFrame:
-        df = client.attributes_df(refresh=True)
+        df = client.attributes_df()
         df["column_name"] = pd.array(list(attribute_columns(df).values()), dtype="string")
         return df
 
     def stock() -> pd.DataFrame:
-        return client.stock_df(refresh=True, progress=progress)
+        return client.stock_df(progress=progress)
 
     def from_file(table: str) -> Iterator[pa.Table]:
         assert mirror is not None

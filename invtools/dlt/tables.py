@@ -20,15 +20,17 @@ from invtools.frames.schemas import SCHEMAS
 DELETED = "_deleted"
 
 #: table -> (the frame schema its columns come from, its key, what an update replaces).
+#: (In the order a run extracts them.)
 TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "teams": ("", ("team_id",), ("team_id",)),
     "items": ("items", ("team_id", "id"), ("team_id", "id")),
+    "locations": ("locations", ("team_id", "id"), ("team_id", "id")),
+    # after items and locations: it reads the pages they fetched moments before
     "stock": (
         "stock",
         ("team_id", "item_id", "location_id"),
         ("team_id", "item_id", "location_id"),
     ),
-    "locations": ("locations", ("team_id", "id"), ("team_id", "id")),
     "partners": ("partners", ("team_id", "id"), ("team_id", "id")),
     "members": ("members", ("team_id", "id"), ("team_id", "id")),
     "attributes": ("attributes", ("team_id", "id"), ("team_id", "id")),

@@ -26,8 +26,9 @@ import pandas as pd
 
 from invtools import frames
 from invtools._config import check_flag, check_path
+from invtools._durations import parse_duration
 from invtools._files import private_file
-from invtools._types import TXS_PATH, check_ids, check_tx_type, parse_duration, parse_window
+from invtools._types import TXS_PATH, check_ids, check_tx_type, parse_window
 from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time

@@ -77,11 +77,9 @@ def category_colors(columns: Iterable[str], by: str | None) -> dict[str, Any]:
     palette = [c for c in color_cycle() if not grey(c)]
     if len(named) > len(palette):
         seen = {mcolors.to_hex(c) for c in palette}
-        palette += [
-            c
-            for c in mpl.colormaps["tab20"].colors
-            if not grey(c) and mcolors.to_hex(c) not in seen
-        ]
+        tab20 = mpl.colormaps["tab20"]
+        more = [tab20(i) for i in range(tab20.N)]  # an int picks that colour of the map
+        palette += [c for c in more if not grey(c) and mcolors.to_hex(c) not in seen]
     cycle = itertools.cycle(palette or color_cycle())
     return {col: fixed[col] if col in fixed else next(cycle) for col in columns}
 
