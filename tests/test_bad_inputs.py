@@ -281,6 +281,9 @@ def test_analysis_functions(world, sweep):
         "reorder": {"lines": w["lines"], "items": w["items"]},
         "dead_stock": {"lines": w["lines"], "items": w["items"], "stock": w["stock"]},
         "audit": {"transactions": w["tx"]},
+        "activity_profile": {"transactions": w["tx"]},
+        "top": {"df": w["lines"], "by": "item_name", "value": "quantity"},
+        "transfer_flows": {"lines": w["lines"]},
     }
     assert set(baselines) == _functions(analysis)
     for name, baseline in baselines.items():
@@ -303,6 +306,7 @@ def test_viz_functions(world, sweep):
             ),
             "items": w["items"],
         },
+        "plot_transfers": {"flows": analysis.transfer_flows(w["lines"])},
     }
     assert set(baselines) == _functions(viz)
     for name, baseline in baselines.items():

@@ -17,6 +17,8 @@ from invtools import ArgumentTypeError, ConfigError, WindowWarning, analysis
 
 #: The names of the frames an analysis reads (what ``need()`` checks): taken by position.
 FRAMES = {"history", "lines", "items", "stock", "partners", "transactions"}
+#: ... and ``df``: a frame of any kind (analysis.top ranks the groups of any table).
+FRAMES |= {"df"}
 #: The analyses with a look-back, and its default.
 LOOK_BACKS = {"movement": "90D", "reorder": "8W", "dead_stock": "90D"}
 #: The analyses that can say a WindowWarning (their question reaches outside the frame's window).
@@ -30,6 +32,7 @@ STRICT = {
     "supplier_summary",
     "shrinkage",
     "audit",
+    "transfer_flows",
 }
 PENDING: set[tuple[str, str]] = set()  # (analysis, option) still positional: none
 

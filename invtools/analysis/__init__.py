@@ -22,6 +22,11 @@ ask of the data more than once lives here, not in the notebooks.
   date each runs out, and those that run out within the lead time.
 - :func:`dead_stock` — per location, the items holding stock that did not sell for ``days``:
   items, units, value at cost and its share of the location's stock value.
+- :func:`activity_profile` — transactions and units per month of the year or per weekday, per
+  type, the pooling of the years said (``how="mean"``: per year present; ``"sum"``).
+- :func:`top` — the top N of any group, ties with the N-th kept, ranked and said.
+- :func:`transfer_flows` — the from -> to table of moves: units, transactions, items per pair
+  of locations.
 - :func:`audit` — the transactions edited or backdated, among those recorded in a window, per
   member who recorded them, with the lag (and what the API cannot tell: who edited, when).
 
@@ -53,6 +58,9 @@ module             what it holds
 ``audits``         :func:`supplier_summary`, :func:`shrinkage`
 ``planning``       :func:`reorder`, :func:`dead_stock`
 ``recording``      :func:`audit`
+``profiles``       :func:`activity_profile`
+``ranking``        :func:`top`
+``flows``          :func:`transfer_flows`
 =================  ==========================================================================
 
 Imports: pandas, numpy, :mod:`invtools.frames` and the foundation (:mod:`invtools.errors`);
@@ -69,9 +77,12 @@ from __future__ import annotations
 
 from invtools.analysis.audits import shrinkage, supplier_summary
 from invtools.analysis.episodes import stockout_summary, stockouts
+from invtools.analysis.flows import transfer_flows
 from invtools.analysis.levels import stock_at
 from invtools.analysis.periods import month_end_stock, period_end_stock, stock_value_by_month
 from invtools.analysis.planning import dead_stock, reorder
+from invtools.analysis.profiles import activity_profile
+from invtools.analysis.ranking import top
 from invtools.analysis.recording import audit
 from invtools.analysis.turnover import movement, stock_value
 
@@ -89,4 +100,7 @@ __all__ = [
     "reorder",
     "dead_stock",
     "audit",
+    "activity_profile",
+    "top",
+    "transfer_flows",
 ]

@@ -24,6 +24,7 @@ from invtools.analysis.common import (
     check_number,
     in_window,
     need,
+    newest_name,
     without_deleted,
 )
 from invtools.errors import ConfigError
@@ -45,12 +46,6 @@ def _costs(lines: pd.DataFrame, items: pd.DataFrame) -> np.ndarray:
     """Each line's item cost (today's; NaN for an item the items frame lacks)."""
     cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
     return cost.reindex(lines["item_id"].array).to_numpy(dtype="float64", na_value=np.nan)
-
-
-def _newest_name(df: pd.DataFrame, key: str, name: str) -> pd.Series:
-    """key -> the name on its newest row (a partner or member renamed since keeps one name)."""
-    named = df.dropna(subset=[name]).sort_values("transaction_time", kind="stable")
-    return named.drop_duplicates(key, keep="last").set_index(key)[name]
 
 
 def supplier_summary(
@@ -137,7 +132,7 @@ def supplier_summary(
     out["median_days_between"] = gaps.groupby(visits["partner_id"]).median().astype("float64")
     out["items"] = g["item_id"].nunique()
     out["first_delivery"], out["last_delivery"] = g["time"].min(), g["time"].max()
-    names = _newest_name(inbound, "partner_id", "partner_name")
+    names = newest_name(inbound, "partner_id", "partner_name")
     if suppliers is not None:  # every supplier, those that delivered nothing too
         names = pd.concat([suppliers.set_index("id")["name"], names])
         names = names[~names.index.duplicated(keep="last")]
@@ -229,7 +224,7 @@ def shrinkage(
         }
     )
     out.index = pd.Index(out.index, dtype="Int64", name=key)
-    names = _newest_name(adjusted, key, name)
+    names = newest_name(adjusted, key, name)
     out.insert(0, name, names.reindex(out.index).astype(object).astype("string"))
     out = out.reset_index().sort_values(
         ["value_at_cost", "net_quantity", key], kind="stable", na_position="last", ignore_index=True

@@ -52,6 +52,7 @@ __all__ = [
     "without_deleted",
     "check_choice",
     "check_number",
+    "newest_name",
 ]
 
 DAY = pd.Timedelta(days=1)
@@ -269,6 +270,13 @@ def check_number(value: Any, *, who: str, name: str, whole: bool = False) -> Any
             f"not {type(value).__name__}"
         )
     return value
+
+
+def newest_name(df: pd.DataFrame, key: str, name: str) -> pd.Series:
+    """``key`` -> the ``name`` on its newest row (``transaction_time``): a partner, member or
+    location renamed since keeps one name, today's."""
+    named = df.dropna(subset=[name]).sort_values("transaction_time", kind="stable")
+    return named.drop_duplicates(key, keep="last").set_index(key)[name]
 
 
 def carry_provenance(result: pd.DataFrame, *sources: pd.DataFrame | None, who: str) -> pd.DataFrame:

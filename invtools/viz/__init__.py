@@ -30,6 +30,8 @@ What lives here:
   :data:`MAX_STOCK_ITEMS`).
 - :mod:`~invtools.viz.calendar`: :func:`plot_calendar`.
 - :mod:`~invtools.viz.value`: :func:`plot_stock_value` (the stock's value month by month).
+- :mod:`~invtools.viz.flows`: :func:`plot_transfers` (the stock moved between locations, from
+  :func:`invtools.analysis.transfer_flows`).
 
 What it may import: pandas, numpy, matplotlib (inside functions only, so importing
 ``invtools.viz`` picks no backend), :mod:`invtools.frames` and the foundation
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 from invtools.viz.activity import MAX_BAR_PERIODS, plot_activity
 from invtools.viz.calendar import plot_calendar
+from invtools.viz.flows import plot_transfers
 from invtools.viz.rows import opening_counts, partner_types
 from invtools.viz.stock import MAX_STOCK_ITEMS, plot_stock_history
 from invtools.viz.style import TYPE_COLORS
@@ -71,4 +74,5 @@ __all__ = [
     "plot_stock_history",
     "plot_calendar",
     "plot_stock_value",
+    "plot_transfers",
 ]

@@ -53,6 +53,7 @@ def plot_activity(
     metric: str = "count",
     *,
     top: int | None = 8,
+    other: bool = True,
     kind: str = "bar",
     since: Any = None,
     until: Any = None,
@@ -64,7 +65,8 @@ def plot_activity(
     """Transaction activity over time: stacked bars (or lines) per period, split by category.
 
     Arguments as in :func:`~invtools.viz.activity_table`, which computes the numbers drawn
-    (call it to see them as a table); the y label says whether quantities are absolute or
+    (call it to see them as a table; ``top=5, other=False``: the five largest alone); the y
+    label says whether quantities are absolute or
     signed, and the title when opening stock counts are left out. Signed quantities stack
     below zero where they are negative. ``kind="bar"`` stacks one bar per period across the
     period's width (``ax.containers``, one per category); above :data:`MAX_BAR_PERIODS`
@@ -101,6 +103,7 @@ def plot_activity(
         by,
         metric,
         top=top,
+        other=other,
         since=since,
         until=until,
         tz=tz,

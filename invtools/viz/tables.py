@@ -54,6 +54,7 @@ def activity_table(
     metric: str = "count",
     *,
     top: int | None = 8,
+    other: bool = True,
     since: Any = None,
     until: Any = None,
     tz: str | None = None,
@@ -88,7 +89,9 @@ def activity_table(
       team's record starts with; :func:`~invtools.viz.opening_counts` says how they are
       recognised), whose thousands of units dwarf everything else in a quantity view.
     - ``top``: keep the ``top`` categories with the largest totals over the range, sum the rest
-      into ``"other"``; ``None`` keeps all.
+      into ``"other"``; ``None`` keeps all. ``other=False`` leaves the rest out instead: the
+      top N alone (``by="customer", top=5, other=False``: the five biggest customers). A tie
+      at the N-th place is broken by name; :func:`invtools.analysis.top` keeps ties.
     - ``since``, ``until``: the range, both included (an ``until`` without a time of day
       includes that whole day), spelled as for the client's methods; by default the first and
       last transaction. Every period of the range is a row, with zeros where nothing happened;
@@ -122,6 +125,7 @@ def activity_table(
         by,
         metric,
         top=top,
+        other=other,
         since=since,
         until=until,
         tz=tz,
@@ -143,6 +147,7 @@ def table_of(
     metric: str,
     *,
     top: int | None = None,
+    other: bool = True,
     since: Any = None,
     until: Any = None,
     tz: str | None = None,
@@ -157,7 +162,12 @@ def table_of(
         isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1
     ):
         raise ConfigError(f"{who}: top={top!r} must be a positive whole number (or None for all).")
-    for name, flag in (("signed", signed), ("exclude_opening_counts", exclude_opening_counts)):
+    flags = (
+        ("other", other),
+        ("signed", signed),
+        ("exclude_opening_counts", exclude_opening_counts),
+    )
+    for name, flag in flags:
         if not isinstance(flag, (bool, np.bool_)):
             raise ConfigError(f"{who}: {name}={flag!r} must be True or False.")
     tz = check_tz(tz)
@@ -191,7 +201,7 @@ def table_of(
         full = pd.period_range(first, last, freq=pfreq)
 
     sums = values[rows].groupby([periods.array, categories[rows].to_numpy()]).sum()
-    table = _top(sums.unstack(fill_value=0).reindex(full, fill_value=0), top, by)
+    table = _top(sums.unstack(fill_value=0).reindex(full, fill_value=0), top, by, other=other)
     table = table.astype("int64" if metric == "count" else "float64")
     # Midnight does not exist (or exists twice) on DST days in a few zones: take the later one.
     starts = full.start_time.tz_localize(
@@ -335,16 +345,24 @@ def _time_range(since: Any, until: Any, tz: str, who: str):
     return lo, hi, last_in
 
 
-def _top(table: pd.DataFrame, top: int | None, by: str | None) -> pd.DataFrame:
-    """Keep the ``top`` largest columns, sum the rest into "other"; order the columns."""
+def _top(
+    table: pd.DataFrame, top: int | None, by: str | None, *, other: bool = True
+) -> pd.DataFrame:
+    """Keep the ``top`` largest columns, sum the rest into "other" (``other=False``: leave
+    them out); order the columns."""
     totals = table.abs().sum(axis=0)  # signed quantities: the most activity, either way
     # Largest first, ties by name so the order (and the colours) never depend on input order.
     ranked = sorted(table.columns, key=lambda c: (-totals[c], str(c)))
     if top is not None and len(ranked) > top:
         rest = table[ranked[top:]].sum(axis=1)
         ranked = ranked[:top]
-        # a real category called "other" is merged with the rest rather than clashing
-        table = table[ranked].assign(**{OTHER: table[OTHER] + rest if OTHER in ranked else rest})
+        # a real category called "other" is merged with the rest rather than clashing;
+        # other=False: the top N alone (a real "other" among them kept, in its place)
+        table = table[ranked]
+        if other:
+            table = table.assign(**{OTHER: table[OTHER] + rest if OTHER in ranked else rest})
     if by == "type":
         ranked = sorted(ranked, key=lambda c: TX_TYPES.index(c) if c in TX_TYPES else 99)
+    if not other:
+        return table[ranked]
     return table[[c for c in ranked if c != OTHER] + ([OTHER] if OTHER in table.columns else [])]
