@@ -75,6 +75,7 @@ def fetch_details(
     rows: Iterable[Any],
     *,
     held: Callable[[list[Pair]], list[bool]] | None,
+    cached: Callable[[list[Pair]], list[dict | None]] | None = None,
     workers: int,
     progress: bool,
     pace: Pace | None,
@@ -83,8 +84,10 @@ def fetch_details(
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
     tuple, ``held(pairs)`` says which the cache holds (None: none), the bar counts only the
     others, and ``pace`` (None: not paced) announces how long they will take and is told the
-    pace their answers came at. Ctrl-C (or any error) stops it at once: nothing more is sent,
-    and what was fetched stays in the cache.
+    pace their answers came at. The held ones are read ``cached(pairs)`` at a time, a chunk
+    of :data:`CACHED_CHUNK` (None: fetched like the others; a None in its answer: that one
+    fetched), in this thread, while the others are in flight. Ctrl-C (or any error) stops it
+    at once: nothing more is sent, and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
     ...                    progress=False, pace=None))
@@ -92,12 +95,17 @@ def fetch_details(
     """
     keyed: Iterable[tuple[Any, Pair]] = ((row, _pair(row)) for row in rows)
     counted: Iterable[bool] = itertools.repeat(True)  # which results the bar counts
-    total, cached = None, 0
+    bulk: tuple[list[tuple[Any, Pair]], list[bool]] | None = None  # held ones read by chunks
+    total, cached_n = None, 0
     if isinstance(rows, Sized) and not isinstance(rows, Mapping):
-        keyed = list(keyed)  # a bad row is refused before anything is sent
-        found = held([pair for _row, pair in keyed]) if held else [False] * len(keyed)
-        counted, cached = [not h for h in found], sum(found)
-        total = len(found) - cached
+        listed = list(keyed)  # a bad row is refused before anything is sent
+        found = held([pair for _row, pair in listed]) if held else [False] * len(listed)
+        counted, cached_n = [not h for h in found], sum(found)
+        total = len(found) - cached_n
+        keyed = listed
+        if cached is not None and cached_n:  # the workers fetch only what it does not hold
+            bulk = listed, found
+            keyed = (item for item, h in zip(listed, found, strict=True) if not h)
         if pace is not None:
             pace.announce(total)
 
@@ -113,12 +121,15 @@ def fetch_details(
         ) as bar,
         closing(fanout(one, keyed, workers=workers)) as results,
     ):
-        if cached:
-            bar.set_postfix(cached=cached, refresh=False)
+        if cached_n:
+            bar.set_postfix(cached=cached_n, refresh=False)
         start = clock.time() if clock else 0.0
+        merged: Iterable[tuple[tuple[Any, dict | None], bool]] = zip(results, counted, strict=False)
+        if bulk is not None and cached is not None:
+            merged = _merged(*bulk, cached, results, one)
         try:
-            for result, count in zip(results, counted, strict=False):
-                if count:
+            for result, counts in merged:
+                if counts:
                     bar.update(1)
                     answered, last = answered + 1, clock.time() - start if clock else 0.0
                     first = last if answered == 1 else first
@@ -126,6 +137,35 @@ def fetch_details(
         finally:
             if pace is not None and clock is not None:  # stopped too: what it saw holds
                 pace.saw(answered, first, last)
+
+
+#: Held details read from the cache in one go: enough that a query's cost does not show, few
+#: enough that what is read and not yet handed back stays small.
+CACHED_CHUNK = 500
+
+
+def _merged(
+    keyed: list[tuple[Any, Pair]],
+    found: list[bool],
+    cached: Callable[[list[Pair]], list[dict | None]],
+    results: Iterable[tuple[Any, dict | None]],
+    one: Callable[[tuple[Any, Pair]], tuple[Any, dict | None]],
+) -> Generator[tuple[tuple[Any, dict | None], bool], None, None]:
+    """``(result, counted)`` in the order of ``keyed``: a held one read from the cache (a chunk
+    at a time; one the bulk read does not give is fetched here), the others the next of
+    ``results`` (the workers'); ``counted``: whether the bar counts it (not held)."""
+    fetched = iter(results)
+    for start in range(0, len(keyed), CACHED_CHUNK):
+        chunk = keyed[start : start + CACHED_CHUNK]
+        holds = found[start : start + CACHED_CHUNK]
+        wanted = [pair for (_row, pair), h in zip(chunk, holds, strict=True) if h]
+        read = iter(cached(wanted) if wanted else ())
+        for item, h in zip(chunk, holds, strict=True):
+            if not h:
+                yield next(fetched), True
+                continue
+            detail = next(read)
+            yield ((item[0], detail) if detail is not None else one(item)), False
 
 
 def _pair(row: Any) -> Pair:
