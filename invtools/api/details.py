@@ -8,6 +8,11 @@ limit; the client keeps ``concurrency`` details in flight while its pacing budge
 rate. ``lines_df()``, ``transactions_df(with_lines=True)`` and the mirror's sync all fetch
 their details here.
 
+A detail at a revision never changes and is cached for good. The ones a list's rows need that
+the cache holds (:func:`held_details`) are read from the cache file in bulk, hundreds per
+query (:func:`cached_details`), while the others are in flight: a re-run of 100,000 cached
+details reads them in seconds, not the millisecond each of a requests-cache lookup.
+
 :func:`fanout` knows nothing of HTTP: it runs ``fn(item)`` for each item on a few worker
 threads and hands the results back in the order of the items.
 
@@ -58,9 +63,12 @@ from typing import Any, TypeVar
 from invtools._clock import cancel_scope, current_cancel
 from invtools._config import check_whole
 from invtools._progress import notice, progress_bar
+from invtools._types import TXS_PATH
 from invtools.errors import Cancelled, ConfigError
+from invtools.http.cache import cached_bodies, decode_json, held
 
-__all__ = ["fetch_details", "Pace", "about", "cost_line", "fanout", "SERVICE_LATENCY"]
+__all__ = ["fetch_details", "held_details", "cached_details", "Pace", "about", "cost_line"]
+__all__ += ["fanout", "SERVICE_LATENCY"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
 SERVICE_LATENCY = 0.8
@@ -166,6 +174,35 @@ def _merged(
                 continue
             detail = next(read)
             yield ((item[0], detail) if detail is not None else one(item)), False
+
+
+def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
+    """For each ``(id, revision)``, whether the cache of ``session`` (its token's entries)
+    holds its detail for good: one without a revision expires within a minute, a request."""
+    found = held(session, session.auth.header, _detail_urls(base_url, pairs))
+    return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
+
+
+def cached_details(session: Any, base_url: str, pairs: list[Pair]) -> list[dict | None]:
+    """For each ``(id, revision)``, its detail (unwrapped) as the cache of ``session`` (its
+    token's entries) holds it; None: not held, or only requests-cache's own lookup reads it.
+    Read in bulk (:func:`invtools.http.cache.cached_bodies`): what a revision's detail says
+    never changes, so this is what requests-cache would answer, a millisecond sooner each."""
+    urls = _detail_urls(base_url, [(t, r) for t, r in pairs if r is not None])
+    bodies = iter(cached_bodies(session, session.auth.header, urls))
+    found: list[dict | None] = []
+    for _tid, revision in pairs:
+        decoded, body = decode_json(next(bodies)) if revision is not None else (False, None)
+        item = body.get("item") if decoded and isinstance(body, Mapping) else None
+        found.append(dict(item) if isinstance(item, Mapping) else None)
+    return found
+
+
+def _detail_urls(base_url: str, pairs: list[Pair]) -> list[str]:
+    """The URLs of the details ``(id, revision)`` as the client's requester makes them (a few
+    microseconds each, not its tens: a re-run makes one per transaction)."""
+    base = base_url + TXS_PATH
+    return [f"{base}/{t}" if r is None else f"{base}/{t}?revision={r}" for t, r in pairs]
 
 
 def _pair(row: Any) -> Pair:

@@ -55,7 +55,7 @@ from invtools.errors import (
     PaginationError,
     TeamModeError,
 )
-from invtools.http.cache import cached_bodies, decode_json, forget, held
+from invtools.http.cache import forget
 from invtools.http.pacing import bucket_of
 
 __all__ = ["Resources", "PARTNER_TYPES"]
@@ -405,32 +405,15 @@ class Resources:
 
     def _held_details(self, pairs: list[tuple[int, int | None]]) -> list[bool]:
         """For each ``(id, revision)``, whether its detail will come from the cache."""
-        session = self._requester.session
-        found = held(session, session.auth.header, self._detail_urls(pairs))
-        # A detail without a revision expires within a minute: it is a request.
-        return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
+        return details.held_details(self._requester.session, self._requester.base_url, pairs)
 
     def _cached_details(self, pairs: list[tuple[int, int | None]]) -> list[dict | None]:
-        """For each ``(id, revision)``, its detail as the cache holds it (None: not held, or
-        only requests-cache's own lookup reads it), read in bulk and counted as answered from
-        the cache. What a revision's detail says never changes, so the cached one is the
-        detail: this is what requests-cache would answer, a millisecond sooner each."""
-        session = self._requester.session
-        urls = self._detail_urls([(t, r) for t, r in pairs if r is not None])
-        bodies = iter(cached_bodies(session, session.auth.header, urls))
-        found: list[dict | None] = []
-        for _tid, revision in pairs:
-            decoded, body = decode_json(next(bodies)) if revision is not None else (False, None)
-            item = body.get("item") if decoded and isinstance(body, Mapping) else None
-            found.append(dict(item) if isinstance(item, Mapping) else None)
+        """For each ``(id, revision)``, its detail as the cache holds it (None: not held),
+        read in bulk (:func:`~invtools.api.details.cached_details`) and counted as answered
+        from the cache."""
+        found = details.cached_details(self._requester.session, self._requester.base_url, pairs)
         self._counters.add(from_cache=sum(detail is not None for detail in found))
         return found
-
-    def _detail_urls(self, pairs: list[tuple[int, int | None]]) -> list[str]:
-        """The URLs of the details ``(id, revision)``, as :meth:`Requester.url` makes them
-        (a few microseconds each, not its tens: a re-run builds one per transaction)."""
-        base = self._requester.base_url + TXS_PATH
-        return [f"{base}/{t}" if r is None else f"{base}/{t}?revision={r}" for t, r in pairs]
 
     def _pace(self, *, say: bool) -> details.Pace | None:
         """The details' bucket of the pacing budget (None: not paced); ``say``: its cost line."""
