@@ -12,7 +12,7 @@ the team's mode once, when its walk starts.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -158,7 +158,8 @@ class DataFrames(Resources):
             )
             if with_lines:
                 rows, details = self._rows_and_details(walk, progress, asked)
-                return _join_lines(rows, details, all_types=type is None), asked
+                with closing(details):
+                    return _join_lines(rows, details, all_types=type is None), asked
             if asked is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
                 return walk.frame(), asked
             return _tx_frame(walk), asked
@@ -223,8 +224,8 @@ class DataFrames(Resources):
                 max_age=max_age,
                 progress=progress,
             )
-            details = self._rows_and_details(walk, progress, asked)[1]
-            return _lines(details, all_types=type is None), asked
+            with closing(self._rows_and_details(walk, progress, asked)[1]) as details:
+                return _lines(details, all_types=type is None), asked
 
         return self._framed(TXS_PATH, filters, build, grain="lines")
 
@@ -263,7 +264,7 @@ class DataFrames(Resources):
 
     def _rows_and_details(
         self, walk: Walk, progress: bool | None, asked: _Asked | None
-    ) -> tuple[list, list]:
+    ) -> tuple[list[dict], Generator[dict, None, None]]:
         """The rows of ``walk``, then their details at the revision the list shows (None:
         deleted since, left out); the transaction's own columns (partner, member, location
         names) from the rows just walked, as the list shows them now (a detail is cached per
@@ -281,12 +282,18 @@ class DataFrames(Resources):
                 (clock.now() if began is None else clock.of_local(began)) - asked.back
             )
             rows = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= floor]
-        with closing(self._details(rows, progress=progress)) as fetched:  # checked: the walk
-            return rows, [
-                {**detail, **row, "items": detail.get("items")}
-                for row, detail in fetched
-                if detail is not None
-            ]
+        return rows, self._merged_details(rows, progress)
+
+    def _merged_details(
+        self, rows: list[dict], progress: bool | None
+    ) -> Generator[dict, None, None]:
+        """The details of ``rows`` (their mode checked by the walk), one at a time (so what a
+        frame is built from is never all held at once), each with its row's fields over its
+        own (None: deleted since, left out)."""
+        with closing(self._details(rows, progress=progress)) as fetched:
+            for row, detail in fetched:
+                if detail is not None:
+                    yield {**detail, **row, "items": detail.get("items")}
 
     def _windowed(self, since: Any, until: Any, **options: Any) -> tuple[Walk, _Asked | None]:
         """The walk of :meth:`transactions` (``options``) from ``since`` to ``until``
@@ -385,14 +392,14 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return df
 
 
-def _lines(found: list[dict], *, all_types: bool) -> pd.DataFrame:
+def _lines(found: Iterable[dict], *, all_types: bool) -> pd.DataFrame:
     """The lines of the details ``found``; their stock levels recomputed from the quantities
     when every type is there to recompute them from (see ``lines_df``)."""
     lines = frames.lines_df(found)
     return frames.rebase_levels(lines) if all_types else lines
 
 
-def _join_lines(rows: list[dict], found: list[dict], *, all_types: bool) -> pd.DataFrame:
+def _join_lines(rows: list[dict], found: Iterable[dict], *, all_types: bool) -> pd.DataFrame:
     """The transactions frame left-joined with the line columns of their details."""
     tx = frames.transactions_df(rows)
     lines = _lines(found, all_types=all_types)

@@ -8,6 +8,11 @@ limit; the client keeps ``concurrency`` details in flight while its pacing budge
 rate. ``lines_df()``, ``transactions_df(with_lines=True)`` and the mirror's sync all fetch
 their details here.
 
+A detail at a revision never changes and is cached for good. The ones a list's rows need that
+the cache holds (:func:`held_details`) are read from the cache file in bulk, hundreds per
+query (:func:`cached_details`), while the others are in flight: a re-run of 100,000 cached
+details reads them in seconds, not the millisecond each of a requests-cache lookup.
+
 :func:`fanout` knows nothing of HTTP: it runs ``fn(item)`` for each item on a few worker
 threads and hands the results back in the order of the items.
 
@@ -59,9 +64,12 @@ from typing import Any, TypeVar
 from invtools._clock import cancel_scope, current_cancel
 from invtools._config import check_whole
 from invtools._progress import notice, progress_bar
+from invtools._types import TXS_PATH
 from invtools.errors import Cancelled, ConfigError
+from invtools.http.cache import cached_bodies, decode_json, held
 
-__all__ = ["fetch_details", "Pace", "about", "cost_line", "fanout", "SERVICE_LATENCY"]
+__all__ = ["fetch_details", "held_details", "cached_details", "Pace", "about", "cost_line"]
+__all__ += ["fanout", "SERVICE_LATENCY"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
 SERVICE_LATENCY = 0.8
@@ -80,6 +88,7 @@ def fetch_details(
     rows: Iterable[Any],
     *,
     held: Callable[[list[Pair]], list[bool]] | None,
+    cached: Callable[[list[Pair]], list[dict | None]] | None = None,
     workers: int,
     progress: bool,
     pace: Pace | None,
@@ -88,8 +97,10 @@ def fetch_details(
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
     tuple, ``held(pairs)`` says which the cache holds (None: none), the bar counts only the
     others, and ``pace`` (None: not paced) announces how long they will take and is told the
-    pace their answers came at. Ctrl-C (or any error) stops it at once: nothing more is sent,
-    and what was fetched stays in the cache.
+    pace their answers came at. The held ones are read ``cached(pairs)`` at a time, a chunk
+    of :data:`CACHED_CHUNK` (None: fetched like the others; a None in its answer: that one
+    fetched), in this thread, while the others are in flight. Ctrl-C (or any error) stops it
+    at once: nothing more is sent, and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
     ...                    progress=False, pace=None))
@@ -97,12 +108,17 @@ def fetch_details(
     """
     keyed: Iterable[tuple[Any, Pair]] = ((row, _pair(row)) for row in rows)
     counted: Iterable[bool] = itertools.repeat(True)  # which results the bar counts
-    total, cached = None, 0
+    bulk: tuple[list[tuple[Any, Pair]], list[bool]] | None = None  # held ones read by chunks
+    total, cached_n = None, 0
     if isinstance(rows, Sized) and not isinstance(rows, Mapping):
-        keyed = list(keyed)  # a bad row is refused before anything is sent
-        found = held([pair for _row, pair in keyed]) if held else [False] * len(keyed)
-        counted, cached = [not h for h in found], sum(found)
-        total = len(found) - cached
+        listed = list(keyed)  # a bad row is refused before anything is sent
+        found = held([pair for _row, pair in listed]) if held else [False] * len(listed)
+        counted, cached_n = [not h for h in found], sum(found)
+        total = len(found) - cached_n
+        keyed = listed
+        if cached is not None and cached_n:  # the workers fetch only what it does not hold
+            bulk = listed, found
+            keyed = (item for item, h in zip(listed, found, strict=True) if not h)
         if pace is not None:
             pace.announce(total)
 
@@ -118,12 +134,15 @@ def fetch_details(
         ) as bar,
         closing(fanout(one, keyed, workers=workers)) as results,
     ):
-        if cached:
-            bar.set_postfix(cached=cached, refresh=False)
+        if cached_n:
+            bar.set_postfix(cached=cached_n, refresh=False)
         start = clock.time() if clock else 0.0
+        merged: Iterable[tuple[tuple[Any, dict | None], bool]] = zip(results, counted, strict=False)
+        if bulk is not None and cached is not None:
+            merged = _merged(*bulk, cached, results, one)
         try:
-            for result, count in zip(results, counted, strict=False):
-                if count:
+            for result, counts in merged:
+                if counts:
                     bar.update(1)
                     answered, last = answered + 1, clock.time() - start if clock else 0.0
                     first = last if answered == 1 else first
@@ -131,6 +150,64 @@ def fetch_details(
         finally:
             if pace is not None and clock is not None:  # stopped too: what it saw holds
                 pace.saw(answered, first, last)
+
+
+#: Held details read from the cache in one go: enough that a query's cost does not show, few
+#: enough that what is read and not yet handed back stays small.
+CACHED_CHUNK = 500
+
+
+def _merged(
+    keyed: list[tuple[Any, Pair]],
+    found: list[bool],
+    cached: Callable[[list[Pair]], list[dict | None]],
+    results: Iterable[tuple[Any, dict | None]],
+    one: Callable[[tuple[Any, Pair]], tuple[Any, dict | None]],
+) -> Generator[tuple[tuple[Any, dict | None], bool], None, None]:
+    """``(result, counted)`` in the order of ``keyed``: a held one read from the cache (a chunk
+    at a time; one the bulk read does not give is fetched here), the others the next of
+    ``results`` (the workers'); ``counted``: whether the bar counts it (not held)."""
+    fetched = iter(results)
+    for start in range(0, len(keyed), CACHED_CHUNK):
+        chunk = keyed[start : start + CACHED_CHUNK]
+        holds = found[start : start + CACHED_CHUNK]
+        wanted = [pair for (_row, pair), h in zip(chunk, holds, strict=True) if h]
+        read = iter(cached(wanted) if wanted else ())
+        for item, h in zip(chunk, holds, strict=True):
+            if not h:
+                yield next(fetched), True
+                continue
+            detail = next(read)
+            yield ((item[0], detail) if detail is not None else one(item)), False
+
+
+def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
+    """For each ``(id, revision)``, whether the cache of ``session`` (its token's entries)
+    holds its detail for good: one without a revision expires within a minute, a request."""
+    found = held(session, session.auth.header, _detail_urls(base_url, pairs))
+    return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
+
+
+def cached_details(session: Any, base_url: str, pairs: list[Pair]) -> list[dict | None]:
+    """For each ``(id, revision)``, its detail (unwrapped) as the cache of ``session`` (its
+    token's entries) holds it; None: not held, or only requests-cache's own lookup reads it.
+    Read in bulk (:func:`invtools.http.cache.cached_bodies`): what a revision's detail says
+    never changes, so this is what requests-cache would answer, a millisecond sooner each."""
+    urls = _detail_urls(base_url, [(t, r) for t, r in pairs if r is not None])
+    bodies = iter(cached_bodies(session, session.auth.header, urls))
+    found: list[dict | None] = []
+    for _tid, revision in pairs:
+        decoded, body = decode_json(next(bodies)) if revision is not None else (False, None)
+        item = body.get("item") if decoded and isinstance(body, Mapping) else None
+        found.append(dict(item) if isinstance(item, Mapping) else None)
+    return found
+
+
+def _detail_urls(base_url: str, pairs: list[Pair]) -> list[str]:
+    """The URLs of the details ``(id, revision)`` as the client's requester makes them (a few
+    microseconds each, not its tens: a re-run makes one per transaction)."""
+    base = base_url + TXS_PATH
+    return [f"{base}/{t}" if r is None else f"{base}/{t}?revision={r}" for t, r in pairs]
 
 
 def _pair(row: Any) -> Pair:

@@ -55,7 +55,7 @@ from invtools.errors import (
     PaginationError,
     TeamModeError,
 )
-from invtools.http.cache import forget, held
+from invtools.http.cache import forget
 from invtools.http.pacing import bucket_of
 
 __all__ = ["Resources", "PARTNER_TYPES"]
@@ -319,6 +319,7 @@ class Resources:
             fetch,
             rows,
             held=None if refresh else self._held_details,
+            cached=None if refresh else self._cached_details,
             workers=self.concurrency,
             progress=self.progress if asked is None else asked,
             pace=self._pace(say=shows(asked, client=self.progress)),
@@ -404,11 +405,15 @@ class Resources:
 
     def _held_details(self, pairs: list[tuple[int, int | None]]) -> list[bool]:
         """For each ``(id, revision)``, whether its detail will come from the cache."""
-        session = self._requester.session
-        urls = [self._requester.url(f"{TXS_PATH}/{t}", {"revision": r}) for t, r in pairs]
-        found = held(session, session.auth.header, urls)
-        # A detail without a revision expires within a minute: it is a request.
-        return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
+        return details.held_details(self._requester.session, self._requester.base_url, pairs)
+
+    def _cached_details(self, pairs: list[tuple[int, int | None]]) -> list[dict | None]:
+        """For each ``(id, revision)``, its detail as the cache holds it (None: not held),
+        read in bulk (:func:`~invtools.api.details.cached_details`) and counted as answered
+        from the cache."""
+        found = details.cached_details(self._requester.session, self._requester.base_url, pairs)
+        self._counters.add(from_cache=sum(detail is not None for detail in found))
+        return found
 
     def _pace(self, *, say: bool) -> details.Pace | None:
         """The details' bucket of the pacing budget (None: not paced); ``say``: its cost line."""
