@@ -81,6 +81,8 @@ def _calls(w):
             ["lines"],
         ),
         "audit": (analysis.audit, {"transactions": tx}, ["transactions"]),
+        "activity_profile": (analysis.activity_profile, {"transactions": tx}, ["transactions"]),
+        "transfer_flows": (analysis.transfer_flows, {"lines": lines}, ["lines"]),
         "viz.activity_table": (viz.activity_table, {"df": tx}, ["df"]),
         "viz.opening_counts": (viz.opening_counts, {"df": tx}, ["df"]),
         "viz.plot_activity": (viz.plot_activity, {"df": tx}, ["df"]),
@@ -93,8 +95,9 @@ def _calls(w):
     }
 
 
-#: What reads no time, so takes any: stock levels and values, partners, a monthly table.
-NO_TIMES = {"stock_value", "viz.partner_types", "viz.plot_stock_value"}
+#: What reads no time, so takes any: stock levels and values, partners, a monthly table, a
+#: ranking of any table, a flows table drawn.
+NO_TIMES = {"stock_value", "viz.partner_types", "viz.plot_stock_value", "top", "viz.plot_transfers"}
 
 
 def _public(module, prefix=""):

@@ -99,6 +99,9 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
             [lines, items, stock],
         ),
         "audit": (lambda: analysis.audit(tx), [tx]),
+        "activity_profile": (lambda: analysis.activity_profile(tx), [tx]),
+        "top": (lambda: analysis.top(lines, by="item_name", value="quantity"), [lines]),
+        "transfer_flows": (lambda: analysis.transfer_flows(lines), [lines]),
         "activity_table": (lambda: viz.activity_table(lines, "W"), [lines]),
     }
     assert set(calls) == {*analysis.__all__, "activity_table"}  # every public analysis
@@ -113,7 +116,7 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         assert got["data_as_of"] == _oldest(inputs, "data_as_of"), name
         assert got["fetched_at"] == _oldest(inputs, "fetched_at"), name
         # the lines' window: the items, stock and partners (whole lists) hold every time
-        windowed = tx if name == "audit" else lines
+        windowed = tx if name in ("audit", "activity_profile") else lines
         assert got["window"] == (None if name == "stock_value" else windowed.attrs["window"]), name
         assert got["requests"] == sum(
             f.attrs["requests"] for f in {id(f): f for f in inputs}.values()
