@@ -10,7 +10,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from invtools import ConfigError, DeletedItemsWarning, WindowWarning
+from invtools import ArgumentTypeError, ConfigError, DeletedItemsWarning, WindowWarning
 from invtools.analysis import audit, dead_stock, reorder
 
 DAY = pd.Timedelta(days=1)
@@ -44,6 +44,30 @@ def _quietly(fn, *args, **kwargs):
 def _typed(df, **dtypes) -> None:
     for column, dtype in dtypes.items():
         assert str(df[column].dtype) == dtype, (column, df[column].dtype)
+
+
+T = pd.Timestamp("2026-10-31", tz="UTC")
+
+
+def _lines(*rows) -> pd.DataFrame:
+    """A lines frame of ``(days before T, type, item id, quantity)`` rows, as the client types
+    it (a type or an item of None: missing; a quantity of None: <NA>)."""
+    return pd.DataFrame(
+        {
+            "transaction_time": pd.array([T - d * DAY for d, *_ in rows], "datetime64[ms, UTC]"),
+            "type": pd.Categorical([r[1] for r in rows]),
+            "item_id": pd.array([r[2] for r in rows], dtype="Int64"),
+            "item_name": pd.array(
+                [None if r[2] is None else f"line {r[2]}" for r in rows], "string"
+            ),
+            "quantity": pd.array([r[3] for r in rows], dtype="Float64"),
+        }
+    )
+
+
+def _from_team(df: pd.DataFrame, team_id: int, name: str) -> pd.DataFrame:
+    df.attrs.update(source="api", team_id=team_id, team_name=name)
+    return df
 
 
 # -- reorder -----------------------------------------------------------------------------------
@@ -125,6 +149,230 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
     assert reorder(lines, items, as_of="2261-12-30").empty  # nothing sold then, and no error
     with pytest.raises(ConfigError, match="1678 to 2261"):  # beyond what pandas' times hold
         reorder(lines, items, as_of="9999-12-31")
+
+
+def test_reorder_counts_the_sales_from_the_look_backs_start_to_as_of_and_names_what_it_knows():
+    """Worked by hand: a look-back of 28 days, so one unit a day is 28 units out. A sale on the
+    look-back's first moment and one at as_of count; one before, one after, a line with no
+    type, an ``in`` line, a sale of no item and a sale of no quantity do not."""
+    lines = _lines(
+        (28, "out", 1, -14.0),  # the look-back's first moment: counted
+        (0, "out", 1, -14.0),  # as_of itself: counted
+        (29, "out", 1, -100.0),  # before the look-back
+        (-1, "out", 1, -50.0),  # after as_of
+        *[(d, "out", i, -28.0) for d, i in ((3, 2), (3, 3), (3, 5))],
+        (5, None, 2, -7.0),  # a line without a type is no sale
+        (5, "in", 2, 10.0),
+        (4, "out", 6, -56.0),  # an item the items frame does not know
+        (3, "out", None, -4.0),  # a sale of no item
+        (2, "out", 4, -3.0),
+        (2, "out", 4, None),  # a sale of no quantity: counts nothing
+    )
+    items = pd.DataFrame(
+        {
+            "id": pd.array([1, 2, 3, 4, 5, 1], dtype="Int64"),  # item 1 twice: the first row
+            "name": pd.array(["Mug", "Jug", "Cup", "Pot", "Pan", "Old mug"], dtype="string"),
+            "sku": pd.array(["M-1", "J-2", None, "P-4", "P-5", "X"], dtype="string"),
+            "quantity": [36_500.0, 36_500.5, 14.5, 30.0, 14.0, 0.0],
+        }
+    )
+    got = reorder(lines, items, look_back="28D", top=None, as_of=T)
+    assert got.index.equals(pd.RangeIndex(6))
+    assert got["item_id"].tolist() == [6, 1, 2, 3, 5, 4]  # most units out first, then by id
+    assert got["units_out"].tolist() == [56.0, 28.0, 28.0, 28.0, 28.0, 3.0]
+    assert got["item_name"].tolist() == ["line 6", "Mug", "Jug", "Cup", "Pan", "Pot"]
+    assert got["sku"].tolist()[1:] == ["M-1", "J-2", pd.NA, "P-5", "P-4"]
+    assert pd.isna(got["sku"].iloc[0])
+    mine = got.set_index("item_id")
+    assert mine["daily_out"].tolist() == [2.0, 1.0, 1.0, 1.0, 1.0, 3 / 28]
+    assert mine["days_of_cover"].iloc[1:].tolist() == [36_500.0, 36_500.5, 14.5, 14.0, 280.0]
+    # a cover of a century runs out a century on; past it, never
+    assert mine.loc[1, "runs_out"] == T + 36_500 * DAY and pd.isna(mine.loc[2, "runs_out"])
+    # the default lead time is 14 days: 14 days of cover runs out in it, 14.5 does not
+    assert mine["runs_out_in_lead_time"].iloc[1:].tolist() == [False, False, False, True, False]
+    # the unknown item: no stock on hand known, so no cover and no flag
+    assert pd.isna(mine.loc[6, "on_hand"]) and pd.isna(mine.loc[6, "days_of_cover"])
+    assert pd.isna(mine.loc[6, "runs_out"]) and pd.isna(mine.loc[6, "runs_out_in_lead_time"])
+    _typed(got, item_id="Int64", item_name="string", sku="string", days_of_cover="float64")
+    assert reorder(lines, items, look_back="28D", top=1, as_of=T)["item_id"].tolist() == [6]
+
+    no_sku = reorder(lines, items.drop(columns="sku"), look_back="28D", top=None, as_of=T)
+    assert no_sku["sku"].isna().all() and str(no_sku["sku"].dtype) == "string"
+
+
+def test_reorder_leaves_deleted_items_out_unless_asked_and_says_so():
+    lines = _lines((1, "out", 1, -5.0), (1, "out", 2, -3.0))
+    lines["item_deleted"] = pd.array([False, True], dtype="boolean")
+    items = pd.DataFrame({"id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
+    with pytest.warns(DeletedItemsWarning, match=r"^reorder: left out 1 deleted item \(2 "):
+        assert reorder(lines, items, look_back="7D")["item_id"].tolist() == [1]
+    kept = reorder(lines, items, look_back="7D", include_deleted=True)
+    assert kept["item_id"].tolist() == [1, 2]
+
+
+_SOLD = _lines((1, "out", 1, -5.0))
+_ITEMS = pd.DataFrame({"id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
+_STOCK = pd.DataFrame(
+    {
+        "location_id": pd.array([1], "Int64"),
+        "location_name": pd.array(["Shop"], "string"),
+        "item_id": pd.array([1], "Int64"),
+        "item_name": pd.array(["Mug"], "string"),
+        "quantity": [3.0],
+    }
+)
+_COSTS = _ITEMS.assign(cost=[2.0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: reorder([1], _ITEMS),
+            ArgumentTypeError,
+            r"reorder: lines must be a DataFrame, not list\. Pass a lines frame",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS.drop(columns="quantity")),
+            ConfigError,
+            r"reorder: items lacks the column\(s\) \['quantity'\]\. Pass an items frame",
+        ),
+        (
+            lambda: reorder(_SOLD, "items"),
+            ArgumentTypeError,
+            r"reorder: items must be a DataFrame, not str\. Pass an items frame",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, top=0),
+            ConfigError,
+            r"reorder: top=0 must be 1 or more \(None: every item that sold\)",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, top=2.5),
+            ArgumentTypeError,
+            "reorder: top must be a whole number, not float",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, top=True),
+            ArgumentTypeError,
+            "reorder: top must be a whole number, not bool",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, lead_days=-1),
+            ConfigError,
+            "reorder: lead_days=-1 must be 0 or more days",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, lead_days=float("nan")),
+            ConfigError,
+            "reorder: lead_days=nan must be 0 or more days",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, lead_days="14"),
+            ArgumentTypeError,
+            "reorder: lead_days must be a number, not str",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, as_of=42),
+            ArgumentTypeError,
+            "reorder: as_of must be a time",
+        ),
+        (
+            lambda: reorder(_SOLD, _ITEMS, look_back=56),
+            ConfigError,
+            'reorder: look_back=56 has no unit: write look_back="56D"',
+        ),
+        (
+            lambda: reorder(_SOLD.iloc[:0], _ITEMS),
+            ConfigError,
+            "reorder: the lines are empty and no as_of was given: pass as_of=",
+        ),
+        (
+            lambda: reorder(
+                _from_team(_SOLD.copy(), 7, "Shop"), _from_team(_ITEMS.copy(), 9, "York")
+            ),
+            ConfigError,
+            r"reorder: its frames are of 2 teams \('Shop' \(team 7\)",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, _STOCK, by="shelf"),
+            ConfigError,
+            "dead_stock: by='shelf' must be one of 'location', 'item'",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, _STOCK, by=1),
+            ArgumentTypeError,
+            "dead_stock: by must be text, one of 'location', 'item'; not int",
+        ),
+        (
+            lambda: dead_stock({}, _COSTS, _STOCK),
+            ArgumentTypeError,
+            r"dead_stock: lines must be a DataFrame, not dict\. Pass a lines frame",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _ITEMS, _STOCK),
+            ConfigError,
+            r"dead_stock: items lacks the column\(s\) \['cost'\]\. Pass an items frame",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, None),
+            ArgumentTypeError,
+            r"dead_stock: stock must be a DataFrame, not NoneType\. Pass client\.stock_df\(\)",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, _STOCK.drop(columns="location_name")),
+            ConfigError,
+            r"dead_stock: stock lacks the column\(s\) \['location_name'\]\. Pass client",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, _STOCK, as_of=[2026]),
+            ArgumentTypeError,
+            "dead_stock: as_of must be a time",
+        ),
+        (
+            lambda: dead_stock(_SOLD, _COSTS, _STOCK, look_back=90),
+            ConfigError,
+            'dead_stock: look_back=90 has no unit: write look_back="90D"',
+        ),
+        (
+            lambda: dead_stock(_SOLD.iloc[:0], _COSTS, _STOCK),
+            ConfigError,
+            "dead_stock: the lines are empty and no as_of was given: pass as_of=",
+        ),
+        (
+            lambda: dead_stock(
+                _from_team(_SOLD.copy(), 7, "Shop"), _COSTS, _from_team(_STOCK.copy(), 9, "York")
+            ),
+            ConfigError,
+            r"dead_stock: its frames are of 2 teams \('Shop' \(team 7\)",
+        ),
+    ],
+)
+def test_reorder_and_dead_stock_refuse_what_they_cannot_answer_saying_why(call, error, message):
+    with pytest.raises(error, match=f"^{message}"):
+        call()
+
+
+def test_a_look_back_before_the_lines_window_is_said_with_the_question_and_its_dates():
+    lines = _SOLD.copy()
+    lines.attrs["window"] = {
+        "since": "2026-10-01T00:00:00.000Z",
+        "until": "2026-10-31T00:00:00.000Z",
+    }
+    said = (
+        "reorder: the lines start 01 Oct 2026; the sales of 56 days before 31 Oct 2026 needs "
+        'lines from 05 Sep 2026. Fetch them (client.lines_df(since="2026-09-05")), or ask '
+        "about less; strict=True makes this an error."
+    )
+    with pytest.warns(WindowWarning) as caught:
+        reorder(lines, _ITEMS)
+    assert [str(w.message) for w in caught] == [said]
+    dead = (
+        "dead_stock: the lines start 01 Oct 2026; no sale in 90 days as of 31 Oct 2026 needs "
+        "lines from 02 Aug 2026"
+    )
+    with pytest.warns(WindowWarning, match=f"^{dead}"):
+        dead_stock(lines, _COSTS, _STOCK)
 
 
 @pytest.mark.network
@@ -218,6 +466,97 @@ def test_dead_stocks_look_back_reaching_before_the_lines_says_so(sb, make_client
     with pytest.raises(ConfigError, match="needs lines from"):
         dead_stock(lines, items, stock, strict=True)
     _quietly(dead_stock, lines, items, stock, look_back="20D")  # inside the window: nothing said
+
+
+def test_dead_stock_worked_by_hand_per_location_and_per_holding():
+    """As of 31 Oct with a 90-day look-back. Sold in it: item 15 (10 days back) and item 14
+    (on the look-back's first moment). Dead: 10 (last sold 91 days back), 11 (only a line
+    with no type), 12 (sold after as_of only), 13 (no cost) and 16 (never sold)."""
+    lines = _lines(
+        (10, "out", 15, -1.0),
+        (90, "out", 14, -1.0),
+        (91, "out", 10, -1.0),
+        (5, None, 11, -1.0),
+        (-1, "out", 12, -1.0),
+    )
+    items = pd.DataFrame(
+        {
+            "id": pd.array([10, 11, 12, 13, 14, 15, 16, 10], dtype="Int64"),  # 10 twice: the first
+            "cost": [1.0, 2.0, 0.25, None, 5.0, 3.0, 1.0, 9.0],
+        }
+    )
+    rows = [  # location, its name, item, quantity
+        (1, "Shop", 10, 5.0),
+        (1, "Shop", 11, 1.0),
+        (1, "Shop", 16, 2.0),
+        (1, "Shop", 13, 4.0),
+        (1, "Shop", 15, 10.0),
+        (1, "Shop", 16, 0.0),  # nothing held
+        (1, "Shop", 12, None),  # quantity unknown: not held
+        (None, None, 10, 3.0),  # a holding with no location
+        (3, "Back", 12, 2.0),  # a stock value under one
+        (2, "Store", 14, 2.0),  # holds only what sold
+        (5, "Annex", 15, 1.0),
+    ]
+    stock = pd.DataFrame(
+        {
+            "location_id": pd.array([r[0] for r in rows], dtype="Int64"),
+            "location_name": pd.array([r[1] for r in rows], dtype="string"),
+            "item_id": pd.array([r[2] for r in rows], dtype="Int64"),
+            "item_name": pd.array([f"item {r[2]}" for r in rows], dtype="string"),
+            "quantity": pd.array([r[3] for r in rows], dtype="Float64"),
+        }
+    )
+    got = dead_stock(lines, items, stock, as_of=T)
+    assert got.index.equals(pd.RangeIndex(5))
+    # largest dead value first; Store and Annex both hold none dead: by id
+    assert got["location_id"].tolist()[:1] == [1] and pd.isna(got["location_id"].iloc[1])
+    assert got["location_id"].tolist()[2:] == [3, 2, 5]
+    assert got["location_name"].tolist()[2:] == ["Back", "Store", "Annex"]
+    assert got["items"].tolist() == [4, 1, 1, 0, 0]
+    assert got["units"].tolist() == [12.0, 3.0, 2.0, 0.0, 0.0]
+    assert got["value_at_cost"].tolist() == [9.0, 3.0, 0.5, 0.0, 0.0]
+    assert got["stock_value_at_cost"].tolist() == [39.0, 3.0, 0.5, 10.0, 3.0]
+    assert got["share_of_value"].tolist() == [9 / 39, 1.0, 1.0, 0.0, 0.0]
+    _typed(
+        got,
+        location_id="Int64",
+        location_name="string",
+        items="int64",
+        units="float64",
+        value_at_cost="float64",
+        stock_value_at_cost="float64",
+        share_of_value="float64",
+    )
+
+    each = dead_stock(lines, items, stock, by="item", as_of=T)
+    assert each.index.equals(pd.RangeIndex(6))
+    # by location as above (the one with no location second), then largest value first, then id
+    assert each["location_id"].tolist()[:4] == [1, 1, 1, 1] and pd.isna(each["location_id"][4])
+    assert each["item_id"].tolist() == [10, 11, 16, 13, 10, 12]
+    assert each["value_at_cost"].tolist()[:3] == [5.0, 2.0, 2.0]
+    assert pd.isna(each["value_at_cost"][3]) and pd.isna(each["cost"][3])
+    sold_10 = each["item_id"] == 10  # item 10, at the shop and with no location
+    assert (each.loc[sold_10, "last_sale"] == T - 91 * DAY).all()
+    assert each.loc[~sold_10, "last_sale"].isna().all()
+    assert each["days_since_last_sale"].tolist()[::4] == [91.0, 91.0]
+    assert each.loc[~sold_10, "days_since_last_sale"].isna().all()
+    _typed(
+        each,
+        location_id="Int64",
+        location_name="string",
+        item_id="Int64",
+        item_name="string",
+        quantity="float64",
+        cost="float64",
+        value_at_cost="float64",
+        last_sale="datetime64[ms, UTC]",
+        days_since_last_sale="float64",
+    )
+    # as_of defaults to the newest line, the day after: item 12 sold then, and item 14's sale
+    # is now 91 days back
+    later = dead_stock(lines, items, stock, by="item")
+    assert set(later["item_id"]) == {10, 11, 13, 14, 16}
 
 
 # -- audit -------------------------------------------------------------------------------------

@@ -41,10 +41,13 @@ __all__ = ["reorder", "dead_stock"]
 _LINES = "transaction_time type item_id quantity"
 
 
-def _sales(lines: pd.DataFrame, start: pd.Timestamp, as_of: pd.Timestamp) -> pd.DataFrame:
-    """The ``out`` lines of ``lines`` from ``start`` to ``as_of`` (both included)."""
+def _sales(lines: pd.DataFrame, as_of: pd.Timestamp, since: Any = None) -> pd.DataFrame:
+    """The ``out`` lines of ``lines`` up to ``as_of`` (included), from ``since`` (included)
+    when given."""
     times = lines["transaction_time"]
-    keep = (lines["type"].astype("string") == "out") & (times >= start) & (times <= as_of)
+    keep = (lines["type"].astype("string") == "out") & (times <= as_of)
+    if since is not None:
+        keep &= times >= since
     return lines[keep.fillna(False).to_numpy(dtype=bool)]
 
 
@@ -113,32 +116,30 @@ def reorder(
         who=who,
         strict=strict,
     )
-    sold = _sales(lines, start, as_of)
+    sold = _sales(lines, as_of, since=start)
     per = pd.DataFrame(
         {
             "item_id": sold["item_id"].astype("Int64").array,
             "item_name": sold["item_name"].astype("string").array,
-            "units_out": np.abs(sold["quantity"].to_numpy(dtype="float64", na_value=np.nan)),
+            "units_out": np.abs(sold["quantity"].astype("float64").to_numpy()),
         }
     )
-    moved = per.groupby("item_id", sort=True).agg(
+    moved = per.groupby("item_id").agg(
         item_name=("item_name", "last"), units_out=("units_out", "sum")
     )
-    base = items.drop_duplicates("id").set_index("id")
+    base = items.drop_duplicates("id").set_index("id").reindex(columns=["name", "sku", "quantity"])
     moved["item_name"] = base["name"].reindex(moved.index).fillna(moved["item_name"])
-    sku = base["sku"] if "sku" in base else pd.Series(pd.NA, index=base.index)
-    moved.insert(1, "sku", sku.reindex(moved.index).astype("string"))
+    moved.insert(1, "sku", base["sku"].reindex(moved.index).astype("string"))  # none: <NA>
     moved["daily_out"] = moved["units_out"] / days
     on_hand = base["quantity"].astype("float64").reindex(moved.index)
     moved["on_hand"] = on_hand
     cover = on_hand.clip(lower=0) / moved["daily_out"]
-    moved["days_of_cover"] = cover.astype("float64")
+    moved["days_of_cover"] = cover
     # a cover past a century runs out "never": NaT; in ms, so a far as_of does not overflow
     offset = pd.to_timedelta(cover.where(cover <= 36_500), unit="D").dt.round("ms")
     moved["runs_out"] = (as_of.as_unit("ms") + offset.astype("timedelta64[ms]")).astype(TIME_DTYPE)
     soon = pd.Series(cover.to_numpy() <= lead_days, index=cover.index, dtype="boolean")
     moved["runs_out_in_lead_time"] = soon.mask(cover.isna())  # on hand unknown: <NA>
-    moved.index = pd.Index(moved.index, dtype="Int64", name="item_id")
     moved["item_name"] = moved["item_name"].astype("string")
     result = moved.reset_index().sort_values(
         ["units_out", "item_id"], ascending=[False, True], ignore_index=True
@@ -203,11 +204,8 @@ def dead_stock(
     start, length = look_back_start(look_back, as_of, who=who)
     question = f"no sale in {spoken(length)} as of {as_of:%d %b %Y}"
     check_reach(lines, start, as_of, question=question, who=who, strict=strict)
-    sold = set(_sales(lines, start, as_of)["item_id"].dropna().tolist())
-    sales = lines[(lines["type"].astype("string") == "out").fillna(False).to_numpy(dtype=bool)]
-    last_sale = (
-        sales[sales["transaction_time"] <= as_of].groupby("item_id")["transaction_time"].max()
-    )
+    last_sale = _sales(lines, as_of).groupby("item_id")["transaction_time"].max()
+    sold = last_sale[last_sale >= start].index  # sold in the look-back
     cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
     held = stock[(stock["quantity"] > 0).fillna(False).to_numpy(dtype=bool)]
     held = pd.DataFrame(
@@ -219,34 +217,34 @@ def dead_stock(
             "quantity": held["quantity"].astype("float64").to_numpy(),
         }
     )
-    held["cost"] = cost.reindex(held["item_id"].array).to_numpy(dtype="float64", na_value=np.nan)
+    held["cost"] = cost.reindex(held["item_id"].array).to_numpy()
     held["value_at_cost"] = held["quantity"] * held["cost"]
-    dead = held[~held["item_id"].isin(list(sold)).to_numpy(dtype=bool)].copy()
-    g = held.groupby("location_id", sort=True, dropna=False)
-    g_dead = dead.groupby("location_id", sort=True, dropna=False)
+    dead = held[~held["item_id"].isin(sold)]
+    g = held.groupby("location_id", dropna=False)
+    g_dead = dead.groupby("location_id", dropna=False)
     out = pd.DataFrame({"location_name": g["location_name"].last()})
     out["items"] = g_dead["item_id"].nunique().reindex(out.index, fill_value=0).astype("int64")
-    out["units"] = g_dead["quantity"].sum().reindex(out.index, fill_value=0.0).astype("float64")
-    out["value_at_cost"] = (
-        g_dead["value_at_cost"].sum().reindex(out.index, fill_value=0.0).astype("float64")
-    )
-    out["stock_value_at_cost"] = g["value_at_cost"].sum().astype("float64")
+    out["units"] = g_dead["quantity"].sum().reindex(out.index, fill_value=0.0)
+    out["value_at_cost"] = g_dead["value_at_cost"].sum().reindex(out.index, fill_value=0.0)
+    out["stock_value_at_cost"] = g["value_at_cost"].sum()
     total = out["stock_value_at_cost"].where(out["stock_value_at_cost"] > 0)
-    out["share_of_value"] = (out["value_at_cost"] / total).astype("float64")
-    out.index = pd.Index(out.index, dtype="Int64", name="location_id")
+    out["share_of_value"] = out["value_at_cost"] / total
     out["location_name"] = out["location_name"].astype("string")
     out = out.reset_index().sort_values(
         ["value_at_cost", "location_id"], ascending=[False, True], ignore_index=True
     )
     if by == "item":
-        rank = {loc: i for i, loc in enumerate(out["location_id"].tolist())}
-        dead["last_sale"] = last_sale.reindex(dead["item_id"].array).astype(TIME_DTYPE).array
-        dead["days_since_last_sale"] = ((as_of - dead["last_sale"]) / DAY).astype("float64")
-        dead["_rank"] = dead["location_id"].map(rank)
-        out = dead.sort_values(
-            ["_rank", "value_at_cost", "item_id"],
-            ascending=[True, False, True],
-            na_position="last",
-            ignore_index=True,
-        ).drop(columns="_rank")
+        last = last_sale.reindex(dead["item_id"].array).astype(TIME_DTYPE).array
+        # each holding at its location's row above; by position, so a holding with no location
+        # finds the <NA> row (a dict of ids misses it under pandas 2.2)
+        place = pd.Index(out["location_id"].array).get_indexer(dead["location_id"].array)
+        out = (
+            dead.assign(last_sale=last, days_since_last_sale=(as_of - last) / DAY, _place=place)
+            .sort_values(
+                ["_place", "value_at_cost", "item_id"],
+                ascending=[True, False, True],
+                ignore_index=True,
+            )
+            .drop(columns="_place")
+        )
     return carry_provenance(out, lines, items, stock, who="dead_stock")
