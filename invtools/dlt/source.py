@@ -117,7 +117,7 @@ def boxhero(
                 'refresh="drop_resources") (drops the tables, every team\'s rows)'
             )
         last, changed = changed_since(mirror, loaded)
-        born_now = changed["first"].astype(str).str.endswith("new")
+        born_now = changed["first"].isin(["new", "backdated-new"])
         gone = changed["last"] == "removed"
         tally().add(
             "transactions",
