@@ -90,11 +90,14 @@ def progress_bar(
     enabled: bool = True,
     initial: int = 0,
 ) -> Any:
-    """A ``tqdm.auto`` bar (a silent one when not ``enabled`` or there is nothing to do).
+    """A ``tqdm.auto`` bar; when not ``enabled`` or there is nothing to do, a silent
+    :class:`Silent` one, without importing tqdm (0.06 s of a cached re-run that shows nothing).
 
     >>> with progress_bar(total=3, enabled=False) as bar:
     ...     bar.update(3)
     """
+    if not enabled or total == 0:
+        return Silent()
     from tqdm.auto import tqdm
 
     bar: type = tqdm
@@ -108,8 +111,26 @@ def progress_bar(
         initial=initial,
         leave=False,
         dynamic_ncols=True,
-        disable=not enabled or total == 0,
     )
+
+
+class Silent:
+    """A bar that shows nothing: what :func:`progress_bar`'s callers use of a tqdm bar."""
+
+    def __enter__(self) -> Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: float = 1) -> None:
+        """Nothing to show."""
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to show."""
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 def final_text(

