@@ -80,6 +80,7 @@ def transactions_df_from_pages(
     for read_as_dicts, run in groupby(parsed, key=lambda part: isinstance(part, pd.DataFrame)):
         parts = list(run)
         frames_ += parts if read_as_dicts else [_tx_frame_from_arrow(parts)]
+    pa.default_memory_pool().release_unused()
     return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
 
 
