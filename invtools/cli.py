@@ -122,7 +122,9 @@ def _load_run(args: argparse.Namespace) -> int:
         import dlt  # noqa: F401 - only to say what is missing
     except ImportError:
         return _error("invtools load needs dlt: pip install 'invtools[dlt]'")
+    from invtools._config import TOKEN_HELP
     from invtools.dlt import load
+    from invtools.dlt.run import LOAD_TOKEN_HELP
 
     options = {"destination": args.destination, "dataset": args.dataset}
     options["pipeline_name"] = args.pipeline_name
@@ -136,7 +138,8 @@ def _load_run(args: argparse.Namespace) -> int:
         cause = exc
         while cause.__cause__ is not None or cause.__context__ is not None:  # dlt wraps ours
             cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
-        return _error(f"invtools load: failed: {type(cause).__name__}: {cause}")
+        said = str(cause).replace(TOKEN_HELP, LOAD_TOKEN_HELP)  # a token refused or missing
+        return _error(f"invtools load: failed: {type(cause).__name__}: {said}")
     return 0
 
 

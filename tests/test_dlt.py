@@ -456,6 +456,8 @@ def test_invtools_load_prints_a_line_per_run_and_exits_non_zero_on_failure(tmp_p
     assert bad.stderr.strip().splitlines()[-1].startswith("invtools load: failed: ")
     assert "AuthenticationError" in bad.stderr and "Traceback" not in bad.stderr
     assert "not-a-token" not in bad.stderr + bad.stdout
+    # where the token of a load goes, not the Python client's Client(token=...)
+    assert "SOURCES__BOXHERO__TOKEN" in bad.stderr and "Client(token=" not in bad.stderr
 
 
 def test_a_duckdb_file_named_like_its_dataset_is_refused_before_anything_is_sent(tmp_path):

@@ -12,7 +12,15 @@ import dlt
 from invtools.dlt.source import boxhero
 from invtools.errors import ConfigError
 
-__all__ = ["load", "last_run", "summary"]
+__all__ = ["load", "last_run", "summary", "LOAD_TOKEN_HELP"]
+
+#: Where a load's token goes: what ``invtools load`` says in place of the client's
+#: :data:`invtools._config.TOKEN_HELP` (``Client(token=...)`` is not how a load is given one).
+LOAD_TOKEN_HELP = (
+    "API tokens are issued in the service's app, in Settings under Integrations (one token per "
+    "team). Give a load its token as SOURCES__BOXHERO__TOKEN (dlt's name; or token under "
+    "[sources.boxhero] in .dlt/secrets.toml) or INVTOOLS_TOKEN."
+)
 
 
 def last_run(pipeline: Any) -> dict[str, dict[str, list[int]]]:
