@@ -1082,3 +1082,20 @@ def test_the_change_report_names_each_field_that_changed_old_and_new(sb, mirror)
     log = mirror.changes_df()  # the log keeps them
     edits = log[(log["change"] == "edited").to_numpy()].set_index("transaction_id")
     assert "counted twice" in edits.loc[memo_only, "what_changed"]
+
+
+def test_a_first_syncs_change_log_is_the_servers_rows_whatever_the_chunks(sb, client, tmp_path):
+    """The rows of a sync are decoded a chunk at a time (a first sync of 100,000 held them all
+    as dicts: +256 MiB): every row's log entry is its own, across the chunks' seams."""
+    import invtools.mirror.sync as sync
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sync, "_VERSIONS_CHUNK", 7)  # many seams in a small shop
+        report = TransactionMirror(tmp_path / "chunked.sqlite", client).sync()
+    truth = frames.transactions_df(rows_by_time(sb)).set_index("id")
+    log = report.changes.set_index("transaction_id").loc[truth.index]
+    assert (log["change"] == "new").all() and len(log) == len(truth) > 7
+    assert log["new_revision"].tolist() == truth["revision"].tolist()
+    assert log["new_total_quantity"].tolist() == truth["total_quantity"].tolist()
+    assert log["backdated"].tolist() == truth["backdated"].tolist()
+    assert truth["backdated"].any() and not truth["backdated"].all()
