@@ -115,7 +115,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "provenance": (
         ["invtools/frames/provenance.py"],
         [
+            "tests/test_provenance_record.py",
             "tests/test_provenance_merged.py",
+            "tests/test_context.py",
             "tests/test_frames.py::test_provenance_attrs_hold_one_json_record",
             "tests/test_frames.py::test_provenance_from_a_record_a_mapping_or_keywords",
             "tests/test_frames.py::test_a_frame_keeps_its_provenance_through_parquet_and_pickle",

@@ -44,18 +44,24 @@ __all__ = [
 
 
 def utc_stamp(when: datetime | None = None) -> str:
-    """An aware time as ISO 8601 UTC with a ``Z`` (now when None), to the millisecond.
+    """A time as ISO 8601 UTC with a ``Z`` (now when None), to the millisecond. A time without
+    a zone is UTC (as :func:`~invtools.frames.context_of` reads one), not this machine's.
 
-    >>> utc_stamp(datetime(2026, 5, 2, 1, 10, tzinfo=UTC))
+    >>> utc_stamp(datetime.fromisoformat("2026-05-02T10:10:00+09:00"))
+    '2026-05-02T01:10:00.000Z'
+    >>> utc_stamp(datetime(2026, 5, 2, 1, 10))
     '2026-05-02T01:10:00.000Z'
     """
-    when = datetime.now(UTC) if when is None else when.astimezone(UTC)
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    when = datetime.now(UTC) if when is None else when
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def json_safe(value: Any) -> Any:
-    """``value`` made of JSON types only: times become ISO text, tuples and sets lists, numpy
-    and pandas scalars Python numbers, anything else its ``str``.
+    """``value`` made of JSON types only: times become ISO UTC text (:func:`utc_stamp`), tuples
+    lists, sets lists in the order of their text, numpy and pandas scalars Python numbers,
+    anything else its ``str``.
 
     >>> json_safe({"ids": (3, 1), "until": datetime(2026, 5, 2, tzinfo=UTC)})
     {'ids': [3, 1], 'until': '2026-05-02T00:00:00.000Z'}
@@ -63,7 +69,7 @@ def json_safe(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, datetime):
-        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=UTC))
+        return utc_stamp(value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, timedelta):
@@ -330,9 +336,8 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     teams: list[dict[str, Any]] = []
     loose: list[Any] = []
     for r in records:
-        entries = list(zip(*(_listed(r[k], r["team_id"]) for k in _TEAM), strict=False))
-        windows = r["window"] if isinstance(r["window"], list) else [r["window"]] * len(entries)
-        for (team_id, name, url), window in zip(entries, windows, strict=False):
+        entries = zip(*(_listed(r[k], r["team_id"]) for k in (*_TEAM, "window")), strict=True)
+        for team_id, name, url, window in entries:
             if team_id is None:
                 loose.append(window)
                 continue
@@ -359,7 +364,8 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _listed(value: Any, like: Any) -> list[Any]:
-    """``value`` as one entry per team of a record whose ``team_id`` is ``like``."""
+    """``value`` as one entry per team of a record whose ``team_id`` is ``like``: a list that
+    does not align with the ids is no team's (None each), so no team is dropped."""
     n = len(like) if isinstance(like, list) else 1
     if isinstance(value, list) and len(value) == n:
         return value
@@ -375,24 +381,27 @@ def _flat(records: list[dict[str, Any]], key: str) -> list[Any]:
 
 
 def _pairs(records: list[dict[str, Any]], a: str, b: str) -> list[tuple[Any, Any]]:
-    """(a, b) of each record, a merged record's aligned lists taken entry by entry."""
+    """(a, b) of each record, a merged record's lists taken entry by entry: a value that is not
+    a list is every entry's, and the shorter list is padded with None (nothing dropped)."""
     out: list[tuple[Any, Any]] = []
     for r in records:
-        if isinstance(r[a], list) and isinstance(r[b], list):
-            out.extend(zip(r[a], r[b], strict=False))
-        else:
-            out.append((r[a], r[b]))
+        n = max(len(r[k]) if isinstance(r[k], list) else 1 for k in (a, b))
+        out.extend(zip(_padded(r[a], n), _padded(r[b], n), strict=True))
     return out
 
 
-def _distinct(values: list[Any], empty: Any = (None, None)) -> list[Any]:
+def _padded(value: Any, n: int) -> list[Any]:
+    """``value`` as ``n`` entries: a list padded with None, anything else repeated."""
+    return [*value, *[None] * (n - len(value))] if isinstance(value, list) else [value] * n
+
+
+def _distinct(values: list[Any], empty: Any) -> list[Any]:
     """Each value once, in order; the ``empty`` one left out when another is there."""
     out: list[Any] = []
     for v in values:
         if v not in out:
             out.append(v)
-    kept = [v for v in out if v != empty]
-    return kept if kept else out[:1]
+    return [v for v in out if v != empty] or out  # else out is [empty]
 
 
 def _one_or_all(values: list[Any]) -> Any:
@@ -404,7 +413,13 @@ def _one_or_all(values: list[Any]) -> Any:
 def _oldest(stamps: list[Any]) -> Any:
     """The earliest of ISO times (kept as given), None when none is known."""
     known = [s for s in stamps if s is not None]
-    return min(known, key=lambda s: pd.Timestamp(s)) if known else None
+    return min(known, key=_instant) if known else None
+
+
+def _instant(stamp: Any) -> pd.Timestamp:
+    """An ISO time as the instant it names (one without a zone: UTC), to compare."""
+    when = pd.Timestamp(stamp)
+    return when.tz_localize(UTC) if when.tzinfo is None else when
 
 
 def _overlap(windows: list[Any]) -> dict[str, Any] | None:
@@ -415,9 +430,9 @@ def _overlap(windows: list[Any]) -> dict[str, Any] | None:
     if not spans:
         return None
     sinces = [w["since"] for w in spans if w.get("since") is not None]
-    since = max(sinces, key=lambda s: pd.Timestamp(s)) if sinces else None
+    since = max(sinces, key=_instant) if sinces else None
     until = _oldest([w["until"] for w in spans])
-    if since is not None and pd.Timestamp(since) > pd.Timestamp(until):
+    if since is not None and _instant(since) > _instant(until):
         shown = "; ".join(f"{w.get('since') or 'the start'} to {w['until']}" for w in spans)
         raise ConfigError(
             f"these frames hold transaction times that share no moment ({shown}): a result of "
