@@ -40,9 +40,11 @@ _ARROW_TX = pa.struct(
 )
 _ARROW_PAGE = pa.schema([("items", pa.list_(_ARROW_TX))])
 #: Page bodies parsed per pyarrow call (the default ``block_bytes``): a call has a fixed cost of
-#: about a millisecond, so pages go in blocks; a block's bytes are all that is held besides the
-#: Arrow columns.
-BLOCK_BYTES = 16 << 20
+#: about a millisecond, so pages go in blocks; a block's bytes and the parser's buffers are all
+#: that is held besides the Arrow columns. 2 MiB: 100,000 rows (41 MiB of pages) parse as fast as
+#: in 16 MiB blocks (0.12-0.15 s against 0.12-0.29 s), the peak 28 MiB lower (1 MiB: 34 MiB
+#: lower, 0.19 s).
+BLOCK_BYTES = 2 << 20
 #: pyarrow parses a call's data in chunks of this many bytes, one per core at a time.
 _ARROW_CHUNK = 1 << 20
 
@@ -60,7 +62,7 @@ def transactions_df_from_pages(
     ``client.transactions_df()`` uses this for walks read whole from the cache or the server.
 
     ``block_bytes`` is how many bytes of pages pyarrow parses per call (:data:`BLOCK_BYTES`,
-    16 MiB): the most held besides the columns, and the unit that falls back to the dict path.
+    2 MiB): the most held besides the columns, and the unit that falls back to the dict path.
 
     >>> body = (b'{"items": [{"id": 7, "type": "in", "transaction_time": '
     ...         b'"2026-05-02T01:10:00.000Z"}], "cursor": null, "has_more": false}')
@@ -80,7 +82,6 @@ def transactions_df_from_pages(
     for read_as_dicts, run in groupby(parsed, key=lambda part: isinstance(part, pd.DataFrame)):
         parts = list(run)
         frames_ += parts if read_as_dicts else [_tx_frame_from_arrow(parts)]
-    pa.default_memory_pool().release_unused()
     return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
 
 
@@ -116,6 +117,9 @@ def walk_frame(
     out = df.take(idx[first]).reset_index(drop=True)
     if types is not None:
         out = out[out["type"].isin(list(types)).to_numpy()].reset_index(drop=True)
+    # pyarrow's pool keeps what the parse and the copies freed: given back, 100,000 rows' frame
+    # holds 45 MiB less of this process (what comes next, the lines of lines_df(), is Python's)
+    pa.default_memory_pool().release_unused()
     return out
 
 
