@@ -294,36 +294,40 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     def floats(col: str) -> np.ndarray:
         return out[col].to_numpy(dtype="float64", na_value=np.nan)
 
-    # One step per (line, stock it changes), as arrays (a frame of them, sorted and filtered
-    # per column, was the peak of a 170,000-line lines_df(): +96 MiB).
-    kept = [(k, np.flatnonzero(rows)) for k, (rows, _col, _loc, _effect) in enumerate(parts)]
-    kept = [(k, idx) for k, idx in kept if len(idx)]
-    item, times, txs = floats("item_id"), out["transaction_time"], floats("transaction_id")
-    row = np.concatenate([idx for _k, idx in kept])
-    part = np.concatenate([np.full(len(idx), k, dtype=np.int8) for k, idx in kept])
+    item, txs = floats("item_id"), floats("transaction_id")
     # datetime64, not one Timestamp object per line (1.2 s at 170,000)
-    time = times.to_numpy("datetime64[ns]")[row]
-    order = np.lexsort((row, txs[row], time))  # by time, then transaction, then line; stable
-    row, part = row[order], part[order]
-    # -1 stands for "all locations"; a location's from- and to-lines share one stock.
-    locs, effects, levels = [], [], []
-    for k, idx in kept:
-        _rows, col, key, part_effect = parts[k]
-        locs.append(np.full(len(idx), -1.0) if key is None else floats(key)[idx])
-        effects.append(part_effect[idx])
-        levels.append(floats(col)[idx])
-    loc = np.concatenate(locs)[order]
-    effect = np.concatenate(effects)[order]
-    level = np.concatenate(levels)[order]
-    stock = [item[row], loc]  # one stock: an item at one location, or at all of them
-    running = pd.Series(effect).groupby(stock, sort=False, dropna=False).cumsum().to_numpy()
-    opening = pd.Series(level - running).groupby(stock, sort=False, dropna=False)
-    first = opening.transform("first").to_numpy()
-    rebased = np.where(np.isnan(level), np.nan, np.round(first + running, 9))
-    for k, (_rows, col, _loc, _effect) in enumerate(parts):
-        mine = part == k
-        values = floats(col).copy()
-        values[row[mine]] = rebased[mine]
+    times = out["transaction_time"].to_numpy("datetime64[ns]")
+    rebased = {col: floats(col).copy() for _rows, col, _key, _effect in parts}
+    # One step per (line, stock it changes), as arrays (a frame of them, sorted and filtered
+    # per column, was the peak of a 170,000-line lines_df(): +96 MiB). The stock of all
+    # locations and the stocks of each location share no step: rebased one after the other.
+    for family in (parts[:1], parts[1:]):
+        steps = [(col, key, effect, np.flatnonzero(rows)) for rows, col, key, effect in family]
+        steps = [step for step in steps if len(step[3])]
+        if not steps:
+            continue
+        row = np.concatenate([idx for *_, idx in steps])
+        part = np.concatenate([np.full(len(s[3]), k, dtype=np.int8) for k, s in enumerate(steps)])
+        order = np.lexsort((row, txs[row], times[row]))  # time, transaction, line; stable
+        row, part = row[order], part[order]
+        # -1 stands for "all locations"; a location's from- and to-lines share one stock.
+        loc = np.concatenate(
+            [
+                np.full(len(idx), -1.0) if key is None else floats(key)[idx]
+                for _c, key, _e, idx in steps
+            ]
+        )[order]
+        effect = np.concatenate([e[idx] for _c, _k, e, idx in steps])[order]
+        level = np.concatenate([floats(col)[idx] for col, _k, _e, idx in steps])[order]
+        stock = [item[row], loc]  # one stock: an item at one location, or at all of them
+        running = pd.Series(effect).groupby(stock, sort=False, dropna=False).cumsum().to_numpy()
+        opening = pd.Series(level - running).groupby(stock, sort=False, dropna=False)
+        first = opening.transform("first").to_numpy()
+        new = np.where(np.isnan(level), np.nan, np.round(first + running, 9))
+        for k, (col, *_rest) in enumerate(steps):
+            mine = part == k
+            rebased[col][row[mine]] = new[mine]
+    for col, values in rebased.items():
         # stubs: pd.array takes any dtype, here the column's own
         out[col] = pd.array(values, dtype=out[col].dtype)  # type: ignore[arg-type]
     return out
