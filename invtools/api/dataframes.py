@@ -158,7 +158,7 @@ class DataFrames(Resources):
                 progress=progress,
             )
             if with_lines:
-                tx, details = self._rows_and_details(walk, progress, asked)
+                tx, details = self._tx_and_details(walk, progress, asked)
                 with closing(details):
                     return _join_lines(tx, details, all_types=type is None), asked
             if asked is None and not walk.spec.trimmed:  # a whole list, read by pyarrow
@@ -225,7 +225,7 @@ class DataFrames(Resources):
                 max_age=max_age,
                 progress=progress,
             )
-            tx, details = self._rows_and_details(walk, progress, asked)
+            tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 return _lines(tx, details, all_types=type is None), asked
 
@@ -264,7 +264,7 @@ class DataFrames(Resources):
             ATTRS_PATH, {}, lambda: frames.attributes_df(self.attributes(refresh=refresh))
         )
 
-    def _rows_and_details(
+    def _tx_and_details(
         self, walk: Walk, progress: bool | None, asked: _Asked | None
     ) -> tuple[pd.DataFrame, Generator[dict | None, None, None]]:
         """The rows of ``walk`` as a transactions frame (a whole list read by pyarrow, as

@@ -181,13 +181,17 @@ def _merged(
             yield ((item[0], detail) if detail is not None else one(item)), False
 
 
+#: Details asked at a time whether the cache holds them (keys only, no body read).
+HELD_CHUNK = 5000
+
+
 def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
     """For each ``(id, revision)``, whether the cache of ``session`` (its token's entries)
     holds its detail for good: one without a revision expires within a minute, a request.
-    Asked 5,000 at a time: 100,000 URLs and keys at once held 40 MiB."""
+    Asked :data:`HELD_CHUNK` at a time: 100,000 URLs and keys at once held 40 MiB."""
     found: list[bool] = []
-    for start in range(0, len(pairs), CACHED_CHUNK * 10):  # the URLs and keys of a part at once
-        part = pairs[start : start + CACHED_CHUNK * 10]
+    for start in range(0, len(pairs), HELD_CHUNK):  # the URLs and keys of a part at once
+        part = pairs[start : start + HELD_CHUNK]
         found += held(session, session.auth.header, _detail_urls(base_url, part))
     return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
 

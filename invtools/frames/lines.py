@@ -171,13 +171,17 @@ class _Lines:
         self.reader.read(items, "lines_df (lines)")
         schema = SCHEMAS["lines"]
         for col, values in self.reader.lists.items():
-            if values or not self.parts[col]:
+            if values:
                 self.parts[col].append(typed(values, schema[col]))
-            values.clear()
+                values.clear()
 
     def columns(self) -> dict[str, Any]:
         """Every part of each column as one array (one column's parts at a time)."""
-        return {col: _joined(self.parts.pop(col)) for col in list(self.parts)}
+        schema = SCHEMAS["lines"]
+        return {
+            col: _joined(parts) if (parts := self.parts.pop(col)) else typed([], schema[col])
+            for col in list(self.parts)
+        }
 
 
 def _joined(parts: list[Any]) -> Any:
