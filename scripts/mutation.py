@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     # The walk engine, one file at a time.
     "walk plan": (
-        ["invtools/api/plan.py"],
+        ["invtools/api/plan.py", "invtools/api/records.py"],
         [
             "tests/test_plan.py",
             "tests/test_walk_record.py",

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "invtools"
 #: The modules of the walk engine and of the pacing, as the issue counts them.
-WALK_ENGINE = ["api/plan.py", "api/chains.py", "api/walk.py"]
+WALK_ENGINE = ["api/plan.py", "api/records.py", "api/chains.py", "api/walk.py"]
 PACING = ["http/pacing.py", "http/budgetstore.py"]
 
 

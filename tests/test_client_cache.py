@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from invtools.api.plan import Record
+from invtools.api.records import Record
 
 pytestmark = pytest.mark.network
 

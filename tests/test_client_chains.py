@@ -16,7 +16,7 @@ from datetime import datetime
 import pandas as pd
 import pytest
 
-from invtools.api.plan import MemoryStore, Record
+from invtools.api.records import MemoryStore, Record
 from invtools.errors import Cancelled
 
 pytestmark = pytest.mark.network

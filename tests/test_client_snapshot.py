@@ -112,7 +112,7 @@ def test_details_at_a_revision_are_never_refetched_even_when_the_list_is(sb, mak
 def test_the_default_age_of_a_transactions_walk_is_an_hour(sb, make_client):
     from dataclasses import replace
 
-    from invtools.api.plan import Record
+    from invtools.api.records import Record
 
     c = make_client(sb)
     c.transactions_df()

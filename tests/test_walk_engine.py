@@ -23,7 +23,8 @@ import pytest
 
 from invtools._types import TX_TYPES
 from invtools.api.chains import Chains, Spec, rows_of
-from invtools.api.plan import MemoryStore, Plan, row_key, seam_starts
+from invtools.api.plan import Plan, row_key, seam_starts
+from invtools.api.records import MemoryStore
 from invtools.api.walk import Walk
 from invtools.errors import Cancelled, InvalidRequestError, ServerError
 from invtools.frames.arrow import walk_frame

@@ -1,4 +1,4 @@
-"""A walk's record and where it is kept (:mod:`invtools.api.plan`): what a later walk, in any
+"""A walk's record and where it is kept (:mod:`invtools.api.records`): what a later walk, in any
 process, replays whole or not at all. No HTTP: records made here, files in a temporary folder.
 """
 
@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from invtools.api.plan import (
+from invtools.api.plan import Plan
+from invtools.api.records import (
     FileStore,
     MemoryStore,
-    Plan,
     Record,
     clear_walks,
     walks_folder,
@@ -208,3 +208,33 @@ def test_a_record_is_read_and_written_without_a_copy_of_all_its_pages():
         tracemalloc.stop()
     assert back == big
     assert wrote < 0.5 * size and read < 1.5 * size
+
+
+def test_a_read_record_holds_one_page_at_a_time_however_often_its_pages_are_read():
+    # issue 34: a re-run of 100,000 rows held its 41 MiB of pages at once, and the holes they
+    # left raised the peak of the lines_df() that followed
+    import random
+    import tracemalloc
+
+    rng = random.Random(34)  # pages as unlike each other as a list's: no long repeats
+
+    def page(n: int) -> bytes:
+        rows = (b'{"id":%d,"memo":"%x"}' % (i, rng.getrandbits(64)) for i in range(n, n + 500))
+        return b'{"items":[' + b",".join(rows) + b"]}"
+
+    big = record(pieces=tuple((i % 3, None if i % 2 else i, page(i * 500)) for i in range(200)))
+    size = sum(len(b) for *_, b in big.pieces)
+    data = big.to_bytes()
+    tracemalloc.start()
+    try:
+        back = Record.from_bytes(data)
+        _, read = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        seen = [(j, keep, len(body)) for j, keep, body in back.pieces]
+        _, replayed = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert read < 0.1 * size and replayed < 0.1 * size  # a page is 0.5 % of them all
+    assert seen == [(j, keep, len(body)) for j, keep, body in big.pieces]
+    assert len(back.pieces) == 200 and back.pieces[7] == big.pieces[7]
+    assert list(back.pieces) == list(back.pieces) and back == big  # read again: the same

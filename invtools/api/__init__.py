@@ -8,11 +8,12 @@ details several at once over an ordered concurrent map (:mod:`~invtools.api.deta
 statistics (:mod:`~invtools.api.stats`), what a cache holds and pruning it
 (:mod:`~invtools.api.cacheinfo`).
 
-The walk engine: the record a walk leaves and which chains the next one runs
-(:mod:`~invtools.api.plan`), the chains of a fresh walk (:mod:`~invtools.api.chains`), a walk
-replayed or fetched and handed out (:mod:`~invtools.api.walk`), over the spec's paging rules
-(:mod:`~invtools.api.pagination`, pure). The engine knows nothing of the client: it is handed a
-fetch function, a store and counters.
+The walk engine: the record a walk leaves (:mod:`~invtools.api.records`), which chains the
+next one runs (:mod:`~invtools.api.plan`), the chains of a fresh walk
+(:mod:`~invtools.api.chains`), a walk replayed or fetched and handed out
+(:mod:`~invtools.api.walk`), over the spec's paging rules (:mod:`~invtools.api.pagination`,
+pure). The engine knows nothing of the client: it is handed a fetch function, a store and
+counters.
 
 May import: :mod:`invtools.http`, :mod:`invtools.frames` (pure), the foundation
 (``invtools.errors``, ``_config``, ``_types``, ``_clock``, ``_progress``,

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from invtools._durations import parse_duration
 from invtools._types import TEAM_PATH
 from invtools.api.endpoints import AT_REVISION, Team
-from invtools.api.plan import clear_walks, walks_folder
+from invtools.api.records import clear_walks, walks_folder
 from invtools.errors import APIError, ArgumentTypeError
 from invtools.http import upkeep
 from invtools.http.cache import is_own_key, resolve_cache_path

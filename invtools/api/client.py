@@ -39,7 +39,7 @@ from invtools._config import (
 from invtools.api.cacheinfo import prune_cache, prune_if_due
 from invtools.api.dataframes import DataFrames
 from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
-from invtools.api.plan import clear_walks, walks_folder
+from invtools.api.records import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
 from invtools.errors import ArgumentTypeError, ConfigError

@@ -1,5 +1,5 @@
-"""What the last walk of a list left -- its :class:`Record` -- and which cursor chains the
-next fresh walk runs from it (its :class:`Plan`), and where each starts. No HTTP, no threads.
+"""Which cursor chains a fresh walk of a list runs (its :class:`Plan`), from the seams the last
+whole walk recorded, and where each starts. No HTTP, no threads.
 
 One chain reaches about a quarter of the service's 5 requests/s at its ~0.8 s per answer
 (library notes, "Latency"), so a walk of the transactions list runs several chains at once
@@ -15,17 +15,7 @@ One chain reaches about a quarter of the service's 5 requests/s at its ~0.8 s pe
 - **merge** (a walk of several types, ``type=("in", "out")``): one chain per type, merged
   newest first.
 
-A list walked with keyset cursors is consistent only as a whole (library notes, "Caching a
-cursor chain"), so a finished walk keeps every page body it read in one :class:`Record`, with
-the plan that ran, how far it reached (the whole list, down to ``since``, or a prefix its
-caller cut short) and, from the last whole walk, the seams where the next fresh walk's chains
-start. Records are files beside the response cache (:class:`FileStore`: ``<cache>.walks/``,
-one a token and list, named by the cache's salted token hash, never the token), written to a
-temporary file and renamed over the old one: a reader sees the old record or the new one, and
-no lock is taken. Without a cache, :class:`MemoryStore` keeps plan and seams in this process
-(no replay: ``cache=False`` means fresh data). A record that cannot be read is no record; one
-that cannot be written (read-only folder, disk full) is a warning on the log each time, and the
-walk goes on.
+A finished walk's pages, plan and seams are its record (:mod:`invtools.api.records`).
 
 >>> choose_plan(None, chains=8, typed=False)                        # nothing recorded
 Plan(kind='types', starts=(), types=())
@@ -35,20 +25,12 @@ Plan(kind='seams', starts=((1000, 41),), types=())
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-import threading
-import zlib
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from invtools._config import check_whole
-from invtools._files import private_dirs
 from invtools._types import TX_TYPES, to_ms
 from invtools.errors import ConfigError
 
@@ -62,15 +44,7 @@ __all__ = [
     "NO_TIME",
     "DEFAULT_CHAINS",
     "chain_count",
-    "Record",
-    "WalkStore",
-    "FileStore",
-    "MemoryStore",
-    "walks_folder",
-    "clear_walks",
 ]
-
-logger = logging.getLogger("invtools")
 
 #: A row's place in the transactions list: (transaction_time in epoch ms, id); the list is
 #: newest first, that is, descending.
@@ -250,182 +224,3 @@ def chain_count(default: Any, chains: int | None) -> int:
         ok = isinstance(default, int) and not isinstance(default, bool) and default >= 1
         value = default if ok else DEFAULT_CHAINS
     return check_whole(value, "chains", least=1, what=" (1 = one plain chain)")
-
-
-# ------------------------------------------------------------------------------ records
-
-_MAGIC = b"invtools-walk 2\n"
-#: A piece of a record: (chain, rows of the page that count or None for all, page body).
-Kept = tuple[int, int | None, bytes]
-
-
-@dataclass(frozen=True)
-class Record:
-    """One finished walk: when it ``began`` (how old its data is), the ``plan`` that ran, its
-    ``pieces`` in walk order, whether it reached the list's end (``complete``) or stopped at
-    ``since_ms`` (every row newer is held), and the ``seams`` of the last whole walk."""
-
-    began: datetime
-    plan: Plan
-    pieces: tuple[Kept, ...]
-    complete: bool = False
-    since_ms: int | None = None
-    seams: tuple[Key, ...] | None = None
-
-    def serves(self, *, since_ms: int | None) -> bool:
-        """Whether it holds every row of a walk from ``since_ms`` (None: the whole list)
-        whatever that walk's own trimming; a prefix may still serve a trimmed walk."""
-        return self.complete or (
-            self.since_ms is not None and since_ms is not None and since_ms >= self.since_ms
-        )
-
-    def to_bytes(self) -> bytes:
-        """The record compressed, its pages one after another (no copy of them all)."""
-        head = {
-            "began": self.began.isoformat(),
-            "plan": self.plan.to_json(),
-            "complete": self.complete,
-            "since_ms": self.since_ms,
-            "seams": None if self.seams is None else [list(k) for k in self.seams],
-            "pieces": [[j, keep, len(body)] for j, keep, body in self.pieces],
-        }
-        z = zlib.compressobj(1)
-        out = [_MAGIC, z.compress(json.dumps(head, separators=(",", ":")).encode() + b"\n")]
-        out += [z.compress(body) for *_, body in self.pieces]
-        return b"".join([*out, z.flush()])
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Record | None:
-        """A record as :meth:`to_bytes` wrote it, or None for anything else. Its pages are
-        read one by one: no copy of them all is ever held besides the pages themselves."""
-        if not data.startswith(_MAGIC):
-            return None
-        z, text, chunk = zlib.decompressobj(), b"", memoryview(data)[len(_MAGIC) :]
-        try:
-            while b"\n" not in text and (chunk or z.unconsumed_tail):
-                text += z.decompress(z.unconsumed_tail or chunk, 1 << 16)
-                chunk = memoryview(b"")
-            text, _, body = text.partition(b"\n")
-            head = json.loads(text)
-            pieces = []
-            for j, keep, size in head["pieces"]:
-                parts, have = [body[:size]], len(body[:size])
-                body = body[size:]
-                while have < size and (part := z.decompress(z.unconsumed_tail, size - have)):
-                    parts.append(part)
-                    have += len(part)
-                if have < size:
-                    return None
-                pieces.append((int(j), None if keep is None else int(keep), b"".join(parts)))
-            began = datetime.fromisoformat(head["began"])
-            if body or z.decompress(z.unconsumed_tail) or not z.eof or began.tzinfo is None:
-                return None
-            seams = head["seams"]
-            return cls(
-                began=began,
-                plan=Plan.from_json(head["plan"]),
-                pieces=tuple(pieces),
-                complete=bool(head["complete"]),
-                since_ms=None if head["since_ms"] is None else int(head["since_ms"]),
-                seams=None if seams is None else tuple((int(ms), int(i)) for ms, i in seams),
-            )
-        except (ValueError, TypeError, KeyError, zlib.error):
-            return None
-
-
-class WalkStore(Protocol):
-    """Where one list's record is found and left."""
-
-    def load(self) -> Record | None: ...
-
-    def save(self, record: Record) -> None: ...
-
-
-_MEMORY: dict[str, Record] = {}
-
-
-class MemoryStore:
-    """What a client without a cache keeps of a list's record in this process, under ``key``:
-    how it ran and its seams, not its pages -- no cache, no replay -- so that the next walk
-    still starts its chains from the seams.
-
-    >>> store = MemoryStore("k")
-    >>> store.save(Record(datetime.now().astimezone(), Plan(), ((0, None, b"{}"),), seams=()))
-    >>> store.load().pieces, store.load().seams, MemoryStore("other").load()
-    ((), (), None)
-    """
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def load(self) -> Record | None:
-        return _MEMORY.get(self.key)
-
-    def save(self, record: Record) -> None:
-        _MEMORY[self.key] = replace(record, pieces=())
-
-    @staticmethod
-    def forget() -> None:
-        """Forget every record kept in this process (what a new process starts with)."""
-        _MEMORY.clear()
-
-
-def walks_folder(cache_path: Path) -> Path:
-    """The folder of walk records beside the cache file ``cache_path``."""
-    return cache_path.with_name(cache_path.name + ".walks")
-
-
-class FileStore:
-    """A record in the file ``<folder>/<key>.walk`` (0600, its folder 0700); ``key`` is the
-    token's salted prefix, a dash, and a hash of the list's first request."""
-
-    def __init__(self, folder: Path, key: str) -> None:
-        self.path = folder / f"{key}.walk"
-
-    def load(self) -> Record | None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            logger.warning("walk record %s not read (%s): the list is walked again", self.path, exc)
-            return None
-        record = Record.from_bytes(data)
-        if record is None:
-            logger.warning("walk record %s is damaged: the list is walked again", self.path)
-        return record
-
-    def save(self, record: Record) -> None:
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            private_dirs(self.path.parent)
-            fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(record.to_bytes())
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            with suppress(OSError):  # not there, or its folder is not one
-                tmp.unlink()
-            logger.warning(
-                "walk record not kept in %s (%s): the next run walks this list again",
-                self.path.parent,
-                exc.strerror or exc,
-            )
-
-
-def clear_walks(folder: Path, prefix: str = "", *, older_than: float | None = None) -> int:
-    """Delete the records in ``folder`` whose name starts with ``prefix`` (a token's; "" for
-    all), or only those written before ``older_than`` (epoch seconds); how many went."""
-    gone = 0
-    try:
-        found = list(folder.glob(f"{prefix}*.walk*"))
-    except OSError:
-        return 0
-    for path in found:
-        try:
-            if older_than is None or path.stat().st_mtime < older_than:
-                path.unlink()
-                gone += path.suffix == ".walk"
-        except OSError as exc:
-            logger.info("walk record %s not deleted: %s", path, exc)
-    return gone

@@ -38,10 +38,10 @@ from invtools._types import (
     parse_window,
     resource_of,
 )
-from invtools.api import details
+from invtools.api import details, records
 from invtools.api.endpoints import Team, default_max_age, require_locations, team_mode_message
 from invtools.api.pagination import DEFAULT_LIMIT, check_walk_args
-from invtools.api.plan import FileStore, MemoryStore, WalkStore, chain_count, walks_folder
+from invtools.api.plan import chain_count
 from invtools.api.requester import Requester
 from invtools.api.stats import Counters
 from invtools.api.walk import Spec, Walk
@@ -376,17 +376,17 @@ class Resources:
             start=(lambda: require_locations(self.team(), path)) if location_only(path) else None,
         )
 
-    def _walk_store(self, path: str, spec: Spec) -> WalkStore:
+    def _walk_store(self, path: str, spec: Spec) -> records.WalkStore:
         """Where the record of a walk of this list (these filters) is kept: a file beside
         the cache, named by the token's salted hash; in this process without a cache."""
         session = self._requester.session
         first = self._requester.url(path, {**spec.params, "limit": spec.limit})
         if session.cache_keys is None or self.cache_path is None:
             owner = hashlib.sha256(f"{session.auth.header}\0{first}".encode()).hexdigest()
-            return MemoryStore(owner)
+            return records.MemoryStore(owner)
         walk = hashlib.blake2b(first.encode(), digest_size=16).hexdigest()
         prefix = session.cache_keys.prefix(session.auth.header)
-        return FileStore(walks_folder(self.cache_path), f"{prefix}-{walk}")
+        return records.FileStore(records.walks_folder(self.cache_path), f"{prefix}-{walk}")
 
     def _detail(self, path: str, revision: int | None, refresh: bool) -> dict:
         """A transaction's detail (its mode checked by the caller). When version N comes from

@@ -2,7 +2,7 @@
 (:class:`~invtools.api.chains.Chains`), and handed out as rows, pages or one frame.
 
 The walk engine knows nothing of the client: it is handed ``fetch(call) -> page body`` (the
-client's one request path), a store of the list's :class:`~invtools.api.plan.Record` and
+client's one request path), a store of the list's :class:`~invtools.api.records.Record` and
 counters. When a walk starts (its first row asked for) it reads the record: one no older than
 ``max_age`` that holds every row the walk needs is replayed -- one read, nothing sent, its data
 as old as the walk that read it, decided before the first row goes out; never a cached head
@@ -31,6 +31,7 @@ import logging
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import Any
 
 import pandas as pd
@@ -42,12 +43,11 @@ from invtools.api.plan import (
     NO_TIME,
     Key,
     Plan,
-    Record,
-    WalkStore,
     choose_plan,
     row_key,
     seam_starts,
 )
+from invtools.api.records import Record, WalkStore
 from invtools.errors import Cancelled
 from invtools.frames.arrow import frame_keys, walk_frame
 
@@ -178,18 +178,20 @@ class _Walking:
 
     def frame(self) -> pd.DataFrame:
         previous, record = self._records()
+        fresh: list[Piece] = []
         if record is not None and record.complete:
-            pieces, plan = self._pieces(record), record.plan
-            self._replay(record, len(pieces))
+            pieces, plan = self._pieces(record), record.plan  # read as they are parsed
+            most, kept = self.spec.max_pages, len(record.pieces)
+            self._replay(record, kept if most is None else min(most, kept))
         else:
             source, plan = self._fresh(previous)
             try:
-                pieces = list(source)
+                fresh = list(source)
             finally:
                 self._stop()
-            plan = self._ran()
+            pieces, plan = iter(fresh), self._ran()
         df = walk_frame(
-            [(p.page.body, p.page.n_rows, p.keep) for p in pieces],
+            ((p.page.body, p.page.n_rows, p.keep) for p in pieces),
             merged=plan.merged,
             types=plan.types if plan.kind == "merge" else None,
         )
@@ -197,7 +199,7 @@ class _Walking:
         self._count(rows=len(df))
         if not self.replayed:
             ms, ids = frame_keys(df)
-            self._save(previous, pieces, zip(ms.tolist(), ids.tolist(), strict=True), trimmed=False)
+            self._save(previous, fresh, zip(ms.tolist(), ids.tolist(), strict=True), trimmed=False)
         return df
 
     # -- where the pieces come from
@@ -213,10 +215,10 @@ class _Walking:
         young = self._max_age is None or datetime.now(UTC) - previous.began <= self._max_age
         return previous, previous if young else None
 
-    def _pieces(self, record: Record) -> list[Piece]:
-        """A record's pieces, no more than ``max_pages``."""
-        pieces = [raw_piece(j, k, body, n) for n, (j, k, body) in enumerate(record.pieces, 1)]
-        return pieces[: self.spec.max_pages]
+    def _pieces(self, record: Record) -> Iterator[Piece]:
+        """A record's pieces, no more than ``max_pages``, each read when it is asked for."""
+        pieces = (raw_piece(j, k, body, n) for n, (j, k, body) in enumerate(record.pieces, 1))
+        return islice(pieces, self.spec.max_pages)
 
     def _replay(self, record: Record, pages: int) -> None:
         """From now on the walk is the replay of ``record``: its ``pages`` counted as answers
@@ -281,7 +283,7 @@ class _Walking:
         previous, record = self._records()
         if record is not None and (not self._as_pages or record.plan.kind == "one"):
             # whole or nothing: a record that ends before this walk would is not replayed
-            trim, pages, self.replayed = self._trim(), self._pieces(record), True
+            trim, pages, self.replayed = self._trim(), list(self._pieces(record)), True
             out = list(self._shape(iter(pages), record.plan, trim, []))
             if (
                 record.serves(since_ms=self.spec.since_ms)

@@ -86,7 +86,7 @@ def transactions_df_from_pages(
 
 
 def walk_frame(
-    pages: Sequence[tuple[bytes, int, int | None]],
+    pages: Iterable[tuple[bytes, int, int | None]],
     *,
     merged: bool = False,
     types: Sequence[str] | None = None,
@@ -101,14 +101,21 @@ def walk_frame(
     >>> walk_frame([(body, 2, 1)])["id"].tolist()
     [3]
     """
-    df = transactions_df_from_pages(body for body, _n, _keep in pages)
-    counts = [n for _body, n, _keep in pages]
+    shapes: list[tuple[int, int | None]] = []  # (rows, rows that count) of each page
+
+    def bodies() -> Iterator[bytes]:  # read as they come (a replay's pages as decompressed)
+        for body, n, keep in pages:
+            shapes.append((n, keep))
+            yield body
+
+    df = transactions_df_from_pages(bodies())
+    counts = [n for n, _keep in shapes]
     if sum(counts) != len(df):
         raise PaginationError(
             f"the pages' counts add up to {sum(counts)} rows but they hold {len(df)}; "
             "walk with chains=1"
         )
-    kept = (np.arange(n) < (n if keep is None else keep) for _body, n, keep in pages)
+    kept = (np.arange(n) < (n if keep is None else keep) for n, keep in shapes)
     idx = np.flatnonzero(np.concatenate([np.zeros(0, dtype=bool), *kept]))
     ms, ids = frame_keys(df)
     if merged:
