@@ -191,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "modules",
         nargs="*",
-        help=f"some of: {', '.join(MODULES)} "
-        "('walk' for the walk engine's three files); all when none",
+        help=f"some of: {', '.join(MODULES)} ('walk' for the walk engine's files); all when none",
     )
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")

@@ -118,7 +118,7 @@ class StoredPages(Sequence[Kept]):
     def __iter__(self) -> Iterator[Kept]:
         yield from itertools.islice(_stored(self._data), 1, None)  # the head, then the pages
 
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: Any) -> Any:  # a Sequence's; all decompressed (tests only)
         return tuple(self)[index]
 
     def __eq__(self, other: object) -> bool:  # as a tuple is: to one of the same pieces

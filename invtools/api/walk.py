@@ -181,8 +181,8 @@ class _Walking:
         fresh: list[Piece] = []
         if record is not None and record.complete:
             pieces, plan = self._pieces(record), record.plan  # read as they are parsed
-            most, kept = self.spec.max_pages, len(record.pieces)
-            self._replay(record, kept if most is None else min(most, kept))
+            most, stored = self.spec.max_pages, len(record.pieces)
+            self._replay(record, stored if most is None else min(most, stored))
         else:
             source, plan = self._fresh(previous)
             try:
