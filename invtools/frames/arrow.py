@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
 
@@ -25,7 +26,14 @@ from invtools.frames.columns import ref_columns, string_array, with_categories
 from invtools.frames.resources import derived_columns, transactions_df
 from invtools.frames.schemas import SCHEMAS, TX_PLAIN, TX_REFS, TX_TYPE_DTYPE
 
-__all__ = ["transactions_df_from_pages", "walk_frame", "frame_keys", "BLOCK_BYTES"]
+__all__ = [
+    "transactions_df_from_pages",
+    "walk_frame",
+    "frame_keys",
+    "in_malloc",
+    "give_back",
+    "BLOCK_BYTES",
+]
 
 _WIRE = {"Int64": pa.int64(), "float64": pa.float64()}
 _ARROW_REF = pa.struct([("id", pa.int64()), ("name", pa.string()), ("deleted", pa.bool_())])
@@ -121,13 +129,67 @@ def walk_frame(
     if merged:
         idx = idx[np.lexsort((-ids[idx], -ms[idx]))]
     first = ~pd.Series(ids[idx]).duplicated().to_numpy() | (ids[idx] == -1)
-    out = df.take(idx[first]).reset_index(drop=True)
+    rows = idx[first]
+    # every row, in order (a plain walk): the frame itself, not a copy of it (100,000 rows:
+    # 25 MiB less at the peak)
+    whole = len(rows) == len(df) and bool((rows == np.arange(len(df))).all())
+    out = df if whole else _taken(df, rows)
     if types is not None:
         out = out[out["type"].isin(list(types)).to_numpy()].reset_index(drop=True)
-    # pyarrow's pool keeps what the parse and the copies freed: given back, 100,000 rows' frame
-    # holds 45 MiB less of this process (what comes next, the lines of lines_df(), is Python's)
-    pa.default_memory_pool().release_unused()
+    # what the parse and the copies freed, given back: 100,000 rows' frame holds 45 MiB less
+    # of this process (what comes next, the lines of lines_df(), is Python's)
+    give_back()
     return out
+
+
+def give_back() -> None:
+    """Give back to the system what pyarrow's default pool holds free: its own allocator's
+    free pages, or inside :func:`in_malloc` the C library's (``malloc_trim``, on glibc), the
+    holes Python's and numpy's temporaries left too."""
+    pa.default_memory_pool().release_unused()
+
+
+def _taken(df: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The ``rows`` of ``df`` (this module's own frame, emptied) a column at a time, each
+    column's old values freed as its new ones are made (the whole frame taken at once held
+    both: 100,000 rows, +25 MiB)."""
+    taken = {col: df.pop(col).array.take(rows) for col in list(df.columns)}
+    return pd.DataFrame(taken, index=pd.RangeIndex(len(rows)), copy=False)
+
+
+class _Pool:
+    """Which of pyarrow's memory pools is its default, switched for the threads in
+    :func:`in_malloc` (the first in sets it, the last out puts back the one before)."""
+
+    lock = threading.Lock()
+    inside = 0
+    before: pa.MemoryPool | None = None
+
+
+@contextlib.contextmanager
+def in_malloc() -> Iterator[None]:
+    """Arrow's allocations inside the block from the C library's ``malloc`` (pyarrow's system
+    pool), where Python's and numpy's large objects come from, not from its own allocator
+    (mimalloc or jemalloc): what one step of a frame's build frees is the next step's, so the
+    build peaks lower (a ``lines_df()`` re-run of 100,000 transactions: +166 -> +133 MiB, as
+    fast). An array made inside keeps its pool; outside the block the default is as it was.
+
+    >>> with in_malloc():
+    ...     pa.default_memory_pool().backend_name
+    'system'
+    """
+    with _Pool.lock:
+        if _Pool.inside == 0:
+            _Pool.before = pa.default_memory_pool()
+            pa.set_memory_pool(pa.system_memory_pool())
+        _Pool.inside += 1
+    try:
+        yield
+    finally:
+        with _Pool.lock:
+            _Pool.inside -= 1
+            if _Pool.inside == 0 and _Pool.before is not None:
+                pa.set_memory_pool(_Pool.before)
 
 
 def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -225,7 +287,10 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     }
     data.update(memo=string_array(field["memo"]), url=string_array(field["url"]))
     schema = SCHEMAS["transactions"]
-    return pd.DataFrame({col: data[col] for col in schema}, index=pd.RangeIndex(len(rows)))
+    # the columns are made here, for this frame: held, not copied (pandas copies by default)
+    return pd.DataFrame(
+        {col: data[col] for col in schema}, index=pd.RangeIndex(len(rows)), copy=False
+    )
 
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:

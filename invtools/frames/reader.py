@@ -268,4 +268,4 @@ def build_frame(
         for col, dtype in schema.items()
     }
     data.update(reader.extra_columns(schema))
-    return pd.DataFrame(data, index=pd.RangeIndex(reader.n))
+    return pd.DataFrame(data, index=pd.RangeIndex(reader.n), copy=False)
