@@ -2,6 +2,8 @@
 
 :func:`transactions_df_from_pages` gives the frame :func:`~invtools.frames.transactions_df`
 gives for the same rows; a block of pages pyarrow refuses is read by that function instead.
+:func:`in_malloc` and :func:`give_back` decide where pyarrow allocates while a frame is built,
+and when what it freed goes back.
 """
 
 from __future__ import annotations
