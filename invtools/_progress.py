@@ -70,7 +70,8 @@ def shows(progress: bool | None, *, client: bool) -> bool:
 
 
 def notice(line: str) -> None:
-    """``line`` on stderr, at once; inside a :func:`for_team` run, after the team's name.
+    """``line`` on stderr, at once, a line of its own beside any bar being drawn; inside a
+    :func:`for_team` run, after the team's name.
 
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err, for_team("york", show=True):
@@ -79,7 +80,13 @@ def notice(line: str) -> None:
     ['york: 600 transaction details to fetch']
     """
     run = _team.get()
-    print(line if run is None else f"{run[0]}: {line}", file=sys.stderr, flush=True)
+    text = line if run is None else f"{run[0]}: {line}"
+    shown = sys.modules.get("tqdm")  # imported only once a bar has been shown
+    if shown is None:
+        print(text, file=sys.stderr, flush=True)
+    else:  # the bars on the terminal's line (another team's, under each_team) drawn around it
+        shown.tqdm.write(text, file=sys.stderr)
+        sys.stderr.flush()
 
 
 def progress_bar(

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from invtools._progress import progress_bar
+from invtools._progress import notice, progress_bar
 from invtools.notebook.demo import execute_notebook, kernel_env
 
 
@@ -49,6 +49,16 @@ def test_an_open_ended_bar_leaves_nothing_in_a_terminal(capsys):
     assert "\n" not in err and screen_line(err).strip() == ""
 
 
+def test_a_notice_beside_an_open_bar_is_a_line_of_its_own(capsys):
+    # each_team: one team's cost line while another team's bar is drawn on the terminal's line
+    with progress_bar(total=316, desc="shop") as bar:
+        bar.update(22)
+        notice("york: 66 transaction details to fetch")
+        bar.update(1)
+    first, *_rest = capsys.readouterr().err.split("\n")
+    assert screen_line(first).rstrip() == "york: 66 transaction details to fetch"
+
+
 def test_disabled_bars_write_nothing(capsys):
     with progress_bar(total=316, enabled=False) as bar:
         bar.update(316)
@@ -63,7 +73,7 @@ def test_disabled_bars_write_nothing(capsys):
 NOTEBOOK_CELLS = [
     """\
     import time
-    from invtools._progress import progress_bar
+    from invtools._progress import notice, progress_bar
 
     class Page:
         def __init__(self, size):
