@@ -215,3 +215,8 @@ def test_client_frames_leave_pyarrow_as_they_found_it_and_their_text_whole(sb, m
     )
     cols = lines[["transaction_id", "item_id", "item_name", "quantity"]].astype(object)
     assert sorted(map(tuple, cols.itertuples(index=False))) == want
+    for df, col in ((tx, "total_quantity"), (lines, "quantity")):
+        before = df.drop(columns=col).copy(deep=True)
+        df.loc[0, col] = 1234.5  # an analyst's own edit: the frames' arrays are their own
+        assert df.loc[0, col] == 1234.5
+        pd.testing.assert_frame_equal(df.drop(columns=col), before)

@@ -864,3 +864,44 @@ def test_stock_history_refuses_what_it_cannot_use_in_words():
     )
     with pytest.raises(ConfigError, match="needs a lines frame"):
         frames.stock_history(tx)
+
+
+def _frames_built(tx_rows, details, item_rows) -> dict[str, pd.DataFrame]:
+    body = json.dumps({"items": tx_rows, "cursor": None, "has_more": False}).encode()
+    tx = frames.transactions_df(tx_rows)
+    return {
+        "transactions_df": tx,
+        "transactions_df_from_pages": frames.transactions_df_from_pages([body]),
+        "lines_df": frames.lines_df(details),
+        "lines_of": frames.lines.lines_of(frames.transactions_df(details), details),
+        "items_df": frames.items_df(item_rows),
+        "rebase_levels": frames.rebase_levels(frames.lines_df(details)),
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "transactions_df",
+        "transactions_df_from_pages",
+        "lines_df",
+        "lines_of",
+        "items_df",
+        "rebase_levels",
+    ],
+)
+def test_writing_into_one_column_of_a_frame_changes_no_other(tx_rows, details, item_rows, name):
+    # The frames hold the arrays they were built from, not copies (pandas copies a dict's by
+    # default): no two columns may share one, or an analyst's df.loc[...] = ... writes both.
+    df = _frames_built(tx_rows, details, item_rows)[name]
+    assert len(df) >= 2
+    for col in df.columns:
+        before = df.copy(deep=True)
+        other = df[col].iloc[1] if not pd.isna(df[col].iloc[1]) else df[col].dropna().iloc[0]
+        if pd.isna(other) or (not pd.isna(df[col].iloc[0]) and df[col].iloc[0] == other):
+            continue
+        df.loc[0, col] = other
+        assert df.loc[0, col] == other
+        rest = [c for c in df.columns if c != col]
+        pd.testing.assert_frame_equal(df[rest], before[rest], obj=f"{name} after writing {col}")
+        df.loc[0, col] = before.loc[0, col]

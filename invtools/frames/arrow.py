@@ -283,7 +283,8 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
         "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
         "revision": integer(field["revision"]),
         "count_of_items": integer(field["count_of_items"]),
-        "total_quantity": field["total_quantity"].to_numpy(zero_copy_only=False),
+        # its own, writable: the frame holds it (a view of Arrow's buffer is read-only)
+        "total_quantity": field["total_quantity"].to_numpy(zero_copy_only=False, writable=True),
         # before the text columns: a lower peak while the location pair is made
         **derived_columns(field["transaction_time"], field["created_at"], refs),
     }
