@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="keep each size's cache and mirror under KEEP/SIZE")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    taken = [str(args.keep / str(s)) for s in sizes if args.keep and (args.keep / str(s)).exists()]
+    if taken:
+        ap.error(f"--keep: {', '.join(taken)} exist already; give a new folder")
     clients = {"new": sys.executable} | dict(c.split("=", 1) for c in args.client)
     ok = True
     for size in sizes:

@@ -866,40 +866,37 @@ def test_stock_history_refuses_what_it_cannot_use_in_words():
         frames.stock_history(tx)
 
 
-def _frames_built(tx_rows, details, item_rows) -> dict[str, pd.DataFrame]:
-    body = json.dumps({"items": tx_rows, "cursor": None, "has_more": False}).encode()
-    tx = frames.transactions_df(tx_rows)
-    return {
-        "transactions_df": tx,
-        "transactions_df_from_pages": frames.transactions_df_from_pages([body]),
-        "lines_df": frames.lines_df(details),
-        "lines_of": frames.lines.lines_of(frames.transactions_df(details), details),
-        "items_df": frames.items_df(item_rows),
-        "rebase_levels": frames.rebase_levels(frames.lines_df(details)),
-    }
+def _page(rows: list[dict]) -> bytes:
+    return json.dumps({"items": rows, "cursor": None, "has_more": False}).encode()
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "transactions_df",
-        "transactions_df_from_pages",
-        "lines_df",
-        "lines_of",
-        "items_df",
-        "rebase_levels",
-    ],
-)
+#: Each frame builder, from the recorded rows (transactions, details, items).
+BUILDERS = {
+    "transactions_df": lambda tx, details, items: frames.transactions_df(tx),
+    "transactions_df_from_pages": lambda tx, d, i: frames.transactions_df_from_pages([_page(tx)]),
+    "lines_df": lambda tx, details, items: frames.lines_df(details),
+    "lines_of": lambda tx, details, i: frames.lines.lines_of(
+        frames.transactions_df(details), details
+    ),
+    "items_df": lambda tx, details, items: frames.items_df(items),
+    "rebase_levels": lambda tx, details, items: frames.rebase_levels(frames.lines_df(details)),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
 def test_writing_into_one_column_of_a_frame_changes_no_other(tx_rows, details, item_rows, name):
     # The frames hold the arrays they were built from, not copies (pandas copies a dict's by
-    # default): no two columns may share one, or an analyst's df.loc[...] = ... writes both.
-    df = _frames_built(tx_rows, details, item_rows)[name]
+    # default): no two columns may share one, and each is writable, or an analyst's
+    # df.loc[...] = ... raises or writes another column too.
+    df = BUILDERS[name](tx_rows, details, item_rows)
     assert len(df) >= 2
     for col in df.columns:
-        before = df.copy(deep=True)
-        other = df[col].iloc[1] if not pd.isna(df[col].iloc[1]) else df[col].dropna().iloc[0]
-        if pd.isna(other) or (not pd.isna(df[col].iloc[0]) and df[col].iloc[0] == other):
+        # plain values, no view of the column kept: a view would make the write a copy
+        first, known = df[col].iloc[0], df[col].dropna().tolist()
+        other = next((v for v in known if pd.isna(first) or v != first), None)
+        if other is None:  # every value the first one: nothing to write that shows
             continue
+        before = df.copy(deep=True)
         df.loc[0, col] = other
         assert df.loc[0, col] == other
         rest = [c for c in df.columns if c != col]

@@ -173,8 +173,9 @@ def in_malloc() -> Iterator[None]:
     """Arrow's allocations inside the block from the C library's ``malloc`` (pyarrow's system
     pool), where Python's and numpy's large objects come from, not from its own allocator
     (mimalloc or jemalloc): what one step of a frame's build frees is the next step's, so the
-    build peaks lower (a ``lines_df()`` re-run of 100,000 transactions: +166 -> +133 MiB, as
-    fast). An array made inside keeps its pool; outside the block the default is as it was.
+    build peaks lower (a ``lines_df()`` re-run of 100,000 transactions, the frames' copies
+    still made: +155 -> +133-136 MiB, as fast). An array made inside keeps its pool; outside
+    the block the default is as it was.
 
     >>> with in_malloc():
     ...     pa.default_memory_pool().backend_name
