@@ -175,7 +175,8 @@ def in_malloc() -> Iterator[None]:
     (mimalloc or jemalloc): what one step of a frame's build frees is the next step's, so the
     build peaks lower (a ``lines_df()`` re-run of 100,000 transactions, the frames' copies
     still made: +155 -> +133-136 MiB, as fast). An array made inside keeps its pool; outside
-    the block the default is as it was.
+    the block the default is as it was. The default is the process's: another thread's Arrow
+    allocations meanwhile come from ``malloc`` too (harmless: only where, not what).
 
     >>> with in_malloc():
     ...     pa.default_memory_pool().backend_name
