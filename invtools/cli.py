@@ -117,29 +117,36 @@ def _lab_run(args: argparse.Namespace) -> int:
 
 
 def _load_run(args: argparse.Namespace) -> int:
-    """One load of the team's data into a warehouse (invtools.dlt.load); one line per run."""
+    """One load of the team's data into a warehouse (invtools.dlt.load): on a terminal the
+    cost of a long fetch and progress bars first (not with --quiet); one line per run, or one
+    line saying why it failed and what to do."""
     try:
         import dlt  # noqa: F401 - only to say what is missing
     except ImportError:
         return _error("invtools load needs dlt: pip install 'invtools[dlt]'")
-    from invtools._config import TOKEN_HELP
     from invtools.dlt import load
-    from invtools.dlt.run import LOAD_TOKEN_HELP
+    from invtools.dlt.run import failure
 
     options = {"destination": args.destination, "dataset": args.dataset}
     options["pipeline_name"] = args.pipeline_name
+    if args.pipelines_dir:
+        options["pipelines_dir"] = args.pipelines_dir
     if args.base_url:
         options["base_url"] = args.base_url
     if args.mirror:
         options["mirror_path"] = args.mirror
+    shown = not args.quiet and sys.stderr.isatty()
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(f"invtools load: {line}", file=sys.stderr, flush=True)
+
     try:
-        print(load(**options, progress=args.progress), flush=True)
+        print(load(**options, progress=shown, said=say), flush=True)
+    except KeyboardInterrupt:
+        return _error("invtools load: stopped; the next run loads what this one did not", 130)
     except Exception as exc:  # noqa: BLE001 - a scheduled job says why in one line, exits 1
-        cause = exc
-        while cause.__cause__ is not None or cause.__context__ is not None:  # dlt wraps ours
-            cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
-        said = str(cause).replace(TOKEN_HELP, LOAD_TOKEN_HELP)  # a token refused or missing
-        return _error(f"invtools load: failed: {type(cause).__name__}: {said}")
+        return _error(f"invtools load: failed: {failure(exc)}")
     return 0
 
 
@@ -236,7 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     load.add_argument("--base-url", help="the API's base URL (default: BoxHero's)")
     load.add_argument("--mirror", help="the team's mirror file (default: the team's own)")
-    load.add_argument("--progress", action="store_true", help="show progress bars")
+    load.add_argument(
+        "--pipelines-dir",
+        help="where dlt keeps this job's working files (default .dlt/pipelines here)",
+    )
+    load.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars and no notes, only the run's line (for cron); on a terminal "
+        "the cost of a long fetch and progress bars are shown otherwise",
+    )
     load.epilog = (
         "The token: SOURCES__BOXHERO__TOKEN (dlt's name), INVTOOLS_TOKEN, or "
         "[sources.boxhero] token in .dlt/secrets.toml. Exit status 1 on failure."

@@ -3,10 +3,9 @@
 `dlt <https://dlthub.com/docs>`_ (``pip install 'invtools[dlt]'``) brings the destinations
 (DuckDB, Postgres, BigQuery, Snowflake, MotherDuck, Parquet on a bucket), schemas, load ids
 and deployment; invtools brings what dlt's generic REST source cannot do for this API: see an
-edit or a deletion. The API has no change cursor (``transaction_time`` is a business date; an
-edit keeps it, a deletion just leaves the list), so the transactions come from a
-:class:`~invtools.TransactionMirror` synced by ``revision``, and each run loads the
-transactions its syncs recorded as new, edited, removed or restored since the last load::
+edit, a rename or a deletion. The API has no change cursor (``transaction_time`` is a business
+date; an edit keeps it, a deletion just leaves the list), so the transactions come from a
+:class:`~invtools.TransactionMirror` synced by ``revision``::
 
     import dlt, invtools.dlt
     pipeline = dlt.pipeline("invtools", destination="duckdb", dataset_name="boxhero")
@@ -16,19 +15,34 @@ The token is a dlt secret (``sources.boxhero.token``): dlt resolves it from the 
 ``secrets.toml`` and keeps it out of its trace and state. Everything else is dlt
 configuration too (``sources.boxhero.base_url``, ``mirror_path``, ...), or an argument.
 
-The tables, each with ``team_id`` (several teams can share one dataset) and merged on its key
-(dlt's ``delete-insert``: a row is replaced whole, a key gone from the service is deleted):
+**The destination is the state.** No cursor is kept anywhere else: each resource, as its
+extract starts, reads the key and fingerprint of every row of its table the destination holds
+for the team (:mod:`~invtools.dlt.destination`), and loads the difference from what the
+service holds now (:mod:`~invtools.dlt.truth`): rows new or changed, and a deletion for each
+key gone. Whatever happened in between (a restored backup, a dropped table, an older or
+replaced mirror, a subset of the resources run with ``with_resources``, a package discarded
+after a kill, another folder or job) the next run converges to the service's rows. A quiet
+night costs the list walks and one query of the destination per table, and loads no row.
 
-- ``teams`` (key ``team_id``): the team, its service (``base_url``), ``data_as_of`` (the
-  moment the mirror's rows are as of, on the service's clock) and ``skipped`` (the tables its
-  mode does not allow);
-- ``items`` (``team_id, id``): items, attribute columns named as ``attributes.column_name``
-  says (:func:`attribute_columns`: ``attr_Weight (kg)`` is ``attr_weight_kg``);
-- ``stock`` (``team_id, item_id, location_id``): the quantity per item and location;
-- ``locations``, ``partners``, ``members``, ``attributes`` (``team_id, id``);
-- ``transactions`` (``team_id, id``): the current revision of each transaction;
-- ``lines`` (``team_id, transaction_id, line_no``): the lines of each transaction's current
-  revision; an edit replaces all of a transaction's lines, whatever their number.
+The tables, each keyed first by the team's ``base_url`` and ``team_id`` (a team is its
+service and its id: several teams, of several services, can share one dataset), merged on
+their key (dlt's ``delete-insert``), each row with its ``_fingerprint``:
+
+- ``teams`` (key ``base_url, team_id``): the team's name and mode, ``data_as_of`` (the moment
+  the mirror's rows are as of, on the service's clock) and ``skipped`` (the tables its mode
+  does not allow);
+- ``items`` (``id``): items, attribute columns named as ``attributes.column_name`` says
+  (:func:`attribute_columns`: ``attr_Weight (kg)`` is ``attr_weight_kg``; after a rename,
+  the values move to the new name's column);
+- ``stock`` (``item_id, location_id``): the quantity per item and location;
+- ``locations``, ``partners``, ``members``, ``attributes`` (``id``);
+- ``transactions`` (``id``): the current revision of each transaction, its references named
+  as the lists say now;
+- ``lines`` (``transaction_id, line_no``): the lines of each transaction's current revision.
+
+A destination that cannot merge (dlt's ``filesystem`` without a table format) gets every
+table replaced whole each run, so its files always equal the service's rows; such a dataset
+holds one team.
 
 Types are explicit, from the package's own frame schemas (:mod:`invtools.frames.schemas`), never
 guessed from the first values: ids ``bigint``, quantities ``double`` (whole until the first
@@ -40,22 +54,9 @@ stock levels: a level holds only over the whole history (the service recomputes 
 on an edit without raising their revisions); ``stock`` holds today's, and a running sum of
 ``quantity`` the rest.
 
-How a run stays cheap and right:
-
-- **transactions and lines**: a full sync of the mirror (one request per list page, one per new
-  or edited transaction; a detail is never fetched twice), then the transactions the mirror's
-  change log names since the sync last loaded (the source's dlt state holds its id), in
-  batches (``batch_size``), so a long history is never one frame in memory. A run with no
-  change fetches no detail and loads no row. A run killed anywhere loses nothing: the mirror
-  keeps what it fetched, dlt commits the state only with the load, so the next run loads
-  everything since the last completed load.
-- **the other tables** have no revision: each is listed whole (a page per 100 rows, cached for
-  the short expiry of :mod:`invtools.api.endpoints`), and only the rows whose content changed
-  since the last load (a hash per row, kept in the resource's dlt state) are loaded, with a
-  deletion for each key gone.
-- A team in Basic mode loads ``teams``, ``members``, ``partners`` and ``attributes``: the rest
-  needs a team that manages stock by location; the source logs why, and ``teams.skipped``
-  says so.
+A team in Basic mode loads ``teams``, ``members``, ``partners`` and ``attributes``: the rest
+needs a team that manages stock by location; the source logs why, and ``teams.skipped`` says
+so.
 
 >>> import dlt, tempfile, os
 >>> from invtools.sandbox import serve
@@ -72,8 +73,20 @@ How a run stays cheap and right:
 
 from __future__ import annotations
 
+from invtools.dlt.pending import discard_pending
 from invtools.dlt.run import last_run, load, summary
 from invtools.dlt.source import boxhero
-from invtools.dlt.tables import DELETED, TABLES, attribute_columns
+from invtools.dlt.tables import DELETED, FINGERPRINT, TABLES, attribute_columns, key_of
 
-__all__ = ["boxhero", "load", "last_run", "summary", "attribute_columns", "TABLES", "DELETED"]
+__all__ = [
+    "boxhero",
+    "load",
+    "last_run",
+    "summary",
+    "discard_pending",
+    "attribute_columns",
+    "key_of",
+    "TABLES",
+    "DELETED",
+    "FINGERPRINT",
+]

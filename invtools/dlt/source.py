@@ -1,37 +1,41 @@
-"""The :func:`boxhero` dlt source: the team's resources, the mirror synced once a run, and the
-state each load commits (see :mod:`invtools.dlt`)."""
+"""The :func:`boxhero` dlt source: one resource per table, each reconciled on its own against
+what the destination holds (see :mod:`invtools.dlt`)."""
 
 from __future__ import annotations
 
-import functools
+import time
 import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import dlt
-import pandas as pd
-import pyarrow as pa
-from dlt.common import logger
+from dlt.common.schema.utils import has_table_seen_data
 
-from invtools import frames
 from invtools._config import DEFAULT_BASE_URL
 from invtools.api import Client
+from invtools.dlt.destination import can_merge, held, other_teams
 from invtools.dlt.tables import (
-    EVERY_MODE,
+    DELETED,
     TABLES,
-    TEAM_HINTS,
-    Tally,
+    Reconciliation,
     arrow_table,
-    attribute_columns,
-    diffed,
     hints,
-    plain,
+    key_of,
     tombstones,
 )
+from invtools.dlt.truth import Truth
 from invtools.errors import ConfigError
-from invtools.mirror import TransactionMirror, batches, changed_since
 
-__all__ = ["boxhero"]
+__all__ = ["boxhero", "team_key"]
+
+
+def team_key(base_url: str, team_id: int) -> str:
+    """How a run's counts name a team (:func:`~invtools.dlt.last_run`): its service and its id.
+
+    >>> team_key("https://rest.boxhero-app.com", 48213)
+    'https://rest.boxhero-app.com#48213'
+    """
+    return f"{base_url}#{team_id}"
 
 
 @dlt.source(name="boxhero", section="boxhero", max_table_nesting=0, root_key=False)
@@ -54,17 +58,24 @@ def boxhero(
     ``progress``: the :class:`~invtools.Client`'s (or ``client``: one made already, used as it
     is). ``mirror_path``: the team's :class:`~invtools.TransactionMirror` file (default: the
     team's own file in the user data folder, the one a notebook's mirror uses). ``batch_size``:
-    transactions per batch loaded (memory: about a batch at a time).
+    transactions per batch read from the mirror (memory: about a batch at a time).
+
+    Each resource reads, as its extract starts, what the destination holds of its table for
+    this team, and loads the difference from the service's rows: any subset of the resources
+    (``with_resources(...)``) is as safe as all of them.
 
     >>> pipeline.run(boxhero())                                      # doctest: +SKIP
     """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"boxhero: batch_size must be a positive int, not {batch_size!r}")
+    owned = None
     if client is None:
         if not token:
             raise ConfigError(
                 "boxhero: no token. Set SOURCES__BOXHERO__TOKEN (or token under "
                 "[sources.boxhero] in .dlt/secrets.toml), or pass boxhero(token) or client="
             )
-        client = Client(
+        client = owned = Client(
             token,
             base_url=base_url,
             cache=cache,
@@ -72,162 +83,105 @@ def boxhero(
             concurrency=concurrency,
             progress=progress,
         )
-        owned = client
-    else:
-        owned = None
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"boxhero: batch_size must be a positive int, not {batch_size!r}")
-    team = client.team()  # one request (cached): which tables the team's mode allows
-    skipped = [] if team.uses_locations else [t for t in TABLES if t not in EVERY_MODE]
-    if skipped:
-        logger.warning(
-            f"boxhero: team {team.name!r} (id {team.id}) is in {team.mode_name} mode: "
-            f"{', '.join(skipped)} need a team that manages stock by location; loading "
-            f"{', '.join(EVERY_MODE)}"
+    truth = Truth(client, mirror_path=mirror_path, batch_size=batch_size, progress=progress)
+    if truth.skipped:
+        dlt.common.logger.warning(
+            f"boxhero: team {truth.team.name!r} (id {truth.team.id}) is in "
+            f"{truth.team.mode_name} mode: {', '.join(truth.skipped)} need a team that manages "
+            f"stock by location"
         )
-    here = f"{client.base_url}#{team.id}"  # a team is its service and its id
-    mirror = TransactionMirror(mirror_path, client) if team.uses_locations else None
-
-    def team_state(scope: dict) -> dict:
-        return scope.setdefault("teams", {}).setdefault(here, {})
-
-    @functools.cache
-    def tally() -> Tally:  # one per run, in the source's state
-        loaded = [t for t in TABLES if t not in skipped and t != "teams"]
-        return Tally(team_state(dlt.current.source_state()), loaded)
-
-    @functools.cache
-    def changes() -> tuple[list[int] | None, Any]:
-        """Sync the mirror, once a run: the transactions to load (None: all) and the moment
-        the mirror's rows are as of."""
-        assert mirror is not None
-        state = team_state(dlt.current.source_state())
-        with client.measure() as m:
-            mirror.sync(progress=progress)
-        tally().add("requests", new=m.sent)
-        syncs = mirror.syncs_df()
-        born = str(syncs["started_at"].iloc[0])  # the file's first sync: which file it is
-        loaded = state.get("sync_id", 0)
-        if loaded and state.get("mirror_born") != born:
-            raise ConfigError(
-                f"the mirror {mirror.path} is not the file this dataset's {team.name!r} was "
-                "loaded from (a new or replaced file), so what changed since that load is "
-                "unknown: keep the mirror between runs (its folder: see docs/how-to/"
-                "warehouse.md), or load the team afresh: pipeline.run(boxhero(), "
-                'refresh="drop_resources") (drops the tables, every team\'s rows)'
-            )
-        last, changed = changed_since(mirror, loaded)
-        born_now = changed["first"].isin(["new", "backdated-new"])
-        gone = changed["last"] == "removed"
-        tally().add(
-            "transactions",
-            new=int((born_now & ~gone).sum()),
-            changed=int((~born_now & ~gone).sum()),
-            removed=int((~born_now & gone).sum()),
-        )
-        state.update(sync_id=last, mirror_born=born)
-        ids = None if loaded == 0 else [int(i) for i in changed["transaction_id"]]
-        return ids, frames.context_of(syncs).as_of
-
-    def listed(table: str, frame: Any) -> Any:
-        _, key, replaced = TABLES[table]
-
-        @dlt.resource(
-            name=table,
-            primary_key=key,
-            merge_key=replaced,
-            write_disposition={"disposition": "merge", "strategy": "delete-insert"},
-            columns=hints(TABLES[table][0]),
-        )
-        def rows() -> Iterator[pa.Table]:
-            seen = team_state(dlt.current.resource_state()).setdefault("rows", {})
-            with client.measure() as m:
-                df = frame()
-            tally().add("requests", new=m.sent)
-            yield from diffed(plain(df, team.id), table, seen, tally())
-
-        return rows
-
-    # Each list is fetched fresh once a run: items (with the attribute definitions) and
-    # locations first; stock and attributes then read the pages those fetched moments before
-    # (the cache's own short expiry when run alone), not a second copy of the same walk.
-    def items() -> pd.DataFrame:
-        df = client.items_df(refresh=True, progress=progress)
-        return df.rename(columns=attribute_columns(client.attributes_df()))
-
-    def attributes() -> pd.DataFrame:
-        df = client.attributes_df()
-        df["column_name"] = pd.array(list(attribute_columns(df).values()), dtype="string")
-        return df
-
-    def stock() -> pd.DataFrame:
-        return client.stock_df(progress=progress)
-
-    def from_file(table: str) -> Iterator[pa.Table]:
-        assert mirror is not None
-        ids, _ = changes()
-        for txs, lines in batches(mirror, ids, size=batch_size):
-            removed = txs["removed_at"].notna().to_numpy()
-            gone = [(team.id, int(i)) for i in txs.loc[removed, "id"]]
-            if table == "transactions":
-                rows = plain(txs[~removed].drop(columns="removed_at"), team.id)
-                yield arrow_table(rows, table)
-                if gone:
-                    yield tombstones(rows, gone, table)
-            else:
-                rows = plain(lines, team.id)
-                number = rows.groupby("transaction_id").cumcount().astype("Int64")
-                rows.insert(2, "line_no", number)
-                tally().add(table, new=len(rows), removed=len(gone))
-                yield arrow_table(rows, table)
-                if gone:  # every line of a removed transaction: its merge key is enough
-                    yield tombstones(rows, [(*g, 0) for g in gone], table)
-
-    def from_mirror(table: str) -> Any:
-        _, key, replaced = TABLES[table]
-        return dlt.resource(
-            from_file(table),  # a generator: nothing runs before dlt extracts it
-            name=table,
-            primary_key=key,
-            merge_key=replaced,
-            write_disposition={"disposition": "merge", "strategy": "delete-insert"},
-            columns=hints(TABLES[table][0]),
-        )
-
-    @dlt.resource(
-        name="teams",
-        primary_key="team_id",
-        write_disposition={"disposition": "merge", "strategy": "delete-insert"},
-        columns=TEAM_HINTS,
-    )
-    def teams() -> Iterator[dict]:
-        as_of = None if mirror is None else changes()[1]  # the mirror synced: its moment
-        yield {
-            "team_id": team.id,
-            "team_name": team.name,
-            "mode": team.mode_name,
-            "base_url": client.base_url,
-            "data_as_of": as_of if as_of is not None else client.now(),
-            "skipped": ", ".join(skipped) or None,
-        }
-
-    frames_of = {
-        "items": items,
-        "stock": stock,
-        "locations": functools.partial(client.locations_df, refresh=True),
-        "partners": functools.partial(client.partners_df, refresh=True),
-        "members": functools.partial(client.members_df, refresh=True),
-        "attributes": attributes,
-    }
-    resources = [teams]
-    for table in TABLES:
-        if table in skipped or table == "teams":
-            continue
-        if table in ("transactions", "lines"):
-            resources.append(from_mirror(table))
-        else:
-            resources.append(listed(table, frames_of[table]))
+    tables = [table for table in TABLES if table not in truth.skipped]
+    state = _Destination(truth.key, tables)
+    resources = [_resource(table, truth, state, client) for table in tables]
     if owned is not None:
         # dlt has no hook for a source's end: the client closes when the resources go
         weakref.finalize(resources[0], owned.close)
     return resources
+
+
+class _Destination:
+    """What the destination holds for the team, read once a run (one session of its client,
+    when the first resource's extract starts), each table's part taken by its resource."""
+
+    def __init__(self, team: tuple[str, int], tables: list[str]) -> None:
+        self.team, self.tables = team, tables
+        self.run: Any = None
+        self.merges = True
+        self.held: dict[str, dict[tuple, str] | None] = {}
+
+    def of(self, table: str) -> dict[tuple, str] | None:
+        """``table``'s fingerprints (:func:`~invtools.dlt.destination.held`), or None where
+        the destination replaces tables whole (then checked to hold no other team)."""
+        pipeline = dlt.current.pipeline()
+        run = (id(pipeline), dlt.current.load_package_state()["load_id"])
+        if run != self.run:
+            self.run, self.merges = run, can_merge(pipeline)
+            if self.merges:
+                self.held = held(pipeline, self.tables, self.team)
+            elif others := other_teams(pipeline, self.team):
+                raise ConfigError(
+                    f"this {pipeline.destination.destination_name} dataset holds team "
+                    f"{others[0][1]} of {others[0][0]}: its tables are rewritten whole each "
+                    "run, so it holds one team; give this team a dataset of its own"
+                )
+        if not self.merges:
+            return None
+        found = self.held.get(table, {})
+        if found is None:  # not there: a first load, or dropped by hand
+            schema = dlt.current.source_schema()
+            if table in schema.tables and has_table_seen_data(schema.tables[table]):
+                raise ConfigError(
+                    f"the table {table} is gone from the destination, and dlt creates a table "
+                    "once: load it afresh, pipeline.run(boxhero().with_resources("
+                    f"{table!r}), refresh='drop_resources') (invtools load does it itself)"
+                )
+            return {}
+        return found
+
+
+def _resource(table: str, truth: Truth, destination: _Destination, client: Any) -> Any:
+    @dlt.resource(
+        name=table,
+        primary_key=key_of(table),
+        write_disposition={"disposition": "merge", "strategy": "delete-insert"},
+        columns=hints(table),
+    )
+    def rows() -> Iterator[Any]:
+        with client.measure() as sent:
+            held = destination.of(table)
+            if held is not None:
+                counts = yield from _merged(table, truth, held)
+            else:
+                counts = yield from _replaced(table, truth)
+        runs = dlt.current.resource_state().setdefault("last_run", {})
+        runs[team_key(*truth.key)] = {**counts, "requests": int(sent.sent), "at": time.time()}
+
+    return rows
+
+
+def _merged(table: str, truth: Truth, held: dict) -> Iterator[Any]:
+    """The rows that differ from ``held``, then a deletion per key gone; the counts."""
+    reconciled = Reconciliation(table, truth.key, held)
+    like = None
+    for rows in truth.rows(table):
+        like = rows
+        fresh = reconciled.fresh(rows)
+        if len(fresh):
+            yield arrow_table(fresh, table)
+    gone = reconciled.gone()
+    if gone and like is not None:
+        yield tombstones(like, gone, table)
+    return reconciled.counts
+
+
+def _replaced(table: str, truth: Truth) -> Iterator[Any]:
+    """Every row, the table replaced by them; the counts."""
+    # replaced whole: no row deletes another, so no hard-delete hint (dlt warns of one there)
+    replace = dlt.mark.make_hints(
+        write_disposition="replace", columns={DELETED: {"name": DELETED, "hard_delete": False}}
+    )
+    count = 0
+    for rows in truth.rows(table):
+        count += len(rows)
+        yield dlt.mark.with_hints(arrow_table(rows, table), replace)
+    return {"replaced": count}

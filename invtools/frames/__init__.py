@@ -80,6 +80,8 @@ module             what it holds
                    :func:`merge_provenance` (several frames' records in one)
 ``context``        :func:`context_of` (a frame's team, grain, window and the moment it is as
                    of: what every analysis reads), :func:`window_of`, :func:`fit_window`
+``names``          :func:`current_names`: references named as their lists say now (a
+                   rename raises no revision)
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
 ``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
@@ -114,6 +116,7 @@ from invtools.frames.context import Context, context_of, fit_window, window_of
 from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_deleted
 from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df, with_item_columns
+from invtools.frames.names import current_names
 from invtools.frames.provenance import (
     PROVENANCE_KEYS,
     merge_provenance,
@@ -153,6 +156,7 @@ __all__ = [
     "transactions_df_from_pages",
     "lines_df",
     "with_item_columns",
+    "current_names",
     "items_df",
     "stock_df",
     "locations_df",

@@ -55,8 +55,8 @@ What lives where:
   and its summary, staging and storing a detail;
 - :mod:`~invtools.mirror.sync` -- the four steps above;
 - :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
-- :mod:`~invtools.mirror.export` -- reading a file for a loader (:mod:`invtools.dlt`): what
-  changed after a sync, and its rows in batches;
+- :mod:`~invtools.mirror.export` -- reading a file for a loader (:mod:`invtools.dlt`): its
+  rows in batches;
 - :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team
   (its team and service checked, a new file claimed), ``sync()``, and the offline reading
   methods (the client's ``since``/``until``/``type`` on its frames, which carry a
@@ -70,7 +70,7 @@ sandbox; the code does not).
 
 from __future__ import annotations
 
-from invtools.mirror.export import batches, changed_since
+from invtools.mirror.export import batches
 from invtools.mirror.mirror import TransactionMirror
 from invtools.mirror.report import CHANGE_KINDS, SyncReport
 from invtools.mirror.store import default_path
@@ -80,6 +80,5 @@ __all__ = [
     "SyncReport",
     "CHANGE_KINDS",
     "default_path",
-    "changed_since",
     "batches",
 ]

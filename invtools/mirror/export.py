@@ -1,7 +1,5 @@
-"""Reading a mirror for a loader (:mod:`invtools.dlt`): which transactions changed after a
-given sync, and the file's rows in batches, so a long history is never one frame in memory.
-
-Both read the file only (no network, no client needed).
+"""Reading a mirror for a loader (:mod:`invtools.dlt`): the file's rows in batches, so a long
+history is never one frame in memory. It reads the file only (no network, no client needed).
 """
 
 from __future__ import annotations
@@ -14,15 +12,14 @@ import pandas as pd
 
 from invtools import frames
 from invtools._types import check_ids
-from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.errors import ArgumentTypeError
 from invtools.frames.columns import as_time
 from invtools.mirror import store
-from invtools.mirror.report import CHANGE_KINDS
 
 if TYPE_CHECKING:
     from invtools.mirror.mirror import TransactionMirror
 
-__all__ = ["changed_since", "batches"]
+__all__ = ["batches"]
 
 #: The lines' stock levels: they hold only over a whole history (``lines_df`` rebuilds them).
 _LEVELS = ("new_stock_level", "from_location_new_stock_level", "to_location_new_stock_level")
@@ -31,50 +28,6 @@ _NEWEST_FIRST = """SELECT {cols} FROM transactions t
     JOIN revisions r ON r.id = t.id AND r.revision = t.revision
     LEFT JOIN details d ON d.id = t.id AND d.revision = t.revision
     {where} ORDER BY t.t_ms DESC, t.id DESC"""
-
-
-def changed_since(mirror: TransactionMirror, sync_id: int = 0) -> tuple[int, pd.DataFrame]:
-    """What a copy loaded up to sync ``sync_id`` must load next: the id of the last completed
-    sync, and one row per transaction that the syncs after ``sync_id`` changed
-    (``transaction_id``, ascending), with the first and the last of those changes (``first``,
-    ``last``: new, backdated-new, edited, removed or restored). A file whose last sync is
-    before ``sync_id`` is not the file that copy was loaded from: a
-    :class:`~invtools.errors.ConfigError`.
-
-    >>> last, changed = changed_since(mirror, 0)          # everything ever seen
-    >>> bool(changed["first"].isin(["new", "backdated-new"]).all())
-    True
-    >>> len(changed_since(mirror, last)[1])               # nothing changed since the last sync
-    0
-    """
-    if isinstance(sync_id, bool) or not isinstance(sync_id, int) or sync_id < 0:
-        raise ArgumentTypeError(
-            f"changed_since: sync_id must be a sync's id (an int, 0 for all), not {sync_id!r}"
-        )
-    with store.connect(mirror.path, readonly=mirror.read_only) as conn:
-        (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()
-        if last < sync_id:
-            raise ConfigError(
-                f"{mirror.path} has {last} syncs, not the {sync_id} a copy was loaded up to: it "
-                "is another mirror file"
-            )
-        # a sync writes one change per transaction, appended: rowid order is sync order
-        found = conn.execute(
-            """WITH span AS (SELECT transaction_id, min(rowid) AS a, max(rowid) AS b
-                             FROM changes WHERE sync_id > ? GROUP BY transaction_id)
-               SELECT s.transaction_id, f.change, l.change FROM span s
-               JOIN changes f ON f.rowid = s.a JOIN changes l ON l.rowid = s.b ORDER BY 1""",
-            (sync_id,),
-        ).fetchall()
-    kinds = pd.CategoricalDtype(CHANGE_KINDS)
-    changed = pd.DataFrame(
-        {
-            "transaction_id": pd.array([t for t, _, _ in found], dtype="Int64"),
-            "first": pd.Series([f for _, f, _ in found], dtype=kinds),
-            "last": pd.Series([x for _, _, x in found], dtype=kinds),
-        }
-    )
-    return last, changed
 
 
 def batches(
