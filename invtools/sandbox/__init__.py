@@ -25,7 +25,7 @@ What lives where (``->``: the package's modules it imports; there are no cycles)
     store      TeamStore (one team: JSON views, its clock, mutations), TeamView
                                                         -> catalogue, txlog, wire
     txlog      the columnar transaction log: replay, keyset paging
-    wire       the one time codec (parse_time, fmt_time), quantities as JSON
+    wire       the one codec of times (parse_time, fmt_time), quantities and money
 
 Names a module exports for its neighbours are public in that module and listed in its
 ``__all__``; only the names below are the package's public surface.

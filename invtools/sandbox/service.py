@@ -245,9 +245,52 @@ class Sandbox:
         """Delete a transaction: it leaves the list, its detail answers 404."""
         self.store(team).locked(TeamStore.delete_transaction, tx_id)
 
+    # Edits of the records transactions refer to: each returns the record as its list shows it
+    # and changes no transaction's revision; an unknown or deleted id is a KeyError, an unknown
+    # field or a bad value a ValueError (TeamStore.edit, under the team's lock).
     def edit_partner(self, partner_id: int, team: str = "shop", **changes) -> dict:
-        """Edit or delete (``deleted=True``) a partner (see :meth:`TeamStore.edit_partner`)."""
-        return self.store(team).locked(TeamStore.edit_partner, partner_id, **changes)
+        """Edit a partner's ``name``, ``phone``, ``email``, ``address`` or ``memo``, or delete it
+        (``deleted=True``: it leaves the partners list; references show ``deleted: true``)."""
+        return self._edit(team, "partners", partner_id, changes)
+
+    def edit_item(self, item_id: int, team: str = "shop", **changes) -> dict:
+        """Edit an item's ``name``, ``sku``, ``barcode``, ``cost`` or ``price`` (a decimal string
+        or a number, held as the wire's string with the team's decimals), or delete it
+        (``deleted=True``). Transaction lines show its current name, SKU and barcode.
+
+        A deleted item leaves ``/v1/items``, its ``/v1/items/{id}`` answers 404 and lines show
+        ``deleted: true``. Its stock is not written off: no transaction is made and every level
+        in the history stays (as the service keeps a deleted item's history), but it is no longer
+        in stock anywhere one looks: a location's ``quantity`` sums the listed items, as it does
+        for the items the demo data deletes.
+
+        >>> sb = Sandbox(size=200, rate_limit=0)
+        >>> sb.edit_item(100001, name="Compost 20L", price="5.5")["price"]
+        '5.50'
+        >>> sb.edit_item(100001, deleted=True)["name"]
+        'Compost 20L'
+        >>> 100001 in [item["id"] for item in sb.data().items]
+        False
+        """
+        return self._edit(team, "items", item_id, changes)
+
+    def edit_location(self, location_id: int, team: str = "shop", **changes) -> dict:
+        """Edit a location's ``name`` or ``memo`` (``from_location``/``to_location`` show it)."""
+        return self._edit(team, "locations", location_id, changes)
+
+    def edit_member(self, member_id: int, team: str = "shop", **changes) -> dict:
+        """Edit a member's ``name`` or ``role`` (admin, member, viewer), or delete them
+        (``deleted=True``: they leave the members list; ``created_by`` shows ``deleted: true``)."""
+        return self._edit(team, "members", member_id, changes)
+
+    def edit_attribute(self, attr_id: int, team: str = "shop", **changes) -> dict:
+        """Edit an item attribute's ``attr_name`` (every item's ``attrs`` entry shows the new
+        name) or ``rank`` (an int; the other attributes' ranks and the order of an item's
+        ``attrs`` stay as they are)."""
+        return self._edit(team, "attrs", attr_id, changes)
+
+    def _edit(self, team: str, kind: str, rec_id: int, changes: dict) -> dict:
+        return self.store(team).locked(TeamStore.edit, kind, rec_id, **changes)
 
     # -- request handling (called from connection threads) --------------------------------
     def respond(self, method: str, target: str, authorization: str | None) -> Reply | None:

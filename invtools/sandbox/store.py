@@ -3,8 +3,9 @@
 :class:`TeamStore` holds everything a token can see (team, items, locations, partners, members,
 item attributes) and, for a location-mode team, the transaction history as a
 :class:`~invtools.sandbox.txlog.TxLog`. It renders records in the wire format (the API's JSON,
-per request) and adds, edits and deletes transactions. :class:`TeamView` is read access to one
-team's current state in wire format, for tests and notebooks.
+per request), adds, edits and deletes transactions, and edits and deletes the records they refer
+to (:meth:`TeamStore.edit`). :class:`TeamView` is read access to one team's current state in wire
+format, for tests and notebooks.
 
 Every mutation ends with a replay of the history (O(history): cheap at the default size, a few
 seconds at a million transactions), so levels always agree with the history. The generated
@@ -25,12 +26,30 @@ from typing import Any, TypeVar
 
 from invtools.sandbox.catalogue import ANCHOR
 from invtools.sandbox.txlog import ADJUST, COUNT, IN, MOVE, NO_ID, OUT, TYPE_CODE, TYPES, TxLog
-from invtools.sandbox.wire import fmt_time, num, parse_time
+from invtools.sandbox.wire import fmt_time, money, num, parse_time
 
 __all__ = ["TeamStore", "TeamView"]
 
 Time = str | int | datetime  # a time given to a mutation: see wire.parse_time
 T = TypeVar("T")
+
+#: What :meth:`TeamStore.edit` may change, per table: its fields and, where listed,
+#: ``deleted`` (``deleted=True`` soft-deletes the record).
+EDITABLE = {
+    "items": ("name", "sku", "barcode", "cost", "price", "deleted"),
+    "locations": ("name", "memo"),
+    "partners": ("name", "phone", "email", "address", "memo", "deleted"),
+    "members": ("name", "role", "deleted"),
+    "attrs": ("attr_name", "rank"),
+}
+ROLES = ("admin", "member", "viewer")  # a member's role
+_NOUNS = {
+    "items": "item",
+    "locations": "location",
+    "partners": "partner",
+    "members": "member",
+    "attrs": "item attribute",
+}
 
 
 @dataclass
@@ -87,6 +106,8 @@ class TeamStore:
             qty = num(sum(at.get((i, rec_id), 0.0) for i in items))
             return {"id": rec_id, "name": rec["name"], "quantity": qty, "memo": rec["memo"]}
         out = {k: copy.deepcopy(v) for k, v in rec.items() if k != "deleted"}
+        if kind == "items":  # each attribute under its current name: a rename shows on every item
+            out["attrs"] = [{**a, "name": self.attrs[a["id"]]["attr_name"]} for a in out["attrs"]]
         if kind == "items" and self.log is not None:
             at, locs = self.log.stock_at, location_ids or sorted(self.locations)
             quantities = [
@@ -288,16 +309,37 @@ class TeamStore:
             raise KeyError(f"no live transaction {tx_id} in team {self.key!r}")
         return r
 
-    def edit_partner(self, partner_id: int, **changes) -> dict:
-        """Change a partner's ``name``, ``phone``, ``email``, ``address`` or ``memo``, or delete
-        it (``deleted=True``: it leaves the partners list; transactions still refer to it).
-        Returns the partner as the list shows it."""
-        if not self.listed("partners", partner_id):
-            raise KeyError(f"no live partner {partner_id} in team {self.key!r}")
-        if unknown := set(changes) - {"name", "phone", "email", "address", "memo", "deleted"}:
-            raise ValueError(f"a partner has no field(s) {sorted(unknown)} to edit")
-        self.partners[partner_id].update(changes)
-        return self.record("partners", partner_id)
+    def edit(self, kind: str, rec_id: int, **changes) -> dict:
+        """Change the fields :data:`EDITABLE` lists for ``kind`` (a table's name) of its live
+        record ``rec_id``, or delete the record (``deleted=True``). Returns the record as its list
+        shows it. Every reference shows it at once: references, item lines and an item's
+        attributes are rendered from the record when asked for (older revisions of a transaction
+        are kept as they were). No transaction changes, so no ``revision`` does.
+
+        Refused: an unknown or deleted id (``KeyError``); a field ``kind`` does not have, an
+        empty name, ``deleted`` other than True, a ``role`` not in :data:`ROLES`, a ``rank`` that
+        is not an int, a ``cost`` or ``price`` :func:`~invtools.sandbox.wire.money` refuses
+        (``ValueError``). Nothing is changed then.
+        """
+        noun = _NOUNS[kind]
+        if not self.listed(kind, rec_id):
+            raise KeyError(f"no live {noun} {rec_id} in team {self.key!r}")
+        if unknown := set(changes) - set(EDITABLE[kind]):
+            article = "an" if noun[0] in "aeiou" else "a"
+            raise ValueError(f"{article} {noun} has no field(s) {sorted(unknown)} to edit")
+        for name in {"name", "attr_name"} & changes.keys():
+            if not isinstance(changes[name], str) or not changes[name].strip():
+                raise ValueError(f"{name} is non-empty text, not {changes[name]!r}")
+        if changes.get("deleted", True) is not True:
+            raise ValueError(f"deleted=True deletes a {noun} (a deleted one cannot come back)")
+        if changes.get("role", ROLES[0]) not in ROLES:
+            raise ValueError(f"role is one of {ROLES}, not {changes['role']!r}")
+        if type(changes.get("rank", 0)) is not int:
+            raise ValueError(f"rank is an int, not {changes['rank']!r}")
+        places = self.team.get("price_decimal_places", 2)
+        changes.update({f: money(changes[f], places, f) for f in ("cost", "price") if f in changes})
+        getattr(self, kind)[rec_id].update(changes)
+        return self.record(kind, rec_id)
 
 
 def _nudged(lines: list[tuple[int, float]], type_code: int) -> list[tuple[int, float]]:

@@ -1,9 +1,10 @@
-"""The sandbox's one wire codec for times and quantities.
+"""The sandbox's one wire codec for times, quantities and money.
 
 Times are held as integer milliseconds since the epoch (UTC) and go out as
 ``2026-05-02T01:10:00.000Z``; :func:`parse_time` is the one way in (wire strings, any ISO-8601
 string, milliseconds, datetimes), :func:`fmt_time` the one way out. Quantities are floats inside
-and go out as JSON numbers without a needless ``.0`` (:func:`num`).
+and go out as JSON numbers without a needless ``.0`` (:func:`num`). Money (an item's ``cost``
+and ``price``) is held as it goes out, a decimal string (:func:`money` is the way in).
 
 >>> fmt_time(parse_time("2026-05-02T01:10:00Z"))
 '2026-05-02T01:10:00.000Z'
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 
-__all__ = ["fmt_time", "parse_time", "num"]
+__all__ = ["fmt_time", "parse_time", "num", "money"]
 
 
 def fmt_time(ms: int) -> str:
@@ -58,3 +60,29 @@ def num(x: float) -> int | float:
     (5, 2.5, 0)
     """
     return int(x) if x == int(x) else x
+
+
+def money(value: str | int | float | Decimal, places: int = 2, field: str = "amount") -> str:
+    """An amount given as the wire's decimal string or as a number -> the wire's string, with
+    ``places`` decimals (the team's ``price_decimal_places``). Refused (``ValueError``, naming
+    ``field``): anything else, a negative amount, more decimals than ``places``.
+
+    >>> money("4.2"), money(4.2), money(7), money(Decimal("0.5"), places=3)
+    ('4.20', '4.20', '7.00', '0.500')
+    >>> money("4.205", field="cost")
+    Traceback (most recent call last):
+    ValueError: cost is a decimal string or a number >= 0 with at most 2 decimals, not '4.205'
+    """
+    step = Decimal(1).scaleb(-places)
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
+            raise InvalidOperation
+        amount = Decimal(str(value).strip())
+        if amount.is_signed() or amount != amount.quantize(step):
+            raise InvalidOperation
+    except InvalidOperation:
+        raise ValueError(
+            f"{field} is a decimal string or a number >= 0 with at most {places} decimals, "
+            f"not {value!r}"
+        ) from None
+    return str(amount.quantize(step))
