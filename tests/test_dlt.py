@@ -123,7 +123,7 @@ class Warehouse:
 
     def backup(self) -> Path:
         """A copy of the whole dataset as the destination holds it now."""
-        copy = self.tmp / f"backup-{uuid.uuid4().hex[:6]}"
+        copy = self.tmp / f"backup_{uuid.uuid4().hex[:6]}"
         if self.kind == "duckdb":
             shutil.copy(self.file, copy)
         elif self.kind == "filesystem":
@@ -687,3 +687,98 @@ def test_a_run_killed_inside_dlt_jams_dlt_and_the_next_load_heals_it(sb, tmp_pat
     w.run()  # invtools load
     assert any("discarded" in line for line in w.said)
     assert_equal_to_the_server(w)
+
+
+# ------------------------------------------------------------------------ invtools load (CLI)
+
+
+def _cli(sb, folder: Path, monkeypatch, capsys, *args, token=None) -> tuple[int, str, str]:
+    """``invtools load`` in ``folder``, in this process; (exit status, stdout, stderr)."""
+    from invtools.cli import main
+
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("SOURCES__BOXHERO__RATE_LIMIT", "0")  # dlt's configuration
+    monkeypatch.setenv("SOURCES__BOXHERO__TOKEN", token or sb.tokens["shop"])
+    monkeypatch.setenv("SOURCES__BOXHERO__MIRROR_PATH", str(folder / "shop.sqlite"))
+    capsys.readouterr()
+    status = main(["load", "--base-url", sb.base_url, *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_invtools_load_prints_a_line_per_run_and_keeps_its_files_in_its_folder(
+    sb, tmp_path, monkeypatch, capsys
+):
+    status, out, err = _cli(sb, tmp_path, monkeypatch, capsys)
+    assert status == 0, err
+    (line,) = out.splitlines()
+    assert line.startswith(f"team {sb.data().team['id']} of {sb.base_url}: ")
+    assert f"transactions +{SIZE} ~0 -0" in line and "requests" in line
+    assert (tmp_path / ".dlt" / "pipelines" / "invtools").is_dir()  # here, not dlt's own folder
+    assert not err  # not a terminal: no bars, no notes
+    sb.delete_transaction(sb.data().transactions[0]["id"])
+    sb.edit_partner(_referenced(sb, "partner")[0], name="Renamed Ltd")
+    status, out, _ = _cli(sb, tmp_path, monkeypatch, capsys, "--quiet")
+    assert status == 0 and "transactions +0 ~" in out and "-1," in out
+    with duckdb.connect(str(tmp_path / "invtools.duckdb"), read_only=True) as con:
+        rows = con.sql("SELECT id, revision, partner_name FROM boxhero.transactions").fetchall()
+    assert Counter(rows) == Counter(
+        (r["id"], r["revision"], _ref(r["partner"])) for r in sb.data().transactions
+    )
+
+
+def test_two_jobs_in_two_folders_keep_apart(sb, tmp_path, monkeypatch, capsys):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    assert _cli(sb, first, monkeypatch, capsys)[0] == 0
+    status, out, _ = _cli(sb, second, monkeypatch, capsys)  # one pipeline name, its own state
+    assert status == 0 and f"transactions +{SIZE} ~0 -0" in out  # into its own warehouse
+
+
+def test_a_killed_load_is_said_and_healed_by_the_next(sb, tmp_path, monkeypatch, capsys):
+    assert _cli(sb, tmp_path, monkeypatch, capsys)[0] == 0
+    sb.add_transaction(type="in")
+    pipeline = dlt.pipeline(
+        "invtools",
+        pipelines_dir=str(tmp_path / ".dlt" / "pipelines"),
+        destination=dlt.destinations.duckdb(str(tmp_path / "invtools.duckdb")),
+        dataset_name="boxhero",
+    )
+    pipeline.extract(Warehouse(sb, tmp_path).source())  # stopped after its extract
+    status, out, err = _cli(sb, tmp_path, monkeypatch, capsys)
+    assert status == 0
+    assert err.startswith("invtools load: discarded 1 load package(s)")
+    assert "transactions +1 ~0 -0" in out
+    status, out, err = _cli(sb, tmp_path, monkeypatch, capsys, "--quiet")
+    assert status == 0 and not err
+
+
+def test_a_failed_load_says_why_and_what_to_do_in_one_line(sb, tmp_path, monkeypatch, capsys):
+    bad = "not-a-token-" + "x" * 20
+    status, out, err = _cli(sb, tmp_path, monkeypatch, capsys, token=bad)
+    assert status == 1 and not out
+    (line,) = err.strip().splitlines()
+    assert line.startswith("invtools load: failed: AuthenticationError: ")
+    assert "SOURCES__BOXHERO__TOKEN" in line and "Client(token=" not in line
+    assert bad not in err
+    # a mirror that cannot be written: the package's own words, what to do
+    (tmp_path / "shop.sqlite").mkdir()  # a folder where the mirror's file would be
+    status, out, err = _cli(sb, tmp_path, monkeypatch, capsys)
+    (line,) = err.strip().splitlines()
+    assert status == 1 and line.startswith("invtools load: failed: ")
+    assert "Traceback" not in err and "shop.sqlite" in line
+
+
+def test_a_duckdb_file_named_like_its_dataset_is_refused_before_anything_is_sent(tmp_path):
+    with pytest.raises(ConfigError, match="ambiguous"):
+        load(dataset="boxhero", pipeline_name="boxhero", token="t", base_url="http://127.0.0.1:9")
+
+
+def test_the_filesystem_tables_read_as_plain_parquet_equal_the_server(sb, tmp_path):
+    w = Warehouse(sb, tmp_path, "filesystem")
+    w.run()
+    mutate_everything(sb)
+    w.run()
+    files = str(w.bucket / "boxhero" / "transactions" / "*.parquet")
+    rows = duckdb.sql(f"SELECT id, revision FROM read_parquet('{files}')").fetchall()
+    assert Counter(rows) == Counter((r["id"], r["revision"]) for r in sb.data().transactions)
