@@ -231,6 +231,7 @@ def test_frames_functions(world, sweep, tmp_path):
             "items": w["items"],
             "columns": ["attr_Category"],
         },
+        "current_names": {"df": w["lines"], "lists": {"items": w["items"]}},
         "items_df": {"records": w["item_rows"], "attributes": w["attrs"]},
         "stock_df": {"items": w["item_rows"], "locations": w["locations"]},
         "locations_df": {"records": w["client"].locations()},

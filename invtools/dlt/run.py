@@ -176,7 +176,8 @@ def failure(exc: BaseException) -> str:
     >>> failure(BlockingIOError(11, "Resource temporarily unavailable"))[:34]
     'a file is locked by another proces'
     """
-    chain, cause = [], exc
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
     while cause is not None and cause not in chain:  # dlt wraps ours, sometimes twice
         chain.append(cause)
         cause = cause.__cause__ or cause.__context__

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import dlt
@@ -159,7 +159,7 @@ def _resource(table: str, truth: Truth, destination: _Destination, client: Any) 
     return rows
 
 
-def _merged(table: str, truth: Truth, held: dict) -> Iterator[Any]:
+def _merged(table: str, truth: Truth, held: dict) -> Generator[Any, None, dict[str, int]]:
     """The rows that differ from ``held``, then a deletion per key gone; the counts."""
     reconciled = Reconciliation(table, truth.key, held)
     like = None
@@ -174,7 +174,7 @@ def _merged(table: str, truth: Truth, held: dict) -> Iterator[Any]:
     return reconciled.counts
 
 
-def _replaced(table: str, truth: Truth) -> Iterator[Any]:
+def _replaced(table: str, truth: Truth) -> Generator[Any, None, dict[str, int]]:
     """Every row, the table replaced by them; the counts."""
     # replaced whole: no row deletes another, so no hard-delete hint (dlt warns of one there)
     replace = dlt.mark.make_hints(

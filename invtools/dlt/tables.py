@@ -133,8 +133,8 @@ def plain(df: pd.DataFrame, base_url: str, team_id: int) -> pd.DataFrame:
         if isinstance(out[col].dtype, pd.CategoricalDtype):
             out[col] = out[col].astype("string")
     out = out.reset_index(drop=True)
-    out.insert(0, "base_url", pd.array([base_url] * len(out), dtype="string"))
-    out.insert(1, "team_id", pd.array([team_id] * len(out), dtype="Int64"))
+    out.insert(0, "base_url", pd.Series([base_url] * len(out), dtype="string"))
+    out.insert(1, "team_id", pd.Series([team_id] * len(out), dtype="Int64"))
     out[FINGERPRINT] = pd.array(fingerprints(out), dtype="string")
     out[DELETED] = pd.array([None] * len(out), dtype="boolean")
     return out

@@ -116,7 +116,7 @@ class Truth:
             current = txs[txs["removed_at"].isna()].drop(columns="removed_at")
             lines = lines.drop(columns=[c for c in NO_LEVELS if c in lines.columns])
             number = lines.groupby("transaction_id", sort=False).cumcount().astype("Int64")
-            lines.insert(lines.columns.get_loc("transaction_id") + 1, "line_no", number)
+            lines.insert(list(lines.columns).index("transaction_id") + 1, "line_no", number)
             yield current, lines
 
     def _named(self, df: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from invtools._config import check_kind
+from invtools.errors import ConfigError
+
 __all__ = ["REFERENCES", "current_names"]
 
 #: A reference's column prefix in a frame -> the list that names it, and the list's columns
@@ -46,13 +49,23 @@ def current_names(df: pd.DataFrame, lists: Mapping[str, pd.DataFrame]) -> pd.Dat
     is set where the frame has one, and its names stay as ``df`` had them. References whose
     list is not given are left as they are. ``df.attrs`` is kept.
     """
+    check_kind(df, pd.DataFrame, "current_names(df)", "a DataFrame")
+    check_kind(lists, Mapping, "current_names(lists)", "a mapping of list name -> DataFrame")
+    kinds = {kind for kind, _ in REFERENCES.values()}
+    for kind, given in lists.items():
+        if kind not in kinds:
+            raise ConfigError(
+                f"current_names(lists): no list {kind!r}; the lists are {', '.join(sorted(kinds))}"
+            )
+        check_kind(given, pd.DataFrame, f"current_names(lists[{kind!r}])", "a DataFrame")
+        if "id" not in given.columns:
+            raise ConfigError(f"current_names(lists[{kind!r}]) has no id column")
     out = df.copy()
     for ref, (kind, copied) in REFERENCES.items():
-        listed_df = lists.get(kind)
-        if listed_df is None or f"{ref}_id" not in out.columns:
+        if kind not in lists or f"{ref}_id" not in out.columns:
             continue
         ids = out[f"{ref}_id"]
-        table = listed_df.drop_duplicates("id").set_index("id")
+        table = lists[kind].drop_duplicates("id").set_index("id")
         listed = ids.isin(table.index).to_numpy(dtype=bool, na_value=False)
         for source, target in copied.items():
             if target in out.columns and source in table.columns:
