@@ -365,10 +365,22 @@ def test_each_kind_of_change_reaches_the_warehouse_and_only_it_is_loaded(sb, tmp
 
 def test_a_quiet_night_fetches_no_detail_and_loads_no_row(sb, tmp_path):
     w = Warehouse(sb, tmp_path)
-    w.run()
     sb.clear_log()
     counts = w.run()
+    assert sum(c["requests"] for c in counts.values()) == len(sb.requests)  # each counted once
+    sb.clear_log()
+    counts = w.run()
+    assert sum(c["requests"] for c in counts.values()) == len(sb.requests)
     assert not [r for r in sb.requests if r.route == DETAIL_ROUTE]
+    # the list walks only: a page per 100 rows of each list
+    assert Counter(r.route for r in sb.requests) == {
+        "/v1/location-txs": 1,
+        "/v1/items": 4,
+        "/v1/item-attrs": 1,
+        "/v1/locations": 1,
+        "/v1/partners": 1,
+        "/v1/members": 1,
+    }
     assert not moved(counts)
     loaded_rows = w.last.last_trace.last_normalize_info.row_counts
     assert {t for t in loaded_rows if not t.startswith("_dlt")} <= {"teams"}

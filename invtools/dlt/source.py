@@ -9,6 +9,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import dlt
+import pandas as pd
 from dlt.common.schema.utils import has_table_seen_data
 
 from invtools._config import DEFAULT_BASE_URL
@@ -92,7 +93,7 @@ def boxhero(
         )
     tables = [table for table in TABLES if table not in truth.skipped]
     state = _Destination(truth.key, tables)
-    resources = [_resource(table, truth, state, client) for table in tables]
+    resources = [_resource(table, truth, state) for table in tables]
     if owned is not None:
         # dlt has no hook for a source's end: the client closes when the resources go
         weakref.finalize(resources[0], owned.close)
@@ -139,7 +140,7 @@ class _Destination:
         return found
 
 
-def _resource(table: str, truth: Truth, destination: _Destination, client: Any) -> Any:
+def _resource(table: str, truth: Truth, destination: _Destination) -> Any:
     @dlt.resource(
         name=table,
         primary_key=key_of(table),
@@ -147,23 +148,25 @@ def _resource(table: str, truth: Truth, destination: _Destination, client: Any) 
         columns=hints(table),
     )
     def rows() -> Iterator[Any]:
-        with client.measure() as sent:
-            held = destination.of(table)
-            if held is not None:
-                counts = yield from _merged(table, truth, held)
-            else:
-                counts = yield from _replaced(table, truth)
+        held, sent = destination.of(table), [0]
+        if held is not None:
+            counts = yield from _merged(truth.rows(table, sent), table, truth.key, held)
+        else:
+            counts = yield from _replaced(truth.rows(table, sent), table)
         runs = dlt.current.resource_state().setdefault("last_run", {})
-        runs[team_key(*truth.key)] = {**counts, "requests": int(sent.sent), "at": time.time()}
+        runs[team_key(*truth.key)] = {**counts, "requests": sent[0], "at": time.time()}
 
     return rows
 
 
-def _merged(table: str, truth: Truth, held: dict) -> Generator[Any, None, dict[str, int]]:
-    """The rows that differ from ``held``, then a deletion per key gone; the counts."""
-    reconciled = Reconciliation(table, truth.key, held)
+def _merged(
+    batches: Iterator[pd.DataFrame], table: str, team: tuple[str, int], held: dict
+) -> Generator[Any, None, dict[str, int]]:
+    """The rows of ``batches`` that differ from ``held``, then a deletion per key gone; the
+    counts."""
+    reconciled = Reconciliation(table, team, held)
     like = None
-    for rows in truth.rows(table):
+    for rows in batches:
         like = rows
         fresh = reconciled.fresh(rows)
         if len(fresh):
@@ -174,14 +177,14 @@ def _merged(table: str, truth: Truth, held: dict) -> Generator[Any, None, dict[s
     return reconciled.counts
 
 
-def _replaced(table: str, truth: Truth) -> Generator[Any, None, dict[str, int]]:
-    """Every row, the table replaced by them; the counts."""
+def _replaced(batches: Iterator[pd.DataFrame], table: str) -> Generator[Any, None, dict[str, int]]:
+    """Every row of ``batches``, the table replaced by them; the counts."""
     # replaced whole: no row deletes another, so no hard-delete hint (dlt warns of one there)
     replace = dlt.mark.make_hints(
         write_disposition="replace", columns={DELETED: {"name": DELETED, "hard_delete": False}}
     )
     count = 0
-    for rows in truth.rows(table):
+    for rows in batches:
         count += len(rows)
         yield dlt.mark.with_hints(arrow_table(rows, table), replace)
     return {"replaced": count}

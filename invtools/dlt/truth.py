@@ -39,15 +39,31 @@ class Truth:
         self, client: Any, *, mirror_path: Any, batch_size: int, progress: bool | None
     ) -> None:
         self.client, self.progress, self.batch_size = client, progress, batch_size
-        self.team = client.team()  # one request (cached): which tables the team's mode allows
+        with client.measure() as asked:
+            self.team = client.team()  # one request (cached): which tables the mode allows
+        self.unsaid = asked.sent  # counted with the first batch of the run
         self.key = (client.base_url, int(self.team.id))  # a team is its service and its id
         located = self.team.uses_locations
         self.skipped = [] if located else [t for t in TABLES if t not in EVERY_MODE]
         self.mirror = TransactionMirror(mirror_path, client) if located else None
 
-    def rows(self, table: str) -> Iterator[pd.DataFrame]:
+    def rows(self, table: str, sent: list[int]) -> Iterator[pd.DataFrame]:
         """The rows of ``table`` (:func:`~invtools.dlt.tables.plain`: the team's key first,
-        each row's fingerprint), in one frame or, for transactions and lines, in batches."""
+        each row's fingerprint), in one frame or, for transactions and lines, in batches;
+        the requests each batch sent added to ``sent[0]``. (Counted a batch at a time: dlt
+        runs the resources' generators in turn, so a count held open across a ``yield``
+        would count another resource's requests too.)"""
+        batches = self._rows(table)
+        sent[0], self.unsaid = sent[0] + self.unsaid, 0
+        while True:
+            with self.client.measure() as step:
+                batch = next(batches, None)
+            sent[0] += step.sent
+            if batch is None:
+                return
+            yield batch
+
+    def _rows(self, table: str) -> Iterator[pd.DataFrame]:
         if table in ("transactions", "lines"):
             for txs, lines in self._batches():
                 yield plain(self._named(txs if table == "transactions" else lines), *self.key)
