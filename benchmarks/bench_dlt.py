@@ -1,12 +1,14 @@
 """Benchmark: ``invtools.dlt.boxhero`` beside dlt's own ``rest_api`` pipeline and a plain loop,
-at the real service's pace (issue 33). Not a test -- it prints figures.
+at the real service's pace (issues 33 and 42). Not a test -- it prints figures.
 
     python benchmarks/bench_dlt.py [--size 250] [--quick] [--serial] [--no-memory]
+                                   [--memory-only] [--seed 0] [--latency 0.8]
 
 Four contenders load one shop's transactions and their lines into a DuckDB file each:
 
 - ``invtools``: :func:`invtools.dlt.boxhero` (every table; 5 requests/s, 8 in flight, its own
-  cache and mirror files);
+  cache and mirror files; the destination is the state: each run loads the difference between
+  what the warehouse holds and what the service holds);
 - ``rest_api incr.``: ``dlt.sources.rest_api`` as dlt's docs set it up: bearer token, cursor
   paginator, merge on ``id``, incremental on ``transaction_time`` with ``row_order="desc"``
   (the list is newest first, so a run stops at the first page it has seen), the details a
@@ -18,20 +20,33 @@ Four contenders load one shop's transactions and their lines into a DuckDB file 
 
 Each contender runs in its own process against its own stand-in (same seed and size, so the
 same data and the same changes; ``--serial`` runs them one after another instead of side by
-side) answering in 0.8 s +-25 % with the documented budget of 5 requests/s per endpoint. The
-scenario: a first load; then on the server two edits, a deletion, a new sale and a backdated
-sale; a second load. After each load the loaded transactions (id, revision) and lines (per
-transaction: item, quantity) are compared with the server's truth (``sb.data()``): "right"
-when nothing is wrong, missing or extra. Requests and 429s are counted by the server.
+side) answering in 0.8 s +-25 % with the documented budget of 5 requests/s per endpoint. Four
+nights, a load each:
+
+1. a first load into an empty warehouse;
+2. after two edits, a deletion, a new sale and a backdated sale on the server;
+3. a quiet night: nothing changed (``invtools``' requests are also given per endpoint: list
+   pages, and details, of which there should be none);
+4. after renames, which change no ``revision``: the partner, the destination location and the
+   item the transactions use most, and the number attribute (``Weight (kg)``).
+
+After each load the loaded transactions (id, revision), their lines (per transaction: item,
+quantity) and their names (each transaction's partner, from and to location; each line's item
+name) are compared with the server's truth (``sb.data()``): "right" when nothing is wrong,
+missing or extra; for ``invtools`` also its items' attribute values, in the column its
+``attributes`` table names. Requests and 429s are counted by the server, and
+``invtools.dlt.last_run`` (through ``summary``) is printed beside. For the first load, the pace
+as fractions of the limit: transaction details fetched a second from the first detail request
+to the last (the server's arrival times), and the whole load's requests a second.
 
 The default size (250 transactions: three list pages) keeps the one-request-at-a-time
-contenders, which reach about 1.2 requests/s at this latency, at about 3.5 minutes a full
-load, so ``rest_api drop`` and the plain loop (two full loads each) take about 7 minutes side
-by side (run one after another, the four would take about 18); with the memory figures the
-whole benchmark takes 10-12 minutes on this project's 2-core machine. Running them side by
-side does not change their figures: each is bound by the latency or by the budget of its own
-stand-in (``invtools`` alone, 300 transactions: 325 requests in 85.2 s and 23 in 19.4 s; side
-by side: 326 in 90.4 s, 23 in 19.7 s).
+contenders, which reach about 1.2 requests/s at this latency, at about 3.5 minutes a full load;
+``rest_api drop`` and the plain loop load everything each night, so the four nights take about
+14 minutes side by side, and with the memory figures the whole benchmark about 16.5 minutes on
+this project's 2-core machine (2026-12-07: 987 s, the load average 10 from other work). Running
+them side by side does not change their figures: each is bound by the latency or by the budget
+of its own stand-in (``invtools`` alone, 300 transactions: 325 requests in 85.2 s and 23 in
+19.4 s; side by side: 326 in 90.4 s, 23 in 19.7 s; measured before issue 42).
 
 Then memory (issue 33, item 4): ``invtools`` alone in a new process against a stand-in in this
 one (no latency, no budget), a first load of 2,000 and of 10,000 transactions with
@@ -53,12 +68,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout (and its children: PYTHONPATH)
 
 LATENCY, RATE = 0.8, 5
 LIST, DETAIL = "/v1/location-txs", "/v1/location-txs/{id}"
+REFS = ("partner", "from_location", "to_location")  # a transaction's names compared
 CONTENDERS = ("invtools", "rest_api incr.", "rest_api drop", "plain loop")
 QUIET = {  # dlt: no telemetry (no network but 127.0.0.1), no warnings about empty columns
     "RUNTIME__DLTHUB_TELEMETRY": "false",
@@ -145,7 +162,7 @@ def plain_loop(base_url: str, token: str, file: Path) -> None:
 
 
 class Contender:
-    """One contender's warehouse: ``load()`` once a run, ``loaded()`` what its tables hold."""
+    """One contender's warehouse: ``load()`` once a night, ``loaded()`` what its tables hold."""
 
     def __init__(self, name: str, sb: Any, tmp: Path) -> None:
         self.name, self.sb, self.tmp = name, sb, tmp
@@ -182,60 +199,105 @@ class Contender:
             source = rest_api_source(rest_api_config(self.sb.base_url, token, incremental))
             self.pipeline.run(source, **({} if incremental else {"refresh": "drop_sources"}))
 
-    def loaded(self) -> tuple[dict[int, int], dict[int, list], int]:
-        """(transaction id -> revision, transaction id -> sorted (item, quantity) lines, lines
-        whose quantity dlt put in a ``quantity__v_double`` column)."""
+    def loaded(self) -> dict[str, Any]:
+        """What the tables hold, in :func:`truth`'s shape: ``revisions`` (transaction id ->
+        revision), ``lines`` (id -> sorted (item, quantity)), ``tx names`` (id -> partner,
+        from and to location names), ``line names`` (id -> sorted (item, name)); ``split``:
+        lines whose quantity dlt put in a ``quantity__v_double`` column; ``attributes``
+        (invtools only): each number attribute's values in the column its row names."""
         import duckdb
 
         with duckdb.connect(str(self.file), read_only=True) as con:
             schema = "main" if self.name == "plain loop" else "boxhero"
-            tx = con.sql(f"SELECT id, revision FROM {schema}.transactions").fetchall()
-            if self.name == "invtools":
-                sql = "SELECT transaction_id, item_id, quantity FROM boxhero.lines"
-                split = 0
-            elif self.name == "plain loop":
-                sql, split = "SELECT transaction_id, id, quantity FROM main.lines", 0
-            else:
-                columns = {
+
+            def has(table: str) -> set[str]:
+                sql = "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
+                return {
                     c
-                    for (c,) in con.sql(
-                        "SELECT column_name FROM information_schema.columns WHERE "
-                        "table_schema = 'boxhero' AND table_name = 'transaction_details__items'"
-                    ).fetchall()
+                    for (c,) in con.execute(sql + "AND table_name = ?", [schema, table]).fetchall()
                 }
-                variant = "quantity__v_double" in columns
+
+            def pick(table: str, *columns: str) -> str:  # a column no row filled is not there
+                there = has(table)
+                return ", ".join(c if c.strip('"') in there else "NULL" for c in columns)
+
+            split = 0
+            if self.name == "invtools":
+                refs = pick("transactions", *(f"{r}_name" for r in REFS))
+                lines_sql = "SELECT transaction_id, item_id, quantity, item_name FROM boxhero.lines"
+            elif self.name == "plain loop":
+                refs = pick("transactions", *(f'"{r}.name"' for r in REFS))
+                lines_sql = "SELECT transaction_id, id, quantity, name FROM main.lines"
+            else:
+                refs = pick("transactions", *(f"{r}__name" for r in REFS))
+                variant = "quantity__v_double" in has("transaction_details__items")
                 quantity = "coalesce(i.quantity, i.quantity__v_double)" if variant else "quantity"
-                sql = (
-                    f"SELECT d.id, i.id, {quantity} FROM boxhero.transaction_details__items i "
+                lines_sql = (
+                    f"SELECT d.id, i.id, {quantity}, i.name "
+                    "FROM boxhero.transaction_details__items i "
                     "JOIN boxhero.transaction_details d ON i._dlt_parent_id = d._dlt_id"
                 )
-                split = (
-                    con.sql(
+                if variant:
+                    split = con.sql(
                         "SELECT count(*) FROM boxhero.transaction_details__items "
                         "WHERE quantity__v_double IS NOT NULL"
                     ).fetchall()[0][0]
-                    if variant
-                    else 0
-                )
+            tx = con.sql(f"SELECT id, revision, {refs} FROM {schema}.transactions").fetchall()
             lines: dict[int, list] = {}
-            for t, item, q in con.sql(sql).fetchall():
+            names: dict[int, list] = {}
+            for t, item, q, name in con.sql(lines_sql).fetchall():
                 lines.setdefault(int(t), []).append((int(item), float(q)))
-        return {int(i): int(r) for i, r in tx}, {t: sorted(v) for t, v in lines.items()}, split
+                names.setdefault(int(t), []).append((int(item), name))
+            attributes: Counter[tuple] = Counter()
+            if self.name == "invtools":
+                for name, column in con.sql(
+                    "SELECT attr_name, column_name FROM boxhero.attributes"
+                ).fetchall():
+                    if column in has("items"):
+                        for i, value in con.sql(
+                            f"SELECT id, {column} FROM boxhero.items"
+                        ).fetchall():
+                            if isinstance(value, float):
+                                attributes[(int(i), name, value)] += 1
+        return {
+            "revisions": {int(i): int(r) for i, r, *_ in tx},
+            "lines": {t: sorted(v) for t, v in lines.items()},
+            "tx names": {int(i): tuple(refs) for i, _, *refs in tx},
+            "line names": {t: sorted(v) for t, v in names.items()},
+            "split": split,
+            "attributes": attributes,
+        }
 
 
 # ----------------------------------------------------------------------------- the comparison
 
 
-def truth(sb: Any) -> tuple[dict[int, int], dict[int, list]]:
+def _name(ref: dict | None) -> str | None:
+    return None if ref is None else ref["name"]
+
+
+def truth(sb: Any) -> dict[str, Any]:
+    """The server's rows in the shape of :meth:`Contender.loaded`."""
     view = sb.data("shop")
-    revisions = {r["id"]: r["revision"] for r in view.transactions}
-    lines = {
-        r["id"]: sorted(
-            (line["id"], float(line["quantity"])) for line in view.transaction(r["id"])["items"]
-        )
-        for r in view.transactions
+    details = {r["id"]: view.transaction(r["id"])["items"] for r in view.transactions}
+    names = {a["id"]: a["attr_name"] for a in view.attrs}
+    return {
+        "revisions": {r["id"]: r["revision"] for r in view.transactions},
+        "lines": {
+            t: sorted((line["id"], float(line["quantity"])) for line in lines)
+            for t, lines in details.items()
+        },
+        "tx names": {r["id"]: tuple(_name(r[ref]) for ref in REFS) for r in view.transactions},
+        "line names": {
+            t: sorted((line["id"], line["name"]) for line in lines) for t, lines in details.items()
+        },
+        "attributes": Counter(
+            (i["id"], names[a["id"]], float(a["value"]))
+            for i in view.items
+            for a in i["attrs"]
+            if a["type"] == "number" and a["value"] is not None
+        ),
     }
-    return revisions, lines
 
 
 def compare(loaded: dict, true: dict) -> list[int]:
@@ -258,48 +320,113 @@ def change_the_server(sb: Any) -> str:
     return f"edited {edited}, deleted {deleted}, a new sale, a sale backdated to row {3 * n // 4}"
 
 
+def rename_on_the_server(sb: Any) -> str:
+    """The partner, the destination location and the item the live transactions use most, and
+    the number attribute, renamed (no transaction's revision changes)."""
+    view = sb.data("shop")
+    rows = view.transactions
+    lines = [line for r in rows for line in view.transaction(r["id"])["items"]]
+    used = {
+        kind: Counter(r[kind]["id"] for r in rows if r[kind] and not r[kind]["deleted"])
+        for kind in ("partner", "to_location")
+    }
+    used["item"] = Counter(line["id"] for line in lines if not line["deleted"])
+    (partner, on_partner), (location, on_location), (item, on_item) = (
+        used[kind].most_common(1)[0] for kind in ("partner", "to_location", "item")
+    )
+    sb.edit_partner(partner, name="Renamed Supplies Ltd")
+    sb.edit_location(location, name="Floor 2")
+    sb.edit_item(item, name="Renamed Compost 50L")
+    attr = next(a for a in view.attrs if a["attr_type"] == "number")
+    held = sum(1 for i in view.items for a in i["attrs"] if a["id"] == attr["id"])
+    sb.edit_attribute(attr["id"], attr_name="Mass (kg)")
+    return (
+        f"partner {partner} (on {on_partner} transactions), location {location} (the "
+        f"destination of {on_location}), item {item} (on {on_item} lines) renamed; attribute "
+        f"{attr['attr_name']!r} (held by {held} items) renamed 'Mass (kg)'"
+    )
+
+
+NIGHTS = {  # the night's title: what changes on the server before its load
+    "first load (empty warehouse)": None,
+    "second load (after the changes)": change_the_server,
+    "quiet night (nothing changed)": lambda sb: "nothing",
+    "night with renames": rename_on_the_server,
+}
+
+
+def pace(sent: list[tuple[float, str | None, int]], seconds: float) -> dict[str, float]:
+    """Fractions of the limit: transaction details fetched (answered 200) a second from the
+    first detail request's arrival at the server to the last's, and the load's requests (429s
+    included) a second over its whole time."""
+    details = sorted(t for t, route, _ in sent if route == DETAIL)
+    fetched = sum(1 for _, route, status in sent if route == DETAIL and status == 200)
+    span = details[-1] - details[0] if len(details) > 1 else 0.0
+    return {
+        "detail": (fetched - 1) / span / RATE if span else 0.0,
+        "detail seconds": span,
+        "whole": len(sent) / seconds / RATE,
+    }
+
+
 def child(name: str, size: int, seed: int, latency: float) -> None:
-    """One contender's scenario against its own stand-in; prints its figures as JSON."""
+    """One contender's nights against its own stand-in; prints its figures as JSON."""
     os.environ.update(QUIET)
     from invtools.sandbox import serve
+    from invtools.sandbox.routes import find_route
 
     with (
         serve(latency=latency, rate_limit=RATE, size=size, seed=seed) as sb,
         tempfile.TemporaryDirectory() as tmp,
     ):
+        arrivals: list[tuple[float, str | None, int]] = []  # (arrival, route, status)
+        handle = sb.handle  # wrapped as the tests do: the time each request is answered
+
+        def timed(method: str, target: str, authorization: str | None, fault: Any = None) -> Any:
+            at = time.perf_counter()
+            reply = handle(method, target, authorization, fault=fault)
+            found = find_route(urlsplit(target).path)
+            arrivals.append((at, found[0] if found else None, reply[0]))
+            return reply
+
+        sb.handle = timed
         contender = Contender(name, sb, Path(tmp))
-        loads, changes = [], ""
-        for n in range(2):
-            if n == 1:
-                changes = change_the_server(sb)
-            before = len(sb.requests)
+        nights = []
+        for change in NIGHTS.values():
+            changes = change(sb) if change else ""
+            before, timed_before = len(sb.requests), len(arrivals)
             started = time.perf_counter()
             contender.load()
             seconds = time.perf_counter() - started
             sent = sb.requests[before:]
             routes = Counter(r.route for r in sent)
-            revisions, lines, split = contender.loaded()
-            true_revisions, true_lines = truth(sb)
-            loads.append(
-                {
-                    "requests": len(sent),
-                    "list": routes[LIST],
-                    "detail": routes[DETAIL],
-                    "other": len(sent) - routes[LIST] - routes[DETAIL],
-                    "429": sum(1 for r in sent if r.status == 429),
-                    "seconds": seconds,
-                    "tx": compare(revisions, true_revisions),
-                    "lines": compare(lines, true_lines),
-                    "rows": [len(revisions), sum(len(v) for v in lines.values())],
-                    "split": split,
-                }
-            )
-        counts = None
-        if name == "invtools":
-            from invtools.dlt import last_run
+            got, true = contender.loaded(), truth(sb)
+            night = {
+                "changes": changes,
+                "requests": len(sent),
+                "list": routes[LIST],
+                "detail": routes[DETAIL],
+                "other": len(sent) - routes[LIST] - routes[DETAIL],
+                "routes": dict(routes),
+                "429": sum(1 for r in sent if r.status == 429),
+                "seconds": seconds,
+                "pace": pace(arrivals[timed_before:], seconds),
+                "rows": [len(got["revisions"]), sum(len(v) for v in got["lines"].values())],
+                "split": got["split"],
+            }
+            for what in ("revisions", "lines", "tx names", "line names"):
+                night[what] = compare(got[what], true[what])
+            if name == "invtools":
+                from invtools.dlt import last_run, summary
 
-            (counts,) = last_run(contender.pipeline).values()
-    print(json.dumps({"name": name, "loads": loads, "changes": changes, "last_run": counts}))
+                (counts,) = last_run(contender.pipeline).values()
+                night["summary"] = summary(counts, seconds)
+                night["attributes"] = [
+                    sum((got["attributes"] - true["attributes"]).values()),
+                    sum((true["attributes"] - got["attributes"]).values()),
+                ]
+            nights.append(night)
+    print(json.dumps({"name": name, "nights": nights}))
 
 
 def run_children(names: tuple[str, ...], args: argparse.Namespace, size: int) -> list[dict]:
@@ -322,30 +449,65 @@ def fmt(counts: list[int]) -> str:
 
 def report(results: list[dict]) -> None:
     by = {r["name"]: r for r in results}
-    print(f"\nchanges before the second load: {results[0]['changes']}")
-    for n, title in enumerate(("first load (empty warehouse)", "second load (after the changes)")):
-        print(f"\n{title}")
+    mine = by["invtools"]["nights"]
+    for n, title in enumerate(NIGHTS):
+        print(f"\n{title}" + (f": {mine[n]['changes']}" if mine[n]["changes"] else ""))
         print(
             f"  {'contender':<15} {'requests':>8} {'list':>5} {'detail':>6} {'other':>5} "
-            f"{'429':>4} {'seconds':>8}  {'transactions right':<19} {'lines right':<17} rows"
+            f"{'429':>4} {'seconds':>8}  {'tx right':<12} {'lines right':<12} "
+            f"{'names right':<25} rows"
         )
         for r in results:
-            x = r["loads"][n]
+            x = r["nights"][n]
             split = f", {x['split']} quantities in quantity__v_double" if x["split"] else ""
+            names = f"{fmt(x['tx names'])} / {fmt(x['line names'])}"
             print(
                 f"  {r['name']:<15} {x['requests']:>8,} {x['list']:>5} {x['detail']:>6} "
-                f"{x['other']:>5} {x['429']:>4} {x['seconds']:>8.1f}  {fmt(x['tx']):<19} "
-                f"{fmt(x['lines']):<17} {x['rows'][0]:,} tx, {x['rows'][1]:,} lines{split}"
+                f"{x['other']:>5} {x['429']:>4} {x['seconds']:>8.1f}  {fmt(x['revisions']):<12} "
+                f"{fmt(x['lines']):<12} {names:<25} "
+                f"{x['rows'][0]:,} tx, {x['rows'][1]:,} lines{split}"
             )
-        mine = by["invtools"]["loads"][n]
         for other in ("rest_api drop", "plain loop"):
-            them = by[other]["loads"][n]
+            them = by[other]["nights"][n]
             print(
-                f"  invtools / {other}: requests {mine['requests'] / them['requests']:.2f}, "
-                f"time {mine['seconds'] / them['seconds']:.2f}"
+                f"  invtools / {other}: requests {mine[n]['requests'] / them['requests']:.2f}, "
+                f"time {mine[n]['seconds'] / them['seconds']:.2f}"
             )
-    print("  (wrong/missing/extra: transactions by revision, lines by transaction)")
-    print(f"  invtools' own count of the second load: {by['invtools']['last_run']}")
+        print(
+            f"  invtools' own count (last_run, summary): {mine[n]['summary']} (the server "
+            f"saw {mine[n]['requests']})"
+        )
+        if n == 0:
+            print(
+                f"  pace, fractions of the limit ({RATE}/s): transaction details fetched a "
+                "second from the first detail request to the last / the whole load's requests "
+                "(429s included) a second"
+            )
+            for r in results:
+                p = r["nights"][0]["pace"]
+                print(
+                    f"    {r['name']:<15} details {p['detail']:.2f} (over "
+                    f"{p['detail seconds']:.1f} s), whole load {p['whole']:.2f}"
+                )
+        if title.startswith("quiet"):
+            routes = mine[n]["routes"]
+            lists = {k: v for k, v in routes.items() if k and "{id}" not in k}
+            details = sum(v for k, v in routes.items() if not k or "{id}" in k)
+            print(
+                "  invtools' requests by endpoint: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(lists.items()))
+                + f"; details (an id in the path) {details}"
+            )
+        if title.startswith("night with renames"):
+            print(
+                "  invtools' items: number attribute values in the column its attributes row "
+                "names: " + fmt([0, *mine[n]["attributes"]]) + " (missing/extra)"
+            )
+    print(
+        "\n(right: yes, or no (wrong/missing/extra) keys: transactions by revision, lines by "
+        "transaction (item, quantity); names: each transaction's partner, from and to location, "
+        "each line's item name)"
+    )
 
 
 # -------------------------------------------------------------------------------- the memory
@@ -369,7 +531,7 @@ with tempfile.TemporaryDirectory() as tmp:
         p.run(boxhero(os.environ["BENCH_TOKEN"], client=client, mirror_path=f"{tmp}/m.sqlite",
                       batch_size=batch))
         (counts,) = last_run(p).values()
-        tx, lines = counts["transactions"][0], counts["lines"][0]
+        tx, lines = counts["transactions"]["new"], counts["lines"]["new"]
     else:  # the mirror's first sync alone, what the source starts with
         mirror = TransactionMirror(f"{tmp}/m.sqlite", client)
         mirror.sync()
