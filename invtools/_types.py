@@ -45,6 +45,8 @@ __all__ = [
     "MEMBERS_PATH",
     "ATTRS_PATH",
     "check_tx_type",
+    "PARTNER_TYPES",
+    "check_partner_type",
     "route_of",
     "resource_of",
     "parse_time",
@@ -70,6 +72,8 @@ LOCATION_ONLY_PATHS = (TXS_PATH, ITEMS_PATH, LOCATIONS_PATH)
 
 #: The transaction types, in the order every table and picture shows them.
 TX_TYPES = ("in", "out", "move", "adjust")
+#: Partner types by name, as the wire encodes them.
+PARTNER_TYPES = {"supplier": 0, "customer": 1}
 
 MODE_NAMES = {0: "Basic", 1: "Unit", 2: "Location"}
 #: The only mode that "manages stock by location" (spec part 7).
@@ -152,6 +156,19 @@ def check_tx_type(value: Any) -> str | tuple[str, ...] | None:
         f"type must be one of {', '.join(TX_TYPES)}, several of them (a tuple "
         f"or list, e.g. ('in', 'out')) or None for all; not {value!r}"
     )
+
+
+def check_partner_type(value: Any) -> int | None:
+    """A partner type filter: ``"supplier"`` (0), ``"customer"`` (1), as the wire encodes it.
+
+    >>> check_partner_type("Customer"), check_partner_type(None)
+    (1, None)
+    """
+    if isinstance(value, str):
+        if value.lower() not in PARTNER_TYPES:
+            raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, not {value!r}")
+        return PARTNER_TYPES[value.lower()]
+    return value
 
 
 # ------------------------------------------------------------------------------- times

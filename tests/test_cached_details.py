@@ -154,6 +154,39 @@ def test_a_stored_body_the_strict_decoder_refuses_is_refused():
         assert decode_stored(body) == (False, None)
 
 
+def _nested(depth: int, level: str = "[{}]", strings: str = "") -> bytes:
+    """A value nested ``depth`` deep, each level ``level`` around the next (``{}`` the
+    place), each with the string ``strings`` beside it."""
+    body = "1"
+    for _ in range(depth):
+        body = level.replace("{}", f"{json.dumps(strings)}, {body}" if strings else body)
+    return body.encode()
+
+
+@pytest.mark.parametrize(
+    "level, strings",
+    [
+        ("[{}]", ""),
+        ('{"a": {}}', ""),
+        ("[{}]", '"]["'),  # escaped quotes and brackets in a string beside each level
+        ("[{}]", "]"),  # a string's bracket cancelling each level's own
+        ("[{}]", "[[[["),
+    ],
+)
+def test_a_body_is_read_up_to_the_nesting_bound_and_refused_beyond_by_both_decoders(level, strings):
+    """Issue 43: a detail nested 990 deep was a bare RecursionError, read or not by how deep
+    the caller's stack was; now one bound, :data:`MAX_DEPTH`, for both readers of a body."""
+    from invtools.http.cache import MAX_DEPTH
+
+    within, beyond = _nested(MAX_DEPTH, level, strings), _nested(MAX_DEPTH + 1, level, strings)
+    for decode in (decode_json, decode_stored):
+        assert decode(within) == (True, json.loads(within))
+        assert decode(beyond) == (False, None)
+        assert decode(_nested(990, level, strings)) == (False, None)
+    shallow = json.dumps({"memo": "[" * 500 + "{" * 500, "n": [[1]]}).encode()
+    assert decode_stored(shallow) == decode_json(shallow) == (True, json.loads(shallow))
+
+
 def test_rebasing_levels_leaves_the_frame_it_was_given_as_it_was():
     from invtools.frames import lines_df, rebase_levels
 

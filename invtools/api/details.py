@@ -65,11 +65,11 @@ from invtools._clock import cancel_scope, current_cancel
 from invtools._config import check_whole
 from invtools._progress import notice, progress_bar
 from invtools._types import TXS_PATH
-from invtools.errors import Cancelled, ConfigError
+from invtools.errors import Cancelled, ConfigError, ServerError
 from invtools.http.cache import cached_bodies, decode_stored, held
 
 __all__ = ["fetch_details", "held_details", "cached_details", "Pace", "about", "cost_line"]
-__all__ += ["fanout", "SERVICE_LATENCY"]
+__all__ += ["fanout", "SERVICE_LATENCY", "wrong_detail"]
 
 #: Seconds the real service takes to answer one request (library-notes: latency).
 SERVICE_LATENCY = 0.8
@@ -198,17 +198,54 @@ def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
 
 def cached_details(session: Any, base_url: str, pairs: list[Pair]) -> list[dict | None]:
     """For each ``(id, revision)``, its detail (unwrapped) as the cache of ``session`` (its
-    token's entries) holds it; None: not held, or only requests-cache's own lookup reads it.
-    Read in bulk (:func:`invtools.http.cache.cached_bodies`): what a revision's detail says
-    never changes, so this is what requests-cache would answer, a millisecond sooner each."""
+    token's entries) holds it; None: not held, only requests-cache's own lookup reads it, or
+    it is not that detail (:func:`wrong_detail`: the one lookup says so). Read in bulk
+    (:func:`invtools.http.cache.cached_bodies`): what a revision's detail says never changes,
+    so this is what requests-cache would answer, a millisecond sooner each."""
     urls = _detail_urls(base_url, [(t, r) for t, r in pairs if r is not None])
     bodies = iter(cached_bodies(session, session.auth.header, urls))
     found: list[dict | None] = []
-    for _tid, revision in pairs:
-        decoded, body = decode_stored(next(bodies)) if revision is not None else (False, None)
-        item = body.get("item") if decoded and isinstance(body, Mapping) else None
-        found.append(dict(item) if isinstance(item, Mapping) else None)
+    for tid, revision in pairs:
+        decoded, body = decode_stored(next(bodies)) if revision is not None else (False, {})
+        wrong = not decoded or wrong_detail(body, tid, revision, f"{TXS_PATH}/{tid}")
+        found.append(None if wrong else dict(body["item"]))
     return found
+
+
+def wrong_detail(body: Any, tid: int, revision: int | None, path: str) -> ServerError | None:
+    """The error to raise for ``body``, the answer to ``GET path`` (transaction ``tid``'s
+    detail, at ``revision`` when one was asked), when it is not that detail: no ``{"item":
+    {...}}``, another transaction's ``id``, another ``revision`` than the one asked, or none
+    that is a whole number. None when it is the one asked for.
+
+    >>> wrong_detail({"item": {"id": 7, "revision": 2}}, 7, None, "/v1/location-txs/7") is None
+    True
+    >>> print(wrong_detail({"item": {"id": 8, "revision": 2}}, 7, 2, "/v1/location-txs/7"))
+    Asking for transaction 7 at revision 2 (GET /v1/location-txs/7?revision=2), the server answered transaction 8 at revision 2: not the detail asked for. Nothing of it was kept; this is the server's (or a proxy's) fault: try again later.
+    """  # noqa: E501 - the doctest shows the message whole
+    item = body.get("item") if isinstance(body, Mapping) else None
+    got = (item.get("id"), item.get("revision")) if isinstance(item, Mapping) else (None, None)
+    whole = [type(v) is int and v >= 0 for v in got]  # not a bool, a float, a text
+    if all(whole) and got[0] == tid and revision in (None, got[1]):
+        return None
+    at, query = (
+        ("", "") if revision is None else (f" at revision {revision}", f"?revision={revision}")
+    )
+    said = (
+        f"transaction {got[0]} at revision {got[1]}"
+        if all(whole)
+        else "no detail with a whole id and revision"
+        if item is not None
+        else "no {'item': ...} object"
+    )
+    return ServerError(
+        f"Asking for transaction {tid}{at} (GET {path}{query}), the server answered {said}: "
+        "not the detail asked for. Nothing of it was kept; this is the server's (or a "
+        "proxy's) fault: try again later.",
+        status=200,
+        method="GET",
+        path=path,
+    )
 
 
 def _detail_urls(base_url: str, pairs: list[Pair]) -> list[str]:

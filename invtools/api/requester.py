@@ -196,7 +196,7 @@ class Requester:
                 continue
             sound = from_cache or not 200 <= status < 300 or sound_response(resp)
             if not sound and looks_json(resp):
-                why = f"{status} with a truncated or empty JSON body"
+                why = f"{status} with a truncated or empty JSON body, or JSON it cannot read"
                 if attempt <= self.retries:
                     self._wait(path, attempt, backoff(attempt, self.backoff), why)
                     continue

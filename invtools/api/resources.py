@@ -33,6 +33,7 @@ from invtools._types import (
     TXS_PATH,
     check_id,
     check_ids,
+    check_partner_type,
     check_tx_type,
     location_only,
     parse_window,
@@ -49,7 +50,6 @@ from invtools.errors import (
     APIError,
     ArgumentTypeError,
     CacheError,
-    ConfigError,
     InvtoolsError,
     NotFoundError,
     PaginationError,
@@ -58,10 +58,7 @@ from invtools.errors import (
 from invtools.http.cache import forget
 from invtools.http.pacing import bucket_of
 
-__all__ = ["Resources", "PARTNER_TYPES"]
-
-#: Partner types by name, as the wire encodes them.
-PARTNER_TYPES = {"supplier": 0, "customer": 1}
+__all__ = ["Resources"]
 
 logger = logging.getLogger("invtools")
 
@@ -212,7 +209,9 @@ class Resources:
         """Partners by id ascending, every team; ``type``: 'supplier' (0) or 'customer' (1).
         ``limit``, ``max_pages``, ``max_rows``, ``refresh``, ``max_age``, ``progress``: as for
         :meth:`pages`."""
-        spec = Spec({"type": _partner_type(type)}, limit, max_pages=max_pages, max_rows=max_rows)
+        spec = Spec(
+            {"type": check_partner_type(type)}, limit, max_pages=max_pages, max_rows=max_rows
+        )
         return self._walk(PARTNERS_PATH, spec, refresh, max_age, progress)
 
     def transactions(
@@ -275,10 +274,10 @@ class Resources:
     ) -> dict:
         """One transaction with its lines (``items``); ``revision=N`` gets version N, which
         never changes and so is cached for good (Location-mode teams)."""
-        path = f"{TXS_PATH}/{check_id(id, name='transaction id')}"
+        tid = check_id(id, name="transaction id")
         revision = None if revision is None else check_id(revision, name="revision")
-        require_locations(self.team(), path)
-        return self._detail(path, revision, refresh)
+        require_locations(self.team(), f"{TXS_PATH}/{tid}")
+        return self._detail(tid, revision, refresh)
 
     def transaction_details(
         self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
@@ -311,7 +310,7 @@ class Resources:
 
         def fetch(tid: int, revision: int | None) -> dict | None:
             try:
-                return self._detail(f"{TXS_PATH}/{tid}", revision, refresh)
+                return self._detail(tid, revision, refresh)
             except NotFoundError:
                 return None  # deleted since the list was read
 
@@ -388,20 +387,29 @@ class Resources:
         prefix = session.cache_keys.prefix(session.auth.header)
         return records.FileStore(records.walks_folder(self.cache_path), f"{prefix}-{walk}")
 
-    def _detail(self, path: str, revision: int | None, refresh: bool) -> dict:
-        """A transaction's detail (its mode checked by the caller). When version N comes from
-        the server, the older ones cached are forgotten: nothing asks for them again."""
-        body, from_cache = self._requester.send(
-            path, {"revision": revision}, refresh=refresh, dated=revision is None
-        )
-        if revision and not from_cache:
-            session = self._requester.session
-            older = [self._requester.url(path, {"revision": r}) for r in range(revision)]
-            try:
-                forget(session, session.auth.header, older)
-            except CacheError as exc:  # housekeeping: prune_cache() removes them
-                logger.info("older revisions of %s kept in the cache for now: %s", path, exc)
-        return _unwrap(body, path)
+    def _detail(self, tid: int, revision: int | None, refresh: bool) -> dict:
+        """Transaction ``tid``'s detail (its mode checked by the caller), the one asked for
+        (:func:`details.wrong_detail`): another is forgotten and raised, or, held by the cache
+        (an earlier version kept it), asked for again. When version N comes from the server,
+        the older ones cached are forgotten: nothing asks for them again."""
+        path = f"{TXS_PATH}/{tid}"
+        for fresh in (refresh, True):
+            body, from_cache = self._requester.send(
+                path, {"revision": revision}, refresh=fresh, dated=revision is None
+            )
+            wrong = details.wrong_detail(body, tid, revision, path)
+            gone = [revision] if wrong else () if from_cache else range(revision or 0)
+            if urls := [self._requester.url(path, {"revision": r}) for r in gone]:
+                session = self._requester.session
+                try:
+                    forget(session, session.auth.header, urls)
+                except CacheError as exc:  # housekeeping: prune_cache() removes them
+                    logger.info("answers of %s kept in the cache for now: %s", path, exc)
+            if not (wrong and from_cache):
+                break
+        if wrong:
+            raise wrong
+        return dict(body["item"])
 
     def _held_details(self, pairs: list[tuple[int, int | None]]) -> list[bool]:
         """For each ``(id, revision)``, whether its detail will come from the cache."""
@@ -429,14 +437,6 @@ class Resources:
         if not isinstance(items, list):
             raise PaginationError(f"GET {path} answered without an 'items' list")
         return items
-
-
-def _partner_type(value: Any) -> int | None:
-    if isinstance(value, str):
-        if value.lower() not in PARTNER_TYPES:
-            raise ConfigError(f"partner type must be 'supplier', 'customer', 0 or 1, not {value!r}")
-        return PARTNER_TYPES[value.lower()]
-    return value
 
 
 def _unwrap(body: Any, path: str) -> dict:

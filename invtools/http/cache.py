@@ -190,16 +190,17 @@ def json_of(response) -> tuple[bool, Any]:
 
 
 def decode_json(content: Any) -> tuple[bool, Any]:
-    """``(decoded, value)`` of a body, as :func:`json_of` reads every answer (NaN, Infinity
-    and fractions beyond 2**53 refused).
+    """``(decoded, value)`` of a body, as :func:`json_of` reads every answer (NaN, Infinity,
+    fractions beyond 2**53 and values nested deeper than :data:`MAX_DEPTH` refused).
 
-    >>> decode_json(b'{"n": 1.5}'), decode_json(b'{"n": NaN}')
-    ((True, {'n': 1.5}), (False, None))
+    >>> decode_json(b'{"n": 1.5}'), decode_json(b'{"n": NaN}'), decode_json(b"[" * 990 + b"]" * 990)
+    ((True, {'n': 1.5}), (False, None), (False, None))
     """
     try:
-        return True, json.loads(content, parse_constant=_not_json, parse_float=_counted)
-    except (ValueError, TypeError):
+        value = json.loads(content, parse_constant=_not_json, parse_float=_counted)
+    except (ValueError, TypeError, RecursionError):  # RecursionError: nested too deep
         return False, None
+    return _within_depth(content, value)
 
 
 def decode_stored(body: bytes | None) -> tuple[bool, Any]:
@@ -218,10 +219,53 @@ def decode_stored(body: bytes | None) -> tuple[bool, Any]:
     shape = body.translate(_SHAPE)  # in C: a regular expression takes as long as orjson
     if b"0000000000000000" not in shape and b"0e" not in shape:
         try:
-            return True, orjson.loads(body)
+            return _within_depth(body, orjson.loads(body))
         except orjson.JSONDecodeError:
             pass
     return decode_json(body)
+
+
+#: How deep a value of an answer may nest: the API's nest 5 deep at most (a detail, its
+#: lines, a line; a page, its rows, a row's partner), and Python's decoder and encoder spend a
+#: frame of its recursion limit (1000, some already used by the caller) on each level, so a
+#: value nested 990 deep is read or not by where it is read, and written back (the mirror's
+#: JSON) not at all. 100 is far from both: one limit, the same wherever the body is read.
+MAX_DEPTH = 100
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+
+
+def _within_depth(body: Any, value: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when ``value`` (``body`` decoded) nests at most :data:`MAX_DEPTH`
+    deep, else ``(False, None)``. It cannot when ``body`` opens no more arrays and objects
+    than that (almost every detail); else the brackets outside its strings (each ``"`` is a
+    string's end when no ``\\"`` is in it) lose their innermost pairs a level at a time, in
+    C; only a body with an escaped quote has its value walked."""
+    raw = body.encode() if isinstance(body, str) else bytes(body)
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return True, value
+    if b'\\"' in raw:
+        return (True, value) if _depth(value) <= MAX_DEPTH else (False, None)
+    brackets = b"".join(raw.split(b'"')[::2]).translate(_SQUARE, _NOT_BRACKETS)
+    for _level in range(MAX_DEPTH):
+        if not brackets:
+            break
+        brackets = brackets.replace(b"[]", b"")
+    return (False, None) if brackets else (True, value)
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[]`` 1), walked without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        inner = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if inner is not None:
+            deepest = max(deepest, level)
+            todo.extend((x, level + 1) for x in inner)
+    return deepest
 
 
 #: A body's shape, for what orjson may read otherwise than the standard library's decoder:
