@@ -86,7 +86,8 @@ class WindowWarning(UserWarning):
 class ClockWarning(UserWarning):
     """The service's clock (the ``Date`` of its answer about the team) was not believed: it was
     missing or unreadable, more than a day ahead of this machine's clock, jumped between two
-    answers, or was older than rows the service itself returned. The message says which clock
+    answers, drifted more than an hour ahead across answers, or was older than rows the
+    service itself returned. The message says which clock
     invtools uses instead; docs/explanation/now.md gives the rule."""
 
 

@@ -133,6 +133,29 @@ def test_a_clock_that_jumps_on_refresh_is_not_taken(sb, make_client, monkeypatch
     assert abs(client.now() - before) < timedelta(seconds=30)
 
 
+def test_a_clock_drifting_forward_a_little_on_each_refresh_is_said_before_it_moves_a_window(
+    sb, make_client
+):
+    """Issue 43: a ``Date`` 23 h further ahead on each ``team(refresh=True)`` -- each step
+    under the day a jump must exceed -- reached 9.5 days ahead unwarned, and
+    ``lines_df(since="7D")`` came back empty."""
+    client = make_client(sb)
+    first = client.now()
+    said: list[str] = []
+    for step in range(1, 11):
+        sb.date_skew = timedelta(hours=23 * step)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            client.team(refresh=True)
+        said += [str(w.message) for w in caught if issubclass(w.category, ClockWarning)]
+        assert abs(client.now() - first) < timedelta(minutes=5)  # the drift not taken
+    assert len(said) == 10, said  # each step said, the first before any window moved
+    assert "23 h ahead" in said[0] and "since=" in said[0], said[0]
+    lines = client.lines_df(since="7D")
+    assert len(lines) > 0
+    _holds_what_it_claims(lines, sb)
+
+
 def test_the_plain_stand_in_gives_no_clock_warning(sb, make_client):
     client = make_client(sb)
     with warnings.catch_warnings():

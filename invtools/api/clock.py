@@ -12,11 +12,13 @@ what ``since="90D"`` counts back from and what a fresh frame is as of. The rule,
    weeks behind, and a service may be set wrong the other way only by so much before its own
    rows give it away (rule 4).
 3. A later answer (``team(refresh=True)``) whose clock is more than a day from the one held is a
-   jump: the clock held is kept.
+   jump: the clock held is kept. One whose clock is more than :data:`DRIFT` (an hour) ahead of
+   the first one held is a drift, however small each step (23 h a refresh stays under a day):
+   the clock held is kept too. Each is said with a :class:`~invtools.errors.ClockWarning`.
 4. The clock is never older than the rows the service itself returned: a row it recorded
    (``created_at``) more than a day after the clock moves the clock on to that time
-   (:meth:`~ServiceClock.saw_recorded`), unless that row is itself more than a day ahead of this
-   machine's clock.
+   (:meth:`~ServiceClock.saw_recorded`), and what a drift is measured from with it, unless
+   that row is itself more than a day ahead of this machine's clock.
 
 Each ``Date`` is read against the moment its answer was made (when the cache stored it), so an
 answer read from the cache hours later moves the clock on by its age. The offset is kept
@@ -34,6 +36,11 @@ it is applied to -- when a walk began, when the cache stored an answer -- are on
 ...     clock.stated("Mon, 01 Jan 0001 00:00:00 GMT", made=made)   # no clock: the one held
 >>> str(clock.ahead), said[0].category.__name__
 ('-31 days, 5:10:00', 'ClockWarning')
+>>> with warnings.catch_warnings(record=True) as said:
+...     warnings.simplefilter("always")
+...     clock.stated("Sat, 31 Oct 2026 19:10:00 GMT", made=made)   # drifted 2 h: the one held
+>>> str(clock.ahead), str(said[0].message)[:60]
+('-31 days, 5:10:00', "The service's clock drifted ahead: its Date says 31 Oct 2026")
 """
 
 from __future__ import annotations
@@ -47,18 +54,31 @@ from typing import Any
 from invtools._types import parse_time
 from invtools.errors import ClockWarning, ConfigError
 
-__all__ = ["ServiceClock", "OFF_BY"]
+__all__ = ["ServiceClock", "OFF_BY", "DRIFT"]
 
 #: How far a clock may be off before it is not believed: a ``Date`` ahead of this machine's
 #: clock (rule 2), one answer's from the clock held (rule 3), the clock behind a row the service
 #: recorded (rule 4). A day: far beyond any honest skew or delay (the stand-in's clock moves a
 #: minute with each record made), far within the skews that give wrong tables (30 days).
 OFF_BY = timedelta(days=1)
+#: How far later answers may move the clock ahead of the first one held (rule 3), step by step.
+#: A real service's ``Date`` is its wall clock to the second, read against when its answer
+#: arrived here: between two answers the two clocks move apart by a latency (seconds), the
+#: ``Date``'s whole seconds and what NTP corrects (a slew of at most 0.5 ms a second, under a
+#: minute a day). An hour is far beyond that, and far within a window of days. The stand-in's
+#: clock only moves a minute with each record made, and stands still as time passes.
+DRIFT = timedelta(hours=1)
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def _fmt(when: datetime) -> str:
     return when.strftime("%d %b %Y %H:%M UTC")
+
+
+def _hours(span: timedelta) -> str:
+    """A span ahead as a person says it: ``"23 h"``, ``"2 days 22 h"``."""
+    days, hours = divmod(round(span / timedelta(hours=1)), 24)
+    return (f"{days} day{'s' if days > 1 else ''} " if days else "") + f"{hours} h"
 
 
 class ServiceClock:
@@ -68,6 +88,8 @@ class ServiceClock:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.ahead: timedelta | None = None
+        #: ``ahead`` as first held (moved on with it by rule 4): what a drift is measured from.
+        self.first: timedelta | None = None
 
     @staticmethod
     def _local() -> datetime:
@@ -115,11 +137,24 @@ class ServiceClock:
                     stacklevel=4,
                 )
                 return
-            self.ahead = ahead
+            first = ahead if self.first is None else self.first
+            if held is not None and ahead - first > DRIFT:
+                warnings.warn(
+                    f"The service's clock drifted ahead: its Date says {_fmt(when)}, "
+                    f"{_hours(ahead - first)} ahead of the clock it first gave "
+                    f"({_fmt(made + first)}), where a real service's stays within seconds. "
+                    f"invtools keeps the clock it held ({_fmt(made + held)}); to "
+                    "choose a window yourself, give since= and until= as dates "
+                    "(docs/explanation/now.md).",
+                    ClockWarning,
+                    stacklevel=4,
+                )
+                return
+            self.ahead, self.first = ahead, first
 
     def _keep(self, why: str, held: timedelta | None) -> None:
         if held is None:
-            self.ahead = timedelta(0)
+            self.ahead = self.first = timedelta(0)
         used = "the clock it held" if held is not None else "this machine's clock"
         warnings.warn(
             f"{why[0].upper()}{why[1:]}: invtools uses {used} as the service's "
@@ -142,6 +177,7 @@ class ServiceClock:
                 return timedelta(0)
             shift = newest - now
             self.ahead = (self.ahead or timedelta(0)) + shift
+            self.first = (self.first or timedelta(0)) + shift  # the rows vouch for it
         warnings.warn(
             f"The service's clock ({_fmt(now)}) is older than rows it returned (recorded up to "
             f"{_fmt(newest)}): invtools takes the service's clock to be at least that "
