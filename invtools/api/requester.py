@@ -62,7 +62,14 @@ from invtools.errors import (
     from_response,
 )
 from invtools.http import transport, upkeep
-from invtools.http.cache import CacheKeys, clear_entries, json_of, looks_json, sound_response
+from invtools.http.cache import (
+    MAX_DEPTH,
+    CacheKeys,
+    clear_entries,
+    json_of,
+    looks_json,
+    sound_response,
+)
 from invtools.http.retries import MAX_RATE_LIMIT_WAIT, RETRY_STATUSES, backoff, rate_limit_wait
 
 __all__ = ["Requester", "ClientSession", "BearerAuth"]
@@ -196,7 +203,10 @@ class Requester:
                 continue
             sound = from_cache or not 200 <= status < 300 or sound_response(resp)
             if not sound and looks_json(resp):
-                why = f"{status} with a truncated or empty JSON body, or JSON it cannot read"
+                why = (
+                    f"{status} with a truncated or empty JSON body, or JSON invtools refuses "
+                    f"(NaN, a fraction beyond 2**53, values nested over {MAX_DEPTH} deep)"
+                )
                 if attempt <= self.retries:
                     self._wait(path, attempt, backoff(attempt, self.backoff), why)
                     continue

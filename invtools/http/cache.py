@@ -39,6 +39,7 @@ __all__ += [
     "json_of",
     "decode_json",
     "decode_stored",
+    "MAX_DEPTH",
     "sound_response",
     "looks_json",
     "storable",
