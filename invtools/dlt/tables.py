@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -108,9 +109,11 @@ def attribute_columns(attributes: pd.DataFrame) -> dict[str, str]:
         int(i): "attr_" + (re.sub(r"[^0-9a-z]+", "_", str(name).lower()).strip("_") or "x")
         for i, name in zip(attributes["id"], attributes["attr_name"], strict=True)
     }
-    taken = pd.Series(plain).value_counts()
+    # again until no two meet: "a", "A" and "a 1" (ids 1, 2, 3) are attr_a_1_1, attr_a_2, attr_a_1_3
+    while taken := {n for n, count in Counter(plain.values()).items() if count > 1}:
+        plain = {i: f"{n}_{i}" if n in taken else n for i, n in plain.items()}
     return {
-        f"attr_{name}": plain[int(i)] + (f"_{int(i)}" if taken[plain[int(i)]] > 1 else "")
+        f"attr_{name}": plain[int(i)]
         for i, name in zip(attributes["id"], attributes["attr_name"], strict=True)
     }
 
