@@ -694,3 +694,11 @@ def test_each_attribute_has_a_column_of_its_own_that_dlt_keeps_as_named(names, d
     for column in got.values():
         assert column.startswith("attr_")
         assert naming.normalize_identifier(column) == column
+
+
+def test_ids_are_compared_exactly_beyond_a_doubles_precision():
+    big = 2**53 + 1  # a bigint a double cannot hold: 2**53 as a float
+    now = plain(members([big]), URL, TEAM)
+    r = Reconciliation("members", (URL, TEAM), {(big,): _fp(now, big), (big - 1,): "0" * 16})
+    assert r.fresh(now).empty
+    assert r.gone() == [(URL, TEAM, big - 1)]
