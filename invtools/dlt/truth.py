@@ -47,13 +47,13 @@ class Truth:
         self.skipped = [] if located else [t for t in TABLES if t not in EVERY_MODE]
         self.mirror = TransactionMirror(mirror_path, client) if located else None
 
-    def rows(self, table: str, sent: list[int]) -> Iterator[pd.DataFrame]:
+    def rows(self, table: str, sent: list[int] | None = None) -> Iterator[pd.DataFrame]:
         """The rows of ``table`` (:func:`~invtools.dlt.tables.plain`: the team's key first,
         each row's fingerprint), in one frame or, for transactions and lines, in batches;
         the requests each batch sent added to ``sent[0]``. (Counted a batch at a time: dlt
         runs the resources' generators in turn, so a count held open across a ``yield``
         would count another resource's requests too.)"""
-        batches = self._rows(table)
+        batches, sent = self._rows(table), [0] if sent is None else sent
         sent[0], self.unsaid = sent[0] + self.unsaid, 0
         while True:
             with self.client.measure() as step:
