@@ -8,7 +8,8 @@ Errors are split by what the caller can do about them::
     │   └── LockedError                another sync holds the mirror's file
     ├── TransportError                 no usable response (refused, DNS, timeout, dropped)
     ├── PaginationError                the server broke the paging rules (repeated cursor, bad page)
-    ├── Cancelled                      stopped: a batch's request not sent, a closed walk's reader
+    ├── Cancelled                      stopped: a batch's request not sent, a closed walk's reader,
+    │                                  a closed client's request
     ├── CacheError                     the cache file: locked too long, damaged, not ours, disk full
     └── APIError                       the server answered with an error envelope
         ├── AuthenticationError        401: token missing, invalid or revoked
@@ -127,8 +128,10 @@ class PaginationError(InvtoolsError):
 class Cancelled(InvtoolsError):
     """Work that was stopped: a request of a concurrent batch (transaction details) not sent,
     or its retry not waited for, because the batch was stopped (Ctrl-C, or another request of
-    it failed: the batch raises that first exception); or the reader of a walk that was closed
-    from another thread (a widget's Stop button) while it waited for its next row."""
+    it failed: the batch raises that first exception); the reader of a walk that was closed
+    from another thread (a widget's Stop button) while it waited for its next row; or a
+    request of a client that was closed (``client.close()``, the end of its ``with`` block),
+    made after it or waiting for its pace or a retry when it was."""
 
 
 class CacheError(InvtoolsError):

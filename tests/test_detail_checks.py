@@ -194,13 +194,13 @@ def test_a_wrong_detail_an_earlier_version_cached_is_asked_for_again(
 ):
     """A cache written before this check holds the wrong detail as the transaction's, for
     good: it is not served, but asked of the server again (and the right one kept)."""
-    import invtools.api.resources
+    import invtools.api.requester
 
     a, b = newest_two(sb)
     revs = [{r["id"]: r["revision"] for r in sb.data().transactions}[a]]
     put_right = another_transaction(sb, a, b)
     with monkeypatch.context() as earlier:  # an earlier version: nothing forgotten
-        earlier.setattr(invtools.api.resources, "forget", lambda *args, **kwargs: None)
+        earlier.setattr(invtools.api.requester, "forget", lambda *args, **kwargs: None)
         with pytest.raises(ServerError):
             CALLS[call](make_client(sb, clock=fake_clock), [a], revs)
     put_right()

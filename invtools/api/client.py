@@ -141,8 +141,9 @@ class Client(DataFrames):
             max_wait=float(max_wait),
         )
         self._team_lock = threading.RLock()
-        # A client nobody closes lets go of its connections once it is garbage.
-        self._closer = weakref.finalize(self, session.close)
+        # A client nobody closes lets go of its connections once it is garbage: at once when
+        # nothing of it is in flight, else when the last request ends (never under one).
+        self._closer = weakref.finalize(self, self._requester.inflight.close, 0.0)
 
     def _token_budget(self, header: str, clock: Any, timeout: float) -> Budget | None:
         """The token's budget at this service (None: not paced): shared by its clients in this
@@ -184,8 +185,12 @@ class Client(DataFrames):
         return self._requester.backoff
 
     def close(self) -> None:
-        """Close the connection pool and the cache file (again: harmless). A client that is
-        never closed does this when it is garbage-collected."""
+        """Close the connection pool and the cache file (again: harmless). Requests in flight
+        (a batch that failed or was stopped, a walk in another thread) are not retried and are
+        waited for first, at most as long as one request may take (``timeout``); nothing more
+        is sent (:class:`~invtools.errors.Cancelled`). A client that is never closed does this
+        when it is garbage-collected, without waiting."""
+        self._requester.close()
         self._closer()
 
     def __enter__(self) -> Client:
@@ -270,7 +275,8 @@ class Client(DataFrames):
         """Delete this token's cached responses and list walks (other teams' stay); returns
         how many responses."""
         session = self._requester.session
-        removed = clear_entries(session, session.auth.header)
+        with self._requester.inflight.use("clear_cache()"):
+            removed = clear_entries(session, session.auth.header)
         if self.cache_path is not None and session.cache_keys is not None:
             prefix = session.cache_keys.prefix(session.auth.header)
             clear_walks(walks_folder(self.cache_path), prefix)

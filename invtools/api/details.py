@@ -185,10 +185,15 @@ def _merged(
 HELD_CHUNK = 5000
 
 
-def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
-    """For each ``(id, revision)``, whether the cache of ``session`` (its token's entries)
-    holds its detail for good: one without a revision expires within a minute, a request.
-    Asked :data:`HELD_CHUNK` at a time: 100,000 URLs and keys at once held 40 MiB."""
+def held_details(requester: Any, pairs: list[Pair]) -> list[bool]:
+    """For each ``(id, revision)``, whether the cache of ``requester`` (its session's, its
+    token's entries) holds its detail for good: one without a revision expires within a
+    minute, a request; none while the service refuses the token (``requester.refused``:
+    :mod:`invtools.api.refusals`). Asked :data:`HELD_CHUNK` at a time: 100,000 URLs and keys
+    at once held 40 MiB."""
+    session, base_url = requester.session, requester.base_url
+    if requester.refused:
+        return [False] * len(pairs)
     found: list[bool] = []
     for start in range(0, len(pairs), HELD_CHUNK):  # the URLs and keys of a part at once
         part = pairs[start : start + HELD_CHUNK]
@@ -196,12 +201,16 @@ def held_details(session: Any, base_url: str, pairs: list[Pair]) -> list[bool]:
     return [h and r is not None for h, (_t, r) in zip(found, pairs, strict=True)]
 
 
-def cached_details(session: Any, base_url: str, pairs: list[Pair]) -> list[dict | None]:
-    """For each ``(id, revision)``, its detail (unwrapped) as the cache of ``session`` (its
-    token's entries) holds it; None: not held, only requests-cache's own lookup reads it, or
-    it is not that detail (:func:`wrong_detail`: the one lookup says so). Read in bulk
-    (:func:`invtools.http.cache.cached_bodies`): what a revision's detail says never changes,
-    so this is what requests-cache would answer, a millisecond sooner each."""
+def cached_details(requester: Any, pairs: list[Pair]) -> list[dict | None]:
+    """For each ``(id, revision)``, its detail (unwrapped) as the cache of ``requester``
+    (:func:`held_details`) holds it; None: not held, only requests-cache's own lookup reads
+    it, it is not that detail (:func:`wrong_detail`: the one lookup says so), or the token was
+    refused since (each is then sent). Read in bulk (:func:`invtools.http.cache.cached_bodies`):
+    what a revision's detail says never changes, so this is what requests-cache would answer,
+    a millisecond sooner each."""
+    session, base_url = requester.session, requester.base_url
+    if requester.refused:
+        return [None] * len(pairs)
     urls = _detail_urls(base_url, [(t, r) for t, r in pairs if r is not None])
     bodies = iter(cached_bodies(session, session.auth.header, urls))
     found: list[dict | None] = []

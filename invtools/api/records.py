@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -32,7 +32,7 @@ from invtools._files import private_dirs
 from invtools.api.plan import Key, Plan
 
 __all__ = ["Record", "StoredPages", "WalkStore", "FileStore", "MemoryStore", "walks_folder"]
-__all__ += ["clear_walks"]
+__all__ += ["Refusable", "clear_walks"]
 
 logger = logging.getLogger("invtools")
 
@@ -237,6 +237,29 @@ class FileStore:
                 self.path.parent,
                 exc.strerror or exc,
             )
+
+
+class Refusable:
+    """A ``store`` whose record is read without its pages while ``refused()`` (the service
+    refused the token: :mod:`invtools.api.refusals`): a walk then replays nothing and sends
+    its requests, its plan and seams still the record's; the record itself stays.
+
+    >>> class Kept:
+    ...     def load(self):
+    ...         return Record(datetime.now().astimezone(), Plan(), ((0, None, b"{}"),), seams=())
+    >>> [len(Refusable(Kept(), lambda: no).load().pieces) for no in (False, True)]
+    [1, 0]
+    """
+
+    def __init__(self, store: WalkStore, refused: Callable[[], bool]) -> None:
+        self.store, self.refused = store, refused
+
+    def load(self) -> Record | None:
+        record = self.store.load()
+        return replace(record, pieces=()) if record is not None and self.refused() else record
+
+    def save(self, record: Record) -> None:
+        self.store.save(record)
 
 
 def clear_walks(folder: Path, prefix: str = "", *, older_than: float | None = None) -> int:

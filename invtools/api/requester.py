@@ -23,7 +23,6 @@ invtools.errors.ConfigError: path must start with /v1/, e.g. '/v1/items'; got 'i
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Mapping, MutableMapping
@@ -45,13 +44,14 @@ from invtools._config import (
     redact_url,
 )
 from invtools._types import resource_of
+from invtools.api import refusals
 from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import Team, team_mode_message
+from invtools.api.inflight import InFlight
 from invtools.api.stats import Counters
 from invtools.errors import (
     APIError,
     AuthenticationError,
-    CacheError,
     Cancelled,
     ConfigError,
     InvalidRequestError,
@@ -65,7 +65,7 @@ from invtools.http import transport, upkeep
 from invtools.http.cache import (
     MAX_DEPTH,
     CacheKeys,
-    clear_entries,
+    forget,
     json_of,
     looks_json,
     sound_response,
@@ -131,14 +131,44 @@ class Requester:
     #: The service's clock, from the ``Date`` of its answers to ``send(..., clocked=True)``
     #: (the team's), checked (:mod:`invtools.api.clock`).
     service_clock: ServiceClock = field(init=False)
+    #: The uses of the session in flight: :meth:`close` waits for them.
+    inflight: InFlight = field(init=False)
 
     def __post_init__(self) -> None:
         self.service_clock = ServiceClock()
+        session = self.session  # held, not this object: no reference cycle
+        self.inflight = InFlight(lambda: session.close())
+
+    def close(self, wait: float | None = None) -> None:
+        """Send nothing more, end the waits of the requests in flight and wait for them
+        (``wait`` seconds at most; by default as long as one request may take), then close the
+        session: its connection pool and its hold on the cache file
+        (:meth:`InFlight.close <invtools.api.inflight.InFlight.close>`)."""
+        self.inflight.close(sum(self.timeout) if wait is None else wait)
 
     def now(self) -> datetime:
         """The service's clock now (:meth:`ServiceClock.now`). The real service's is the wall
         clock; the stand-in's is its data's end (its "now")."""
         return self.service_clock.now()
+
+    @property
+    def refusal(self) -> str:
+        """The key of this token at this service among the refused ones
+        (:mod:`invtools.api.refusals`)."""
+        auth = getattr(self.session, "auth", None)
+        return refusals.key_of(self.base_url, getattr(auth, "header", None))
+
+    @property
+    def refused(self) -> bool:
+        """Whether the service refused this token (401) and has not accepted it since: then
+        no cached answer of it is served, every request is sent."""
+        return refusals.refused(self.refusal)
+
+    def forget(self, urls: list[str]) -> None:
+        """Delete this token's cached answers to ``urls`` (:func:`invtools.http.cache.forget`):
+        a use of the session, which :meth:`close` waits for."""
+        with self.inflight.use("forgetting older answers"):
+            forget(self.session, self.session.auth.header, urls)
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """The URL of ``GET path`` (with ``params``: the query as sent, ``None`` values left
@@ -162,16 +192,32 @@ class Requester:
         undecoded bytes of a JSON success (errors are raised exactly as without it).
         ``dated``: the answer's age counts in the open measurements' ``data_as_of`` (not for
         what never goes stale -- a detail at a revision, the team -- nor a walk's pages: a walk
-        is as old as its start). ``clocked``: the answer's ``Date`` sets :meth:`now`."""
+        is as old as its start). ``clocked``: the answer's ``Date`` sets :meth:`now`. Raises
+        :class:`~invtools.errors.Cancelled` once the client is closed."""
+        with self.inflight.use(f"GET {path}"):
+            return self._send(path, params, refresh=refresh, raw=raw, dated=dated, clocked=clocked)
+
+    def _send(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None,
+        *,
+        refresh: bool,
+        raw: bool,
+        dated: bool,
+        clocked: bool,
+    ) -> tuple[Any, bool]:
         url = self.url(path)
         check_kind(params, (Mapping, type(None)), "params", "a mapping such as {'limit': 10}")
         params = {k: v for k, v in (params or {}).items() if v is not None}
         refresh = check_flag(refresh, "refresh")
-        extra = {"force_refresh": True} if refresh and self.session.cache_keys else {}
-        attempt = 0
+        key, attempt = self.refusal, 0
         while True:
             attempt += 1
             started = time.monotonic()
+            asked = refusals.ticket()  # a refused token's cached answers are not served
+            forced = (refresh or refusals.refused(key)) and self.session.cache_keys
+            extra = {"force_refresh": True} if forced else {}
             try:
                 resp = self.session.get(
                     url, params=params, timeout=self.timeout, allow_redirects=False, **extra
@@ -219,11 +265,27 @@ class Requester:
                     path=path,
                     attempts=attempt,
                 )
+            if not from_cache and (status == 401 or (200 <= status < 300 and sound)):
+                self._answered(path, key, asked, status)
             if clocked and 200 <= status < 300:
                 self._set_clock(resp, from_cache)
             if raw and 200 <= status < 300 and sound:
                 return resp.content, from_cache
             return self.to_data(resp, path, attempt), from_cache
+
+    def _answered(self, path: str, key: str, asked: int, status: int) -> None:
+        """The service answered the request sent with ticket ``asked``: 401 (a revocation or a
+        proxy's, whatever its body) or a success. A 401 deletes nothing: until a success, no
+        client of this process serves the token's cached answers at this service."""
+        if refusals.answered(key, asked, refused=status == 401):
+            now = "not served until it is accepted again" if status == 401 else "served again"
+            logger.info(
+                "GET %s -> %s: this token's cached answers at %s are %s",
+                path,
+                status,
+                self.base_url,
+                now,
+            )
 
     def _set_clock(self, resp: requests.Response, from_cache: bool) -> None:
         # When the answer was made, on this machine's clock: the stamp requests-cache stored
@@ -304,14 +366,6 @@ class Requester:
         err = from_response(
             status, body, method="GET", path=path, attempts=attempts, reason=resp.reason
         )
-        auth = getattr(self.session, "auth", None)
-        if isinstance(err, AuthenticationError) and getattr(auth, "header", None):
-            # refused (revoked, say): this token's cached answers are not served again
-            with contextlib.suppress(CacheError):  # housekeeping; the 401 is what matters
-                forgotten = clear_entries(self.session, self.session.auth.header)
-                logger.info(
-                    "GET %s -> 401: %d cached answers of this token cleared", path, forgotten
-                )
         if isinstance(err, TeamModeError):
             err.args = (team_mode_message(self.team, path, err.correlation_id),)
         else:

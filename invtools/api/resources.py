@@ -55,7 +55,6 @@ from invtools.errors import (
     PaginationError,
     TeamModeError,
 )
-from invtools.http.cache import forget
 from invtools.http.pacing import bucket_of
 
 __all__ = ["Resources"]
@@ -99,13 +98,12 @@ class Resources:
         """The team the token is bound to: fetched once per client (and cached for hours).
         Raises :class:`AuthenticationError` if the token is refused."""
         with self._team_lock:
-            if check_flag(refresh, "refresh") or self._requester.team is None:
+            requester = self._requester  # a refused token: its team is asked again, not recalled
+            if check_flag(refresh, "refresh") or requester.team is None or requester.refused:
                 # The team is not data of a frame: its answer does not age one.
-                sent = self._requester.send(
-                    TEAM_PATH, None, refresh=refresh, dated=False, clocked=True
-                )
-                self._requester.team = Team.from_body(sent[0])
-            return self._requester.team
+                sent = requester.send(TEAM_PATH, None, refresh=refresh, dated=False, clocked=True)
+                requester.team = Team.from_body(sent[0])
+            return requester.team
 
     def now(self) -> datetime:
         """The service's clock now, from the ``Date`` of its answer about the team: what
@@ -363,7 +361,7 @@ class Resources:
         return Walk(
             fetch,
             spec,
-            store=self._walk_store(path, spec),
+            store=records.Refusable(self._walk_store(path, spec), lambda: requester.refused),
             chains=chains,
             split=split,
             refresh=refresh,
@@ -400,9 +398,8 @@ class Resources:
             wrong = details.wrong_detail(body, tid, revision, path)
             gone = [revision] if wrong else () if from_cache else range(revision or 0)
             if urls := [self._requester.url(path, {"revision": r}) for r in gone]:
-                session = self._requester.session
                 try:
-                    forget(session, session.auth.header, urls)
+                    self._requester.forget(urls)
                 except CacheError as exc:  # housekeeping: prune_cache() removes them
                     logger.info("answers of %s kept in the cache for now: %s", path, exc)
             if not (wrong and from_cache):
@@ -413,13 +410,13 @@ class Resources:
 
     def _held_details(self, pairs: list[tuple[int, int | None]]) -> list[bool]:
         """For each ``(id, revision)``, whether its detail will come from the cache."""
-        return details.held_details(self._requester.session, self._requester.base_url, pairs)
+        return details.held_details(self._requester, pairs)
 
     def _cached_details(self, pairs: list[tuple[int, int | None]]) -> list[dict | None]:
         """For each ``(id, revision)``, its detail as the cache holds it (None: not held),
         read in bulk (:func:`~invtools.api.details.cached_details`) and counted as answered
         from the cache."""
-        found = details.cached_details(self._requester.session, self._requester.base_url, pairs)
+        found = details.cached_details(self._requester, pairs)
         self._counters.add(from_cache=sum(detail is not None for detail in found))
         return found
 

@@ -95,8 +95,10 @@ def boxhero(
     state = _Destination(truth.key, tables)
     resources = [_resource(table, truth, state) for table in tables]
     if owned is not None:
-        # dlt has no hook for a source's end: the client closes when the resources go
-        weakref.finalize(resources[0], owned.close)
+        # dlt has no hook for a source's end: the client closes when the last resource that
+        # reads through it goes (each holds ``truth``; dlt runs copies of them, and drops the
+        # first while the others still read: a closed client sends nothing)
+        weakref.finalize(truth, owned.close)
     return resources
 
 
