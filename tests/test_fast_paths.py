@@ -21,7 +21,6 @@ import pytest
 from invtools.api.pagination import iter_raw_pages, raw_envelope
 from invtools.errors import PaginationError
 from invtools.frames import transactions_df, transactions_df_from_pages
-from invtools.frames.arrow import in_malloc
 
 DATA = Path(__file__).parent / "data"
 TXS = "/v1/location-txs"
@@ -168,31 +167,32 @@ def test_a_walk_warmed_by_the_row_path_is_found_whole_by_the_bulk_path(sb, make_
     assert got.attrs["requests"] == 0 and got.attrs["from_cache"] == got.attrs["pages"] >= 1
 
 
-def test_arrow_allocates_from_malloc_only_while_some_thread_builds_a_frame():
-    # in_malloc switches pyarrow's process-wide default pool: the first thread in sets it,
-    # the last one out (an exception too) puts back the one before.
-    before = pa.default_memory_pool().backend_name
-    inside, leave = threading.Event(), threading.Event()
-
-    def other() -> None:
-        with in_malloc():
-            inside.set()
-            leave.wait(30)
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    assert inside.wait(30)
-    with in_malloc():
-        made = pa.array(["Mug", None, "Jug"])
+@pytest.mark.network
+def test_a_pool_the_user_chose_is_left_as_it_is_while_and_after_frames_are_built(sb, make_client):
+    # Issue 43: building a frame switched pyarrow's process-wide default pool to the system's
+    # and put back the one before at the end, reverting a pool set meanwhile.
+    client = make_client(sb)
+    chosen, later = pa.jemalloc_memory_pool(), pa.system_memory_pool()
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(chosen)
+    try:
+        seen: set[str] = set()
+        built = threading.Thread(target=client.lines_df)
+        built.start()
+        while built.is_alive():  # every moment of the build, as another thread sees it
+            seen.add(pa.default_memory_pool().backend_name)
+        built.join()
+        assert seen == {"jemalloc"}
+        sb.clear_log()
+        building = threading.Thread(target=client.lines_df, kwargs={"refresh": True})
+        building.start()
+        while not sb.requests and building.is_alive():
+            pass
+        pa.set_memory_pool(later)  # the user's own choice, made while a frame is built
+        building.join()
         assert pa.default_memory_pool().backend_name == "system"
-    assert pa.default_memory_pool().backend_name == "system"  # the other thread is inside
-    leave.set()
-    thread.join(30)
-    assert pa.default_memory_pool().backend_name == before
-    with pytest.raises(KeyError), in_malloc():
-        raise KeyError("a failed build")
-    assert pa.default_memory_pool().backend_name == before
-    assert made.to_pylist() == ["Mug", None, "Jug"]  # an array keeps the pool it came from
+    finally:
+        pa.set_memory_pool(previous)
 
 
 @pytest.mark.network

@@ -37,7 +37,7 @@ from invtools.api.clock import ServiceClock
 from invtools.api.endpoints import default_max_age
 from invtools.api.resources import Resources
 from invtools.api.walk import Walk
-from invtools.frames.arrow import give_back, in_malloc
+from invtools.frames.arrow import give_back
 from invtools.frames.lines import lines_of
 from invtools.frames.provenance import Provenance
 
@@ -331,7 +331,7 @@ class DataFrames(Resources):
         window (``build`` returns the frame and what was asked), the window it holds
         (:func:`invtools.frames.fit_window`)."""
         clock = self._requester.service_clock
-        with self._counters.measure() as m, in_malloc():
+        with self._counters.measure() as m:
             built = build()
         df, asked = built if isinstance(built, tuple) else (built, None)
         team, s = self.team(), m.stats

@@ -73,8 +73,8 @@ module             what it holds
                    :func:`locations_df`, :func:`partners_df`, :func:`members_df`,
                    :func:`attributes_df`
 ``lines``          :func:`lines_df`; :func:`with_item_columns` (item columns onto lines)
-``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow; where
-                   pyarrow allocates while a frame is built (``in_malloc``, ``give_back``)
+``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow; what a
+                   build freed given back (``give_back``)
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`,
                    :func:`merge_provenance` (several frames' records in one)

@@ -2,8 +2,8 @@
 
 :func:`transactions_df_from_pages` gives the frame :func:`~invtools.frames.transactions_df`
 gives for the same rows; a block of pages pyarrow refuses is read by that function instead.
-:func:`in_malloc` and :func:`give_back` decide where pyarrow allocates while a frame is built,
-and when what it freed goes back.
+Its arrays come from :data:`~invtools.frames.columns.POOL` (the C library's ``malloc``), and
+:func:`give_back` says when what a build freed goes back to the system.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
 
@@ -24,7 +23,7 @@ from pandas.api.types import union_categoricals
 
 from invtools._config import check_whole
 from invtools.errors import ArgumentTypeError, PaginationError
-from invtools.frames.columns import ref_columns, string_array, with_categories
+from invtools.frames.columns import POOL, ref_columns, string_array, with_categories
 from invtools.frames.resources import derived_columns, transactions_df
 from invtools.frames.schemas import SCHEMAS, TX_PLAIN, TX_REFS, TX_TYPE_DTYPE
 
@@ -32,7 +31,6 @@ __all__ = [
     "transactions_df_from_pages",
     "walk_frame",
     "frame_keys",
-    "in_malloc",
     "give_back",
     "BLOCK_BYTES",
 ]
@@ -145,9 +143,10 @@ def walk_frame(
 
 
 def give_back() -> None:
-    """Give back to the system what pyarrow's default pool holds free: its own allocator's
-    free pages, or inside :func:`in_malloc` the C library's (``malloc_trim``, on glibc), the
-    holes Python's and numpy's temporaries left too."""
+    """Give back to the system what the C library holds free (``malloc_trim``, on glibc: the
+    builders' Arrow arrays, :data:`~invtools.frames.columns.POOL`, and the holes Python's and
+    numpy's temporaries left) and what pyarrow's default pool holds free."""
+    POOL.release_unused()
     pa.default_memory_pool().release_unused()
 
 
@@ -157,43 +156,6 @@ def _taken(df: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     both: 100,000 rows, +25 MiB)."""
     taken = {col: df.pop(col).array.take(rows) for col in list(df.columns)}
     return pd.DataFrame(taken, index=pd.RangeIndex(len(rows)), copy=False)
-
-
-class _Pool:
-    """Which of pyarrow's memory pools is its default, switched for the threads in
-    :func:`in_malloc` (the first in sets it, the last out puts back the one before)."""
-
-    lock = threading.Lock()
-    inside = 0
-    before: pa.MemoryPool | None = None
-
-
-@contextlib.contextmanager
-def in_malloc() -> Iterator[None]:
-    """Arrow's allocations inside the block from the C library's ``malloc`` (pyarrow's system
-    pool), where Python's and numpy's large objects come from, not from its own allocator
-    (mimalloc or jemalloc): what one step of a frame's build frees is the next step's, so the
-    build peaks lower (a ``lines_df()`` re-run of 100,000 transactions, the frames' copies
-    still made: +155 -> +133-136 MiB, as fast). An array made inside keeps its pool; outside
-    the block the default is as it was. The default is the process's: another thread's Arrow
-    allocations meanwhile come from ``malloc`` too (harmless: only where, not what).
-
-    >>> with in_malloc():
-    ...     pa.default_memory_pool().backend_name
-    'system'
-    """
-    with _Pool.lock:
-        if _Pool.inside == 0:
-            _Pool.before = pa.default_memory_pool()
-            pa.set_memory_pool(pa.system_memory_pool())
-        _Pool.inside += 1
-    try:
-        yield
-    finally:
-        with _Pool.lock:
-            _Pool.inside -= 1
-            if _Pool.inside == 0 and _Pool.before is not None:
-                pa.set_memory_pool(_Pool.before)
 
 
 def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -240,7 +202,7 @@ def _parse_block(bodies: list[bytes]):
                 unexpected_field_behavior="infer",
                 newlines_in_values=multiline,
             ),
-            memory_pool=pa.system_memory_pool(),
+            memory_pool=POOL,
         )
         items = table.column("items")
         if (
@@ -248,9 +210,9 @@ def _parse_block(bodies: list[bytes]):
             and table.num_rows == len(bodies)
             and items.null_count == 0
         ):
-            rows = pc.list_flatten(items)
+            rows = pc.list_flatten(items, memory_pool=POOL)
             if rows.null_count == 0:
-                return rows.combine_chunks()  # a table's column: chunked
+                return rows.combine_chunks(POOL)  # a table's column: chunked
     # Unknown fields (pyarrow would have guessed their types: they must stay as-is), a value
     # of the wrong type, or a row that is null: the forgiving path decides.
     return transactions_df([row for body in bodies for row in _page_items(body)])
@@ -272,13 +234,14 @@ def _page_items(body: bytes) -> list:
 
 def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     """The transactions frame from rows parsed by pyarrow (every field of the expected type)."""
-    rows = blocks[0] if len(blocks) == 1 else pa.concat_arrays(blocks)
-    field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(), strict=True))
+    rows = blocks[0] if len(blocks) == 1 else pa.concat_arrays(blocks, POOL)
+    field = dict(zip((f.name for f in _ARROW_TX), rows.flatten(POOL), strict=True))
     integer = pd.Int64Dtype().__from_arrow__  # type: ignore[attr-defined]  # pandas-stubs lacks the __from_arrow__ protocol
     # A type the service added after the documented four is one more category, not a gap.
-    seen = pc.unique(field["type"]).drop_null().to_pylist()
+    seen = pc.unique(field["type"], memory_pool=POOL).drop_null().to_pylist()
     dtype = with_categories(TX_TYPE_DTYPE, sorted(set(seen) - {""}))
-    codes = pc.fill_null(pc.index_in(field["type"], pa.array(dtype.categories, pa.string())), -1)
+    categories = pa.array(dtype.categories, pa.string(), memory_pool=POOL)
+    codes = pc.fill_null(pc.index_in(field["type"], categories, memory_pool=POOL), -1)
     refs = {col: v for key in TX_REFS for col, v in ref_columns(key, field[key]).items()}
     data = {
         "id": integer(field["id"]),

@@ -31,7 +31,14 @@ import pyarrow.compute as pc
 
 from invtools.frames.schemas import STRING, TIME_DTYPE
 
+#: Where the frame builders' own Arrow arrays are allocated: the C library's ``malloc``, where
+#: Python's and numpy's large objects come from, so that what one step of a build frees the
+#: next one uses (pyarrow's own allocator keeps what it frees apart). Passed to each call,
+#: never set as pyarrow's process-wide default: a pool the user chose is left as it is.
+POOL = pa.system_memory_pool()
+
 __all__ = [
+    "POOL",
     "typed",
     "as_float",
     "as_int",
@@ -95,9 +102,9 @@ def as_int(values: list):
     # ints and nulls: pyarrow converts them exactly, in C
     with contextlib.suppress(TypeError, ValueError, OverflowError):
         # Inferred, not pa.int64(): a typed conversion would silently truncate 1.5 to 1.
-        inferred = pa.array(values)
+        inferred = pa.array(values, memory_pool=POOL)
         if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
-            return _INT64_FROM_ARROW(inferred.cast(pa.int64()))
+            return _INT64_FROM_ARROW(inferred.cast(pa.int64(), memory_pool=POOL))
     return int_array(as_float(values))  # numeric strings count
 
 
@@ -109,8 +116,13 @@ def as_time(values: list | pa.Array):
     ``since=`` argument) is read by :func:`invtools._types.parse_time`, which refuses bad input.
     """
     try:
-        arrow = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
-        out = pc.cast(arrow, pa.timestamp("ms", tz="UTC")).to_pandas().array
+        arrow = (
+            values
+            if isinstance(values, pa.Array)
+            else pa.array(values, pa.string(), memory_pool=POOL)
+        )
+        stamps = pc.cast(arrow, pa.timestamp("ms", tz="UTC"), memory_pool=POOL)
+        out = stamps.to_pandas(memory_pool=POOL).array
     except (TypeError, ValueError):  # not all strings with a zone offset: let pandas try
         if isinstance(values, pa.Array):
             values = values.to_pylist()
@@ -123,22 +135,26 @@ def as_time(values: list | pa.Array):
 def string_array(arrow: pa.Array):
     """The ``string`` column of an Arrow string array."""
     # pandas < 3: python storage
-    return pd.arrays.ArrowStringArray(arrow.cast(pa.large_string())).astype(STRING)
+    return pd.arrays.ArrowStringArray(arrow.cast(pa.large_string(), memory_pool=POOL)).astype(
+        STRING
+    )
 
 
 def as_string(values: list):
     """string; a number or an object where text belongs becomes its ``str``."""
     try:
-        arrow = pa.array(values, pa.large_string())
+        arrow = pa.array(values, pa.large_string(), memory_pool=POOL)
     except (TypeError, ValueError):
-        arrow = pa.array([text(v) for v in values], pa.large_string())
+        arrow = pa.array([text(v) for v in values], pa.large_string(), memory_pool=POOL)
     return string_array(arrow)
 
 
 def as_boolean(values: list):
     """boolean; anything but True/False is <NA>. (Row by row: flags are few, and a
     whole-column attempt first would only hide its own faults behind this path.)"""
-    return _BOOLEAN_FROM_ARROW(pa.array([bool_or_none(v) for v in values], pa.bool_()))
+    return _BOOLEAN_FROM_ARROW(
+        pa.array([bool_or_none(v) for v in values], pa.bool_(), memory_pool=POOL)
+    )
 
 
 def as_category(values: list, dtype: pd.CategoricalDtype, names: Mapping | None = None):
@@ -188,7 +204,7 @@ def ref_columns(prefix: str, refs: pa.StructArray) -> dict[str, Any]:
     {'to_id': [2, <NA>], 'to_name': ['Shop', <NA>], 'to_deleted': [False, <NA>]}
     """
     # by name (pyarrow may order the fields otherwise), with the null references' validity
-    field = dict(zip((f.name for f in refs.type), refs.flatten(), strict=True))
+    field = dict(zip((f.name for f in refs.type), refs.flatten(memory_pool=POOL), strict=True))
     ids, names, deleted = field["id"], field["name"], field["deleted"]
     return {
         f"{prefix}_id": int_array(ids.to_numpy(zero_copy_only=False))

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 
 from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.frames.columns import as_float, bool_or_none, ref_columns, text, typed
+from invtools.frames.columns import POOL, as_float, bool_or_none, ref_columns, text, typed
 
 __all__ = [
     "CHUNK_ROWS",
@@ -121,7 +121,7 @@ class Reader:
             if key in self._plain:
                 self._plain[key].extend(repeat(None, len(chunk)))
             else:
-                self._refs[key].append(pa.nulls(len(chunk), REF_TYPE))
+                self._refs[key].append(pa.nulls(len(chunk), REF_TYPE, memory_pool=POOL))
         return True
 
     def _read_mixed(self, chunk: list, what: str) -> None:
@@ -145,7 +145,9 @@ class Reader:
         reference, after reading."""
         out: dict[str, Any] = {}
         for key, parts in self._refs.items():
-            out.update(ref_columns(key, pa.chunked_array(parts, type=REF_TYPE).combine_chunks()))
+            out.update(
+                ref_columns(key, pa.chunked_array(parts, type=REF_TYPE).combine_chunks(POOL))
+            )
         return out
 
     def extra_columns(self, taken: Iterable[str]) -> dict[str, pd.Series]:
@@ -162,18 +164,25 @@ class Reader:
 def ref_array(refs: Sequence) -> pa.StructArray:
     """References (dicts or None) as one struct array; odd values become nulls, never errors."""
     try:
-        return pa.array(refs, type=REF_TYPE)
+        return pa.array(refs, type=REF_TYPE, memory_pool=POOL)
     except (TypeError, ValueError):  # pyarrow's errors subclass these
         refs = [ref if isinstance(ref, Mapping) else None for ref in refs]  # 501: no reference
         present = [ref or {} for ref in refs]
         return pa.StructArray.from_arrays(
             [
-                pa.array(as_float([ref.get("id") for ref in present])),
-                pa.array([text(ref.get("name")) for ref in present], pa.large_string()),
-                pa.array([bool_or_none(ref.get("deleted")) for ref in present], pa.bool_()),
+                pa.array(as_float([ref.get("id") for ref in present]), memory_pool=POOL),
+                pa.array(
+                    [text(ref.get("name")) for ref in present], pa.large_string(), memory_pool=POOL
+                ),
+                pa.array(
+                    [bool_or_none(ref.get("deleted")) for ref in present],
+                    pa.bool_(),
+                    memory_pool=POOL,
+                ),
             ],
             fields=list(REF_TYPE),
-            mask=pa.array([ref is None for ref in refs], pa.bool_()),
+            mask=pa.array([ref is None for ref in refs], pa.bool_(), memory_pool=POOL),
+            memory_pool=POOL,
         )
 
 
