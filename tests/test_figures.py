@@ -126,7 +126,11 @@ def demo_process(monkeypatch, tmp_path):
 @pytest.mark.timeout(300)
 def test_notebook_07_orders_its_dead_stock_bars_by_the_share_they_draw(demo_process):
     path = ROOT / "notebooks" / "07-reorder-and-audit.ipynb"
-    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    cells = [
+        "".join(c["source"])
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
     code = [c for c in cells if "invtools.connect()" in c or "dead_stock(lines, items, stock" in c]
     plotted = next(c for c in cells if 'y="share_of_value"' in c)
     namespace: dict = {}
