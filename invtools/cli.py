@@ -169,7 +169,8 @@ SANDBOX_OPTIONS = (
         "--rate-limit",
         5,
         "requests per window (a second unless --rate-window says) per token and endpoint; "
-        "0 turns it off (default 5)",
+        "0 turns it off and says so (X-Ratelimit-Limit: unlimited): clients are not paced "
+        "(default 5)",
     ),
     (
         "--rate-window",

@@ -220,3 +220,64 @@ def test_a_first_cost_line_says_how_much_longer_it_may_take_and_a_later_one_not(
     assert len(said_first) == 1 and "(up to " in said_first[0]
     assert "if the service slows the pace" in said_first[0]
     assert len(said_next) == 1 and "up to" not in said_next[0]  # it has seen the pace
+
+
+# ---------------------------------------------- a stand-in's own pace (issue 44, item 6)
+
+
+def test_a_stand_in_stating_no_limit_is_not_paced_and_says_no_cost(make_client, fake_clock, capfd):
+    """``python -m invtools sandbox --rate-limit 0`` states that it has no limit; a client at
+    the real service's default of 5/s follows it: no wait, no cost line (at 5/s, 300 details
+    would take a minute and say so)."""
+    with serve(size=400, rate_limit=0, clock=fake_clock) as sb:
+        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=False, progress=True)
+        c.team()
+        capfd.readouterr()
+        start = fake_clock.now
+        fetch(c, details(sb, 300))
+        assert fake_clock.now == start and fake_clock.slept == []
+        assert "to fetch" not in capfd.readouterr().err
+        assert c.budget.unlimited and "the service states no limit" in repr(c)
+        assert "no limit stated" in repr(c.budget)
+
+
+@pytest.mark.parametrize(
+    "model", [{}, {"stated_budget": True}, {"coarse_budget": True}, {"rate_limit_scope": "token"}]
+)
+def test_a_stand_in_stating_5_a_second_is_paced_at_5_a_second(make_client, fake_clock, model):
+    with serve(size=100, rate_limit=5, clock=fake_clock, **model) as sb:
+        scope = model.get("rate_limit_scope", "endpoint")
+        c = make_client(
+            sb, rate_limit=5, rate_limit_scope=scope, clock=fake_clock, cache=False, concurrency=1
+        )
+        c.team()
+        start = fake_clock.now
+        fetch(c, details(sb, 21))
+        assert 429 not in statuses(sb)
+        assert 3.9 <= fake_clock.now - start <= 21 * SPACING + 0.01  # 21 (22) at 5 a second
+        assert not c.budget.unlimited
+
+
+@pytest.mark.parametrize("rate_limit", [0, 5])
+def test_a_stand_in_stating_nothing_keeps_the_default_pace(make_client, fake_clock, rate_limit):
+    """No statement (the real service's successes state none): the configured 5 a second."""
+    quiet = "ratelimit_headers:none"
+    with serve(size=100, rate_limit=rate_limit, quirks=quiet, clock=fake_clock) as sb:
+        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=False, concurrency=1)
+        c.team()
+        start = fake_clock.now
+        fetch(c, details(sb, 21))
+        assert fake_clock.now - start == pytest.approx(20 * SPACING)
+        assert not c.budget.unlimited and "no limit" not in repr(c)
+
+
+def test_a_stand_in_given_a_limit_while_running_is_paced_again(make_client, fake_clock):
+    with serve(size=100, rate_limit=0, clock=fake_clock) as sb:
+        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=False, concurrency=1)
+        fetch(c, details(sb, 5))
+        assert c.budget.unlimited
+        sb.rate_limit = 5
+        start = fake_clock.now
+        fetch(c, details(sb, 21)[5:])
+        assert 429 not in statuses(sb) and not c.budget.unlimited
+        assert fake_clock.now - start >= 14 * SPACING

@@ -277,7 +277,8 @@ def test_a_request_of_a_stopped_batch_is_not_sent_nor_retried(sb, make_client, f
 def test_a_long_first_fetch_says_what_it_will_cost_and_a_warm_one_says_nothing(
     make_client, tmp_path, capfd
 ):
-    with serve(rate_limit=0, size=60) as sb:
+    # a stand-in that says nothing of its budget (one that says it has none is not paced)
+    with serve(rate_limit=0, size=60, quirks="ratelimit_headers:none") as sb:
         rows = list(make_client(sb, cache=False).transactions())
         # 60 s at 1/s after the first answer's 0.8 s. Two in flight: one sends, the other waits.
         cold = make_client(

@@ -419,6 +419,26 @@ class Contract:
             assert abs(utc(df.attrs["data_as_of"]).to_pydatetime() - as_of) < NEAR, name
             self.assert_said(said, False if self.quiet() else None)
 
+    # -- the pace: the one the model states (issue 44, item 6) ----------------------------
+
+    def test_a_client_at_the_default_pace_keeps_to_what_the_model_states(
+        self, server, make_client, fake_clock
+    ):
+        """A model with no budget (the stand-in at ``rate_limit=0``) says so, and a client at
+        the real service's default of 5 a second does not wait; any other is paced."""
+        client = make_client(server, rate_limit=5, clock=fake_clock, cache=False, concurrency=1)
+        pairs = [(t["id"], t["revision"]) for t in server.data("shop").transactions[:11]]
+        with clock_warnings() as said:
+            client.team()
+            start = fake_clock.now
+            got = [detail for _row, detail in client.transaction_details(pairs)]
+        assert [(d["id"], d["revision"]) for d in got] == pairs
+        if self.paced:
+            assert fake_clock.now - start >= 10 / 5 * 0.9 and not client.budget.unlimited
+        else:
+            assert fake_clock.now == start and client.budget.unlimited
+        self.assert_said(said, False if self.quiet() else None)
+
 
 # ------------------------------------------------------------------------------- the models
 

@@ -114,7 +114,7 @@ def test_excluding_opening_counts_leaves_out_exactly_those_rows(shop):
     heights = {c.get_label(): [p.get_height() for p in c.patches] for c in ax.containers}
     assert heights["adjust"] == without["adjust"].tolist() == [5.0, 2.0]
     assert ax.get_title() == (  # the data end on a Thursday: the last week is partial
-        "Quantity per week by type: 2 Mar to 9 Mar 2026 (last week partial, hatched), "
+        "Quantity per week by type: 2 Mar 2026 to 9 Mar 2026 (last week partial, hatched), "
         "without opening stock counts"
     )
 

@@ -352,7 +352,7 @@ def test_bars_stack_the_table_and_sum_to_the_frames_counts(tx):
     # the data end on Wednesday 25 March: that week is partial, and said
     assert (
         ax.get_title()
-        == "Transactions per week by type: 2 Mar to 23 Mar 2026 (last week partial, hatched)"
+        == "Transactions per week by type: 2 Mar 2026 to 23 Mar 2026 (last week partial, hatched)"
     )
 
 
@@ -374,7 +374,7 @@ def test_partial_first_and_last_periods_are_hatched_and_said(tx):
     assert table["out"].tolist() == [1, 1, 1]
     ax = plot_activity(df, "W")
     assert (
-        ax.get_title() == "Transactions per week by type: 2 Mar to 16 Mar 2026 "
+        ax.get_title() == "Transactions per week by type: 2 Mar 2026 to 16 Mar 2026 "
         "(first and last weeks partial, hatched)"
     )
     assert _hatched_spans(ax) == [
@@ -384,7 +384,7 @@ def test_partial_first_and_last_periods_are_hatched_and_said(tx):
     assert [p.get_height() for p in ax.containers[0].patches] == [1, 1, 1]
     # a range given: weeks are whole when the range covers them
     ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-22")
-    assert ax.get_title() == "Transactions per week by type: 2 Mar to 16 Mar 2026"
+    assert ax.get_title() == "Transactions per week by type: 2 Mar 2026 to 16 Mar 2026"
     assert not _hatched_spans(ax)
     ax = plot_activity(df, "W", since="2026-03-02", until="2026-03-21")  # Saturday
     assert ax.get_title().endswith("(last week partial, hatched)")
@@ -392,7 +392,7 @@ def test_partial_first_and_last_periods_are_hatched_and_said(tx):
     ax = plot_activity(df, "M")
     assert ax.get_title() == "Transactions per month by type: Mar 2026 (the month partial, hatched)"
     ax = plot_activity(df, "D")
-    assert ax.get_title().startswith("Transactions per day by type: 5 Mar to 1")
+    assert ax.get_title().startswith("Transactions per day by type: 5 Mar 2026 to 1")
     assert not _hatched_spans(ax)
     # lines too
     ax = plot_activity(df, "W", kind="line")
@@ -875,7 +875,7 @@ def test_calendar_spans_the_data_across_years():
     assert labels == ["Nov\n2025", "Dec", "Jan\n2026", "Feb"]
     ax = plot_calendar(tx, year=2026)  # that year's months of the data
     assert ax.images[0].get_array().sum() == 2
-    assert ax.get_title() == "Transactions per day, Jan to Feb 2026"
+    assert ax.get_title() == "Transactions per day, Jan 2026 to Feb 2026"
 
 
 def test_calendar_quantity_year_and_empty_year(tx):

@@ -51,7 +51,8 @@ def run(call, client, tmp_path, **kw):
 def small():
     from invtools.sandbox import serve
 
-    with serve(rate_limit=0, seed=0, size=200) as sb:
+    # it says nothing of its budget, so a client paces as configured (and costs something)
+    with serve(rate_limit=0, seed=0, size=200, quirks="ratelimit_headers:none") as sb:
         yield sb
 
 
@@ -113,7 +114,7 @@ def test_a_client_made_quiet_is_quiet_unless_a_call_asks(paced, tmp_path, capfd)
 def three_shops(monkeypatch):
     from invtools.sandbox import serve
 
-    with serve(rate_limit=0, size=120, shops=3, seed=7) as sb:
+    with serve(rate_limit=0, size=120, shops=3, seed=7, quirks="ratelimit_headers:none") as sb:
         for name, token in sb.tokens.items():
             monkeypatch.setenv(f"INVTOOLS_TOKEN_{name.upper()}", token)
         monkeypatch.setenv("INVTOOLS_BASE_URL", sb.base_url)

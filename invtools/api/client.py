@@ -210,6 +210,8 @@ class Client(DataFrames):
         try:  # what it learned of the budget, if anything
             learned = [describe(b) for b in self.budget.buckets.values()] if self.budget else []
             learned = [b for b in learned if "," in b or not b.startswith(f"{per_s:.3g}/")]
+            if self.budget and self.budget.unlimited:
+                learned = ["the service states no limit: not paced"]
         except Exception:  # noqa: BLE001 - a repr never raises
             learned = []
         if learned:

@@ -289,8 +289,8 @@ class Pace:
 
     def announce(self, misses: int) -> None:
         """Say on stderr how long ``misses`` details will take, if over ANNOUNCE_SECONDS (and
-        ``say``)."""
-        if misses <= 0 or not self.say:
+        ``say``); nothing when the service states no limit (no pacing to cost anything)."""
+        if misses <= 0 or not self.say or self.budget.unlimited:
             return
         seconds = self.budget.expected_seconds(
             self.bucket,

@@ -130,21 +130,27 @@ class Store:
 class BudgetView:
     """What a client believes of its token's budget (``client.budget``): the configured
     ``rate_limit`` (the pace of a silent server), its ``scope``, whether ``shared`` with other
-    processes (a file beside the cache) and, per bucket, what
-    :meth:`~invtools.http.pacing.Budget.summary` says. No token.
+    processes (a file beside the cache), per bucket what
+    :meth:`~invtools.http.pacing.Budget.summary` says, and whether the service's latest word
+    was that it has no limit (``unlimited``: nothing waits). No token.
 
     >>> BudgetView(5.0, "token", True, {"all-endpoints": {"pace": 4.1, "stated_room": None,
     ...     "stated_limit": None, "reset_in": None, "held_for": 0.0, "rate_limited": 3}})
     BudgetView(5/s per token, shared with other processes; all-endpoints: 4.1/s, 3 x 429)
+    >>> BudgetView(5.0, "endpoint", False, {}, unlimited=True)
+    BudgetView(no limit stated by the service: not paced (5/s per endpoint if it states one))
     """
 
     rate_limit: float
     scope: str
     shared: bool
     buckets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    unlimited: bool = False
 
     def __repr__(self) -> str:
         head = f"{self.rate_limit:g}/s per {self.scope}"
+        if self.unlimited:
+            head = f"no limit stated by the service: not paced ({head} if it states one)"
         head += ", shared with other processes" if self.shared else ""
         parts = [head] + [f"{bucket}: {describe(b)}" for bucket, b in self.buckets.items()]
         return f"BudgetView({'; '.join(parts)})"

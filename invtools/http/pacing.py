@@ -11,6 +11,10 @@ bounded, said when long (stderr), and stoppable. Per bucket (an endpoint, or all
   above ``Limit`` is not believed; a reset beyond ``max_wait`` is not kept: the next request
   raises :class:`~invtools.errors.RateLimitError` naming when the budget comes back. A reset
   no rate limit means (more than a year ahead, ``inf``, in the past) states nothing.
+- **A service may state that it has no limit** (``X-Ratelimit-Limit: unlimited``, as the
+  stand-in at ``rate_limit=0`` does): then nothing waits and no cost is announced, for every
+  bucket, until an answer states a limit (a number) or a 429 comes. An answer saying nothing
+  of it changes nothing; a service that never says it is paced as configured.
 
 Times are the wall-clock times requests were sent, shared by the processes of a cache folder in
 ``budgets.sqlite`` (a row per bucket, named by a salted hash of the token); a time further ahead
@@ -43,7 +47,7 @@ from invtools.http.retries import FURTHEST_RESET, MAX_RATE_LIMIT_WAIT, comes_bac
 
 __all__ = ["RATE_LIMIT_SCOPES", "PACING_MARGIN", "SEEN_LEAST", "SAY_AFTER", "Admission", "State"]
 __all__ += ["Budget", "BudgetView", "describe", "bucket_of", "stated_of", "shared_budget"]
-__all__ += ["PacingMixin"]
+__all__ += ["PacingMixin", "states_no_limit"]
 
 #: "endpoint": one budget per endpoint (the service's documented rule); "token": one budget
 #: shared by every endpoint (what one production client reports).
@@ -106,6 +110,23 @@ def stated_of(headers: Mapping[str, str], *, now: float) -> tuple[int, float, in
     return remaining, reset if "." in raw else max(0.0, reset - 1), limit
 
 
+def states_no_limit(headers: Mapping[str, str], status: int = 200) -> bool | None:
+    """Whether ``headers`` (of an answer of ``status``) state that the service has no limit:
+    True, ``X-Ratelimit-Limit: unlimited``; False, a limit (any other value, or a 429); None
+    when they say nothing of it.
+
+    >>> states_no_limit({"X-Ratelimit-Limit": "Unlimited"}), states_no_limit({})
+    (True, None)
+    >>> states_no_limit({"X-Ratelimit-Limit": "300"}), states_no_limit({}, status=429)
+    (False, False)
+    """
+    if status == 429:
+        return False
+    if "X-Ratelimit-Limit" not in headers:
+        return None
+    return str(headers["X-Ratelimit-Limit"]).strip().lower() == "unlimited"
+
+
 def _wait(s: State, now: float, interval: float) -> tuple[float, str]:
     """Seconds before a request of this bucket may go (0: now), and why."""
     if s.held > now:
@@ -136,6 +157,8 @@ class Budget:
         self.interval = (1 + margin) / self.per_second
         self._far: dict[str, float] = {}  # bucket -> a stated reset beyond max_wait
         self._said: dict[str, float] = {}  # bucket -> the end of the last wait said
+        #: Whether the latest answer that said it stated that the service has no limit.
+        self.unlimited = False
         self._lock = threading.Lock()
         self._store = Store()
         try:
@@ -184,7 +207,7 @@ class Budget:
                 )
 
             def take(s: State, now: float = now) -> tuple[float, str]:
-                wait, why = _wait(s, now, self.interval)
+                wait, why = (0.0, "") if self.unlimited else _wait(s, now, self.interval)
                 if wait <= 0:
                     s.seq, s.last = s.seq + 1, now
                     return -s.seq, why
@@ -221,6 +244,9 @@ class Budget:
         pace and a hold from when it was sent."""
         now = self.clock.time()
         said = stated_of(headers, now=now)
+        unlimited = states_no_limit(headers, status)
+        if unlimited is not None:
+            self.unlimited = unlimited
 
         def learn(s: State) -> None:
             s.refused += status == 429
@@ -302,7 +328,7 @@ class Budget:
 
     def view(self, scope: str) -> BudgetView:
         """What it believes now, as a :class:`BudgetView` (``client.budget``)."""
-        return BudgetView(self.per_second, scope, self.shared, self.summary())
+        return BudgetView(self.per_second, scope, self.shared, self.summary(), self.unlimited)
 
 
 _shared: weakref.WeakValueDictionary[tuple, Budget] = weakref.WeakValueDictionary()

@@ -20,7 +20,10 @@ Rate limit
     seconds rounded up. Quirks ``ratelimit_headers:reset`` (only
     ``X-Ratelimit-Reset``), ``ratelimit_headers:retry_after`` (only ``Retry-After``, whole
     seconds rounded up, as HTTP requires) and ``ratelimit_headers:none`` (no headers) change
-    what a 429 carries (and accepted requests then carry none).
+    what a 429 carries (and accepted requests then carry none). With no budget (0), every
+    accepted answer says so as many services do: ``X-Ratelimit-Limit: unlimited`` and
+    ``X-Ratelimit-Remaining: unlimited`` (under a ``ratelimit_headers:*`` quirk: nothing), and
+    a client follows it (:mod:`invtools.http.pacing`).
 
 Clock
     An answer to a team's token states the team's clock in ``Date``: just after the newest
@@ -35,6 +38,8 @@ Clock
 >>> status, headers, body = sb.respond("GET", "/v1/members/7001", "Bearer " + sb.tokens["shop"])
 >>> status, json.loads(body)["item"]["name"], sb.requests[-1].route
 (200, 'Maya Okafor', '/v1/members/{id}')
+>>> headers["X-Ratelimit-Limit"], headers["X-Ratelimit-Remaining"]     # no budget, said
+('unlimited', 'unlimited')
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ QUIRKS = frozenset(
     | {f"ratelimit_headers:{h}" for h in ("reset", "retry_after", "none")}
 )
 Reply = tuple[int, dict[str, str], bytes]
+#: What a stand-in with no budget (``rate_limit=0``) says on every accepted answer.
+UNLIMITED = {"X-Ratelimit-Limit": "unlimited", "X-Ratelimit-Remaining": "unlimited"}
 
 
 @dataclass
@@ -403,13 +410,13 @@ class Sandbox:
     def _rate_check(self, team: str, template: str) -> dict[str, str]:
         """Spend one request of the budget: the headers an accepted answer carries, or the 429."""
         limit, quirks = self.rate_limit, self.quirks
-        if not limit:
-            return {}
+        variant = next((q.split(":")[1] for q in quirks if q.startswith("ratelimit_headers:")), "")
+        if not limit:  # no budget: said as services say it, unless the quirk says nothing
+            return {} if variant else dict(UNLIMITED)
         key = (team, "*" if "shared_rate_limit" in quirks else template)
         allowed, remaining, reset = self.limiter.hit(
             key, limit=limit, now=self.clock.monotonic(), window=self.rate_window
         )
-        variant = next((q.split(":")[1] for q in quirks if q.startswith("ratelimit_headers:")), "")
         stated = {"X-Ratelimit-Limit": str(limit), "X-Ratelimit-Remaining": str(remaining)}
         wait = {"X-Ratelimit-Reset": f"{reset:.3f}"}
         if self.coarse_budget:  # as many services state it: per minute, whole seconds

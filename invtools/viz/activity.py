@@ -42,6 +42,8 @@ __all__ = ["plot_activity", "MAX_BAR_PERIODS"]
 #: category). Beyond that, e.g. a year and a half by day, bars are a pixel or two wide and
 #: thousands of patches take seconds to draw, so each category becomes one filled step area.
 MAX_BAR_PERIODS = 120
+#: The room above the tallest bar or point, a fraction of its height.
+HEADROOM = 0.08
 
 _KINDS = ("bar", "line")
 
@@ -185,8 +187,9 @@ def plot_activity(
         ax.set_xlim(starts[0].to_numpy(), starts[-1].to_numpy())  # type: ignore[arg-type]
     if (values < 0).any():  # signed: what was counted away stacks below zero
         ax.axhline(0, color=OTHER_COLOR, linewidth=0.8)
-    else:
-        ax.set_ylim(bottom=0)
+    else:  # room above the tallest: a zero-height bar stacked on it pins matplotlib's margin
+        tallest = values.max() if kind == "line" else (bottoms + values).max()
+        ax.set_ylim(0, float(tallest) * (1 + HEADROOM))
     if metric == "count":
         from matplotlib.ticker import MaxNLocator
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ConfigError
-from invtools.viz.common import check_tz, frame_times, is_lines
+from invtools.viz.common import check_tz, frame_times, is_lines, span_text
 from invtools.viz.style import new_axes, no_data
 from invtools.viz.tables import table_of
 
@@ -57,7 +57,7 @@ def plot_calendar(
     ...     ["2026-01-01", "2026-01-01", "2026-06-15"], utc=True)})
     >>> ax = plot_calendar(tx)
     >>> int(ax.images[0].get_array().sum()), ax.get_title()
-    (3, 'Transactions per day, Jan to Jun 2026')
+    (3, 'Transactions per day, Jan 2026 to Jun 2026')
     """
     tz = check_tz(tz)
     # the frame's times, naive in ``tz``: the months and the days it covers
@@ -80,9 +80,7 @@ def plot_calendar(
     ax = new_axes(
         ax, (float(np.clip(3 + 0.17 * per_row, 6, 10)), 2.8 if rows == 1 else 0.9 + 1.5 * rows)
     )
-    # Period.strftime: pandas 2.2's Period takes no format spec in an f-string
-    span = first.strftime("%b" if first.year == last.year else "%b %Y")
-    span = first.strftime("%b %Y") if first == last else f"{span} to {last.strftime('%b %Y')}"
+    span = span_text(pd.DatetimeIndex([first.start_time, last.start_time]), "month")
     # (wrapped: the first block's month names sit above it, under the title)
     ax.set_title(f"{what.capitalize()} per day, {span}", pad=6 if rows == 1 else 16)
 

@@ -97,21 +97,18 @@ def types_text(df: pd.DataFrame) -> str | None:
 
 
 def span_text(starts: pd.DatetimeIndex, noun: str) -> str | None:
-    """The periods a plot covers, for a title: ``"May 2025 to Oct 2026"`` (months and
-    longer), ``"5 Oct to 26 Oct 2026"`` (weeks, days: their first days); None when empty.
+    """The periods a plot covers, for a title, every date with its year: ``"May 2025 to Oct
+    2026"`` (months and longer), ``"5 Oct 2026 to 26 Oct 2026"`` (weeks, days: their first
+    days); None when empty.
 
     >>> span_text(pd.DatetimeIndex(["2025-05-01", "2026-10-01"]), "month")
     'May 2025 to Oct 2026'
     >>> span_text(pd.DatetimeIndex(["2026-10-05", "2026-10-26"]), "week")
-    '5 Oct to 26 Oct 2026'
+    '5 Oct 2026 to 26 Oct 2026'
     """
     if not len(starts):
         return None
     first, last = starts[0], starts[-1]
-    if noun in ("month", "quarter", "year"):
-        if first.year == last.year and first.month == last.month:
-            return f"{first:%b %Y}"
-        return f"{first:%b %Y} to {last:%b %Y}"
-    head = f"{first.day} {first:%b}" + ("" if first.year == last.year else f" {first:%Y}")
-    tail = f"{last.day} {last:%b %Y}"
-    return tail if first == last else f"{head} to {tail}"
+    long = noun in ("month", "quarter", "year")
+    head, tail = (f"{t:%b %Y}" if long else f"{t.day} {t:%b %Y}" for t in (first, last))
+    return tail if head == tail else f"{head} to {tail}"

@@ -30,18 +30,18 @@ from invtools.sandbox import Faults, serve
 #: data-/wire-SEED-SIZE-SHOPS: the demo data, and the wire bytes, of ``serve(seed, size, shops)``
 EXPECTED = {
     "data-0-None-1": "2f4896769c1a92c6",
-    "wire-0-None-1": "8f259c4380daf3d8",
+    "wire-0-None-1": "77c421ee7515b777",
     "data-1-200-5": "4e1b0b56c76a044e",
-    "wire-1-200-5": "6d9b7f63e0a46310",
+    "wire-1-200-5": "4533f23b27bffccf",
     "data-7-50-2": "575a251c722e7863",
-    "wire-7-50-2": "ec1efc0041e85875",
+    "wire-7-50-2": "11f234d8e29f204f",
     "data-3-1000-1": "7b7e960b92f6ab04",
-    "wire-3-1000-1": "32bf322e3b5e5048",
+    "wire-3-1000-1": "805aefb331045c10",
     "data-2-20000-1": "cd97e6a05ec30573",
-    "wire-2-20000-1": "61bfb2c27735b1b4",
-    "mutations": "ca973cd2ee87566a",
+    "wire-2-20000-1": "b2d51db2a65ad08f",
+    "mutations": "97d3943f0373231b",
     "limits": "7d66487a2064071a",
-    "faults": "4d632fe5b460e79f",
+    "faults": "7f81feaed41b5e79",
 }
 _RANDOM_IDS = re.compile(r'"(id|correlation_id)":"(ex|rq)_[a-z0-9]{24}"')
 
