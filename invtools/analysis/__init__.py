@@ -76,6 +76,7 @@ True
 from __future__ import annotations
 
 from invtools.analysis.audits import shrinkage, supplier_summary
+from invtools.analysis.classes import abc_classes
 from invtools.analysis.episodes import stockout_summary, stockouts
 from invtools.analysis.flows import transfer_flows
 from invtools.analysis.levels import stock_at
@@ -99,6 +100,7 @@ __all__ = [
     "shrinkage",
     "reorder",
     "dead_stock",
+    "abc_classes",
     "audit",
     "activity_profile",
     "top",
