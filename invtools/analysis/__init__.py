@@ -77,6 +77,7 @@ from __future__ import annotations
 
 from invtools.analysis.audits import shrinkage, supplier_summary
 from invtools.analysis.classes import abc_classes
+from invtools.analysis.crosstab import crosstab
 from invtools.analysis.episodes import stockout_summary, stockouts
 from invtools.analysis.flows import transfer_flows
 from invtools.analysis.levels import stock_at
@@ -103,6 +104,7 @@ __all__ = [
     "abc_classes",
     "audit",
     "activity_profile",
+    "crosstab",
     "top",
     "transfer_flows",
 ]

@@ -138,7 +138,7 @@ def abc_classes(
     label = np.where(moved & (before < low - 1e-12), "A", "C")
     label = np.where(moved & (label == "C") & (before < high - 1e-12), "B", label)
     result["class"] = pd.Categorical(label, categories=list(CLASSES), ordered=True)
-    if by == "location":
+    if by == "location" and stock is not None:
         result = _held_per_class(result, stock, base)
     result.attrs[DELETED_NOTE] = sold.attrs[DELETED_NOTE]
     result.attrs["abc"] = {

@@ -168,12 +168,13 @@ def reorder(
     base = items.drop_duplicates("id").set_index("id").reindex(columns=["name", "sku", "quantity"])
     ids = moved.index.get_level_values("item_id")
     moved["item_name"] = base["name"].reindex(ids).fillna(moved["item_name"]).to_numpy()
-    moved.insert(1, "sku", base["sku"].reindex(ids).astype("string").array)  # none: <NA>
+    sku = base["sku"].reindex(ids).astype("string").array  # none: <NA>
+    moved.insert(1, "sku", pd.Series(sku, index=moved.index))
     moved["daily_out"] = moved["units_out"] / days
-    if by == "item":
+    held = None if stock is None or by == "item" else _held(stock)
+    if held is None:
         on_hand = base["quantity"].astype("float64").reindex(ids).to_numpy()
     else:
-        held = _held(stock)
         on_hand = held.reindex(moved.index).to_numpy(dtype="float64", copy=True)
         listed = pd.Index(held.index.get_level_values("item_id")).unique()
         on_hand[np.isnan(on_hand) & ids.isin(listed) & moved.index.get_level_values(1).notna()] = 0
@@ -186,16 +187,17 @@ def reorder(
     soon = pd.Series(cover.to_numpy() <= lead_days, index=cover.index, dtype="boolean")
     moved["runs_out_in_lead_time"] = soon.mask(cover.isna())  # on hand unknown: <NA>
     moved["item_name"] = moved["item_name"].astype("string")
-    if by == "location":
+    if held is not None:
         _transfer_or_order(moved, held, per, days, lead_days)
     result = moved.reset_index().sort_values(
         ["units_out", *keys], ascending=[False] + [True] * len(keys), ignore_index=True
     )
-    if by == "location":
+    if held is not None and stock is not None:
         result.insert(3, "location_id", result.pop("location_id"))
-        names = stock.dropna(subset=["location_id"]).drop_duplicates("location_id")
-        names = names.set_index("location_id")["location_name"].astype("string")
-        result.insert(4, "location_name", names.reindex(result["location_id"].array).array)
+        places = stock.dropna(subset=["location_id"]).drop_duplicates("location_id")
+        names = places.set_index("location_id")["location_name"].astype("string")
+        named = names.reindex(result["location_id"].array).array
+        result.insert(4, "location_name", pd.Series(named, index=result.index))
     result = without_deleted(result, sold, include=include_deleted, who=who)
     if top is not None:
         result = _cut(result, top, lead_days, who=who, by=by)
@@ -233,7 +235,7 @@ def _transfer_or_order(
     action = np.where(
         moved["spare_elsewhere"] <= 0, "order", np.where(covers, "transfer", "transfer and order")
     )
-    moved["action"] = pd.array(np.where(flagged, action, None), dtype="string")
+    moved["action"] = pd.Series(action, index=moved.index, dtype="string").where(flagged)
 
 
 def _cut(result: pd.DataFrame, top: int, lead_days: float, *, who: str, by: str) -> pd.DataFrame:
