@@ -92,9 +92,9 @@ def abc_classes(
     low, high = _cuts(cuts, who=who)
     need(lines, "lines", "transaction_time type item_id item_name quantity", who=who)
     need(items, "items", "id name cost price", who=who)
-    if by == "location":
-        if stock is None:
-            raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
+    if by == "location" and stock is None:
+        raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
+    if stock is not None:
         need(stock, "stock", "item_id location_id location_name quantity", who=who)
     as_of = as_of_time(as_of, lines["transaction_time"], who=who, frame=lines)
     if pd.isna(as_of):

@@ -134,9 +134,9 @@ def reorder(
         who=who,
     )
     need(items, "items", "id name quantity", who=who)
-    if by == "location":
-        if stock is None:
-            raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
+    if by == "location" and stock is None:
+        raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
+    if stock is not None:
         need(stock, "stock", "item_id location_id location_name quantity", who=who)
     if top is not None and check_number(top, who=who, name="top", whole=True) < 1:
         raise ConfigError(f"{who}: top={top!r} must be 1 or more (None: every item that sold)")
