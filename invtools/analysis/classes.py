@@ -63,7 +63,7 @@ def abc_classes(
     shares where A and B end (default ``(0.8, 0.95)``): A holds the items that together make
     up the first 80 % of the total, the item crossing 80 % included, B those up to 95 %, C
     the rest. An item without a cost (price) counts 0 there. Deleted items are left out unless
-    ``include_deleted`` (then without cost: C).
+    ``include_deleted`` (then without a cost or price: C unless ranked by quantity).
 
     ``by="item"``: item_id, item_name, sku, units_out, value_out_at_cost and
     value_out_at_price (units_out x today's cost, price), share (of the measure's total),
