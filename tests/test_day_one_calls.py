@@ -131,7 +131,7 @@ def test_reorder_lists_every_item_that_runs_out_by_default_as_the_how_to_prints_
     out, and said nothing."""
     client = make_client(sb)
     view = sb.data("shop")
-    lines, items = client.lines_df(since="90D"), client.items_df()
+    lines, items, stock = client.lines_df(since="90D"), client.items_df(), client.stock_df()
     as_of = pd.Timestamp(lines.attrs["window"]["until"])
     raw = _raw_lines(view)
     live = {it["id"]: float(it["quantity"]) for it in view.items}
@@ -163,6 +163,8 @@ def test_reorder_lists_every_item_that_runs_out_by_default_as_the_how_to_prints_
         f"reorder: {below} more {noun} out within the lead time (150 days) below the top "
         f"{max(last, 1)}; top=None keeps every one"
     )
+    with pytest.warns(CutWarning, match=r"^reorder: \d+ more items? (at a location )?runs? out"):
+        reorder(lines, items, stock, by="location", look_back="8W", lead_days=lead, top=1)
     whole = _quietly(reorder, lines, items, look_back="8W", lead_days=lead, top=len(units))
     assert whole.attrs["cut"]["flagged_cut"] == 0  # nothing cut: nothing said
 

@@ -247,9 +247,8 @@ def _cut(result: pd.DataFrame, top: int, lead_days: float, *, who: str, by: str)
     flagged = int(below["runs_out_in_lead_time"].fillna(False).sum())
     said = f"{who}: kept the top {top} of {len(result)} rows by units out, none below them flagged"
     if flagged:
-        noun = ("item" if by == "item" else "item at a location") + (
-            " runs" if flagged == 1 else "s run"
-        )
+        one, many = ("item", "items") if by == "item" else ("item at a location", "items")
+        noun = f"{one} runs" if flagged == 1 else f"{many} run"
         said = (
             f"{who}: {flagged} more {noun} out within the lead time ({lead_days:g} days) below "
             f"the top {top}; top=None keeps every one"
