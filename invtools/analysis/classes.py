@@ -120,11 +120,12 @@ def abc_classes(
     result = pd.DataFrame(
         {
             "item_name": known["name"].astype("string").fillna(names.astype("string")),
-            "sku": known["sku"].astype("string") if "sku" in known else pd.NA,
+            "sku": known["sku"] if "sku" in known else pd.Series(pd.NA, index=ids),
             "units_out": units.reindex(ids, fill_value=0.0),
         },
         index=ids,
     )
+    result["sku"] = result["sku"].astype("string")
     result["value_out_at_cost"] = result["units_out"] * known["cost"].astype("float64")
     result["value_out_at_price"] = result["units_out"] * known["price"].astype("float64")
     ranked = result[ABC_MEASURES[measure]].fillna(0.0)
@@ -179,7 +180,7 @@ def _held_per_class(classes: pd.DataFrame, stock: pd.DataFrame, base: pd.DataFra
             "units": held["quantity"].to_numpy(dtype="float64"),
         }
     )
-    rows = rows[rows["class"].notna().to_numpy(dtype=bool)]  # an item classes left out: none
+    rows = rows[rows["class"].notna().to_numpy(dtype=bool)]  # not in the items frame: no class
     for at in ("cost", "price"):
         rows[f"stock_value_at_{at}"] = (
             rows["units"]

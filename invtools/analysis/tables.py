@@ -8,6 +8,7 @@ columns' key, a period (``"month"``) being a key like any other.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -120,8 +121,8 @@ def crosstab(
         how = "sum"
     if len(frame):
         table = frame.groupby([*keys, columns], sort=False)["_v"].agg(how).unstack(columns)
-        table = table.reindex(columns=_ordered(columns, table.columns)).fillna(0)
-        table = table.sort_index(key=_sort_key)
+        table = table.reindex(columns=sorted(table.columns, key=lambda v: _rank(columns, v)))
+        table = table.fillna(0).sort_index(key=lambda level: level.map(partial(_rank, level.name)))
     else:  # nothing to count: no rows, no columns
         table = pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=keys))
     table = table.astype("int64" if metric == "count" else "float64")
@@ -161,15 +162,9 @@ def _labels(df: pd.DataFrame, key: str, zone: str, *, who: str) -> pd.Series:
     return df[key].astype("string").fillna(NONE)
 
 
-def _ordered(key: str, values: pd.Index) -> list[Any]:
-    """The columns' values in order: types in/out/move/adjust, others by :func:`_sort_key`."""
+def _rank(key: Any, value: Any) -> str:
+    """What orders a label: types in/out/move/adjust, others (periods too) as text, "(none)"
+    last."""
     if key == "type":
-        return sorted(values, key=lambda t: (TX_TYPES.index(t) if t in TX_TYPES else 9, str(t)))
-    return sorted(values, key=lambda v: (v == NONE, str(v)))
-
-
-def _sort_key(level: pd.Index) -> pd.Index:
-    """Sorts a level of the index as :func:`_ordered` sorts the columns."""
-    if level.name == "type":
-        return pd.Index([f"{TX_TYPES.index(t) if t in TX_TYPES else 9}{t}" for t in level])
-    return pd.Index([f"{int(v == NONE)}{v}" for v in level])
+        return f"{TX_TYPES.index(value) if value in TX_TYPES else 9}{value}"
+    return f"{int(value == NONE)}{value}"
