@@ -71,7 +71,8 @@ def abc_classes(
     ``by="location"``: the stock each class holds now, per location: location_id,
     location_name, class, items (distinct items held, quantity > 0), units,
     stock_value_at_cost, stock_value_at_price, share_of_value (of the location's stock value
-    at cost); every class at every location that holds stock, by location then class.
+    at cost); every class at every location that holds stock, by location then class. The
+    stock is the stock frame's, now, whatever ``as_of``.
     ``attrs["abc"]`` says the measure, cuts, look-back and as-of.
 
     >>> lines, items = client.lines_df(since="90D"), client.items_df()

@@ -112,7 +112,7 @@ def reorder(
     elsewhere covers the shortfall), ``"transfer and order"`` (it covers part) or
     ``"order"`` (none spare); ``<NA>`` otherwise. An item out on the shop floor with stock in
     a warehouse is a transfer, not an order, and pooled (``by="item"``) it reads as weeks of
-    cover.
+    cover. The stock is the items' (the stock frame's) now, whatever ``as_of``.
 
     >>> short = reorder(client.lines_df(since="8W"), client.items_df())
     >>> short.columns.tolist()                       # doctest: +NORMALIZE_WHITESPACE
