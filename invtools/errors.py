@@ -56,6 +56,7 @@ __all__ = [
     "ServerError",
     "DeletedItemsWarning",
     "WindowWarning",
+    "CutWarning",
     "ClockWarning",
     "from_response",
 ]
@@ -82,6 +83,12 @@ class WindowWarning(UserWarning):
     frame of ``since="30D"`` asked about dead stock over 90 days): its answer may be wrong.
     The message gives the dates and the ``since=`` that would do; ``strict=True`` makes it a
     :class:`ConfigError`. See docs/explanation/now.md."""
+
+
+class CutWarning(UserWarning):
+    """An analysis asked for its ``top`` N rows cut rows it flags below the cut (``reorder``'s
+    items that run out within the lead time): the message says how many, the result's
+    ``attrs`` say the cut; ``top=None`` (the default) cuts nothing."""
 
 
 class ClockWarning(UserWarning):

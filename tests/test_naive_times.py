@@ -83,6 +83,12 @@ def _calls(w):
         "audit": (analysis.audit, {"transactions": tx}, ["transactions"]),
         "activity_profile": (analysis.activity_profile, {"transactions": tx}, ["transactions"]),
         "transfer_flows": (analysis.transfer_flows, {"lines": lines}, ["lines"]),
+        "abc_classes": (analysis.abc_classes, {"lines": lines, "items": items}, ["lines"]),
+        "crosstab": (
+            analysis.crosstab,
+            {"transactions": tx, "rows": "member"},
+            ["transactions"],
+        ),
         "viz.activity_table": (viz.activity_table, {"df": tx}, ["df"]),
         "viz.opening_counts": (viz.opening_counts, {"df": tx}, ["df"]),
         "viz.plot_activity": (viz.plot_activity, {"df": tx}, ["df"]),

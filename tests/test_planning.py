@@ -10,7 +10,13 @@ import warnings
 import pandas as pd
 import pytest
 
-from invtools import ArgumentTypeError, ConfigError, DeletedItemsWarning, WindowWarning
+from invtools import (
+    ArgumentTypeError,
+    ConfigError,
+    CutWarning,
+    DeletedItemsWarning,
+    WindowWarning,
+)
 from invtools.analysis import audit, dead_stock, reorder
 
 DAY = pd.Timedelta(days=1)
@@ -83,7 +89,7 @@ def test_reorder_equals_plain_pandas_on_the_servers_json(sb, make_client):
         (sales["time"] >= as_of - 56 * DAY) & (sales["time"] <= as_of) & sales["item"].isin(live)
     ]
     units = window.groupby("item")["qty"].sum().rename_axis("item").reset_index()
-    units = units.sort_values(["qty", "item"], ascending=[False, True]).head(10)
+    units = units.sort_values(["qty", "item"], ascending=[False, True])  # every one: no cut
     for lead_days in (14, 150):
         got = _quietly(reorder, lines, items, lead_days=lead_days)
         assert got["item_id"].tolist() == units["item"].tolist()
@@ -194,7 +200,8 @@ def test_reorder_counts_the_sales_from_the_look_backs_start_to_as_of_and_names_w
     assert pd.isna(mine.loc[6, "on_hand"]) and pd.isna(mine.loc[6, "days_of_cover"])
     assert pd.isna(mine.loc[6, "runs_out"]) and pd.isna(mine.loc[6, "runs_out_in_lead_time"])
     _typed(got, item_id="Int64", item_name="string", sku="string", days_of_cover="float64")
-    assert reorder(lines, items, look_back="28D", top=1, as_of=T)["item_id"].tolist() == [6]
+    with pytest.warns(CutWarning, match=r"^reorder: 1 more item runs out within the lead time"):
+        assert reorder(lines, items, look_back="28D", top=1, as_of=T)["item_id"].tolist() == [6]
 
     no_sku = reorder(lines, items.drop(columns="sku"), look_back="28D", top=None, as_of=T)
     assert no_sku["sku"].isna().all() and str(no_sku["sku"].dtype) == "string"

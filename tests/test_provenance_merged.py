@@ -94,6 +94,10 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         ),
         "shrinkage": (lambda: analysis.shrinkage(lines, items), [lines, items]),
         "reorder": (lambda: analysis.reorder(lines, items, look_back="4W"), [lines, items]),
+        "reorder per location": (
+            lambda: analysis.reorder(lines, items, stock, by="location", look_back="4W"),
+            [lines, items, stock],
+        ),
         "dead_stock": (
             lambda: analysis.dead_stock(lines, items, stock, look_back="30D"),
             [lines, items, stock],
@@ -102,9 +106,15 @@ def test_every_public_analysis_carries_its_inputs_provenance(sb, make_client):
         "activity_profile": (lambda: analysis.activity_profile(tx), [tx]),
         "top": (lambda: analysis.top(lines, by="item_name", value="quantity"), [lines]),
         "transfer_flows": (lambda: analysis.transfer_flows(lines), [lines]),
+        "abc_classes": (
+            lambda: analysis.abc_classes(lines, items, look_back="30D"),
+            [lines, items],
+        ),
+        "crosstab": (lambda: analysis.crosstab(lines, rows="member"), [lines]),
         "activity_table": (lambda: viz.activity_table(lines, "W"), [lines]),
     }
-    assert set(calls) == {*analysis.__all__, "activity_table"}  # every public analysis
+    # every public analysis
+    assert set(calls) == {*analysis.__all__, "activity_table", "reorder per location"}
     for name, (run, inputs) in calls.items():
         got = _quietly(run).attrs
         assert got["source"] == "api", name

@@ -28,6 +28,7 @@ EXPECTED = {
     # said when an analysis or plot leaves deleted items out
     "DeletedItemsWarning",
     "WindowWarning",
+    "CutWarning",
     "ClockWarning",
     # the client and the mirror
     "Client",

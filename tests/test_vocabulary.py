@@ -20,7 +20,7 @@ FRAMES = {"history", "lines", "items", "stock", "partners", "transactions"}
 #: ... and ``df``: a frame of any kind (analysis.top ranks the groups of any table).
 FRAMES |= {"df"}
 #: The analyses with a look-back, and its default.
-LOOK_BACKS = {"movement": "90D", "reorder": "8W", "dead_stock": "90D"}
+LOOK_BACKS = {"movement": "90D", "reorder": "8W", "dead_stock": "90D", "abc_classes": "90D"}
 #: The analyses that can say a WindowWarning (their question reaches outside the frame's window).
 STRICT = {
     "movement",
@@ -33,6 +33,8 @@ STRICT = {
     "shrinkage",
     "audit",
     "transfer_flows",
+    "abc_classes",
+    "crosstab",
 }
 PENDING: set[tuple[str, str]] = set()  # (analysis, option) still positional: none
 
@@ -156,6 +158,7 @@ LOOKED_BACK = {
     "movement": lambda **kw: analysis.movement(_lines(), _items(), **kw),
     "reorder": lambda **kw: analysis.reorder(_lines(), _items(), **kw),
     "dead_stock": lambda **kw: analysis.dead_stock(_lines(), _items(), _stock(), **kw),
+    "abc_classes": lambda **kw: analysis.abc_classes(_lines(), _items().assign(price=1.0), **kw),
 }
 
 

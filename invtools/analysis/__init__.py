@@ -18,10 +18,15 @@ ask of the data more than once lives here, not in the notebooks.
   deliveries, distinct items.
 - :func:`shrinkage` — adjustments' net quantity and value at cost per item, location or
   member, biggest loss first, with the cumulative share for an 80 % cut.
-- :func:`reorder` — the top movers over a window: daily out, stock on hand, days of cover, the
-  date each runs out, and those that run out within the lead time.
+- :func:`reorder` — what sold over a look-back: daily out, stock on hand, days of cover, the
+  date each runs out, and those that run out within the lead time; ``by="location"``: per item
+  and location, with what to do (transfer or order).
 - :func:`dead_stock` — per location, the items holding stock that did not sell for ``days``:
   items, units, value at cost and its share of the location's stock value.
+- :func:`abc_classes` — the items classed A, B or C by what went out (at cost, at price or in
+  units), the cuts as arguments; ``by="location"``: the stock each class holds per location.
+- :func:`crosstab` — transactions (or units) by two groupings at once: per member and month of
+  each type, per location and type, per partner and month.
 - :func:`activity_profile` — transactions and units per month of the year or per weekday, per
   type, the pooling of the years said (``how="mean"``: per year present; ``"sum"``).
 - :func:`top` — the top N of any group, ties with the N-th kept, ranked and said.
@@ -57,6 +62,8 @@ module             what it holds
 ``periods``        :func:`period_end_stock`, :func:`month_end_stock`, :func:`stock_value_by_month`
 ``audits``         :func:`supplier_summary`, :func:`shrinkage`
 ``planning``       :func:`reorder`, :func:`dead_stock`
+``classes``        :func:`abc_classes`
+``tables``         :func:`crosstab`
 ``recording``      :func:`audit`
 ``profiles``       :func:`activity_profile`
 ``ranking``        :func:`top`
@@ -76,6 +83,7 @@ True
 from __future__ import annotations
 
 from invtools.analysis.audits import shrinkage, supplier_summary
+from invtools.analysis.classes import abc_classes
 from invtools.analysis.episodes import stockout_summary, stockouts
 from invtools.analysis.flows import transfer_flows
 from invtools.analysis.levels import stock_at
@@ -84,6 +92,7 @@ from invtools.analysis.planning import dead_stock, reorder
 from invtools.analysis.profiles import activity_profile
 from invtools.analysis.ranking import top
 from invtools.analysis.recording import audit
+from invtools.analysis.tables import crosstab
 from invtools.analysis.turnover import movement, stock_value
 
 __all__ = [
@@ -99,8 +108,10 @@ __all__ = [
     "shrinkage",
     "reorder",
     "dead_stock",
+    "abc_classes",
     "audit",
     "activity_profile",
+    "crosstab",
     "top",
     "transfer_flows",
 ]

@@ -1,7 +1,8 @@
 """What to order and what sits idle: the two planning questions that follow :func:`movement`.
 
-- :func:`reorder` -- the top movers over a look-back: average daily out, stock on hand, days
-  of cover, the date each runs out, and a flag for those that run out within the lead time.
+- :func:`reorder` -- what sold over a look-back: average daily out, stock on hand, days of
+  cover, the date each runs out, and a flag for those that run out within the lead time; per
+  item, or per item and location with what to do (transfer or order).
 - :func:`dead_stock` -- per location, the items holding stock that did not sell in a
   look-back: how many, their units, their value at cost and its share of the location's stock
   value (``by="item"``: the holdings themselves).
@@ -16,6 +17,7 @@ newest line), and say when their look-back reaches before the lines' window
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,10 +35,10 @@ from invtools.analysis.common import (
     spoken,
     without_deleted,
 )
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, CutWarning
 from invtools.frames import TIME_DTYPE
 
-__all__ = ["reorder", "dead_stock"]
+__all__ = ["reorder", "dead_stock", "REORDER_BY"]
 
 _LINES = "transaction_time type item_id quantity"
 
@@ -58,26 +60,33 @@ def _as_of(lines: pd.DataFrame, as_of: Any, *, who: str) -> pd.Timestamp:
     return when
 
 
+#: ``by=`` of :func:`reorder`
+REORDER_BY = ("item", "location")
+
+
 def reorder(
     lines: pd.DataFrame,
     items: pd.DataFrame,
+    stock: pd.DataFrame | None = None,
     *,
+    by: str = "item",
     look_back: Any = "8W",
-    top: int | None = 10,
+    top: int | None = None,
     lead_days: float = 14,
     as_of: Any = None,
     include_deleted: bool = False,
     strict: bool = False,
 ) -> pd.DataFrame:
-    """The top movers over the ``look_back`` before ``as_of``, and when each runs out at that
-    pace.
+    """What sold over the ``look_back`` before ``as_of``, and when each runs out at that pace:
+    per item (``by="item"``), or per item and location (``by="location"``: order or transfer).
 
     ``lines`` is a lines frame (``client.lines_df(since="8W")`` holds just enough), ``items``
-    an items frame (stock on hand: its ``quantity``). ``look_back`` is a duration with its unit
-    (``"8W"``, ``"30D"``, a ``Timedelta``; a bare number is refused); the lines from
-    ``as_of - look_back`` to ``as_of`` (both included) are counted. ``as_of`` defaults to the
-    end of the window the lines were fetched with (the service's clock then), else to the
-    newest line; when ``look_back`` reaches before the lines' window a
+    an items frame (stock on hand: its ``quantity``), ``stock`` (``by="location"`` only) a
+    :func:`invtools.frames.stock_df` frame: what each location holds now. ``look_back`` is a
+    duration with its unit (``"8W"``, ``"30D"``, a ``Timedelta``; a bare number is refused);
+    the lines from ``as_of - look_back`` to ``as_of`` (both included) are counted. ``as_of``
+    defaults to the end of the window the lines were fetched with (the service's clock then),
+    else to the newest line; when ``look_back`` reaches before the lines' window a
     :class:`~invtools.errors.WindowWarning` gives the dates (``strict=True``: a
     :class:`~invtools.errors.ConfigError`).
 
@@ -86,21 +95,50 @@ def reorder(
     (on_hand / daily_out; 0 when nothing is on hand), runs_out (``as_of`` + days_of_cover;
     NaT past a century),
     runs_out_in_lead_time (runs out within ``lead_days`` days: days_of_cover <= lead_days,
-    those already out included). Only items that sold in the look-back; the ``top`` of them by
-    units_out, biggest first (``top=None``: all). Deleted items are left out unless
-    ``include_deleted`` (then without stock: said, see :mod:`invtools.analysis`).
+    those already out included). Only items that sold in the look-back, the most units out
+    first; every one by default. ``top=N`` keeps the first N: when that cuts rows that run out
+    within the lead time, a :class:`~invtools.errors.CutWarning` says how many, and
+    ``attrs["cut"]`` says the cut (``top``, ``rows`` before it, ``cut``, ``flagged_cut``,
+    ``said``). Deleted items are left out unless ``include_deleted`` (then without stock:
+    said, see :mod:`invtools.analysis`).
 
-    >>> short = reorder(client.lines_df(since="8W"), client.items_df(), top=5)
+    ``by="location"``: one row per item and location it sold from (the lines'
+    ``location_id``), the sales there against the stock there: location_id and
+    location_name after sku, on_hand the ``stock`` frame's quantity there (0 where the item is
+    listed elsewhere only), and three more columns: shortfall (the units short over the lead
+    time there: daily_out x lead_days - on_hand, at least 0), spare_elsewhere (the item's stock
+    at its other locations beyond what each of them sells in the lead time at its own pace)
+    and action, for the rows that run out within the lead time: ``"transfer"`` (the spare
+    elsewhere covers the shortfall), ``"transfer and order"`` (it covers part) or
+    ``"order"`` (none spare); ``<NA>`` otherwise. An item out on the shop floor with stock in
+    a warehouse is a transfer, not an order, and pooled (``by="item"``) it reads as weeks of
+    cover. The stock is the items' (the stock frame's) now, whatever ``as_of``.
+
+    >>> short = reorder(client.lines_df(since="8W"), client.items_df())
     >>> short.columns.tolist()                       # doctest: +NORMALIZE_WHITESPACE
     ['item_id', 'item_name', 'sku', 'units_out', 'daily_out', 'on_hand', 'days_of_cover',
      'runs_out', 'runs_out_in_lead_time']
-    >>> len(short), bool(short["units_out"].is_monotonic_decreasing)
-    (5, True)
+    >>> bool(short["units_out"].is_monotonic_decreasing)
+    True
     >>> order_now = short[short["runs_out_in_lead_time"]]     # runs out before a delivery
+    >>> here = reorder(client.lines_df(since="8W"), client.items_df(), client.stock_df(),
+    ...                by="location")
+    >>> set(here["action"].dropna()) <= {"transfer", "transfer and order", "order"}
+    True
     """
     who = "reorder"
-    need(lines, "lines", f"{_LINES} item_name", who=who)
+    check_choice(by, REORDER_BY, who=who, name="by")
+    need(
+        lines,
+        "lines",
+        f"{_LINES} item_name" + (" location_id" if by == "location" else ""),
+        who=who,
+    )
     need(items, "items", "id name quantity", who=who)
+    if by == "location" and stock is None:
+        raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
+    if stock is not None:
+        need(stock, "stock", "item_id location_id location_name quantity", who=who)
     if top is not None and check_number(top, who=who, name="top", whole=True) < 1:
         raise ConfigError(f"{who}: top={top!r} must be 1 or more (None: every item that sold)")
     if not check_number(lead_days, who=who, name="lead_days") >= 0:
@@ -117,23 +155,33 @@ def reorder(
         strict=strict,
     )
     sold = _sales(lines, as_of, since=start)
+    keys = ["item_id"] + (["location_id"] if by == "location" else [])
     per = pd.DataFrame(
         {
-            "item_id": sold["item_id"].astype("Int64").array,
+            **{k: sold[k].astype("Int64").array for k in keys},
             "item_name": sold["item_name"].astype("string").array,
             "units_out": np.abs(sold["quantity"].astype("float64").to_numpy()),
         }
     )
-    moved = per.groupby("item_id").agg(
+    per = per[per["item_id"].notna().to_numpy(dtype=bool)]  # a sale of no item: none to order
+    moved = per.groupby(keys, dropna=False).agg(
         item_name=("item_name", "last"), units_out=("units_out", "sum")
     )
     base = items.drop_duplicates("id").set_index("id").reindex(columns=["name", "sku", "quantity"])
-    moved["item_name"] = base["name"].reindex(moved.index).fillna(moved["item_name"])
-    moved.insert(1, "sku", base["sku"].reindex(moved.index).astype("string"))  # none: <NA>
+    ids = moved.index.get_level_values("item_id")
+    moved["item_name"] = base["name"].reindex(ids).fillna(moved["item_name"]).to_numpy()
+    sku = base["sku"].reindex(ids).astype("string").array  # none: <NA>
+    moved.insert(1, "sku", pd.Series(sku, index=moved.index))
     moved["daily_out"] = moved["units_out"] / days
-    on_hand = base["quantity"].astype("float64").reindex(moved.index)
+    held = None if stock is None or by == "item" else _held(stock)
+    if held is None:
+        on_hand = base["quantity"].astype("float64").reindex(ids).to_numpy()
+    else:
+        on_hand = held.reindex(moved.index).to_numpy(dtype="float64", copy=True)
+        listed = pd.Index(held.index.get_level_values("item_id")).unique()
+        on_hand[np.isnan(on_hand) & ids.isin(listed) & moved.index.get_level_values(1).notna()] = 0
     moved["on_hand"] = on_hand
-    cover = on_hand.clip(lower=0) / moved["daily_out"]
+    cover = moved["on_hand"].clip(lower=0) / moved["daily_out"]
     moved["days_of_cover"] = cover
     # a cover past a century runs out "never": NaT; in ms, so a far as_of does not overflow
     offset = pd.to_timedelta(cover.where(cover <= 36_500), unit="D").dt.round("ms")
@@ -141,13 +189,80 @@ def reorder(
     soon = pd.Series(cover.to_numpy() <= lead_days, index=cover.index, dtype="boolean")
     moved["runs_out_in_lead_time"] = soon.mask(cover.isna())  # on hand unknown: <NA>
     moved["item_name"] = moved["item_name"].astype("string")
+    if held is not None:
+        _transfer_or_order(moved, held, per, days, lead_days)
     result = moved.reset_index().sort_values(
-        ["units_out", "item_id"], ascending=[False, True], ignore_index=True
+        ["units_out", *keys], ascending=[False] + [True] * len(keys), ignore_index=True
     )
+    if held is not None and stock is not None:
+        result.insert(3, "location_id", result.pop("location_id"))
+        places = stock.dropna(subset=["location_id"]).drop_duplicates("location_id")
+        names = places.set_index("location_id")["location_name"].astype("string")
+        named = names.reindex(result["location_id"].array).array
+        result.insert(4, "location_name", pd.Series(named, index=result.index))
     result = without_deleted(result, sold, include=include_deleted, who=who)
     if top is not None:
-        result = result.head(top).reset_index(drop=True)
-    return carry_provenance(result, lines, items, who="reorder")
+        result = _cut(result, top, lead_days, who=who, by=by)
+    return carry_provenance(result, lines, items, stock, who="reorder")
+
+
+def _held(stock: pd.DataFrame) -> pd.Series:
+    """(item_id, location_id) -> the units held there, from a stock frame."""
+    frame = pd.DataFrame(
+        {
+            "item_id": stock["item_id"].astype("Int64").array,
+            "location_id": stock["location_id"].astype("Int64").array,
+            "quantity": stock["quantity"].astype("float64").to_numpy(),
+        }
+    )
+    return frame.groupby(["item_id", "location_id"])["quantity"].sum()
+
+
+def _transfer_or_order(
+    moved: pd.DataFrame, held: pd.Series, per: pd.DataFrame, days: float, lead_days: float
+) -> None:
+    """Add shortfall, spare_elsewhere and action to ``moved`` (per item and location)."""
+    pace = per.groupby(["item_id", "location_id"])["units_out"].sum() / days
+    need_there = pace.reindex(held.index, fill_value=0.0) * lead_days
+    spare = (held.clip(lower=0) - need_there).clip(lower=0)
+    total = spare.groupby(level="item_id").sum()
+    ids = moved.index.get_level_values("item_id")
+    mine = spare.reindex(moved.index, fill_value=0.0).to_numpy()
+    moved["shortfall"] = (moved["daily_out"] * lead_days - moved["on_hand"].clip(lower=0)).clip(
+        lower=0
+    )
+    moved["spare_elsewhere"] = total.reindex(ids, fill_value=0.0).to_numpy() - mine
+    flagged = moved["runs_out_in_lead_time"].fillna(False).to_numpy(dtype=bool)
+    covers = moved["spare_elsewhere"] >= moved["shortfall"]
+    action = np.where(
+        moved["spare_elsewhere"] <= 0, "order", np.where(covers, "transfer", "transfer and order")
+    )
+    moved["action"] = pd.Series(action, index=moved.index, dtype="string").where(flagged)
+
+
+def _cut(result: pd.DataFrame, top: int, lead_days: float, *, who: str, by: str) -> pd.DataFrame:
+    """The first ``top`` rows of ``result``, the cut said in ``attrs["cut"]`` and, when it
+    drops rows that run out within the lead time, in a :class:`CutWarning`."""
+    below = result.iloc[top:]
+    flagged = int(below["runs_out_in_lead_time"].fillna(False).sum())
+    said = f"{who}: kept the top {top} of {len(result)} rows by units out, none below them flagged"
+    if flagged:
+        one, many = ("item", "items") if by == "item" else ("item at a location", "items")
+        noun = f"{one} runs" if flagged == 1 else f"{many} run"
+        said = (
+            f"{who}: {flagged} more {noun} out within the lead time ({lead_days:g} days) below "
+            f"the top {top}; top=None keeps every one"
+        )
+        warnings.warn(said, CutWarning, stacklevel=3)
+    kept = result.head(top).reset_index(drop=True)
+    kept.attrs["cut"] = {
+        "top": top,
+        "rows": len(result),
+        "cut": len(below),
+        "flagged_cut": flagged,
+        "said": said,
+    }
+    return kept
 
 
 #: ``by=`` of :func:`dead_stock`
