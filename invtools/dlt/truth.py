@@ -7,8 +7,8 @@ before). The transactions and their lines come from the team's
 :class:`~invtools.TransactionMirror`, synced once a run (the list walked whole, a detail only
 for a new or edited transaction: a detail is never fetched twice), and are read back in
 batches so a long history is never one frame in memory. Their references are named as the
-lists say now (:func:`invtools.frames.current_names`): a rename on the service raises no
-revision, and a mirror kept by revision keeps the name its detail had.
+team's lists said at that sync (the mirror's frames name them so:
+:mod:`invtools.mirror.names`): a rename on the service raises no revision.
 
 The mirror is a cache of the service, not a record of what was loaded: an older, newer or
 replaced file only changes how many details the sync fetches, never which rows the run loads.
@@ -66,7 +66,7 @@ class Truth:
     def _rows(self, table: str) -> Iterator[pd.DataFrame]:
         if table in ("transactions", "lines"):
             for txs, lines in self._batches():
-                yield plain(self._named(txs if table == "transactions" else lines), *self.key)
+                yield plain(txs if table == "transactions" else lines, *self.key)
         else:
             yield plain(getattr(self, f"_{table}")(), *self.key)
 
@@ -134,12 +134,3 @@ class Truth:
             number = lines.groupby("transaction_id", sort=False).cumcount().astype("Int64")
             lines.insert(list(lines.columns).index("transaction_id") + 1, "line_no", number)
             yield current, lines
-
-    def _named(self, df: pd.DataFrame) -> pd.DataFrame:
-        lists = {
-            "items": self._items(),
-            "locations": self._locations(),
-            "partners": self._partners(),
-            "members": self._members(),
-        }
-        return frames.current_names(df, lists)

@@ -30,6 +30,7 @@ from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
+from invtools.mirror.names import fetch_names, store_names
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import read_meta, set_meta, stage, store_detail, write_transaction
 
@@ -71,6 +72,7 @@ def run_sync(
         fetched, reused = fetch_new_details(conn, client, progress)  # step 2
         if not walk.complete:
             fetched += check_unseen(conn, client, walk.cutoff_ms)  # step 3
+        found = fetch_names(client, progress)  # the names now: a rename raises no revision
     counts = {"requests": int(m.sent), "from_cache": int(m.from_cache)}
     return apply_staged(  # step 4
         conn,
@@ -78,6 +80,7 @@ def run_sync(
         walk,
         look_back,
         started,
+        found,
         details_fetched=fetched,
         details_reused=reused,
         **counts,
@@ -192,9 +195,11 @@ def apply_staged(
     walk: Walk,
     look_back: pd.Timedelta | None,
     started: pd.Timestamp,
+    found: dict[str, list[dict]],
     **counts: int,
 ) -> SyncReport:
-    """Step 4, ONE transaction: current rows, removals, history, change log, the run."""
+    """Step 4, ONE transaction: current rows, removals, history, change log, the run, and
+    the names of ``found`` (:func:`~invtools.mirror.names.store_names`: what they renamed)."""
     kind = "full" if walk.complete else "window"
     with write_transaction(conn):
         finished = utc_stamp()
@@ -267,6 +272,7 @@ def apply_staged(
         if pd.notna(newest) and not newest <= prev_created:
             set_meta(conn, newest_created_ms=str(to_ms(newest)))
         conn.execute("DELETE FROM staging")
+        renames = store_names(conn, found)
     return SyncReport(
         team_id=int(team.id),
         team_name=str(team.name),
@@ -280,6 +286,7 @@ def apply_staged(
         started_at=started,
         finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
+        renames=tuple(renames),
     )
 
 
