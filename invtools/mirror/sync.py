@@ -4,12 +4,14 @@
 2. :func:`fetch_new_details` -- details not stored yet, several in flight, each committed as
    it arrives;
 3. :func:`check_unseen` -- window syncs only (a ``look_back``): stored rows from the cutoff on
-   that the walk did not see;
+   that the walk did not see; then the team's lists, fresh, for the names
+   (:func:`~invtools.mirror.names.fetch_names`);
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods
-(``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
+(``pages``, ``transaction_details``, ``transaction``, ``items``, ``partners``, ``locations``,
+``members``, ``measure``, ``progress``); a full sync's
 list is a fresh walk of the client's (``client.transactions(refresh=True)``, in several
 chains from the seams its last whole walk recorded beside the client's cache).
 """
