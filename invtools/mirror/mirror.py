@@ -159,9 +159,8 @@ class TransactionMirror:
         Requests: one per list page, plus one detail per new transaction or raised revision
         (details are kept for good), plus, for a window sync, one per stored transaction inside
         the window the list no longer shows (404 means it was deleted), plus the team's lists
-        that name the rows (the items' and partners' pages, the locations, the members: a
-        rename raises no revision, so the frames name each reference as these say; the report
-        says what they renamed). ``progress`` shows
+        (items, partners, locations, members), which name the rows: a rename raises no
+        revision (the report says what they renamed). ``progress`` shows
         progress bars (default: the client's setting).
 
         If it is interrupted (exception, Ctrl-C, killed process), nothing applied is lost and

@@ -90,6 +90,6 @@ def lists(conn: sqlite3.Connection) -> dict[str, pd.DataFrame]:
         return {}
     stored = pd.read_sql_query("SELECT * FROM names ORDER BY kind, id", conn)
     return {
-        kind: rows.drop(columns="kind").reset_index(drop=True)
+        str(kind): rows.drop(columns="kind").reset_index(drop=True)
         for kind, rows in stored.groupby("kind", sort=False)
     }
