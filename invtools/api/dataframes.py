@@ -169,10 +169,9 @@ class DataFrames(Resources):
 
         if not with_lines:
             return self._framed(TXS_PATH, filters, build)
+        joined = self._framed(TXS_PATH, filters, build, grain="lines")
         items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
-        return frames.current_names(
-            self._framed(TXS_PATH, filters, build, grain="lines"), {"items": items}
-        )
+        return frames.current_names(joined, {"items": items})
 
     def lines_df(
         self,
@@ -213,10 +212,10 @@ class DataFrames(Resources):
         ['/v1/location-txs', '/v1/items']
         """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        # the items list names the lines' items now (a rename raises no detail's revision)
-        items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
-        if item_columns is not None:
-            frames.with_item_columns(frames.lines_df([]), items, item_columns)  # names checked
+        items = None
+        if item_columns is not None:  # the names checked before any detail is fetched
+            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+            frames.with_item_columns(frames.lines_df([]), items, item_columns)
 
         def build() -> tuple[pd.DataFrame, _Asked | None]:
             walk, asked = self._windowed(
@@ -235,6 +234,8 @@ class DataFrames(Resources):
             return _levels(lines, all_types=type is None), asked
 
         lines = self._framed(TXS_PATH, filters, build, grain="lines")
+        if items is None:  # it names the lines' items now: a rename raises no revision
+            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
         lines = frames.current_names(lines, {"items": items})
         return (
             lines if item_columns is None else frames.with_item_columns(lines, items, item_columns)
