@@ -353,4 +353,5 @@ def test_a_call_checks_the_teams_mode_once(sb, make_client, monkeypatch, call):
     )
     c = make_client(sb)
     call(c)
-    assert len(checks) == 1, checks
+    # each list walked once: lines are also named by the items list (issue 43), its own walk
+    assert len(checks) == len(set(checks)) >= 1, checks

@@ -166,10 +166,10 @@ SCRIPT = textwrap.dedent("""
                progress=False)
     since = os.environ["S"]
     out = {}
-    for name, df in (("whole", c.transactions_df()),
+    for name, df in (("items", c.items_df()),  # first: lines_df() reads it for the names
+                     ("whole", c.transactions_df()),
                      ("window", c.transactions_df(since=since)),
-                     ("lines", c.lines_df(since=since)),
-                     ("items", c.items_df())):
+                     ("lines", c.lines_df(since=since))):
         key = ["transaction_id", "item_id"] if name == "lines" else ["id"]
         out[name] = {"rows": df[key + (["revision"] if "revision" in df else [])]
                      .astype(str).values.tolist(),

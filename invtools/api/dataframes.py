@@ -138,7 +138,8 @@ class DataFrames(Resources):
         arguments of :meth:`transactions`. A whole list is read from its page bytes by
         pyarrow. ``with_lines=True`` fetches each row's detail (one request each, cached for
         good per revision) and gives one row per line: the transaction's columns, then the
-        line columns of :func:`invtools.frames.lines_df`.
+        line columns of :func:`invtools.frames.lines_df`, each item named as :meth:`items_df`
+        (fetched too, with the same ``refresh``/``max_age``) says now.
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
@@ -166,7 +167,11 @@ class DataFrames(Resources):
                 return walk.frame(), asked
             return _tx_frame(walk), asked
 
-        return self._framed(TXS_PATH, filters, build, grain="lines" if with_lines else None)
+        if not with_lines:
+            return self._framed(TXS_PATH, filters, build)
+        joined = self._framed(TXS_PATH, filters, build, grain="lines")
+        items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+        return frames.current_names(joined, {"items": items})
 
     def lines_df(
         self,
@@ -188,6 +193,11 @@ class DataFrames(Resources):
         recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
         item's earliest line in the frame. With a ``type`` filter they are the stored ones.
 
+        Names are current (:func:`invtools.frames.current_names`): a rename raises no
+        revision, so each line's item name, SKU and barcode are those of :meth:`items_df`
+        (fetched too, with the same ``refresh``/``max_age``: its pages and the attribute
+        definitions), and its partner, locations and member those of the list rows.
+
         ``item_columns`` names columns of :meth:`items_df` (``"attr_Category"``, ``"cost"``,
         ...) to join onto each line by ``item_id``, after ``item_name``
         (:func:`invtools.frames.with_item_columns`: a deleted item's line gets <NA>; an
@@ -202,19 +212,10 @@ class DataFrames(Resources):
         ['/v1/location-txs', '/v1/items']
         """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        if item_columns is not None:
+        items = None
+        if item_columns is not None:  # the names checked before any detail is fetched
             items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
-            frames.with_item_columns(frames.lines_df([]), items, item_columns)  # names checked
-            with_items = self.lines_df(
-                type=type,
-                since=since,
-                until=until,
-                chains=chains,
-                refresh=refresh,
-                max_age=max_age,
-                progress=progress,
-            )
-            return frames.with_item_columns(with_items, items, item_columns)
+            frames.with_item_columns(frames.lines_df([]), items, item_columns)
 
         def build() -> tuple[pd.DataFrame, _Asked | None]:
             walk, asked = self._windowed(
@@ -232,7 +233,13 @@ class DataFrames(Resources):
             del tx, details  # the lines hold the list's columns they need: let it go first
             return _levels(lines, all_types=type is None), asked
 
-        return self._framed(TXS_PATH, filters, build, grain="lines")
+        lines = self._framed(TXS_PATH, filters, build, grain="lines")
+        if items is None:  # it names the lines' items now: a rename raises no revision
+            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+        lines = frames.current_names(lines, {"items": items})
+        return (
+            lines if item_columns is None else frames.with_item_columns(lines, items, item_columns)
+        )
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""

@@ -3,12 +3,13 @@ destination with (:class:`Truth`).
 
 Each list is fetched once a run, fresh (items with the attribute definitions, then locations,
 partners, members; stock and the attributes read the pages the items walk fetched moments
-before). The transactions and their lines come from the team's
+before; for a team with a mirror, the lists its sync read for the names moments before).
+The transactions and their lines come from the team's
 :class:`~invtools.TransactionMirror`, synced once a run (the list walked whole, a detail only
 for a new or edited transaction: a detail is never fetched twice), and are read back in
 batches so a long history is never one frame in memory. Their references are named as the
-lists say now (:func:`invtools.frames.current_names`): a rename on the service raises no
-revision, and a mirror kept by revision keeps the name its detail had.
+team's lists said at that sync (the mirror's frames name them so:
+:mod:`invtools.mirror.names`): a rename on the service raises no revision.
 
 The mirror is a cache of the service, not a record of what was loaded: an older, newer or
 replaced file only changes how many details the sync fetches, never which rows the run loads.
@@ -66,28 +67,40 @@ class Truth:
     def _rows(self, table: str) -> Iterator[pd.DataFrame]:
         if table in ("transactions", "lines"):
             for txs, lines in self._batches():
-                yield plain(self._named(txs if table == "transactions" else lines), *self.key)
+                yield plain(txs if table == "transactions" else lines, *self.key)
         else:
             yield plain(getattr(self, f"_{table}")(), *self.key)
 
     # ------------------------------------------------------------------ one fetch a run each
 
     @functools.cache  # noqa: B019 - one Truth a run: the cache goes with it
+    def _fresh(self) -> bool:
+        """Whether the lists are fetched afresh: not after this run's sync, which read them
+        fresh for the names moments before (:mod:`invtools.mirror.names`)."""
+        if self.mirror is None:
+            return True
+        self._synced()
+        return False
+
+    @functools.cache  # noqa: B019
     def _items(self) -> pd.DataFrame:
-        df = self.client.items_df(refresh=True, progress=self.progress)
+        fresh = self._fresh()
+        if not fresh:  # the items as the sync read them; their attributes' names afresh
+            self.client.attributes(refresh=True)
+        df = self.client.items_df(refresh=fresh, progress=self.progress)
         return df.rename(columns=attribute_columns(self.client.attributes_df()))
 
     @functools.cache  # noqa: B019
     def _locations(self) -> pd.DataFrame:
-        return self.client.locations_df(refresh=True)
+        return self.client.locations_df(refresh=self._fresh())
 
     @functools.cache  # noqa: B019
     def _partners(self) -> pd.DataFrame:
-        return self.client.partners_df(refresh=True, progress=self.progress)
+        return self.client.partners_df(refresh=self._fresh(), progress=self.progress)
 
     @functools.cache  # noqa: B019
     def _members(self) -> pd.DataFrame:
-        return self.client.members_df(refresh=True)
+        return self.client.members_df(refresh=self._fresh())
 
     def _stock(self) -> pd.DataFrame:
         self._items(), self._locations()  # stock reads the pages these fetched
@@ -134,12 +147,3 @@ class Truth:
             number = lines.groupby("transaction_id", sort=False).cumcount().astype("Int64")
             lines.insert(list(lines.columns).index("transaction_id") + 1, "line_no", number)
             yield current, lines
-
-    def _named(self, df: pd.DataFrame) -> pd.DataFrame:
-        lists = {
-            "items": self._items(),
-            "locations": self._locations(),
-            "partners": self._partners(),
-            "members": self._members(),
-        }
-        return frames.current_names(df, lists)

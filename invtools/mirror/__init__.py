@@ -18,6 +18,8 @@ tool)::
     details       every (id, revision) detail fetched, raw JSON with its lines
     staging       list rows of the running sync, committed page by page
     changes       the change log: one row per new / edited / removed transaction per sync
+    names         the team's items, partners, locations and members as the last sync read
+                  them: a rename raises no revision, so the frames name each reference so
     syncs         one row per completed sync (kind, look-back, counts, requests sent)
 
 ``sync()`` is four plain steps, each safe to interrupt:
@@ -29,9 +31,11 @@ tool)::
 2. fetch the details that are not stored yet (new rows, raised revisions), each committed as
    it arrives, so a killed or failed sync keeps every detail that arrived;
 3. window syncs only: ask the detail endpoint about stored rows from the cutoff on that the
-   walk did not see (404 = deleted; otherwise the row was edited to before the cutoff);
+   walk did not see (404 = deleted; otherwise the row was edited to before the cutoff); then
+   read the team's lists (items, partners, locations, members: their pages) for the names;
 4. apply: update current rows, mark the missing ones removed, append history and change log,
-   record the run -- all in ONE SQLite transaction, so the file is always consistent.
+   replace the names (the report says what they renamed), record the run -- all in ONE SQLite
+   transaction, so the file is always consistent.
 
 A sync that died anywhere is simply run again: it re-walks the list (cheap) and skips every
 detail already stored.
@@ -45,8 +49,8 @@ detail already stored.
 ...     mirror = TransactionMirror(os.path.join(tmp, "shop.sqlite"), client)
 ...     first, again = mirror.sync(), mirror.sync()
 ...     client.close()
->>> first.kind, first.new, again.new, again.unchanged, again.requests   # 1 list page, no detail
-('full', 50, 0, 50, 1)
+>>> first.kind, first.new, again.new, again.unchanged, again.details_fetched, again.list_pages
+('full', 50, 0, 50, 0, 1)
 
 What lives where:
 
@@ -55,6 +59,8 @@ What lives where:
   and its summary, staging and storing a detail;
 - :mod:`~invtools.mirror.sync` -- the four steps above;
 - :mod:`~invtools.mirror.report` -- :class:`SyncReport`, the change-log frame, formatting;
+- :mod:`~invtools.mirror.names` -- the team's lists a sync reads, stores and compares (what was
+  renamed), which name the frames' references;
 - :mod:`~invtools.mirror.export` -- reading a file for a loader (:mod:`invtools.dlt`): its
   rows in batches;
 - :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team

@@ -14,7 +14,7 @@ from invtools import frames
 from invtools._types import check_ids
 from invtools.errors import ArgumentTypeError
 from invtools.frames.columns import as_time
-from invtools.mirror import store
+from invtools.mirror import names, store
 
 if TYPE_CHECKING:
     from invtools.mirror.mirror import TransactionMirror
@@ -39,7 +39,8 @@ def batches(
     ``removed_at``) and of its ``lines_df()`` (the lines of the current, not removed, rows)
     without its three stock-level columns: a level holds only over the whole history
     (``lines_df`` rebuilds them). ``ids``: only these transactions (ids the file
-    does not hold are left out); ``None``: all, newest first.
+    does not hold are left out); ``None``: all, newest first. Their references are named
+    as the team's lists said at the file's last sync, as the mirror's frames name them.
 
     >>> sizes = [(len(t), t["id"].is_unique) for t, _ in batches(mirror, size=100)]
     >>> sum(n for n, _ in sizes) == mirror.info()["transactions"] + mirror.info()["removed"]
@@ -50,7 +51,7 @@ def batches(
     if ids is not None:
         ids = sorted(set(check_ids(list(ids), name="batches: ids") or []))
     with store.connect(mirror.path, readonly=mirror.read_only) as conn:
-        origin = store.origin_of(conn)
+        origin, named = store.origin_of(conn), names.lists(conn)
         if ids is None:
             ids = [i for (i,) in conn.execute(_NEWEST_FIRST.format(cols="t.id", where=""))]
     for start in range(0, len(ids), size):
@@ -61,11 +62,14 @@ def batches(
                 _NEWEST_FIRST.format(cols="r.row_json, d.detail_json, t.removed_at", where=where),
                 (chosen,),
             ).fetchall()
-        txs = frames.transactions_df([json.loads(row) for row, _, _ in fetched])
+        txs = frames.current_names(
+            frames.transactions_df([json.loads(row) for row, _, _ in fetched]), named
+        )
         txs["removed_at"] = as_time([removed for _, _, removed in fetched])
         lines = frames.lines_df(
             [json.loads(d) for _, d, removed in fetched if removed is None and d is not None]
         ).drop(columns=list(_LEVELS))
+        lines = frames.current_names(lines, named)
         yield (
             frames.with_provenance(txs, origin, filters={"include_removed": True}, rows=len(txs)),
             frames.with_provenance(lines, origin, rows=len(lines)),

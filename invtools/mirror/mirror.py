@@ -33,7 +33,7 @@ from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
 from invtools.frames.provenance import Provenance
-from invtools.mirror import store
+from invtools.mirror import names, store
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -158,7 +158,9 @@ class TransactionMirror:
 
         Requests: one per list page, plus one detail per new transaction or raised revision
         (details are kept for good), plus, for a window sync, one per stored transaction inside
-        the window the list no longer shows (404 means it was deleted). ``progress`` shows
+        the window the list no longer shows (404 means it was deleted), plus the team's lists
+        (items, partners, locations, members), which name the rows: a rename raises no
+        revision (the report says what they renamed). ``progress`` shows
         progress bars (default: the client's setting).
 
         If it is interrupted (exception, Ctrl-C, killed process), nothing applied is lost and
@@ -240,8 +242,8 @@ class TransactionMirror:
         """
         window = _filters(since, until, type, now=self._now)
         include_removed = check_flag(include_removed, "include_removed")
-        fetched, origin = self._current("revisions", include_removed)
-        df = frames.transactions_df([row for row, _ in fetched])
+        fetched, origin, named = self._current("revisions", include_removed)
+        df = frames.current_names(frames.transactions_df([row for row, _ in fetched]), named)
         if include_removed:
             df["removed_at"] = as_time([removed for _, removed in fetched])
         return _cut(
@@ -280,8 +282,8 @@ class TransactionMirror:
         """
         window = _filters(since, until, type, now=self._now)
         include_removed = check_flag(include_removed, "include_removed")
-        fetched, origin = self._current("details", include_removed)
-        df = frames.lines_df([detail for detail, _ in fetched])
+        fetched, origin, named = self._current("details", include_removed)
+        df = frames.current_names(frames.lines_df([detail for detail, _ in fetched]), named)
         if not include_removed:  # the levels from the whole history, then cut
             df = frames.rebase_levels(df)
         return _cut(
@@ -298,9 +300,10 @@ class TransactionMirror:
             return pd.Timestamp(str(as_of)).to_pydatetime()
         return None if self.client is None else self.client.now()
 
-    def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance]:
+    def _current(self, table: str, include_removed: bool) -> tuple[list, Provenance, dict]:
         """``(JSON, removed_at)`` of each transaction's current revision in ``table``
-        (``revisions``: list rows; ``details``), newest first; and the file's provenance."""
+        (``revisions``: list rows; ``details``), newest first; the file's provenance; and the
+        lists its last sync read (:func:`~invtools.mirror.names.lists`), which name the rows."""
         where = "" if include_removed else "WHERE t.removed_at IS NULL"
         column = "row_json" if table == "revisions" else "detail_json"
         with store.connect(self.path, readonly=self.read_only) as conn:
@@ -309,7 +312,8 @@ class TransactionMirror:
                     JOIN {table} x ON x.id = t.id AND x.revision = t.revision {where}
                     ORDER BY t.t_ms DESC, t.id DESC"""
             ).fetchall()
-            return [(json.loads(j), removed) for j, removed in fetched], store.origin_of(conn)
+            rows = [(json.loads(j), removed) for j, removed in fetched]
+            return rows, store.origin_of(conn), names.lists(conn)
 
     def stock_history(
         self, item_ids: Iterable[int] | int | None = None, location_id: int | None = None

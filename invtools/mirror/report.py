@@ -214,7 +214,8 @@ class SyncReport:
     sync); ``kind`` is ``"full"`` (the whole list was walked) or ``"window"`` (only the window
     of transaction times from ``cutoff`` = ``anchor`` - ``look_back`` on, ``anchor`` being the
     service's clock when the walk began, ``client.now()``). ``changes`` is the change log of
-    this sync as a DataFrame.
+    this sync as a DataFrame; ``renames`` what the team's lists show renamed since the last
+    sync, one line per record (:attr:`renamed` counts them).
 
     >>> report = SyncReport(team_id=7, team_name="Shop", kind="full", look_back=None,
     ...     anchor=None, cutoff=None, new=0, changed=0, removed=0, unchanged=60, requests=1,
@@ -246,6 +247,14 @@ class SyncReport:
     started_at: pd.Timestamp
     finished_at: pd.Timestamp
     changes: pd.DataFrame = field(repr=False)
+    renames: tuple[str, ...] = ()
+
+    @property
+    def renamed(self) -> int:
+        """How many records (items, partners, locations, members) the lists show renamed
+        since the last sync (``renames`` says each): no transaction's revision moved, and the
+        mirror's frames name them so now."""
+        return len(self.renames)
 
     @property
     def backdated_new(self) -> int:
@@ -272,6 +281,9 @@ class SyncReport:
             f"{self.details_fetched} details), {self.from_cache} from cache, {self.seconds:.1f} s"
             + (f"; {reused} details reused from an interrupted sync" if reused else ""),
         ]
+        if self.renames:
+            shown = "; ".join(self.renames[:10]) + ("; ..." if self.renamed > 10 else "")
+            lines.append(f"  {self.renamed} renamed (no revision raised): {shown}")
         if self.kind == "window":
             lines.append(
                 f"  Only transactions from {fmt_time(self.cutoff)} on were compared: edits to "

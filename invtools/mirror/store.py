@@ -125,6 +125,14 @@ CREATE TABLE IF NOT EXISTS changes (
     backdated INTEGER
 );
 CREATE INDEX IF NOT EXISTS changes_by_sync ON changes (sync_id);
+CREATE TABLE IF NOT EXISTS names (       -- the team's lists as the last sync read them
+    kind TEXT NOT NULL,                  -- items, partners, locations, members
+    id INTEGER NOT NULL,
+    name TEXT,
+    sku TEXT,
+    barcode TEXT,
+    PRIMARY KEY (kind, id)
+);
 """
 
 

@@ -4,12 +4,14 @@
 2. :func:`fetch_new_details` -- details not stored yet, several in flight, each committed as
    it arrives;
 3. :func:`check_unseen` -- window syncs only (a ``look_back``): stored rows from the cutoff on
-   that the walk did not see;
+   that the walk did not see; then the team's lists, fresh, for the names
+   (:func:`~invtools.mirror.names.fetch_names`);
 4. :func:`apply_staged` -- everything else, in ONE SQLite transaction.
 
 :func:`run_sync` runs them on an open, locked, team-checked connection (that part is
 :meth:`TransactionMirror.sync`'s). The client is used through its public methods
-(``pages``, ``transaction_details``, ``transaction``, ``measure``, ``progress``); a full sync's
+(``pages``, ``transaction_details``, ``transaction``, ``items``, ``partners``, ``locations``,
+``members``, ``measure``, ``progress``); a full sync's
 list is a fresh walk of the client's (``client.transactions(refresh=True)``, in several
 chains from the seams its last whole walk recorded beside the client's cache).
 """
@@ -30,6 +32,7 @@ from invtools._types import TXS_PATH, to_ms
 from invtools.api.pagination import DEFAULT_LIMIT
 from invtools.errors import NotFoundError
 from invtools.frames.provenance import utc_stamp
+from invtools.mirror.names import fetch_names, store_names
 from invtools.mirror.report import SyncReport, ms_to_ts, read_changes
 from invtools.mirror.store import read_meta, set_meta, stage, store_detail, write_transaction
 
@@ -71,6 +74,7 @@ def run_sync(
         fetched, reused = fetch_new_details(conn, client, progress)  # step 2
         if not walk.complete:
             fetched += check_unseen(conn, client, walk.cutoff_ms)  # step 3
+        found = fetch_names(client, progress)  # the names now: a rename raises no revision
     counts = {"requests": int(m.sent), "from_cache": int(m.from_cache)}
     return apply_staged(  # step 4
         conn,
@@ -78,6 +82,7 @@ def run_sync(
         walk,
         look_back,
         started,
+        found,
         details_fetched=fetched,
         details_reused=reused,
         **counts,
@@ -192,9 +197,11 @@ def apply_staged(
     walk: Walk,
     look_back: pd.Timedelta | None,
     started: pd.Timestamp,
+    found: dict[str, list[dict]],
     **counts: int,
 ) -> SyncReport:
-    """Step 4, ONE transaction: current rows, removals, history, change log, the run."""
+    """Step 4, ONE transaction: current rows, removals, history, change log, the run, and
+    the names of ``found`` (:func:`~invtools.mirror.names.store_names`: what they renamed)."""
     kind = "full" if walk.complete else "window"
     with write_transaction(conn):
         finished = utc_stamp()
@@ -267,6 +274,7 @@ def apply_staged(
         if pd.notna(newest) and not newest <= prev_created:
             set_meta(conn, newest_created_ms=str(to_ms(newest)))
         conn.execute("DELETE FROM staging")
+        renames = store_names(conn, found)
     return SyncReport(
         team_id=int(team.id),
         team_name=str(team.name),
@@ -280,6 +288,7 @@ def apply_staged(
         started_at=started,
         finished_at=pd.Timestamp(finished),
         changes=read_changes(conn, sync_id),
+        renames=tuple(renames),
     )
 
 
