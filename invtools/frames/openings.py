@@ -12,11 +12,13 @@ view; they are not shrinkage either. An ``adjust`` is an opening count by either
    count", "opening balance". A cycle count mid-history ("Cycle count", "Found in stocktake")
    is not an opening count: it corrects a few units, which is activity worth seeing.
 2. **It opens the record**: it is dated before the first ``in``, ``out`` or ``move`` of the
-   frame as it was built (the whole list or mirror fetched, not a slice of it), whatever its
-   memo (in any language, or none). A frame fetched with only adjustments (``type="adjust"``)
-   has nothing to open: the memo rule alone applies to it (fetch every type and slice the
-   frame instead). A frame fetched from the middle of a history (``since=``) may begin with
-   an ordinary count, which this rule takes for an opening one.
+   whole history, whatever its memo (in any language, or none). Only a frame that holds the
+   history's start can tell: the client's frame of the whole list, the mirror's frames
+   (decided on the whole file, then cut to ``since``/``until``/``type``), a builder's frame
+   of the rows given. The client's frame of a part of the list (``since=``, ``until=``,
+   ``max_rows=``) goes by the memo alone: its first rows may be an ordinary count
+   mid-history, not an opening one. A frame fetched with only adjustments
+   (``type="adjust"``) has nothing to open either: fetch every type and slice the frame.
 
 The builders (:func:`~invtools.frames.transactions_df`, :func:`~invtools.frames.lines_df`,
 the page-bytes path, the client's and the mirror's frames) set the column on the whole frame:
