@@ -143,6 +143,7 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
     [True]
     """
     check_kind(df, pd.DataFrame, "opening_counts: df", "a DataFrame")
+    check_times(df, "transaction_time", who="opening_counts")  # refused alike, column or not
     if OPENING_COUNT in df.columns:
         return df[OPENING_COUNT].fillna(False).astype(bool)
     for column in ("type", "transaction_time"):
@@ -152,6 +153,5 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
                 f"frame has no {column!r} column. Pass a frame from invtools.frames "
                 "(transactions_df or lines_df) or client.transactions_df()."
             )
-    times = check_times(df, "transaction_time", who="opening_counts")["transaction_time"]
-    flags = opening_flags(df["type"].array, times.array, df.get("memo"))
+    flags = opening_flags(df["type"].array, df["transaction_time"].array, df.get("memo"))
     return pd.Series(flags, index=df.index, dtype="boolean").astype(bool)
