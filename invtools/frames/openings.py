@@ -75,8 +75,8 @@ def first_activity(types: Any, times: Any) -> pd.Timestamp:
     >>> first_activity(["adjust", "out"], pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True))
     Timestamp('2026-01-02 00:00:00+0000', tz='UTC')
     """
-    active = pd.Series(types, copy=False).astype("string").isin(_ACTIVITY_TYPES)
-    return pd.Series(times, copy=False)[active.fillna(False).to_numpy(bool)].min()
+    active = pd.Series(types, copy=False).isin(_ACTIVITY_TYPES).to_numpy(bool)
+    return pd.Series(times, copy=False)[active].min()
 
 
 def opening_flags(types: Any, times: Any, memo: Any, *, opened: Any = None) -> Any:
@@ -91,8 +91,8 @@ def opening_flags(types: Any, times: Any, memo: Any, *, opened: Any = None) -> A
     >>> opening_flags(["adjust", "adjust"], times, None, opened=times[1]).tolist()
     [True, False]
     """
-    kinds = pd.Series(types, copy=False).astype("string")
-    adjust = (kinds == "adjust").fillna(False).to_numpy(bool)
+    kinds = pd.Series(types, copy=False)
+    adjust = kinds.isin(["adjust"]).to_numpy(bool)
     when = pd.Series(times, copy=False)
     opened = first_activity(kinds, when) if opened is None else opened
     # every comparison with NaT is false: with nothing that opens, no row opens the record
