@@ -251,6 +251,7 @@ def test_frames_functions(world, sweep, tmp_path):
         },
         "merge_provenance": {"frames": [w["lines"], w["items"]]},
         "deleted_items": {"df": w["lines"]},
+        "opening_counts": {"df": w["lines"]},
         "leave_out_deleted": {
             "result": w["history"],
             "deleted": {},

@@ -17,6 +17,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from invtools._config import check_flag
 from invtools.analysis.common import (
     DAY,
     carry_provenance,
@@ -28,7 +29,8 @@ from invtools.analysis.common import (
     without_deleted,
 )
 from invtools.errors import ConfigError
-from invtools.frames import DELETED_NOTE
+from invtools.frames import DELETED_NOTE, OPENING_NOTE, opening_counts
+from invtools.frames.openings import OPENING_COUNT, transaction_ids
 
 __all__ = ["supplier_summary", "shrinkage", "SHRINKAGE_KEYS"]
 
@@ -158,6 +160,7 @@ def shrinkage(
     by: str = "item",
     cut: float = 0.8,
     include_deleted: bool = False,
+    exclude_opening_counts: bool = True,
     strict: bool = False,
 ) -> pd.DataFrame:
     """Stock that went missing (or turned up): the adjustments' net quantity and value at
@@ -169,6 +172,10 @@ def shrinkage(
     or a duration such as ``"90D"``; reaching outside the lines' window is said, and refused
     with ``strict=True``). Adjust quantities are signed: a count that
     found 3 fewer than the books is ``-3``, one that found more is positive, and they net out.
+    Opening stock counts (the stocktake a record starts with: every unit on the shelves, not
+    stock that turned up; :func:`invtools.frames.opening_counts`) are left out unless
+    ``exclude_opening_counts=False``, and said: ``attrs["opening_counts_excluded"]`` lists
+    the ids of the transactions left out (``[]`` when none, or when kept).
     ``by``: ``"item"``, ``"location"`` (``location_name``: where the count was made) or
     ``"member"`` (``created_by_name``: who recorded it). Adjustments without one count under
     a missing key.
@@ -202,8 +209,17 @@ def shrinkage(
     key, name = SHRINKAGE_KEYS[by]
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
     need(items, "items", "id cost", who=who)
-    counted = in_window(lines, since, until, who=who, strict=strict)
+    leave_out = check_flag(exclude_opening_counts, f"{who}: exclude_opening_counts")
+    counted = lines
+    if leave_out and OPENING_COUNT not in lines.columns:  # built by hand: the rule on it whole
+        counted = lines.assign(**{OPENING_COUNT: opening_counts(lines)})
+    counted = in_window(counted, since, until, who=who, strict=strict)
     adjusted = counted[counted["type"].isin(["adjust"]).to_numpy(bool)]
+    left_out: list[Any] = []
+    if leave_out:
+        openings = opening_counts(adjusted).to_numpy(bool)
+        left_out = transaction_ids(adjusted, openings)
+        adjusted = adjusted[~openings]
     # a slice of its own, so marking its attrs touches nothing of the caller's
     adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)
@@ -238,4 +254,5 @@ def shrinkage(
         ((before < cut - 1e-12) & (loss > 0)).to_numpy(dtype=bool), dtype="boolean"
     )
     out.attrs[DELETED_NOTE] = adjusted.attrs[DELETED_NOTE]
+    out.attrs[OPENING_NOTE] = left_out
     return carry_provenance(out, lines, items, who="shrinkage")

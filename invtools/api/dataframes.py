@@ -39,6 +39,7 @@ from invtools.api.resources import Resources
 from invtools.api.walk import Walk
 from invtools.frames.arrow import give_back
 from invtools.frames.lines import lines_of
+from invtools.frames.openings import decide_openings
 from invtools.frames.provenance import Provenance
 
 __all__ = ["DataFrames"]
@@ -285,7 +286,7 @@ class DataFrames(Resources):
         (:meth:`ServiceClock.saw_recorded`), and a window counted back from it starts that
         much later."""
         whole = asked is None and not walk.spec.trimmed
-        tx = walk.frame() if whole else frames.transactions_df(walk)
+        tx = walk.frame() if whole else _tx_frame(walk)
         clock = self._requester.service_clock
         clock.saw_recorded(tx["created_at"].max() if len(tx) else None)
         if asked is not None and asked.back is not None:  # as _framed will cut, before details
@@ -399,9 +400,11 @@ _GRAINS = {
 
 
 def _tx_frame(walk: Walk) -> pd.DataFrame:
+    """The rows of a walk of part of the list (a window, the newest rows): their opening
+    counts by the memo alone, as the part may start mid-history (an ordinary count first)."""
     df = frames.transactions_df(walk)
     df.attrs["walk"] = walk.summary()
-    return df
+    return decide_openings(df, opened=pd.NaT)
 
 
 def _levels(lines: pd.DataFrame, *, all_types: bool) -> pd.DataFrame:

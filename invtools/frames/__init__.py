@@ -11,12 +11,14 @@ resource           columns (dtype)
                    datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity
                    (float64), partner_/from_location_/to_location_ + id (Int64), name
                    (string), deleted (boolean); location_id, location_name (where the stock
-                   changed); created_by_ + id, name, deleted; memo, url (string); backdated
+                   changed); created_by_ + id, name, deleted; memo, url (string); backdated,
+                   opening_count (boolean: an opening stock count, :mod:`.openings`)
 ``lines``          transaction_id, transaction_time, type, revision, partner_id, partner_name,
                    from_location_id, from_location_name, to_location_id, to_location_name,
-                   location_id, location_name, created_by_id, created_by_name, item_id,
-                   item_name, sku, barcode, quantity, item_deleted, new_stock_level,
-                   from_location_new_stock_level, to_location_new_stock_level
+                   location_id, location_name, created_by_id, created_by_name,
+                   opening_count (the transaction's), item_id, item_name, sku, barcode,
+                   quantity, item_deleted, new_stock_level, from_location_new_stock_level,
+                   to_location_new_stock_level
 ``items``          id, name, sku, barcode, photo_url, cost, price, quantity, then
                    ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
                    text/barcode string)
@@ -82,6 +84,8 @@ module             what it holds
                    of: what every analysis reads), :func:`window_of`, :func:`fit_window`
 ``names``          :func:`current_names`: references named as their lists say now (a
                    rename raises no revision)
+``openings``       :func:`opening_counts`: the one rule for opening stock counts, decided
+                   where a frame is built (``opening_count``); :data:`OPENING_NOTE`
 ``deleted``        :func:`deleted_items`, :func:`leave_out_deleted`: deleted items in
                    analyses and plots (left out by default, and said)
 ``export``         :func:`excel_ready`: a frame ``to_excel`` takes (local times, no zone);
@@ -95,7 +99,8 @@ asked to write.
 Inside the package the imports go one way: ``columns`` imports ``schemas``; ``reader``
 imports ``columns``; ``resources`` and ``lines`` import ``reader`` (``lines`` also
 ``provenance``); ``arrow`` imports ``resources``; ``stock`` imports ``lines`` and
-``provenance``; ``provenance``, ``deleted`` and ``export`` import none of them. Use the
+``provenance``; ``openings`` imports ``reader``, and ``resources``, ``lines`` and ``arrow``
+import it; ``provenance``, ``deleted`` and ``export`` import none of them. Use the
 names of this package's ``__all__`` (and the documented constants ``ATTR_DTYPES``,
 ``PARTNER_TYPE_NAMES``, ``CHUNK_ROWS``, ``BLOCK_BYTES``); the modules' other public names
 are shared inside the package only.
@@ -117,6 +122,7 @@ from invtools.frames.deleted import DELETED_NOTE, deleted_items, leave_out_delet
 from invtools.frames.export import excel_ready, to_excel
 from invtools.frames.lines import lines_df, with_item_columns
 from invtools.frames.names import current_names
+from invtools.frames.openings import OPENING_NOTE, opening_counts
 from invtools.frames.provenance import (
     PROVENANCE_KEYS,
     merge_provenance,
@@ -173,6 +179,8 @@ __all__ = [
     "fit_window",
     "DELETED_NOTE",
     "deleted_items",
+    "OPENING_NOTE",
+    "opening_counts",
     "leave_out_deleted",
     "excel_ready",
     "to_excel",

@@ -24,6 +24,7 @@ from pandas.api.types import union_categoricals
 from invtools._config import check_whole
 from invtools.errors import ArgumentTypeError, PaginationError
 from invtools.frames.columns import POOL, ref_columns, string_array, with_categories
+from invtools.frames.openings import OPENING_COUNT, decide_openings, opening_flags
 from invtools.frames.resources import derived_columns, transactions_df
 from invtools.frames.schemas import SCHEMAS, TX_PLAIN, TX_REFS, TX_TYPE_DTYPE
 
@@ -90,7 +91,9 @@ def transactions_df_from_pages(
     for read_as_dicts, run in groupby(parsed, key=lambda part: isinstance(part, pd.DataFrame)):
         parts = list(run)
         frames_ += parts if read_as_dicts else [_tx_frame_from_arrow(parts)]
-    return _concat(frames_) if len(frames_) > 1 else frames_[0] if frames_ else transactions_df([])
+    if len(frames_) > 1:  # each part's flags were its own: decided again on the whole
+        return decide_openings(_concat(frames_))
+    return frames_[0] if frames_ else transactions_df([])
 
 
 def walk_frame(
@@ -136,6 +139,8 @@ def walk_frame(
     out = df if whole else _taken(df, rows)
     if types is not None:
         out = out[out["type"].isin(list(types)).to_numpy()].reset_index(drop=True)
+    if not whole or types is not None:  # the opening counts of the rows that count
+        decide_openings(out)
     # what the parse and the copies freed, given back: 100,000 rows' frame holds 45 MiB less
     # of this process (what comes next, the lines of lines_df(), is Python's)
     give_back()
@@ -254,6 +259,7 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
         **derived_columns(field["transaction_time"], field["created_at"], refs),
     }
     data.update(memo=string_array(field["memo"]), url=string_array(field["url"]))
+    data[OPENING_COUNT] = opening_flags(data["type"], data["transaction_time"], data["memo"])
     schema = SCHEMAS["transactions"]
     # the columns are made here, for this frame: held, not copied (pandas copies by default)
     return pd.DataFrame(

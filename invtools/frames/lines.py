@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.frames.columns import location_of, typed
+from invtools.frames.columns import as_string, location_of, typed
+from invtools.frames.openings import OPENING_COUNT, opening_flags
 from invtools.frames.provenance import merge_provenance
 from invtools.frames.reader import CHUNK_ROWS, Reader, build_frame, check_columns, check_iterable
 from invtools.frames.schemas import SCHEMAS, TX_REFS
@@ -42,10 +43,12 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
     Columns: transaction_id, transaction_time (datetime64[ms, UTC]), type (category), revision,
     partner_id, partner_name, from_location_id, from_location_name, to_location_id,
-    to_location_name, location_id, location_name, created_by_id, created_by_name (from the
-    transaction), item_id, item_name, sku, barcode, quantity (float64; signed for adjust),
-    item_deleted (boolean), new_stock_level, from_location_new_stock_level,
-    to_location_new_stock_level (float64, NaN when null), then unknown fields of the lines.
+    to_location_name, location_id, location_name, created_by_id, created_by_name, opening_count
+    (from the transaction: an opening stock count, decided with its memo on all the details
+    given; :mod:`~invtools.frames.openings`), item_id, item_name, sku, barcode, quantity
+    (float64; signed for adjust), item_deleted (boolean), new_stock_level,
+    from_location_new_stock_level, to_location_new_stock_level (float64, NaN when null), then
+    unknown fields of the lines.
     A transaction without lines contributes no row.
 
     ``location_id``/``location_name`` say where the stock changed, as in
@@ -65,7 +68,7 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0       Mug                 WH          Shop             Ana
     """
     check_iterable(details, "lines_df")
-    heads = Reader(_LINE_TX_PLAIN, TX_REFS, extras=False)
+    heads = Reader({**_LINE_TX_PLAIN, "memo": "memo"}, TX_REFS, extras=False)
     pending: list[Mapping[str, Any]] = []
 
     def head(detail: Any, number: int) -> None:  # read a chunk of heads at a time
@@ -83,8 +86,10 @@ def lines_df(details: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     heads.read(pending, "lines_df")
     schema = SCHEMAS["lines"]
     refs = heads.ref_columns()
+    memo = as_string(heads.lists.pop("memo"))  # read for the opening counts only
     per_tx = {col: typed(values, schema[col]) for col, values in heads.lists.items()}
     per_tx.update(refs, **location_of(refs))
+    per_tx[OPENING_COUNT] = opening_flags(per_tx["type"], per_tx["transaction_time"], memo)
     return _frame(lines, per_detail, per_tx)
 
 
@@ -94,9 +99,9 @@ def lines_of(
     """:func:`lines_df` of the details of the rows of ``transactions`` (a
     :func:`~invtools.frames.transactions_df` frame), the i-th detail the i-th row's (None:
     deleted since, no lines), each line's transaction columns (time, type, revision, partner,
-    locations, member) the row's: the list as it shows them now, where a detail is cached per
-    revision and a rename raises none. Only the details' lines are read from them, a detail at
-    a time, so what is held is the typed rows and the lines, never the details.
+    locations, member, opening count) the row's: the list as it shows them now, where a detail
+    is cached per revision and a rename raises none. Only the details' lines are read from them,
+    a detail at a time, so what is held is the typed rows and the lines, never the details.
 
     >>> from invtools.frames import transactions_df
     >>> tx = transactions_df([{"id": 5, "type": "out", "revision": 1,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from invtools.frames.columns import as_int, as_time, location_of, typed
+from invtools.frames.openings import OPENING_COUNT, opening_flags
 from invtools.frames.reader import Reader, build_frame, check_columns, check_iterable, check_record
 from invtools.frames.schemas import (
     ATTR_DTYPES,
@@ -75,7 +76,7 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     partner_id, partner_name, partner_deleted, from_location_id, from_location_name,
     from_location_deleted, to_location_id, to_location_name, to_location_deleted,
     location_id (Int64), location_name (string), created_by_id, created_by_name,
-    created_by_deleted, memo, url, backdated (boolean), then any unknown fields.
+    created_by_deleted, memo, url, backdated, opening_count (boolean), then any unknown fields.
 
     - ``location_id``/``location_name``: where the stock changed, one location per row to
       group by. The service puts it in ``to_location``: the location an ``in``, ``out`` or
@@ -84,6 +85,8 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
       ``from_location``.
     - ``created_by_id``/``created_by_name``: the team member who recorded it.
     - ``backdated`` is ``created_at - transaction_time >`` :data:`BACKDATE_THRESHOLD` (one day).
+    - ``opening_count``: an opening stock count (:mod:`~invtools.frames.openings`), decided on
+      these rows as a whole, so a slice of the frame keeps it.
 
     Transaction details are accepted too; their lines (``items``) are ignored here, see
     :func:`lines_df`.
@@ -102,7 +105,12 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     reader.read(records, "transactions_df")
     times = reader.lists["transaction_time"], reader.lists["created_at"]
     computed = derived_columns(*times, reader.ref_columns())
-    return build_frame(SCHEMAS["transactions"], reader, computed)
+    schema = SCHEMAS["transactions"]
+    computed.update({col: typed(reader.lists[col], schema[col]) for col in ("type", "memo")})
+    computed[OPENING_COUNT] = opening_flags(
+        computed["type"], computed["transaction_time"], computed["memo"]
+    )
+    return build_frame(schema, reader, computed)
 
 
 def items_df(

@@ -94,6 +94,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "memo": STRING,
         "url": STRING,
         "backdated": "boolean",
+        "opening_count": "boolean",  # decided on the whole frame: invtools.frames.openings
     },
     "lines": {
         "transaction_id": "Int64",
@@ -101,6 +102,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": TX_TYPE_DTYPE,
         "revision": "Int64",
         **_refs(deleted=False),
+        "opening_count": "boolean",  # the transaction's
         "item_id": "Int64",
         "item_name": STRING,
         "sku": STRING,

@@ -14,6 +14,7 @@ from invtools import frames
 from invtools._types import check_ids
 from invtools.errors import ArgumentTypeError
 from invtools.frames.columns import as_time
+from invtools.frames.openings import OPENING_COUNT, decide_openings
 from invtools.mirror import names, store
 
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ _NEWEST_FIRST = """SELECT {cols} FROM transactions t
     LEFT JOIN details d ON d.id = t.id AND d.revision = t.revision
     {where} ORDER BY t.t_ms DESC, t.id DESC"""
 
+#: The time (epoch ms) of the first current in, out or move: when the history opened.
+_FIRST_ACTIVITY = """SELECT MIN(t.t_ms) FROM transactions t
+    JOIN revisions r ON r.id = t.id AND r.revision = t.revision
+    WHERE t.removed_at IS NULL AND json_extract(r.row_json, '$.type') IN ('in', 'out', 'move')"""
+
 
 def batches(
     mirror: TransactionMirror, ids: Iterable[int] | None = None, *, size: int = 5000
@@ -38,9 +44,11 @@ def batches(
     of the mirror's ``transactions_df(include_removed=True)`` (removed rows too, with their
     ``removed_at``) and of its ``lines_df()`` (the lines of the current, not removed, rows)
     without its three stock-level columns: a level holds only over the whole history
-    (``lines_df`` rebuilds them). ``ids``: only these transactions (ids the file
-    does not hold are left out); ``None``: all, newest first. Their references are named
-    as the team's lists said at the file's last sync, as the mirror's frames name them.
+    (``lines_df`` rebuilds them). ``opening_count`` is decided on the whole history (the
+    file's current rows), as the mirror's frames decide it, never on a batch. ``ids``: only
+    these transactions (ids the file does not hold are left out); ``None``: all, newest first.
+    Their references are named as the team's lists said at the file's last sync, as the
+    mirror's frames name them.
 
     >>> sizes = [(len(t), t["id"].is_unique) for t, _ in batches(mirror, size=100)]
     >>> sum(n for n, _ in sizes) == mirror.info()["transactions"] + mirror.info()["removed"]
@@ -52,8 +60,10 @@ def batches(
         ids = sorted(set(check_ids(list(ids), name="batches: ids") or []))
     with store.connect(mirror.path, readonly=mirror.read_only) as conn:
         origin, named = store.origin_of(conn), names.lists(conn)
+        (first_ms,) = conn.execute(_FIRST_ACTIVITY).fetchone()
         if ids is None:
             ids = [i for (i,) in conn.execute(_NEWEST_FIRST.format(cols="t.id", where=""))]
+    opened = pd.NaT if first_ms is None else pd.Timestamp(first_ms, unit="ms", tz="UTC")
     for start in range(0, len(ids), size):
         chosen = json.dumps(ids[start : start + size])
         where = "WHERE t.id IN (SELECT value FROM json_each(?))"
@@ -66,10 +76,13 @@ def batches(
             frames.transactions_df([json.loads(row) for row, _, _ in fetched]), named
         )
         txs["removed_at"] = as_time([removed for _, _, removed in fetched])
+        decide_openings(txs, opened=opened)  # of the whole history, not of this batch
         lines = frames.lines_df(
             [json.loads(d) for _, d, removed in fetched if removed is None and d is not None]
         ).drop(columns=list(_LEVELS))
         lines = frames.current_names(lines, named)
+        flags = txs.drop_duplicates("id").set_index("id")[OPENING_COUNT]
+        lines[OPENING_COUNT] = flags.reindex(lines["transaction_id"].array).array
         yield (
             frames.with_provenance(txs, origin, filters={"include_removed": True}, rows=len(txs)),
             frames.with_provenance(lines, origin, rows=len(lines)),

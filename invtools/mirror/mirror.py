@@ -32,6 +32,7 @@ from invtools._types import TXS_PATH, check_ids, check_tx_type, parse_window
 from invtools.api.endpoints import require_locations
 from invtools.errors import ArgumentTypeError, ConfigError
 from invtools.frames.columns import as_time
+from invtools.frames.openings import decide_openings, first_activity
 from invtools.frames.provenance import Provenance
 from invtools.mirror import names, store
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
@@ -62,7 +63,7 @@ class TransactionMirror:
     >>> mirror.sync(look_back="90D").new            # recent part only: nothing new since
     0
     >>> mirror.lines_df().shape                     # no network   # doctest: +ELLIPSIS
-    (..., 23)
+    (..., 24)
     """
 
     def __init__(self, path: str | os.PathLike | None, client: Client | None = None) -> None:
@@ -245,7 +246,9 @@ class TransactionMirror:
         fetched, origin, named = self._current("revisions", include_removed)
         df = frames.current_names(frames.transactions_df([row for row, _ in fetched]), named)
         if include_removed:
-            df["removed_at"] = as_time([removed for _, removed in fetched])
+            df["removed_at"] = removed = as_time([removed for _, removed in fetched])
+            current = df[pd.isna(removed)]  # the history opened with the current rows
+            decide_openings(df, opened=first_activity(current["type"], current["transaction_time"]))
         return _cut(
             df,
             origin,

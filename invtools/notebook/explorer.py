@@ -245,7 +245,8 @@ class ActivityExplorer(widgets.VBox):
     def _openings(self, df: pd.DataFrame) -> np.ndarray:
         """Which rows of ``df`` (the data or the item frame) are opening stock counts
         (:func:`~invtools.viz.opening_counts`); for the lines, also the lines of the
-        transactions flagged in the transactions frame (lines have no memo to read). Worked
+        transactions flagged in the transactions frame (lines built by hand have no memo, nor
+        the frames' ``opening_count``). Worked
         out once per frame: the frames never change."""
         lines = df is not self.data
         if lines not in self._flags:

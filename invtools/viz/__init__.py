@@ -22,7 +22,8 @@ What lives here:
 - :mod:`~invtools.viz.common`: what every plot shares (a frame's times, frequencies, time
   zones, the words of errors). Pure.
 - :mod:`~invtools.viz.rows`: which rows a picture counts: :func:`opening_counts` (the
-  stocktake a record starts with) and :func:`partner_types` (supplier or customer). Pure.
+  stocktake a record starts with: :func:`invtools.frames.opening_counts`, a frame's
+  ``opening_count`` column) and :func:`partner_types` (supplier or customer). Pure.
 - :mod:`~invtools.viz.style`: :data:`TYPE_COLORS`, a new Axes, the date axis, the legend,
   the no-data text.
 - :mod:`~invtools.viz.activity`: :func:`plot_activity` (and :data:`MAX_BAR_PERIODS`).

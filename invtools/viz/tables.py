@@ -23,7 +23,8 @@ import pandas as pd
 
 from invtools._types import TX_TYPES, parse_time
 from invtools.errors import ConfigError
-from invtools.frames import merge_provenance, window_of
+from invtools.frames import OPENING_NOTE, merge_provenance, window_of
+from invtools.frames.openings import transaction_ids
 from invtools.viz.common import (
     check_tz,
     choices_text,
@@ -87,7 +88,10 @@ def activity_table(
       5 units of activity, signed subtracts it.
     - ``exclude_opening_counts``: leave out the opening stock counts (the stocktake a
       team's record starts with; :func:`~invtools.viz.opening_counts` says how they are
-      recognised), whose thousands of units dwarf everything else in a quantity view.
+      recognised), whose thousands of units dwarf everything else in a quantity view. Read
+      from the frame's ``opening_count`` column, decided on the whole frame as it was built,
+      so a slice of it (``lines[lines["type"] == "adjust"]``) leaves them out too. Said in
+      ``attrs["opening_counts_excluded"]``: the ids of the transactions left out of the range.
     - ``top``: keep the ``top`` categories with the largest totals over the range, sum the rest
       into ``"other"``; ``None`` keeps all. ``other=False`` leaves the rest out instead: the
       top N alone (``by="customer", top=5, other=False``: the five biggest customers). A tie
@@ -132,10 +136,13 @@ def activity_table(
         signed=signed,
         exclude_opening_counts=exclude_opening_counts,
     )
+    note = table.attrs.get(OPENING_NOTE)
     table.attrs.clear()  # not what pandas carried over: where the frame counted came from
     table.attrs.update(merge_provenance([df]))
     if table.attrs:
         table.attrs["rows"] = len(table)  # the table's own, not its input's
+    if note is not None:
+        table.attrs[OPENING_NOTE] = note
     return table
 
 
@@ -179,12 +186,15 @@ def table_of(
     keep = times.notna()  # a row without a time cannot be placed in any period
     if by in PARTNER_SIDES:  # only the transactions with a partner of that type
         keep &= (partner_types(df) == by).fillna(False)
-    if exclude_opening_counts:
-        keep &= ~opening_counts(df)
     if lo is not None:
         keep &= times >= lo
     if last_in is not None:
         keep &= times <= last_in
+    left_out = None
+    if exclude_opening_counts:  # and said: the transactions left out of this range
+        openings = opening_counts(df)
+        left_out = transaction_ids(df, keep & openings)
+        keep &= ~openings
     rows = keep.to_numpy(dtype=bool)
     # Wall-clock times in the chosen zone, naive: Period cannot hold a time zone.
     periods = times[rows].dt.tz_convert(tz).dt.tz_localize(None).dt.to_period(pfreq)
@@ -213,6 +223,8 @@ def table_of(
     # Plain text labels, the Index type pandas infers for them: the one read_parquet and
     # read_feather give back, so a saved table is equal to the table.
     table.columns = pd.Index([str(c) for c in table.columns], name=by if by is not None else None)
+    if left_out is not None:
+        table.attrs[OPENING_NOTE] = left_out
     return table
 
 
