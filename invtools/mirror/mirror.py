@@ -157,15 +157,13 @@ class TransactionMirror:
         walk of the list recorded beside its cache, and stages exactly the rows of one plain
         walk (:mod:`invtools.api.walk`).
 
-        Requests: one per list page, plus one detail per new transaction or raised revision
-        (details are kept for good), plus, for a window sync, one per stored transaction inside
-        the window the list no longer shows (404 means it was deleted), plus the team's lists
-        (items, partners, locations, members), which name the rows: a rename raises no
-        revision (the report says what they renamed). ``progress`` shows
-        progress bars (default: the client's setting).
-
-        If it is interrupted (exception, Ctrl-C, killed process), nothing applied is lost and
-        the file stays consistent; run it again: details already stored are not re-fetched.
+        Requests: one per list page, one detail per new transaction or raised revision (kept
+        for good), for a window sync one per stored transaction in the window the list no
+        longer shows (404: deleted), and the team's lists (items, partners, locations,
+        members), which name the rows: a rename raises no revision (the report says it).
+        ``progress`` shows bars (default: the client's setting). If it is interrupted
+        (exception, Ctrl-C, killed process), nothing applied is lost and the file stays
+        consistent; run it again: details already stored are not re-fetched.
 
         Only one sync of a file runs at a time: while one runs (in another notebook, say),
         another raises :class:`~invtools.errors.LockedError`. A team not in Location mode
@@ -352,14 +350,8 @@ class TransactionMirror:
         df = df.rename(columns=store.SYNCS_SHOWN)  # the file's names, as the package says them
         for col in ("started_at", "finished_at"):
             df[col] = as_time(df[col].tolist())
-        df = df.astype(
-            {
-                "kind": "string",
-                "look_back_seconds": "float64",
-                "anchor_ms": "Int64",
-                "cutoff_ms": "Int64",
-            }
-        )
+        kinds = {"kind": "string", "look_back_seconds": "float64"}
+        df = df.astype({**kinds, "anchor_ms": "Int64", "cutoff_ms": "Int64"})
         return _stamped(df, origin)
 
     def info(self) -> dict:
