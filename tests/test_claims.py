@@ -66,7 +66,7 @@ def test_a_frame_cut_at_its_start_says_the_look_back_it_does_not_hold(sb, make_c
     month = lines[lines["transaction_time"] >= newest - pd.Timedelta("30D")]
     for name, call in {
         "movement": lambda: analysis.movement(month, items),
-        "dead_stock": lambda: analysis.dead_stock(month, items),
+        "dead_stock": lambda: analysis.dead_stock(month, items, client.stock_df()),
         "reorder": lambda: analysis.reorder(month, items, look_back="8W"),
     }.items():
         with pytest.warns(WindowWarning, match=f"{name}: the lines start"):

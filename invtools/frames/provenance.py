@@ -427,8 +427,8 @@ def _overlap(windows: list[Any]) -> dict[str, Any] | None:
     the earliest until, as given; None when none has a window. Windows that share no moment
     (August's lines and October's) are a :class:`ConfigError`: no span holds both."""
     spans = [w for w in windows if isinstance(w, Mapping) and w.get("until") is not None]
-    if not spans:
-        return None
+    if len(spans) <= 1:  # one: as recorded, with the rows it held (context_of checks them)
+        return spans[0] if spans else None
     sinces = [w["since"] for w in spans if w.get("since") is not None]
     since = max(sinces, key=_instant) if sinces else None
     until = _oldest([w["until"] for w in spans])
