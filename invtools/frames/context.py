@@ -141,8 +141,9 @@ def context_of(frame: Any) -> Context:
         urls = [None] * len(ids)
     teams = tuple((u, i) for u, i in zip(urls, ids, strict=False) if i is not None)
     window = attrs.get("window")
+    window = window if isinstance(window, Mapping) else {}
     span = claimed = None
-    until = _stamp(window.get("until")) if isinstance(window, Mapping) else None
+    until = _stamp(window.get("until"))
     if until is not None:
         span = (_stamp(window.get("since")), until)
         rows = _span(frame)
