@@ -161,3 +161,106 @@ def test_fit_window_cuts_at_until_and_is_as_of_the_earlier_of_until_and_the_mome
     assert window["until"] == times[0] and as_of == moment  # a future-dated row ends it
     rows, window, _ = fit_window(df.iloc[2:3], until, None, moment=moment)
     assert len(rows) == 0 and window["until"] == moment
+
+
+# -- the context read from a frame's attrs, on frames of your own (quick: no server) ----------
+URL, OTHER = "http://127.0.0.1:8765", "https://rest.boxhero-app.com"
+OCT = {
+    "since": "2026-10-01T00:00:00.000Z",
+    "until": "2026-10-31T17:10:00.000Z",
+    "first": "2026-10-02T00:00:00.000Z",
+    "last": "2026-10-30T00:00:00.000Z",
+}
+
+
+def _stamped(times, **attrs) -> pd.DataFrame:
+    df = pd.DataFrame({"transaction_time": pd.to_datetime(times, utc=True)})
+    df.attrs.update(source="api", **attrs)
+    return df
+
+
+def _utc(text):
+    return None if text is None else pd.Timestamp(text, tz="UTC")
+
+
+def test_the_window_read_is_the_span_the_rows_hold_when_they_were_cut():
+    held = ["2026-10-02", "2026-10-15", "2026-10-30"]
+    whole = context_of(_stamped(held, window=OCT))
+    assert whole.window == (_utc("2026-10-01"), _utc("2026-10-31T17:10")) and whole.claimed is None
+    start = context_of(_stamped(held[1:], window=OCT))
+    assert start.window == (_utc("2026-10-15"), _utc("2026-10-31T17:10"))
+    assert start.claimed == whole.window
+    end = context_of(_stamped(held[:2], window=OCT))
+    assert end.window == (_utc("2026-10-01"), _utc("2026-10-15")) and end.claimed == whole.window
+    middle = context_of(_stamped(held[1:2], window=OCT))
+    assert middle.window == (_utc("2026-10-15"), _utc("2026-10-15"))
+    # no rows, a record without first/last (your own attrs), rows of another kind: as claimed
+    for df in (
+        _stamped([], window=OCT),
+        _stamped(held[1:2], window={"since": OCT["since"], "until": OCT["until"]}),
+        _stamped(held[1:2], window={**OCT, "first": None}),
+        _stamped(held[1:2], window={**OCT, "last": None}),
+        _stamped(held[1:2], window=OCT).rename(columns={"transaction_time": "at"}),
+    ):
+        assert context_of(df).window == whole.window and context_of(df).claimed is None
+    assert context_of(_stamped(held, window={"since": None, "until": None})).window is None
+    assert context_of(_stamped(held, window="90D")).window is None
+    assert context_of(_stamped(held, window={**OCT, "since": None})).window[0] is None
+
+
+def test_the_team_grain_and_moments_read_from_the_record():
+    one = context_of(
+        _stamped(
+            [],
+            team_id=7,
+            team_name="Shop",
+            base_url=URL,
+            grain="lines",
+            as_of="2026-10-31T17:10:00+02:00",
+            data_as_of="2026-10-31T15:00:00",
+        )
+    )
+    assert one.teams == ((URL, 7),) and one.team == (URL, 7) and one.team_names == ("Shop",)
+    assert one.grain == "lines" and one.describe() == f"'Shop' (team 7 at {URL})"
+    assert one.as_of == _utc("2026-10-31T15:10") and one.data_as_of == _utc("2026-10-31T15:00")
+    two = context_of(
+        _stamped([], team_id=[7, 9], team_name=["Shop", None], base_url=[URL, OTHER], as_of=[1])
+    )
+    assert two.teams == ((URL, 7), (OTHER, 9)) and two.team is None and two.as_of is None
+    assert two.describe() == f"'Shop' (team 7 at {URL}), team 9 at {OTHER}"
+    unaligned = context_of(_stamped([], team_id=[7, 9], base_url=[URL, OTHER, URL]))
+    assert unaligned.teams == ((None, 7), (None, 9)) and unaligned.describe() == "team 7, team 9"
+    short = context_of(_stamped([], team_id=[7, None], team_name=["Shop", "x"], base_url=URL))
+    assert short.teams == ((URL, 7),) and short.team_names == ("Shop",)
+    for bad in ("not a time", None, "NaT"):
+        assert context_of(_stamped([], as_of=bad)).as_of is None
+    assert context_of(pd.DataFrame()) == context_of([1, 2]) == context_of(pd.Series([], dtype=int))
+
+
+def test_a_stack_cut_to_one_team_is_read_as_that_teams():
+    stack = pd.DataFrame({"team": ["york", "york"], "transaction_time": pd.NaT})
+    york = {"source": "api", "team_id": 9, "team_name": "York"}
+    stack.attrs.update(source="api", team_id=[7, 9], teams={"shop": {"team_id": 7}, "york": york})
+    assert context_of(stack).teams == ((None, 9),)
+    both = stack.assign(team=["york", "shop"])
+    assert context_of(both).teams == ((None, 7), (None, 9))  # two teams: the stack's own
+    assert context_of(stack.assign(team=["nowhere"] * 2)).teams == ((None, 7), (None, 9))
+    assert context_of(stack.iloc[:0]).teams == ((None, 7), (None, 9))
+    assert context_of(stack.drop(columns="team")).teams == ((None, 7), (None, 9))
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "moment", "name"),
+    [
+        (pd.Timestamp("2026-10-01"), None, pd.Timestamp("2026-10-31", tz="UTC"), "since"),
+        (None, "2026-10-01", pd.Timestamp("2026-10-31", tz="UTC"), "until"),
+        (None, None, None, "moment"),
+        (None, None, pd.Timestamp("2026-10-31"), "moment"),
+    ],
+)
+def test_fit_window_refuses_a_time_without_a_zone(since, until, moment, name):
+    df = pd.DataFrame({"transaction_time": pd.to_datetime([], utc=True)})
+    with pytest.raises(TypeError, match=rf"^fit_window\({name}\) must be a time with a zone"):
+        fit_window(df, since, until, moment=moment)
+    with pytest.raises(TypeError, match="fit_window\\(df\\) takes a frame with a transaction_time"):
+        fit_window(pd.DataFrame({"x": [1]}), None, None, moment=pd.Timestamp.now(tz="UTC"))

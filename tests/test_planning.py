@@ -363,11 +363,12 @@ def test_reorder_and_dead_stock_refuse_what_they_cannot_answer_saying_why(call, 
 
 
 def test_a_look_back_before_the_lines_window_is_said_with_the_question_and_its_dates():
-    lines = _no_context(_SOLD.copy())
+    lines = _SOLD.copy()
     lines.attrs["window"] = {
         "since": "2026-10-01T00:00:00.000Z",
         "until": "2026-10-31T00:00:00.000Z",
     }
+    lines.attrs["as_of"] = lines.attrs["window"]["until"]
     said = (
         "reorder: the lines start 01 Oct 2026; the sales of 56 days before 31 Oct 2026 needs "
         'lines from 05 Sep 2026. Fetch them (client.lines_df(since="2026-09-05")), or ask '

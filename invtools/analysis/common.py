@@ -119,7 +119,7 @@ def as_of_time(
 ) -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC: :func:`invtools._types.parse_time`); None:
     the moment ``frame`` is as of (:func:`invtools.frames.context_of`: when its data left the
-    server, on the service's clock, or the end of the window it was asked for), else -- a frame
+    server, on the service's clock, or the ``until=`` it was asked for), else -- a frame
     with no recorded context (a merge, one built by hand) -- the newest of ``times`` (NaT if
     none), with a :class:`~invtools.errors.WindowWarning` saying to pass ``as_of=`` unless not
     ``said`` (an answer the moment does not change: a level after the newest row). A duration
@@ -136,10 +136,7 @@ def as_of_time(
 def _moment(frame: Any, times: pd.Series, *, who: str | None) -> pd.Timestamp | None:
     """The moment ``frame`` is as of (its context), else the newest of ``times`` -- said
     (a :class:`WindowWarning`) when ``who`` names the analysis; None when neither is known."""
-    ctx = context_of(frame)
-    moment = ctx.as_of
-    if moment is None and ctx.window is not None:  # a record from before as_of: its end
-        moment = ctx.claimed[1] if ctx.claimed else ctx.window[1]
+    moment = context_of(frame).as_of
     if moment is None and len(times) and not pd.isna(times.max()):
         moment = times.max()
         if who is not None:

@@ -43,6 +43,7 @@ __all__ = [
     "window_of",
     "fit_window",
     "held",
+    "aligned",
     "team_label",
 ]
 
@@ -61,8 +62,17 @@ def _stamp(value: Any) -> pd.Timestamp | None:
     return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
 
 
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else [value]
+def aligned(value: Any, like: Any) -> list[Any]:
+    """``value`` as one entry per team of a record whose ``team_id`` is ``like``: a list that
+    does not align with the ids is no team's (None each), so no team is dropped.
+
+    >>> aligned("Shop", [7, 9]), aligned(["Shop"], [7, 9]), aligned(["a", "b"], [7, 9])
+    (['Shop', 'Shop'], [None, None], ['a', 'b'])
+    """
+    n = len(like) if isinstance(like, list) else 1
+    if isinstance(value, list) and len(value) == n:
+        return value
+    return [None if isinstance(value, list) else value] * n
 
 
 @dataclass(frozen=True)
@@ -134,12 +144,9 @@ def context_of(frame: Any) -> Context:
     attrs = own_attrs(frame)
     if not attrs:
         return Context()
-    ids, names = _listed(attrs.get("team_id")), _listed(attrs.get("team_name"))
-    urls = attrs.get("base_url")
-    urls = urls if isinstance(urls, list) and len(urls) == len(ids) else [urls] * len(ids)
-    if isinstance(urls[0] if urls else None, list):  # a merge of several services, unaligned
-        urls = [None] * len(ids)
-    teams = tuple((u, i) for u, i in zip(urls, ids, strict=False) if i is not None)
+    ids = aligned(attrs.get("team_id"), attrs.get("team_id"))
+    names, urls = (aligned(attrs.get(k), ids) for k in ("team_name", "base_url"))
+    teams = tuple((u, i) for u, i in zip(urls, ids, strict=True) if i is not None)
     window = attrs.get("window")
     window = window if isinstance(window, Mapping) else {}
     span = claimed = None
@@ -154,7 +161,7 @@ def context_of(frame: Any) -> Context:
     as_of = attrs.get("as_of")
     return Context(
         teams=teams,
-        team_names=tuple(n for n, i in zip(names, ids, strict=False) if i is not None),
+        team_names=tuple(n for n, i in zip(names, ids, strict=True) if i is not None),
         grain=attrs.get("grain"),
         window=span,
         as_of=None if isinstance(as_of, list) else _stamp(as_of),
@@ -241,10 +248,6 @@ def fit_window(
         keep &= times <= pd.Timestamp(until)
     if not keep.all():
         df = df[keep.to_numpy(dtype=bool)].reset_index(drop=True)
-    if until is None:
-        newest = df["transaction_time"].max() if len(df) else None
-        end = moment if newest is None or pd.isna(newest) or newest <= moment else newest
-    else:
-        end = until
+    end = until if until is not None else max(moment, (_span(df) or (moment, moment))[1])
     as_of = moment if until is None or moment <= until else until
     return df, held(df, since, end), as_of

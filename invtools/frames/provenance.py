@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from invtools.errors import ArgumentTypeError
-from invtools.frames.context import own_attrs
+from invtools.frames.context import aligned, own_attrs
 
 __all__ = [
     "Provenance",
@@ -337,7 +337,7 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     teams: list[dict[str, Any]] = []
     loose: list[Any] = []
     for r in records:
-        entries = zip(*(_listed(r[k], r["team_id"]) for k in (*_TEAM, "window")), strict=True)
+        entries = zip(*(aligned(r[k], r["team_id"]) for k in (*_TEAM, "window")), strict=True)
         for team_id, name, url, window in entries:
             if team_id is None:
                 loose.append(window)
@@ -362,15 +362,6 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for t in teams:
         t["window"] = _first_window(t["windows"])
     return teams
-
-
-def _listed(value: Any, like: Any) -> list[Any]:
-    """``value`` as one entry per team of a record whose ``team_id`` is ``like``: a list that
-    does not align with the ids is no team's (None each), so no team is dropped."""
-    n = len(like) if isinstance(like, list) else 1
-    if isinstance(value, list) and len(value) == n:
-        return value
-    return [None if isinstance(value, list) else value] * n
 
 
 def _flat(records: list[dict[str, Any]], key: str) -> list[Any]:

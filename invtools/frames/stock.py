@@ -175,9 +175,8 @@ def stock_history(
         kept = {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs}
         window = None if ctx.window is None else held(history, *ctx.window)  # checked
         with_provenance(history, kept, grain="history", window=window)
-    moment = ctx.as_of if ctx.as_of is not None or ctx.window is None else ctx.window[1]
-    if moment is not None:  # lines with no context give a history with none (no guess)
-        history.attrs["as_of"] = utc_stamp(moment)
+    if ctx.as_of is not None:  # lines with no context give a history with none (no guess)
+        history.attrs["as_of"] = utc_stamp(ctx.as_of)
     return history
 
 
