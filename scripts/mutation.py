@@ -123,6 +123,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_frames.py::test_a_frame_keeps_its_provenance_through_parquet_and_pickle",
         ],
     ),
+    # The context read from a frame (issue 43: the window checked against its rows).
+    "context": (
+        ["invtools/frames/context.py"],
+        ["tests/test_claims.py", "tests/test_context.py"],
+    ),
     # The dlt source: its pure part against pure tests (a second or so a mutant), then its
     # moving parts one file at a time against the quick in-process tests (a 50-transaction
     # stand-in, DuckDB: under a minute for them all). tests/test_dlt.py's contract, every

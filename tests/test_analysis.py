@@ -7,7 +7,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from invtools import ConfigError, DeletedItemsWarning
+from invtools import ConfigError, DeletedItemsWarning, WindowWarning
 from invtools.analysis import (
     movement,
     stock_at,
@@ -22,29 +22,38 @@ def _t(*days: str) -> pd.arrays.DatetimeArray:
     return pd.to_datetime(list(days), utc=True).as_unit("ms").array
 
 
+def _as_of_newest(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` recording the moment it is as of, its newest time, as a fetched frame records
+    its own: a frame with none is measured to its newest row only with a warning."""
+    df.attrs["as_of"] = df["transaction_time"].max().isoformat()
+    return df
+
+
 @pytest.fixture
 def history() -> pd.DataFrame:
     # Mug runs out on Jan 5, back on Jan 8, out again on Jan 20 (still out);
     # Cup at location 1 runs out on Jan 3 and is back on Jan 13; Pen never runs out.
-    return pd.DataFrame(
-        {
-            "transaction_time": _t(
-                "2026-01-01",
-                "2026-01-05",
-                "2026-01-08",
-                "2026-01-20",
-                "2026-01-02",
-                "2026-01-03",
-                "2026-01-13",
-                "2026-01-02",
-            ),
-            "transaction_id": pd.array([1, 2, 3, 4, 5, 6, 7, 8], dtype="Int64"),
-            "item_id": pd.array([9, 9, 9, 9, 8, 8, 8, 7], dtype="Int64"),
-            "item_name": pd.array(["Mug"] * 4 + ["Cup"] * 3 + ["Pen"], dtype="string"),
-            "location_id": pd.array([pd.NA] * 4 + [1, 1, 1, pd.NA], dtype="Int64"),
-            "stock": [3.0, 0.0, 5.0, 0.0, 2.0, 0.0, 4.0, 10.0],
-            "change": [3.0, -3.0, 5.0, -5.0, 2.0, -2.0, 4.0, 10.0],
-        }
+    return _as_of_newest(
+        pd.DataFrame(
+            {
+                "transaction_time": _t(
+                    "2026-01-01",
+                    "2026-01-05",
+                    "2026-01-08",
+                    "2026-01-20",
+                    "2026-01-02",
+                    "2026-01-03",
+                    "2026-01-13",
+                    "2026-01-02",
+                ),
+                "transaction_id": pd.array([1, 2, 3, 4, 5, 6, 7, 8], dtype="Int64"),
+                "item_id": pd.array([9, 9, 9, 9, 8, 8, 8, 7], dtype="Int64"),
+                "item_name": pd.array(["Mug"] * 4 + ["Cup"] * 3 + ["Pen"], dtype="string"),
+                "location_id": pd.array([pd.NA] * 4 + [1, 1, 1, pd.NA], dtype="Int64"),
+                "stock": [3.0, 0.0, 5.0, 0.0, 2.0, 0.0, 4.0, 10.0],
+                "change": [3.0, -3.0, 5.0, -5.0, 2.0, -2.0, 4.0, 10.0],
+            }
+        )
     )
 
 
@@ -65,10 +74,13 @@ def test_stockouts_finds_each_episode_and_its_restock(history):
     assert eps["location_id"].dtype == "Int64"
 
 
-def test_stockouts_as_of_defaults_to_the_newest_time_in_the_data(history):
+def test_stockouts_as_of_defaults_to_the_moment_the_frame_is_as_of(history):
     eps = stockouts(history)
     still = eps[eps["still_out"].to_numpy(dtype=bool)]
-    assert still["days_out"].tolist() == [0.0]  # newest time is Jan 20, the moment it ran out
+    assert still["days_out"].tolist() == [0.0]  # as of Jan 20, the moment it ran out
+    history.attrs.clear()  # a frame of your own: measured to its newest time, and said
+    with pytest.warns(WindowWarning, match="stockouts: .*newest row, 20 Jan 2026.*as_of="):
+        assert stockouts(history).equals(eps)
 
 
 def test_stockout_summary_is_worst_first(history):
@@ -98,19 +110,26 @@ def test_stockout_summary_of_history_without_stockouts_is_empty_but_typed(histor
 
 @pytest.fixture
 def lines() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "transaction_time": _t(
-                "2026-01-01", "2026-01-02", "2026-03-01", "2026-03-02", "2026-03-03", "2026-06-01"
-            ),
-            "type": pd.Categorical(
-                ["in", "out", "out", "adjust", "move", "out"],
-                categories=["in", "out", "move", "adjust"],
-            ),
-            "item_id": pd.array([1, 1, 1, 2, 1, 3], dtype="Int64"),
-            "item_name": pd.array(["Mug", "Mug", "Mug", "Cup", "Mug", "Pen"], dtype="string"),
-            "quantity": [10.0, 2.0, 3.0, -1.0, 4.0, 1.0],
-        }
+    return _as_of_newest(
+        pd.DataFrame(
+            {
+                "transaction_time": _t(
+                    "2026-01-01",
+                    "2026-01-02",
+                    "2026-03-01",
+                    "2026-03-02",
+                    "2026-03-03",
+                    "2026-06-01",
+                ),
+                "type": pd.Categorical(
+                    ["in", "out", "out", "adjust", "move", "out"],
+                    categories=["in", "out", "move", "adjust"],
+                ),
+                "item_id": pd.array([1, 1, 1, 2, 1, 3], dtype="Int64"),
+                "item_name": pd.array(["Mug", "Mug", "Mug", "Cup", "Mug", "Pen"], dtype="string"),
+                "quantity": [10.0, 2.0, 3.0, -1.0, 4.0, 1.0],
+            }
+        )
     )
 
 
@@ -190,7 +209,7 @@ def history_with_deleted(history) -> pd.DataFrame:
             "change": [1.0, -1.0],
         }
     )
-    out = pd.concat([history, vase], ignore_index=True)
+    out = _as_of_newest(pd.concat([history, vase], ignore_index=True))
     out["item_deleted"] = pd.array([False] * len(history) + [True, True], dtype="boolean")
     return out
 
@@ -240,7 +259,7 @@ def test_movement_leaves_out_deleted_items_unless_asked(lines, items):
             "quantity": [1.0],
         }
     )
-    both = pd.concat([lines, gone], ignore_index=True)
+    both = _as_of_newest(pd.concat([lines, gone], ignore_index=True))
     both["item_deleted"] = pd.array([False] * len(lines) + [True], dtype="boolean")
     for with_items in (None, items):
         with pytest.warns(DeletedItemsWarning, match="5 'Gone'"):
@@ -260,7 +279,7 @@ def test_the_demo_shops_worst_item_is_not_a_deleted_one(make_client):
 
     with serve(rate_limit=0) as sb:
         view = sb.data("shop")
-        lines = lines_df([view.transaction(row["id"]) for row in view.transactions])
+        lines = _as_of_newest(lines_df([view.transaction(row["id"]) for row in view.transactions]))
         items = make_client(sb).items_df()
     gone = set(lines["item_id"]) - set(items["id"])
     assert gone and gone == set(lines.loc[lines["item_deleted"].to_numpy(dtype=bool), "item_id"])
@@ -279,18 +298,20 @@ def test_the_demo_shops_worst_item_is_not_a_deleted_one(make_client):
 def vase_history() -> pd.DataFrame:
     # Vase: +10 on Jan 5, -4 on Feb 10, +6 on Apr 1 (nothing in March); Bowl: +3 on Feb 2 at
     # location 1, -5 on Mar 3 (negative stock has no value).
-    return pd.DataFrame(
-        {
-            "transaction_time": _t(
-                "2026-01-05", "2026-02-10", "2026-04-01", "2026-02-02", "2026-03-03"
-            ),
-            "transaction_id": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
-            "item_id": pd.array([6, 6, 6, 7, 7], dtype="Int64"),
-            "item_name": pd.array(["Vase"] * 3 + ["Bowl"] * 2, dtype="string"),
-            "location_id": pd.array([pd.NA] * 3 + [1, 1], dtype="Int64"),
-            "stock": [10.0, 6.0, 12.0, 3.0, -2.0],
-            "change": [10.0, -4.0, 6.0, 3.0, -5.0],
-        }
+    return _as_of_newest(
+        pd.DataFrame(
+            {
+                "transaction_time": _t(
+                    "2026-01-05", "2026-02-10", "2026-04-01", "2026-02-02", "2026-03-03"
+                ),
+                "transaction_id": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
+                "item_id": pd.array([6, 6, 6, 7, 7], dtype="Int64"),
+                "item_name": pd.array(["Vase"] * 3 + ["Bowl"] * 2, dtype="string"),
+                "location_id": pd.array([pd.NA] * 3 + [1, 1], dtype="Int64"),
+                "stock": [10.0, 6.0, 12.0, 3.0, -2.0],
+                "change": [10.0, -4.0, 6.0, 3.0, -5.0],
+            }
+        )
     )
 
 
@@ -329,7 +350,7 @@ def test_the_last_month_agrees_with_stock_value_today(make_client):
 
     with serve(rate_limit=0) as sb:
         view = sb.data("shop")
-        lines = lines_df([view.transaction(row["id"]) for row in view.transactions])
+        lines = _as_of_newest(lines_df([view.transaction(row["id"]) for row in view.transactions]))
         client = make_client(sb)
         items, stock = client.items_df(), client.stock_df()
     with pytest.warns(DeletedItemsWarning):
@@ -456,24 +477,26 @@ def _analysis_lines() -> pd.DataFrame:
         (8, "2026-02-03", "adjust", None, 3, -1.0, 2, 71),
     ]
     tx, day, kind, partner, item, qty, loc, member = map(list, zip(*rows, strict=True))
-    return pd.DataFrame(
-        {
-            "transaction_id": pd.array(tx, dtype="Int64"),
-            "transaction_time": _t(*day),
-            "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),
-            "partner_id": pd.array(partner, dtype="Int64"),
-            "partner_name": pd.array(
-                [None if p is None else f"P{p}" for p in partner], dtype="string"
-            ),
-            "location_id": pd.array(loc, dtype="Int64"),
-            "location_name": pd.array([f"L{x}" for x in loc], dtype="string"),
-            "created_by_id": pd.array(member, dtype="Int64"),
-            "created_by_name": pd.array([f"M{m}" for m in member], dtype="string"),
-            "item_id": pd.array(item, dtype="Int64"),
-            "item_name": pd.array([f"I{i}" for i in item], dtype="string"),
-            "quantity": qty,
-            "item_deleted": pd.array([False] * len(rows), dtype="boolean"),
-        }
+    return _as_of_newest(
+        pd.DataFrame(
+            {
+                "transaction_id": pd.array(tx, dtype="Int64"),
+                "transaction_time": _t(*day),
+                "type": pd.Categorical(kind, categories=["in", "out", "move", "adjust"]),
+                "partner_id": pd.array(partner, dtype="Int64"),
+                "partner_name": pd.array(
+                    [None if p is None else f"P{p}" for p in partner], dtype="string"
+                ),
+                "location_id": pd.array(loc, dtype="Int64"),
+                "location_name": pd.array([f"L{x}" for x in loc], dtype="string"),
+                "created_by_id": pd.array(member, dtype="Int64"),
+                "created_by_name": pd.array([f"M{m}" for m in member], dtype="string"),
+                "item_id": pd.array(item, dtype="Int64"),
+                "item_name": pd.array([f"I{i}" for i in item], dtype="string"),
+                "quantity": qty,
+                "item_deleted": pd.array([False] * len(rows), dtype="boolean"),
+            }
+        )
     )
 
 

@@ -58,7 +58,7 @@ T = pd.Timestamp("2026-10-31", tz="UTC")
 def _lines(*rows) -> pd.DataFrame:
     """A lines frame of ``(days before T, type, item id, quantity)`` rows, as the client types
     it (a type or an item of None: missing; a quantity of None: <NA>)."""
-    return pd.DataFrame(
+    df = pd.DataFrame(
         {
             "transaction_time": pd.array([T - d * DAY for d, *_ in rows], "datetime64[ms, UTC]"),
             "type": pd.Categorical([r[1] for r in rows]),
@@ -69,6 +69,14 @@ def _lines(*rows) -> pd.DataFrame:
             "quantity": pd.array([r[3] for r in rows], dtype="Float64"),
         }
     )
+    if len(df):  # as of its newest time, as a fetched frame records its moment
+        df.attrs["as_of"] = df["transaction_time"].max().isoformat()
+    return df
+
+
+def _no_context(df: pd.DataFrame) -> pd.DataFrame:
+    df.attrs.clear()
+    return df
 
 
 def _from_team(df: pd.DataFrame, team_id: int, name: str) -> pd.DataFrame:
@@ -141,6 +149,7 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
             "quantity": [0.0, -2.0, 100.0],
         }
     )
+    lines.attrs["as_of"] = t.isoformat()
     got = reorder(lines, items, look_back="28D", top=2, lead_days=0).set_index("item_id")
     assert got.index.tolist() == [1, 2]  # the top two by units out in the window
     assert got["units_out"].tolist() == [6.0, 4.0]
@@ -290,7 +299,7 @@ _COSTS = _ITEMS.assign(cost=[2.0])
             'reorder: look_back=56 has no unit: write look_back="56D"',
         ),
         (
-            lambda: reorder(_SOLD.iloc[:0], _ITEMS),
+            lambda: reorder(_no_context(_SOLD.iloc[:0]), _ITEMS),
             ConfigError,
             "reorder: the lines are empty and no as_of was given: pass as_of=",
         ),
@@ -342,7 +351,7 @@ _COSTS = _ITEMS.assign(cost=[2.0])
             'dead_stock: look_back=90 has no unit: write look_back="90D"',
         ),
         (
-            lambda: dead_stock(_SOLD.iloc[:0], _COSTS, _STOCK),
+            lambda: dead_stock(_no_context(_SOLD.iloc[:0]), _COSTS, _STOCK),
             ConfigError,
             "dead_stock: the lines are empty and no as_of was given: pass as_of=",
         ),
@@ -366,6 +375,7 @@ def test_a_look_back_before_the_lines_window_is_said_with_the_question_and_its_d
         "since": "2026-10-01T00:00:00.000Z",
         "until": "2026-10-31T00:00:00.000Z",
     }
+    lines.attrs["as_of"] = lines.attrs["window"]["until"]
     said = (
         "reorder: the lines start 01 Oct 2026; the sales of 56 days before 31 Oct 2026 needs "
         'lines from 05 Sep 2026. Fetch them (client.lines_df(since="2026-09-05")), or ask '

@@ -272,7 +272,7 @@ def test_the_merge_rule_on_frames_of_your_own():
     assert merge_provenance([lines, lines])["requests"] == 5  # the same frame counts once
     # a frame naming no team adds none
     assert merge_provenance([lines, made(endpoint="/v1/items")])["team_name"] == "Shop"
-    # windows: the span both hold
+    # windows: each team's own
     later = made(
         team_id=2,
         team_name="Shop",  # two teams of one name stay two: ids and names align
@@ -284,12 +284,9 @@ def test_the_merge_rule_on_frames_of_your_own():
     assert (two["team_id"], two["team_name"]) == ([1, 2], ["Shop", "Shop"])
     assert two["window"] == [lines.attrs["window"], later.attrs["window"]]  # each team's own
     assert two["data_as_of"] == "2026-10-31T17:00:00.000Z"
-    # one team's frames: the span both hold
+    # one team's frames: the window of the frame measured, the first
     same = merge_provenance([lines, made(**{**later.attrs, "team_id": 1})])
-    assert same["team_id"] == 1 and same["window"] == {
-        "since": "2026-09-01T00:00:00.000Z",
-        "until": "2026-10-31T17:00:00.000Z",
-    }
+    assert same["team_id"] == 1 and same["window"] == lines.attrs["window"]
     # a merged record merged again: its lists taken entry by entry, never nested
     third = made(team_id=3, team_name="York", endpoint="/v1/items")
     three = merge_provenance([made(**{k: two[k] for k in frames.PROVENANCE_KEYS}), third])
@@ -304,9 +301,9 @@ def test_the_merge_rule_on_frames_of_your_own():
 
 
 def test_merging_cannot_lie_about_team_window_or_rows():
-    """Issue 32, item 5: a team is its service and its id; windows that share no moment are
-    refused, not inverted; a None among the inputs drops nothing; ``rows`` of a result is the
-    result's."""
+    """Issue 32, item 5: a team is its service and its id; a merge keeps the window of the
+    frame measured (the first); a None among the inputs drops nothing; ``rows`` of a result
+    is the result's."""
     from invtools.frames import merge_provenance, with_provenance
 
     def made(**fields):
@@ -326,8 +323,7 @@ def test_merging_cannot_lie_about_team_window_or_rows():
     october = made(
         team_id=1, window={"since": "2026-10-01T00:00:00.000Z", "until": "2026-10-31T23:59:59.999Z"}
     )
-    with pytest.raises(invtools.ConfigError, match="share no moment"):
-        merge_provenance([august, october])
+    assert merge_provenance([august, october])["window"] == august.attrs["window"]
 
     items = made(team_id=1, endpoint="/v1/items", as_of="2026-10-31T17:09:00.000Z")
     after = merge_provenance([august, None, items])

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from invtools import ArgumentTypeError, ConfigError, Provenance
+from invtools import ArgumentTypeError, Provenance
 from invtools.frames import PROVENANCE_KEYS, merge_provenance, with_provenance
 from invtools.frames.provenance import utc_stamp
 
@@ -84,7 +84,7 @@ def test_aware_times_in_another_zone_are_written_in_utc():
 
 def test_merged_times_are_compared_as_instants_not_as_text():
     """Times kept as given (text with an offset, or without a zone: UTC) are merged by the
-    instant they name: the oldest ``as_of``, the latest ``since``, the earliest ``until``."""
+    instant they name: the oldest ``as_of`` and ``data_as_of``."""
     sixteen_z = "2026-10-31T18:00:00+02:00"  # 16:00Z: older than 17:00Z, though later as text
     both = merge_provenance(
         [made(team_id=1, as_of="2026-10-31T17:00:00.000Z"), made(team_id=1, as_of=sixteen_z)]
@@ -95,15 +95,6 @@ def test_merged_times_are_compared_as_instants_not_as_text():
         [made(team_id=1, data_as_of="2026-10-31T17:00:00"), made(team_id=1, data_as_of=sixteen_z)]
     )
     assert naive["data_as_of"] == sixteen_z
-    late_since = {"since": "2026-09-01T01:00:00+02:00", "until": "2026-09-30T00:00:00.000Z"}
-
-    def window(*windows):
-        return merge_provenance([made(team_id=1, window=w) for w in windows])["window"]
-
-    # 01:00+02:00 is 23:00Z on 31 August: September's own since is the later one
-    assert window(late_since, SEP) == {"since": SEP["since"], "until": late_since["until"]}
-    no_zone = {"since": "2026-09-02T00:00:00", "until": "2026-09-29T00:00:00"}
-    assert window(no_zone, SEP) == no_zone
 
 
 # ---------------------------------------------------------------------- JSON values
@@ -183,35 +174,15 @@ def test_refusals_name_what_was_given():
     )
 
 
-def test_windows_that_share_no_moment_are_refused_naming_each():
+def test_a_merge_keeps_the_window_of_the_frame_measured_first():
     start = {"since": None, "until": "2026-08-31T23:59:59.999Z"}
-    with pytest.raises(ConfigError) as raised:
-        merge_provenance([made(team_id=1, window=start), made(team_id=1, window=OCT)])
-    assert str(raised.value) == (
-        "these frames hold transaction times that share no moment (the start to "
-        "2026-08-31T23:59:59.999Z; 2026-10-01T00:00:00.000Z to 2026-10-31T23:59:59.999Z): a "
-        "result of them would claim a window none of them holds. Fetch one frame that spans "
-        "what you need (client.lines_df(since=...)), or pd.concat them and set attrs['window']."
+    merged = merge_provenance(
+        [made(team_id=1), made(team_id=1, window=start), made(team_id=1, window=OCT)]
     )
+    assert merged["window"] == start  # the first frame that has a window: what was measured
 
 
 # -------------------------------------------------------------------------- merging
-
-
-def test_windows_merge_to_the_span_every_frame_holds():
-    # two windows from the list's start: from the start, to the earlier end
-    start_aug = {"since": None, "until": AUG["until"]}
-    start_sep = {"since": None, "until": SEP["until"]}
-    got = merge_provenance([made(team_id=1, window=start_sep), made(team_id=1, window=start_aug)])
-    assert got["window"] == start_aug
-    # windows that meet at one moment hold that moment
-    moment = SEP["since"]
-    up_to = {"since": AUG["since"], "until": moment}
-    got = merge_provenance([made(team_id=1, window=up_to), made(team_id=1, window=SEP)])
-    assert got["window"] == {"since": moment, "until": moment}
-    # frames naming no team: still the span both hold
-    got = merge_provenance([made(window={**AUG, "since": None}), made(window=AUG)])
-    assert got["window"] == AUG
 
 
 def test_frames_naming_no_team_endpoint_or_grain_merge_to_none():

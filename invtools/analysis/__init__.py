@@ -35,9 +35,12 @@ ask of the data more than once lives here, not in the notebooks.
 - :func:`audit` — the transactions edited or backdated, among those recorded in a window, per
   member who recorded them, with the lag (and what the API cannot tell: who edited, when).
 
-"As of" defaults to the newest time in the data rather than the wall clock, so a question asked
-of a fixed download (or of the demo data) always gives the same answer; pass
-``as_of=pd.Timestamp.now(tz="UTC")`` to measure up to today.
+"As of" defaults to the moment the frame is as of (when its data left the server, on the
+service's clock) rather than the wall clock, so a question asked of a fixed download (or of the
+demo data) always gives the same answer; a frame that records none (a merge, one built by hand)
+is measured to its newest time, with a :class:`~invtools.errors.WindowWarning` saying to pass
+``as_of=``. A window cut after the fetch is checked against the rows
+(docs/explanation/now.md).
 
 Deleted items (gone from ``items_df()``, their old lines flagged ``item_deleted``) are left out
 of every result about items by default; ``include_deleted=True`` keeps them. When some were

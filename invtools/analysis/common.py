@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import NaTType
 
-from invtools._durations import parse_duration
+from invtools._durations import counts_back, parse_duration
 from invtools._types import parse_time
 from invtools.errors import ArgumentTypeError, ConfigError, WindowWarning
 from invtools.frames import (
@@ -109,29 +109,46 @@ _EARLIEST, _LATEST = pd.Timestamp("1678-01-01", tz="UTC"), pd.Timestamp("2261-12
 
 
 def as_of_time(
-    value: Any, times: pd.Series, *, who: str, name: str = "as_of", frame: Any = None
+    value: Any,
+    times: pd.Series,
+    *,
+    who: str,
+    name: str = "as_of",
+    frame: Any = None,
+    said: bool = True,
 ) -> pd.Timestamp | NaTType:
     """``value`` as a UTC time (naive means UTC: :func:`invtools._types.parse_time`); None:
     the moment ``frame`` is as of (:func:`invtools.frames.context_of`: when its data left the
-    server, on the service's clock, or the end of the window it was asked for), else -- a frame
-    with no recorded context -- the newest of ``times`` (NaT if none). A duration such as
-    ``"90D"`` counts back from that same moment. The one place an analysis decides "as of
-    when" (docs/explanation/now.md)."""
-    moment = _moment(frame, times)
+    server, on the service's clock, or the ``until=`` it was asked for), else -- a frame
+    with no recorded context (a merge, one built by hand) -- the newest of ``times`` (NaT if
+    none), with a :class:`~invtools.errors.WindowWarning` saying to pass ``as_of=`` unless not
+    ``said`` (an answer the moment does not change: a level after the newest row). A duration
+    such as ``"90D"`` counts back from that same moment. The one place an analysis decides
+    "as of when" (docs/explanation/now.md)."""
+    if value is not None and not counts_back(value):
+        return _time(value, who=who, name=name)
+    moment = _moment(frame, times, who=who if said else None)
     if value is None:
         return pd.NaT if moment is None else moment
     return _time(value, who=who, name=name, now=moment)
 
 
-def _moment(frame: Any, times: pd.Series) -> pd.Timestamp | None:
-    """The moment ``frame`` is as of (its context), else the newest of ``times``; None when
-    neither is known."""
+def _moment(frame: Any, times: pd.Series, *, who: str | None) -> pd.Timestamp | None:
+    """The moment ``frame`` is as of (its context), else the newest of ``times`` -- said
+    (a :class:`WindowWarning`) when ``who`` names the analysis; None when neither is known."""
     moment = context_of(frame).as_of
-    if moment is None:
-        window = window_of(frame)  # a record from before as_of was kept: its window's end
-        moment = None if window is None else window[1]
     if moment is None and len(times) and not pd.isna(times.max()):
         moment = times.max()
+        if who is not None:
+            warnings.warn(
+                f"{who}: the frame records no moment it is as of (a merge, pd.concat of "
+                "frames that differ or a frame built by hand drops df.attrs): measured to its "
+                f"newest row, {moment:%d %b %Y %H:%M}. Pass as_of= (client.now(), or "
+                "context_of(frame_as_fetched).as_of), or join with client.lines_df("
+                "item_columns=[...]), which keeps the context.",
+                WindowWarning,
+                stacklevel=4,
+            )
     return moment
 
 
@@ -226,7 +243,8 @@ def in_window(
     or an ``until`` after it, is said (:func:`check_reach`; ``strict``: an error)."""
     times = lines["transaction_time"]
     keep = times.notna()
-    moment = _moment(lines, times)
+    relative = any(counts_back(v) for v in (since, until) if v is not None)
+    moment = _moment(lines, times, who=who) if relative else None
     start = end = None
     if since is not None:
         start = _time(since, who=who, name="since", now=moment)

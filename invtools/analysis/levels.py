@@ -75,7 +75,7 @@ def stock_at(
     True
     """
     need(history, "history", _COLUMNS, who="stock_at")
-    when = as_of_time(as_of, history["transaction_time"], who="stock_at", frame=history)
+    when = as_of_time(as_of, history["transaction_time"], who="stock_at", frame=history, said=False)
     h = in_series_order(history)
     last = (
         h[(h["transaction_time"] <= when).to_numpy(dtype=bool)]

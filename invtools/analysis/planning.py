@@ -86,7 +86,7 @@ def reorder(
     duration with its unit (``"8W"``, ``"30D"``, a ``Timedelta``; a bare number is refused);
     the lines from ``as_of - look_back`` to ``as_of`` (both included) are counted. ``as_of``
     defaults to the end of the window the lines were fetched with (the service's clock then),
-    else to the newest line; when ``look_back`` reaches before the lines' window a
+    else to the newest line (said); when ``look_back`` reaches before the lines' window a
     :class:`~invtools.errors.WindowWarning` gives the dates (``strict=True``: a
     :class:`~invtools.errors.ConfigError`).
 

@@ -10,13 +10,16 @@ frame's window, ``how="sum"`` adds them up; the divisor is a column of the resul
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from invtools._types import TX_TYPES, check_tz
 from invtools.analysis.common import carry_provenance, check_choice, need
-from invtools.errors import ConfigError
-from invtools.frames import context_of, window_of
+from invtools.errors import ConfigError, WindowWarning
+from invtools.frames import context_of
 
 __all__ = ["activity_profile", "PROFILE_KEYS", "POOLING"]
 
@@ -109,7 +112,8 @@ def activity_profile(
             .to_numpy(),
         }
     )
-    present = _present(df, times, by, zone)
+    first, last = _span(df, times)
+    present = _present(first, last, by, zone)
     kinds = sorted(
         set(counted["type"]), key=lambda t: (TX_TYPES.index(t) if t in TX_TYPES else 9, t)
     )
@@ -132,7 +136,6 @@ def activity_profile(
         out["units"] = out["units"] / out[divisor]
     unit = "year" if by == "month" else "day"
     out.attrs["pooling"] = POOLING[how].format(unit=unit, key=by, divisor=divisor)
-    first, last = _span(df, times)
     out.attrs["profile"] = {
         "by": by,
         "how": how,
@@ -144,21 +147,31 @@ def activity_profile(
 
 
 def _span(df: pd.DataFrame, times: pd.Series) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
-    """The first and last instant the frame covers: its window (a start of None: its first
-    row), else its first row to the moment it is as of; widened to hold every row."""
-    window = window_of(df)
-    known = times.dropna()
+    """The first and last instant the frame covers: its window as checked against its rows
+    (a start of None: its first row; rows cut after the fetch: their own span, said), else its
+    first row to the moment it is as of; widened to hold every row."""
+    ctx = context_of(df)
+    window, known = ctx.window, times.dropna()
+    if ctx.claimed is not None and window is not None:
+        said = " to ".join(f"{t:%d %b %Y}" if t is not None else "the start" for t in ctx.claimed)
+        warnings.warn(
+            f"activity_profile: the rows hold {window[0]:%d %b %Y} to {window[1]:%d %b %Y}, "
+            f"not the window {said} the frame was fetched with (cut after the fetch): measured "
+            "over the days they hold. Profile the frame as fetched for its whole window, or "
+            'fetch the span you mean (client.lines_df(since="2026-08-01", until=...)).',
+            WindowWarning,
+            stacklevel=3,
+        )
     first = window[0] if window is not None else None
-    last = window[1] if window is not None else context_of(df).as_of
+    last = window[1] if window is not None else ctx.as_of
     if len(known):
         first = known.min() if first is None else min(first, known.min())
         last = known.max() if last is None else max(last, known.max())
     return first, last
 
 
-def _present(df: pd.DataFrame, times: pd.Series, by: str, zone: str) -> pd.Series:
-    """Month (1-12) or weekday (0-6) -> how many years (days) of it the window holds."""
-    first, last = _span(df, times)
+def _present(first: Any, last: Any, by: str, zone: str) -> pd.Series:
+    """Month (1-12) or weekday (0-6) -> how many years (days) of ``first``..``last``."""
     if first is None or last is None:
         return pd.Series([], dtype="int64")
     start, end = (t.tz_convert(zone).tz_localize(None) for t in (first, last))

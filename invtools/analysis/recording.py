@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from invtools._durations import parse_duration
+from invtools._durations import counts_back, parse_duration
 from invtools._types import parse_time
 from invtools.analysis.common import (
     DAY,
@@ -43,7 +43,8 @@ _COLUMNS = "id type transaction_time created_at revision created_by_id created_b
 def _recorded_span(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
     """``since``/``until`` as UTC times (None: open); durations count back from the moment the
     frame is as of (:func:`as_of_time`), else from the newest ``created_at``."""
-    now = as_of_time(None, tx["created_at"], who=who, frame=tx)
+    relative = any(counts_back(v) for v in (since, until) if v is not None)
+    now = as_of_time(None, tx["created_at"], who=who, frame=tx, said=relative)
     clock = None if pd.isna(now) else now.to_pydatetime()
     bounds = []
     for value, name, end in ((since, "recorded_since", False), (until, "recorded_until", True)):

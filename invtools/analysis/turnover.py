@@ -43,7 +43,7 @@ def movement(
     ``"36h"``, a ``timedelta``; a bare ``90`` is refused).
 
     ``as_of`` defaults to the end of the window ``lines`` were fetched with (the service's
-    clock then: ``client.lines_df(since="90D")``), else to the newest line. When the question
+    clock then: ``client.lines_df(since="90D")``), else to the newest line (said). When the question
     reaches before the window (a look-back of 90 days in a ``since="30D"`` frame) a
     :class:`~invtools.errors.WindowWarning` gives the dates; ``strict=True`` raises instead.
 

@@ -8,7 +8,10 @@ The builders write it into ``df.attrs`` as part of the frame's provenance
 (:mod:`invtools.frames.provenance`): the client's frames, the mirror's, ``stock_history``.
 Every analysis and plot reads it here, so a filter (``item_ids=``, a slice) that keeps
 ``attrs`` never moves the moment a frame is as of. :func:`fit_window` is the one rule for what
-a frame asked for a window holds.
+a frame asked for a window holds; it records the first and last transaction time the window
+held, and :func:`context_of` checks the window against them: rows cut by time after the fetch
+(they start after the first, or end before the last) hold only their own span, and that is
+the window read (``Context.claimed`` keeps the one the frame claims).
 
 >>> df = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-10-30", "2026-10-01"], utc=True)})
 >>> df.attrs.update(source="api", team_id=7, base_url="https://rest.boxhero-app.com",
@@ -17,6 +20,9 @@ a frame asked for a window holds.
 >>> ctx.team, ctx.grain, ctx.as_of
 (('https://rest.boxhero-app.com', 7), 'lines', Timestamp('2026-10-31 17:10:00+0000', tz='UTC'))
 >>> context_of(pd.DataFrame({"transaction_time": df["transaction_time"]})).as_of   # no record
+>>> df.attrs["window"] = held(df, None, pd.Timestamp("2026-10-31", tz="UTC"))
+>>> context_of(df[df["transaction_time"] < "2026-10-15"]).window[1]   # cut: its own span
+Timestamp('2026-10-01 00:00:00+0000', tz='UTC')
 """
 
 from __future__ import annotations
@@ -30,7 +36,16 @@ import pandas as pd
 
 from invtools.errors import ArgumentTypeError
 
-__all__ = ["Context", "context_of", "own_attrs", "window_of", "fit_window", "team_label"]
+__all__ = [
+    "Context",
+    "context_of",
+    "own_attrs",
+    "window_of",
+    "fit_window",
+    "held",
+    "aligned",
+    "team_label",
+]
 
 TeamKey = tuple[Any, Any]  # (base_url, team_id)
 
@@ -47,8 +62,17 @@ def _stamp(value: Any) -> pd.Timestamp | None:
     return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
 
 
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else [value]
+def aligned(value: Any, like: Any) -> list[Any]:
+    """``value`` as one entry per team of a record whose ``team_id`` is ``like``: a list that
+    does not align with the ids is no team's (None each), so no team is dropped.
+
+    >>> aligned("Shop", [7, 9]), aligned(["Shop"], [7, 9]), aligned(["a", "b"], [7, 9])
+    (['Shop', 'Shop'], [None, None], ['a', 'b'])
+    """
+    n = len(like) if isinstance(like, list) else 1
+    if isinstance(value, list) and len(value) == n:
+        return value
+    return [None if isinstance(value, list) else value] * n
 
 
 @dataclass(frozen=True)
@@ -59,7 +83,8 @@ class Context:
     times it holds (since None: from the list's start; None: not asked for one); ``as_of``: the
     moment it is as of, on the service's clock (None: not recorded -- an analysis then takes the
     newest time in the data); ``data_as_of``: when the oldest answer it came from left the
-    server, on that clock."""
+    server, on that clock; ``claimed``: the window the frame claims when its rows no longer
+    fill it (cut by time after the fetch; ``window`` is then the span they hold), else None."""
 
     teams: tuple[TeamKey, ...] = ()
     team_names: tuple[Any, ...] = ()
@@ -67,6 +92,7 @@ class Context:
     window: tuple[pd.Timestamp | None, pd.Timestamp] | None = None
     as_of: pd.Timestamp | None = None
     data_as_of: pd.Timestamp | None = None
+    claimed: tuple[pd.Timestamp | None, pd.Timestamp] | None = None
 
     @property
     def team(self) -> TeamKey | None:
@@ -118,26 +144,50 @@ def context_of(frame: Any) -> Context:
     attrs = own_attrs(frame)
     if not attrs:
         return Context()
-    ids, names = _listed(attrs.get("team_id")), _listed(attrs.get("team_name"))
-    urls = attrs.get("base_url")
-    urls = urls if isinstance(urls, list) and len(urls) == len(ids) else [urls] * len(ids)
-    if isinstance(urls[0] if urls else None, list):  # a merge of several services, unaligned
-        urls = [None] * len(ids)
-    teams = tuple((u, i) for u, i in zip(urls, ids, strict=False) if i is not None)
+    ids = aligned(attrs.get("team_id"), attrs.get("team_id"))
+    names, urls = (aligned(attrs.get(k), ids) for k in ("team_name", "base_url"))
+    teams = tuple((u, i) for u, i in zip(urls, ids, strict=True) if i is not None)
     window = attrs.get("window")
-    span = None
-    if isinstance(window, Mapping) and _stamp(window.get("until")) is not None:
-        until = _stamp(window["until"])
-        span = None if until is None else (_stamp(window.get("since")), until)
+    window = window if isinstance(window, Mapping) else {}
+    span = claimed = None
+    until = _stamp(window.get("until"))
+    if until is not None:
+        span = (_stamp(window.get("since")), until)
+        rows = _span(frame)
+        first, last = _stamp(window.get("first")), _stamp(window.get("last"))
+        if rows is not None and first is not None and last is not None:
+            cut = (rows[0] if rows[0] > first else span[0], rows[1] if rows[1] < last else until)
+            span, claimed = (cut, span) if cut != span else (span, None)
     as_of = attrs.get("as_of")
     return Context(
         teams=teams,
-        team_names=tuple(n for n, i in zip(names, ids, strict=False) if i is not None),
+        team_names=tuple(n for n, i in zip(names, ids, strict=True) if i is not None),
         grain=attrs.get("grain"),
         window=span,
         as_of=None if isinstance(as_of, list) else _stamp(as_of),
         data_as_of=_stamp(attrs.get("data_as_of")),
+        claimed=claimed,
     )
+
+
+def _span(frame: Any) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first and last transaction time ``frame`` holds; None with none."""
+    times = frame.get("transaction_time") if isinstance(frame, pd.DataFrame) else None
+    known = None if times is None else pd.to_datetime(times.dropna(), utc=True)
+    return None if known is None or not len(known) else (known.min(), known.max())
+
+
+def held(df: pd.DataFrame, since: Any, until: Any) -> dict[str, Any]:
+    """The window record of ``df`` holding the transaction times from ``since`` (None: the
+    list's start) to ``until``: with the first and last time its rows hold, what
+    :func:`context_of` checks the rows against when the frame is used.
+
+    >>> df = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-10-02"], utc=True)})
+    >>> held(df, None, "2026-10-31")["first"]
+    Timestamp('2026-10-02 00:00:00+0000', tz='UTC')
+    """
+    first, last = _span(df) or (None, None)
+    return {"since": since, "until": until, "first": first, "last": last}
 
 
 def window_of(df: Any) -> tuple[pd.Timestamp | None, pd.Timestamp] | None:
@@ -164,8 +214,9 @@ def fit_window(
     its data being as of ``moment``: ``(rows, window, as_of)``. The rows are those of ``df``
     within the bounds; the window ends at ``until``, or with none at ``moment`` or the newest
     row's time if later (a future-dated row): a frame never holds a row after its window's
-    end, and its window never ends before its newest row. ``as_of`` is ``moment``, or
-    ``until`` when that is earlier. Both bounds None: no window.
+    end, and its window never ends before its newest row; it records the first and last time
+    of the rows (:func:`held`). ``as_of`` is ``moment``, or ``until`` when that is earlier.
+    Both bounds None: no window.
 
     >>> df = pd.DataFrame({"transaction_time": pd.to_datetime(["2026-11-05", "2026-10-20",
     ...                                                        "2026-09-01"], utc=True)})
@@ -197,10 +248,6 @@ def fit_window(
         keep &= times <= pd.Timestamp(until)
     if not keep.all():
         df = df[keep.to_numpy(dtype=bool)].reset_index(drop=True)
-    if until is None:
-        newest = df["transaction_time"].max() if len(df) else None
-        end = moment if newest is None or pd.isna(newest) or newest <= moment else newest
-    else:
-        end = until
+    end = until if until is not None else max(moment, (_span(df) or (moment, moment))[1])
     as_of = moment if until is None or moment <= until else until
-    return df, {"since": since, "until": end}, as_of
+    return df, held(df, since, end), as_of

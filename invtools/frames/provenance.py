@@ -30,8 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.frames.context import own_attrs
+from invtools.errors import ArgumentTypeError
+from invtools.frames.context import aligned, own_attrs
 
 __all__ = [
     "Provenance",
@@ -95,10 +95,12 @@ class Provenance:
     demo frame and a real frame of the same team id differ here); ``endpoint`` and
     ``filters``: what was asked; ``window``: the transaction times a frame asked for a
     window holds (``since``, None for the list's start, and ``until``: the ``until=`` given,
-    else when its data left the server or its newest row, if later; ISO UTC), what an analysis
-    of it may look back over; ``grain``: what one row is (``"transactions"``, ``"lines"``,
-    ``"items"``, ``"stock"``, ``"history"``, ...); ``as_of``: the one moment the frame is as of,
-    on the service's clock, what its analyses measure to (docs/explanation/now.md);
+    else when its data left the server or its newest row, if later; ISO UTC; ``first`` and
+    ``last``: the times of the rows it held, what the window is checked against when used),
+    what an analysis of it may look back over; ``grain``: what one row is (``"transactions"``,
+    ``"lines"``, ``"items"``, ``"stock"``, ``"history"``, ...); ``as_of``: the one moment the
+    frame is as of, on the service's clock, what its analyses measure to
+    (docs/explanation/now.md);
     ``fetched_at``: when the rows were read (this machine's clock, ISO UTC);
     ``data_as_of``: when the oldest answer they came from left the server (a cached walk
     is as old as its first page), on the service's clock: how old the data is;
@@ -109,8 +111,8 @@ class Provenance:
     items, two teams' frames stacked) keeps every field a JSON value; where its inputs differ,
     ``team_id``, ``team_name`` and ``base_url`` are lists, entry *i* of each one team (a team is
     its service and its id); ``endpoint`` and ``filters`` lists, entry *i* of both what one
-    input asked; ``source`` and ``grain`` lists of the distinct values. ``window`` is the span
-    every input holds (of several teams: a list, one per team), ``as_of``, ``fetched_at`` and
+    input asked; ``source`` and ``grain`` lists of the distinct values. ``window`` is the first
+    input's (of several teams: a list, one per team), ``as_of``, ``fetched_at`` and
     ``data_as_of`` the oldest input's, the counts their sums.
     """
 
@@ -174,9 +176,9 @@ PROVENANCE_KEYS: Mapping[str, str] = MappingProxyType(
         "filters": "query filters used (dict of JSON values), without cursor/limit (merged: a "
         "list of dicts, entry i those of endpoint i)",
         "window": "the transaction times the frame holds, {'since': ..., 'until': ...} (ISO "
-        "8601 UTC text; since None: from the list's start), when it was asked for a window "
-        "(merged: the span every input holds, the latest since and the earliest until; of "
-        "several teams, a list, one per team)",
+        "8601 UTC text; since None: from the list's start), when it was asked for a window, "
+        "with 'first' and 'last', the times of the rows it held (merged: the first input's; "
+        "of several teams, a list, one per team)",
         "grain": "what one row is: 'transactions', 'lines', 'items', 'stock', 'history', ... "
         "(merged: a list of the distinct ones)",
         "as_of": "the one moment the frame is as of, on the service's clock (ISO 8601 UTC "
@@ -261,9 +263,8 @@ def merge_provenance(frames: Any) -> dict[str, Any]:
       (entry *i* of both is one input: ``movement(lines, items)`` came from
       ``['/v1/location-txs', '/v1/items']``); ``source`` and ``grain`` lists of the distinct
       values; a frame that names none of them adds nothing to them;
-    - ``window``: the span every input holds (the latest ``since``, the earliest ``until``): a
-      frame of a whole list holds every time, so ``movement(lines, items)`` keeps the lines'
-      window and an analysis of the merged frame measures to it (docs/explanation/now.md);
+    - ``window``: the first input's that has one, the frame measured: ``movement(lines,
+      items)`` keeps the lines' window (docs/explanation/now.md);
     - ``as_of``, ``fetched_at`` and ``data_as_of``: the oldest input's, so the result is as
       old as its oldest part;
     - ``pages``, ``rows``, ``requests``, ``from_cache``, ``retries``: their sums.
@@ -317,7 +318,7 @@ def merge_provenance(frames: Any) -> dict[str, Any]:
         "endpoint": [a[0] for a in asked] if len(asked) > 1 else asked[0][0],
         "filters": [a[1] for a in asked] if len(asked) > 1 else asked[0][1],
         # each team is measured on its own clock: a stack keeps each team's window
-        "window": [t["window"] for t in teams] if several else _overlap(teams[0]["windows"]),
+        "window": [t["window"] for t in teams] if several else teams[0]["window"],
         "grain": _one_or_all(_flat(records, "grain")),
         **{k: _oldest(_flat(records, k)) for k in ("as_of", "fetched_at", "data_as_of")},
         **{k: sum(int(r[k] or 0) for r in records) for k in _COUNTS},
@@ -336,7 +337,7 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     teams: list[dict[str, Any]] = []
     loose: list[Any] = []
     for r in records:
-        entries = zip(*(_listed(r[k], r["team_id"]) for k in (*_TEAM, "window")), strict=True)
+        entries = zip(*(aligned(r[k], r["team_id"]) for k in (*_TEAM, "window")), strict=True)
         for team_id, name, url, window in entries:
             if team_id is None:
                 loose.append(window)
@@ -359,17 +360,8 @@ def _teams(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         teams.append({"team_id": None, "team_name": None, "base_url": None, "windows": []})
     teams[0]["windows"].extend(loose)
     for t in teams:
-        t["window"] = _overlap(t["windows"])
+        t["window"] = _first_window(t["windows"])
     return teams
-
-
-def _listed(value: Any, like: Any) -> list[Any]:
-    """``value`` as one entry per team of a record whose ``team_id`` is ``like``: a list that
-    does not align with the ids is no team's (None each), so no team is dropped."""
-    n = len(like) if isinstance(like, list) else 1
-    if isinstance(value, list) and len(value) == n:
-        return value
-    return [None if isinstance(value, list) else value] * n
 
 
 def _flat(records: list[dict[str, Any]], key: str) -> list[Any]:
@@ -422,21 +414,8 @@ def _instant(stamp: Any) -> pd.Timestamp:
     return when.tz_localize(UTC) if when.tzinfo is None else when
 
 
-def _overlap(windows: list[Any]) -> dict[str, Any] | None:
-    """The span every window holds (a frame without one holds every time): the latest since,
-    the earliest until, as given; None when none has a window. Windows that share no moment
-    (August's lines and October's) are a :class:`ConfigError`: no span holds both."""
-    spans = [w for w in windows if isinstance(w, Mapping) and w.get("until") is not None]
-    if not spans:
-        return None
-    sinces = [w["since"] for w in spans if w.get("since") is not None]
-    since = max(sinces, key=_instant) if sinces else None
-    until = _oldest([w["until"] for w in spans])
-    if since is not None and _instant(since) > _instant(until):
-        shown = "; ".join(f"{w.get('since') or 'the start'} to {w['until']}" for w in spans)
-        raise ConfigError(
-            f"these frames hold transaction times that share no moment ({shown}): a result of "
-            "them would claim a window none of them holds. Fetch one frame that spans what you "
-            "need (client.lines_df(since=...)), or pd.concat them and set attrs['window']."
-        )
-    return {"since": since, "until": until}
+def _first_window(windows: list[Any]) -> Any:
+    """The first of ``windows`` (a frame without one holds every time): the window of the
+    frame measured (an analysis's first frame, a join's lines), as recorded, with the rows it
+    held (:func:`~invtools.frames.context_of` checks them); None when none has a window."""
+    return next((w for w in windows if isinstance(w, Mapping) and w.get("until")), None)

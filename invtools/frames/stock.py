@@ -17,7 +17,7 @@ import pandas as pd
 from invtools._config import check_flag, check_kind
 from invtools._types import check_id, check_ids
 from invtools.errors import ConfigError
-from invtools.frames.context import context_of
+from invtools.frames.context import context_of, held
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, utc_stamp, with_provenance
 from invtools.frames.reader import check_times
@@ -74,9 +74,10 @@ def stock_history(
       line order.
     - The lines' context is carried on (``df.attrs``, see :func:`with_provenance`), its
       ``grain`` ``"history"``: among it the moment the lines are as of
-      (:func:`~invtools.frames.context_of`), or -- lines with no recorded context -- the
-      newest time of all of them, before ``item_ids`` keeps some, so a history of a few items
-      is measured to the same moment as the whole one (docs/explanation/now.md).
+      (:func:`~invtools.frames.context_of`), read before ``item_ids`` keeps some, so a history
+      of a few items is measured to the same moment as the whole one, and their window as
+      checked against the rows (docs/explanation/now.md). Lines with no recorded context give
+      a history with none: its analyses say so, and take ``as_of=``.
 
     >>> lines = lines_df([{"id": 1, "type": "in", "transaction_time": "2026-05-01T00:00:00.000Z",
     ...     "to_location": {"id": 1, "name": "WH", "deleted": False},
@@ -107,7 +108,7 @@ def stock_history(
         )
     check_times(lines, "transaction_time", who="stock_history", what="lines")
     schema = SCHEMAS["stock_history"]
-    moment = _moment(lines)  # of all the lines: the filter below never moves it
+    ctx = context_of(lines)  # of all the lines: the filter below never moves it
     wanted = check_ids(item_ids, name="item_ids")  # None when item_ids is None
     if wanted is not None:
         lines = lines[lines["item_id"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
@@ -172,22 +173,11 @@ def stock_history(
     history = pd.DataFrame({col: out[col].astype(dtype) for col, dtype in schema.items()})
     if "source" in lines.attrs:
         kept = {k: lines.attrs[k] for k in PROVENANCE_KEYS if k in lines.attrs}
-        with_provenance(history, kept, grain="history")
-    if moment is not None:
-        history.attrs["as_of"] = moment
+        window = None if ctx.window is None else held(history, *ctx.window)  # checked
+        with_provenance(history, kept, grain="history", window=window)
+    if ctx.as_of is not None:  # lines with no context give a history with none (no guess)
+        history.attrs["as_of"] = utc_stamp(ctx.as_of)
     return history
-
-
-def _moment(lines: pd.DataFrame) -> str | None:
-    """The moment a history of ``lines`` is as of, as ISO text: the lines' (their ``as_of``,
-    else the end of their window: :func:`~invtools.frames.context_of`), else the newest time
-    of all of them (None when they have none)."""
-    ctx = context_of(lines)
-    moment = ctx.as_of if ctx.as_of is not None or ctx.window is None else ctx.window[1]
-    if moment is None and len(lines):
-        newest = lines["transaction_time"].max()
-        moment = None if pd.isna(newest) else newest
-    return None if moment is None else utc_stamp(moment)
 
 
 def _names(lines: pd.DataFrame, side: str | None) -> np.ndarray:
