@@ -170,8 +170,9 @@ def test_reorder_lists_every_item_that_runs_out_by_default_as_the_how_to_prints_
 
 
 def _sales(*rows) -> pd.DataFrame:
-    """Out lines of ``(days before T, item, location, units)``."""
-    return pd.DataFrame(
+    """Out lines of ``(days before T, item, location, units)``, as of their newest (a frame
+    built by hand records no moment: analyses would warn)."""
+    lines = pd.DataFrame(
         {
             "transaction_time": pd.array([T - d * DAY for d, *_ in rows], "datetime64[ms, UTC]"),
             "type": pd.Categorical(["out"] * len(rows)),
@@ -181,6 +182,8 @@ def _sales(*rows) -> pd.DataFrame:
             "quantity": [float(r[3]) for r in rows],
         }
     )
+    lines.attrs["as_of"] = str(lines["transaction_time"].max())
+    return lines
 
 
 def _stock(*rows) -> pd.DataFrame:

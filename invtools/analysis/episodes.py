@@ -40,7 +40,7 @@ def stockouts(
     ...     "transaction_id": [1, 2, 3, 4], "item_id": [9, 9, 9, 9],
     ...     "item_name": ["Mug"] * 4, "location_id": [pd.NA] * 4,
     ...     "stock": [3.0, 0.0, 5.0, 0.0], "change": [3.0, -3.0, 5.0, -5.0]})
-    >>> stockouts(h)[["days_out", "still_out"]].values.tolist()
+    >>> stockouts(h, as_of="2026-01-20")[["days_out", "still_out"]].values.tolist()
     [[3.0, False], [0.0, True]]
     >>> h.attrs["as_of"] = "2026-01-30"        # the moment the lines were as of
     >>> stockouts(h)["days_out"].tolist()     # still out from Jan 20 to Jan 30

@@ -10,6 +10,7 @@ pass: each series' level carried forward from period to period, its opening bala
 ...     "transaction_id": [1, 2], "item_id": [7, 7], "item_name": ["Mug", "Mug"],
 ...     "location_id": pd.array([1, 2], dtype="Int64"), "location_name": ["WH", "Shop"],
 ...     "stock": [5.0, 8.0], "change": [5.0, 8.0]})
+>>> h.attrs["as_of"] = "2026-06-30"                # the moment the lines were as of
 >>> period_end_stock(h, freq="QE", by_location=True).values.tolist()   # WH, Shop
 [[5.0, 0.0], [5.0, 8.0]]
 """
