@@ -23,6 +23,7 @@ from invtools.errors import (
     DeletedItemsWarning,
     InvalidRequestError,
     InvtoolsError,
+    LevelsWarning,
     LockedError,
     NotFoundError,
     PaginationError,
@@ -83,6 +84,7 @@ __all__ = [
     "DeletedItemsWarning",
     "WindowWarning",
     "ClockWarning",
+    "LevelsWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

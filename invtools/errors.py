@@ -84,6 +84,14 @@ class WindowWarning(UserWarning):
     :class:`ConfigError`. See docs/explanation/now.md."""
 
 
+class LevelsWarning(UserWarning):
+    """Stock levels not checked against the service's current stock: a frame whose window
+    ends in the past or holds some types only, or items the items list did not give (deleted,
+    or with lines newer than the list read). The message names them; an edit of an earlier
+    transaction since their details were fetched shifts their levels
+    (docs/explanation/now.md)."""
+
+
 class ClockWarning(UserWarning):
     """The service's clock (the ``Date`` of its answer about the team) was not believed: it was
     missing or unreadable, more than a day ahead of this machine's clock, jumped between two

@@ -29,6 +29,7 @@ EXPECTED = {
     "DeletedItemsWarning",
     "WindowWarning",
     "ClockWarning",
+    "LevelsWarning",
     # the client and the mirror
     "Client",
     "Team",

@@ -217,6 +217,14 @@ class DataFrames(Resources):
             return frames.with_item_columns(with_items, items, item_columns)
 
         def build() -> tuple[pd.DataFrame, _Asked | None]:
+            # the anchor first: a line recorded after it is seen (its items left unanchored)
+            # the anchor first, as old as the transactions list may be: a line recorded
+            # after it leaves its items unanchored (``frames.rebase_levels``)
+            stock = None
+            if type is None and until is None:
+                age = default_max_age(self._requester.url(TXS_PATH), max_age)
+                stock = self.items(refresh=refresh, max_age=age, progress=progress)
+            current = None if stock is None else frames.stock_df(stock)
             walk, asked = self._windowed(
                 since,
                 until,
@@ -229,10 +237,31 @@ class DataFrames(Resources):
             tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
+            if stock is not None:
+                current = self._anchor(current, lines, tx, stock.data_as_of, walk.data_as_of)
+            elif type is not None or since is not None:
+                how = f"type={type!r}" if type is not None else f"until={until!r}"
+                frames.unchecked_levels(lines, f"lines_df({how}, ...)")
             del tx, details  # the lines hold the list's columns they need: let it go first
-            return _levels(lines, all_types=type is None), asked
+            return _levels(lines, all_types=type is None, current=current), asked
 
         return self._framed(TXS_PATH, filters, build, grain="lines")
+
+    def _anchor(
+        self, current: pd.DataFrame, lines: pd.DataFrame, tx: pd.DataFrame, read: Any, walked: Any
+    ) -> pd.DataFrame | None:
+        """``current`` (the items list read at ``read``) less the items of lines recorded
+        after it; None, said, when the transactions list was walked before it (replayed)."""
+        if read is None or walked is None or walked >= read:
+            after = read is not None and len(tx)
+            newer = tx["id"][tx["created_at"] > self.service_clock.of_local(read)] if after else []
+            later = lines["item_id"][lines["transaction_id"].isin(newer)]
+            return current[~current["item_id"].isin(later).to_numpy(dtype=bool)]
+        frames.unchecked_levels(
+            lines, f"lines_df (its transactions list replayed from {walked:%H:%M:%S}, before "
+            "the items list was read; refresh=True reads both)"
+        )
+        return None
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -397,13 +426,16 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return df
 
 
-def _levels(lines: pd.DataFrame, *, all_types: bool) -> pd.DataFrame:
+def _levels(
+    lines: pd.DataFrame, *, all_types: bool, current: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """``lines`` (:func:`invtools.frames.lines.lines_of`) with their stock levels recomputed
-    from the quantities when every type is there to recompute them from (see ``lines_df``).
-    What building the lines freed goes back first (a ``lines_df()`` re-run of 100,000
-    transactions: a peak of +117-119 MiB, not +137-141)."""
+    from the quantities when every type is there to recompute them from, anchored at the
+    ``current`` stock when given (see ``lines_df``). What building the lines freed goes back
+    first (a ``lines_df()`` re-run of 100,000 transactions: a peak of +117-119 MiB, not
+    +137-141)."""
     give_back()
-    return frames.rebase_levels(lines) if all_types else lines
+    return frames.rebase_levels(lines, current) if all_types else lines
 
 
 def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
