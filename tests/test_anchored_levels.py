@@ -6,10 +6,14 @@ Real HTTP against the stand-in; ``sb.data()`` is the server's truth."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
 import pandas as pd
 import pytest
 
 from invtools import frames
+from invtools.api.records import Record, walks_folder
 from invtools.errors import LevelsWarning
 from invtools.frames.stock import in_series_order
 
@@ -104,3 +108,32 @@ def test_anchor_levels_sets_the_last_level_to_the_current_stock():
         anchored = frames.rebase_levels(lines, frames.stock_df(items))
     assert anchored["new_stock_level"].tolist() == [13.0, 15.0, 1.0]
     assert anchored["to_location_new_stock_level"].tolist() == [13.0, 15.0, 1.0]
+
+
+def test_a_line_recorded_after_the_items_list_was_read_leaves_its_items_said(sb, make_client):
+    client = make_client(sb)
+    client.items_df()  # the items list read (and replayed by lines_df for 10 minutes)
+    later = pd.Timestamp(client.now()) + pd.Timedelta(minutes=5)
+    sold = sb.add_transaction(created_at=later.isoformat())  # a sale of two items, after it
+    items = sorted(line["id"] for line in sold["items"])
+    with pytest.warns(LevelsWarning, match=rf"holds no item {items[0]}, {items[1]} \(2 items\)"):
+        lines = client.lines_df(since="90D")
+    total, _ = _current(sb)
+    last = {i: s for (i, _), s in _last_levels(frames.stock_history(lines)).items() if i in total}
+    assert last == {i: total[i] for i in last}  # the stored levels of the two are right here
+
+
+def test_a_transactions_list_replayed_from_before_the_items_list_is_walked_again(sb, make_client):
+    client = make_client(sb)
+    client.transactions_df(since="90D")  # the list's walk recorded ...
+    folder = walks_folder(client.cache_path)
+    for path in folder.glob("*.walk"):  # ... five minutes ago
+        record = Record.from_bytes(path.read_bytes())
+        aged = replace(record, began=record.began - timedelta(minutes=5))
+        path.write_bytes(aged.to_bytes())
+    sold = sb.add_transaction()  # then a sale: in the items list read next, not in that record
+    lines = client.lines_df(since="90D")
+    assert sold["id"] in set(lines["transaction_id"])
+    total, _ = _current(sb)
+    last = {i: s for (i, _), s in _last_levels(frames.stock_history(lines)).items() if i in total}
+    assert last == {i: total[i] for i in last}

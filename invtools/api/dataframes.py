@@ -217,28 +217,26 @@ class DataFrames(Resources):
             return frames.with_item_columns(with_items, items, item_columns)
 
         def build() -> tuple[pd.DataFrame, _Asked | None]:
-            # the anchor first: a line recorded after it is seen (its items left unanchored)
-            # the anchor first, as old as the transactions list may be: a line recorded
-            # after it leaves its items unanchored (``frames.rebase_levels``)
+            # the anchor first: a line recorded after it leaves its items unanchored
             stock = None
             if type is None and until is None:
-                age = default_max_age(self._requester.url(TXS_PATH), max_age)
-                stock = self.items(refresh=refresh, max_age=age, progress=progress)
+                stock = self.items(refresh=refresh, max_age=max_age, progress=progress)
             current = None if stock is None else frames.stock_df(stock)
-            walk, asked = self._windowed(
-                since,
-                until,
-                type=type,
-                chains=chains,
-                refresh=refresh,
-                max_age=max_age,
-                progress=progress,
+            walked = functools.partial(
+                self._windowed, since, until, type=type, chains=chains, max_age=max_age
             )
+            walk, asked = walked(refresh=refresh, progress=progress)
             tx, details = self._tx_and_details(walk, progress, asked)
+            if stock is not None and walk.data_as_of < stock.data_as_of - _APART:
+                details.close()  # the list replayed from before the anchor: walked again
+                walk, asked = walked(refresh=True, progress=progress)
+                tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
             if stock is not None:
-                current = self._anchor(current, lines, tx, stock.data_as_of, walk.data_as_of)
+                read = self.service_clock.of_local(stock.data_as_of)
+                later = tx["id"][tx["created_at"] > read] if len(tx) else []
+                current = current[~current["item_id"].isin(_items_of(lines, later)).to_numpy()]
             elif type is not None or since is not None:
                 how = f"type={type!r}" if type is not None else f"until={until!r}"
                 frames.unchecked_levels(lines, f"lines_df({how}, ...)")
@@ -246,22 +244,6 @@ class DataFrames(Resources):
             return _levels(lines, all_types=type is None, current=current), asked
 
         return self._framed(TXS_PATH, filters, build, grain="lines")
-
-    def _anchor(
-        self, current: pd.DataFrame, lines: pd.DataFrame, tx: pd.DataFrame, read: Any, walked: Any
-    ) -> pd.DataFrame | None:
-        """``current`` (the items list read at ``read``) less the items of lines recorded
-        after it; None, said, when the transactions list was walked before it (replayed)."""
-        if read is None or walked is None or walked >= read:
-            after = read is not None and len(tx)
-            newer = tx["id"][tx["created_at"] > self.service_clock.of_local(read)] if after else []
-            later = lines["item_id"][lines["transaction_id"].isin(newer)]
-            return current[~current["item_id"].isin(later).to_numpy(dtype=bool)]
-        frames.unchecked_levels(
-            lines, f"lines_df (its transactions list replayed from {walked:%H:%M:%S}, before "
-            "the items list was read; refresh=True reads both)"
-        )
-        return None
 
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
@@ -398,6 +380,11 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+#: How long before the items list's read the transactions list's walk may have begun for
+#: ``lines_df`` to anchor levels on it; a list replayed from earlier is walked again.
+_APART = timedelta(minutes=1)
+
+
 @dataclass
 class _Asked:
     """The window a walk of the transactions list was asked for: its bounds as first read
@@ -424,6 +411,11 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     df = frames.transactions_df(walk)
     df.attrs["walk"] = walk.summary()
     return df
+
+
+def _items_of(lines: pd.DataFrame, tx_ids: Any) -> pd.Series:
+    """The item ids of the lines of the transactions ``tx_ids``."""
+    return lines["item_id"][lines["transaction_id"].isin(tx_ids).to_numpy(dtype=bool)]
 
 
 def _levels(

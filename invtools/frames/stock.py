@@ -24,7 +24,14 @@ from invtools.frames.provenance import PROVENANCE_KEYS, utc_stamp, with_provenan
 from invtools.frames.reader import check_times
 from invtools.frames.schemas import SCHEMAS
 
-__all__ = ["stock_history", "rebase_levels", "unchecked_levels", "in_series_order", "opening_levels", "known_from"]
+__all__ = [
+    "stock_history",
+    "rebase_levels",
+    "unchecked_levels",
+    "in_series_order",
+    "opening_levels",
+    "known_from",
+]
 
 #: One stock: an item at one location, or (location_id <NA>) at all of them.
 SERIES = ["item_id", "location_id"]
@@ -378,9 +385,7 @@ def _warn(head: str, items: Any, tail: str) -> None:
     ids = sorted({int(i) for i in items})
     if ids:
         shown = ", ".join(map(str, ids[:10])) + (", ..." if len(ids) > 10 else "")
-        warnings.warn(
-            f"{head} item {shown} ({len(ids)} items) {tail}", LevelsWarning, stacklevel=4
-        )
+        warnings.warn(f"{head} item {shown} ({len(ids)} items) {tail}", LevelsWarning, stacklevel=4)
 
 
 def _anchors(lines: pd.DataFrame, current: pd.DataFrame) -> pd.Series:
