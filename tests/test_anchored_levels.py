@@ -12,7 +12,7 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 
-from invtools import frames
+from invtools import TransactionMirror, frames
 from invtools.api.records import Record, walks_folder
 from invtools.errors import LevelsWarning
 from invtools.frames.stock import in_series_order
@@ -137,3 +137,20 @@ def test_a_transactions_list_replayed_from_before_the_items_list_is_walked_again
     total, _ = _current(sb)
     last = {i: s for (i, _), s in _last_levels(frames.stock_history(lines)).items() if i in total}
     assert last == {i: total[i] for i in last}
+
+
+def test_the_mirrors_since_frame_ends_at_the_services_stock_after_an_edit_before_it(
+    sb, make_client, tmp_path
+):
+    client = make_client(sb)
+    mirror = TransactionMirror(tmp_path / "m.sqlite", client)
+    mirror.sync()
+    _edit_before_the_window(sb, client)
+    mirror.sync()
+    total, at = _current(sb)
+    lines = mirror.lines_df(since="90D")
+    last = {i: s for (i, _), s in _last_levels(frames.stock_history(lines)).items() if i in total}
+    assert last == {i: total[i] for i in last}
+    per_location = _last_levels(frames.stock_history(lines, by_location=True))
+    per_location = {k: s for k, s in per_location.items() if k[0] in total}
+    assert per_location == {k: at.get(k, 0.0) for k in per_location}

@@ -183,10 +183,12 @@ class DataFrames(Resources):
         """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
         request per transaction in the window, each cached for good per revision.
 
-        Stock levels: an edit of an earlier transaction changes every later level without
-        raising those transactions' revisions, so without a ``type`` filter the levels are
-        recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
-        item's earliest line in the frame. With a ``type`` filter they are the stored ones.
+        Stock levels: without ``type`` and ``until``, **anchored at the current stock** of
+        the items list, read first (per location too; :func:`invtools.frames.rebase_levels`);
+        else the details' stored ones (recomputed from each item's earliest line when every
+        type is there), and with ``since`` a :class:`~invtools.errors.LevelsWarning` names
+        the items. ``refresh=True`` walks both lists again, never a detail at its revision.
+        The rule, and what is said when an item cannot be anchored: docs/explanation/now.md.
 
         ``item_columns`` names columns of :meth:`items_df` (``"attr_Category"``, ``"cost"``,
         ...) to join onto each line by ``item_id``, after ``item_name``
@@ -233,10 +235,10 @@ class DataFrames(Resources):
                 tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
-            if stock is not None:
-                read = self.service_clock.of_local(stock.data_as_of)
-                later = tx["id"][tx["created_at"] > read] if len(tx) else []
-                current = current[~current["item_id"].isin(_items_of(lines, later)).to_numpy()]
+            if stock is not None:  # less the items of lines recorded after the read
+                later = tx["created_at"] > self.service_clock.of_local(stock.data_as_of)
+                newer = lines["item_id"][lines["transaction_id"].isin(tx["id"][later])]
+                current = current[~current["item_id"].isin(newer).to_numpy(dtype=bool)]
             elif type is not None or since is not None:
                 how = f"type={type!r}" if type is not None else f"until={until!r}"
                 frames.unchecked_levels(lines, f"lines_df({how}, ...)")
@@ -380,8 +382,8 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-#: How long before the items list's read the transactions list's walk may have begun for
-#: ``lines_df`` to anchor levels on it; a list replayed from earlier is walked again.
+#: How long before the items list's read (the anchor) ``lines_df``'s transactions list may
+#: have been walked; a list replayed from earlier is walked again.
 _APART = timedelta(minutes=1)
 
 
@@ -411,11 +413,6 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     df = frames.transactions_df(walk)
     df.attrs["walk"] = walk.summary()
     return df
-
-
-def _items_of(lines: pd.DataFrame, tx_ids: Any) -> pd.Series:
-    """The item ids of the lines of the transactions ``tx_ids``."""
-    return lines["item_id"][lines["transaction_id"].isin(tx_ids).to_numpy(dtype=bool)]
 
 
 def _levels(

@@ -8,9 +8,9 @@ history knows of a stock before its first line (the analyses' and the plots' ope
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -62,6 +62,10 @@ def stock_history(
     the newest line there gives it; <NA> for all locations), stock, change (float64),
     item_deleted (boolean).
 
+    - The levels are the lines' own: a ``client.lines_df(since=...)`` without ``type``/``until``
+      has them anchored at the service's current stock (the items list; otherwise a
+      :class:`~invtools.errors.LevelsWarning` named the items that may be off), a mirror's
+      are of its whole history (:func:`rebase_levels`; docs/explanation/now.md).
     - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
     - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
       lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
@@ -346,7 +350,8 @@ def rebase_levels(lines: pd.DataFrame, current: pd.DataFrame | None = None) -> p
         opening = pd.Series(level - running).groupby(stock, sort=False)
         first = opening.transform("first").to_numpy()
         if anchors is not None:  # opening = current - every effect in the frame
-            now = anchors.reindex(pd.MultiIndex.from_arrays([item[row], loc])).to_numpy()
+            now = anchors.reindex(pd.MultiIndex.from_arrays([item[row], loc])).to_numpy(copy=True)
+            now[np.isnan(now) & np.isin(item[row], anchors.index.levels[0])] = 0.0
             total = pd.Series(running).groupby(stock, sort=False).transform("last").to_numpy()
             first = np.where(np.isnan(now), first, now - total)
         new = np.where(np.isnan(level), np.nan, np.round(first + running, 9))
@@ -367,10 +372,11 @@ def unchecked_levels(lines: pd.DataFrame, who: str) -> None:
 
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
     ...     unchecked_levels(lines_df([{"id": 1, "type": "out",
     ...         "items": [{"id": 9, "quantity": 2, "new_stock_level": 3}]}]), "my_lines()")
-    >>> str(said[0].message)[:56]
-    'my_lines(): the stock levels of item 9 (1 items) are not'
+    >>> str(said[0].message)[:50]
+    'my_lines(): the stock levels of item 9 are not che'
     """
     _warn(
         f"{who}: the stock levels of",
@@ -385,7 +391,8 @@ def _warn(head: str, items: Any, tail: str) -> None:
     ids = sorted({int(i) for i in items})
     if ids:
         shown = ", ".join(map(str, ids[:10])) + (", ..." if len(ids) > 10 else "")
-        warnings.warn(f"{head} item {shown} ({len(ids)} items) {tail}", LevelsWarning, stacklevel=4)
+        count = f" ({len(ids)} items)" if len(ids) > 1 else ""
+        warnings.warn(f"{head} item {shown}{count} {tail}", LevelsWarning, stacklevel=4)
 
 
 def _anchors(lines: pd.DataFrame, current: pd.DataFrame) -> pd.Series:
@@ -401,22 +408,10 @@ def _anchors(lines: pd.DataFrame, current: pd.DataFrame) -> pd.Series:
     item = rows["item_id"].to_numpy(dtype="float64", na_value=np.nan)
     loc = rows["location_id"].to_numpy(dtype="float64", na_value=np.nan)
     qty = pd.Series(rows["quantity"].to_numpy(dtype="float64", na_value=np.nan))
-    at = qty.groupby([item, loc]).sum()
     total = qty.groupby(item).sum()
+    everywhere = pd.Series(total.to_numpy(), index=[total.index, np.full(len(total), -1.0)])
+    anchors = pd.concat([qty.groupby([item, loc]).sum(), everywhere])
     listed = set(total.index)
-    pairs = {(i, -1.0) for i in lines["item_id"].dropna().astype(float)}
-    for side in ("to", "from"):
-        touched = lines[[f"{side}_location_id", "item_id"]].dropna().astype(float)
-        pairs |= set(zip(touched["item_id"], touched[f"{side}_location_id"], strict=True))
-    keys = pd.MultiIndex.from_tuples(sorted(pairs), names=["item", "loc"])
-    anchors = pd.Series(
-        [
-            (total[i] if l == -1.0 else at.get((i, l), 0.0)) if i in listed else np.nan
-            for i, l in keys
-        ],
-        index=keys,
-        dtype="float64",
-    )
     unlisted = lines[~lines["item_id"].astype(float).isin(listed).to_numpy(dtype=bool)]
     said = unlisted.get("item_deleted", pd.Series(pd.NA, index=unlisted.index, dtype="boolean"))
     gone = said.fillna(False).to_numpy(dtype=bool)
