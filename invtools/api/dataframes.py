@@ -235,7 +235,7 @@ class DataFrames(Resources):
                 tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
-            if stock is not None:  # less the items of lines recorded after the read
+            if stock is not None and current is not None:  # less lines recorded after the read
                 later = tx["created_at"] > self.service_clock.of_local(stock.data_as_of)
                 newer = lines["item_id"][lines["transaction_id"].isin(tx["id"][later])]
                 current = current[~current["item_id"].isin(newer).to_numpy(dtype=bool)]

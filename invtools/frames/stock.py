@@ -351,7 +351,7 @@ def rebase_levels(lines: pd.DataFrame, current: pd.DataFrame | None = None) -> p
         first = opening.transform("first").to_numpy()
         if anchors is not None:  # opening = current - every effect in the frame
             now = anchors.reindex(pd.MultiIndex.from_arrays([item[row], loc])).to_numpy(copy=True)
-            now[np.isnan(now) & np.isin(item[row], anchors.index.levels[0])] = 0.0
+            now[np.isnan(now) & np.isin(item[row], anchors.index.get_level_values(0))] = 0.0
             total = pd.Series(running).groupby(stock, sort=False).transform("last").to_numpy()
             first = np.where(np.isnan(now), first, now - total)
         new = np.where(np.isnan(level), np.nan, np.round(first + running, 9))
