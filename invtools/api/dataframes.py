@@ -40,6 +40,7 @@ from invtools.api.walk import Walk
 from invtools.frames.arrow import give_back
 from invtools.frames.lines import lines_of
 from invtools.frames.provenance import Provenance
+from invtools.frames.stock import unchecked_levels
 
 __all__ = ["DataFrames"]
 
@@ -241,7 +242,7 @@ class DataFrames(Resources):
                 current = current[~current["item_id"].isin(newer).to_numpy(dtype=bool)]
             elif type is not None or since is not None:
                 how = f"type={type!r}" if type is not None else f"until={until!r}"
-                frames.unchecked_levels(lines, f"lines_df({how}, ...)")
+                unchecked_levels(lines, f"lines_df({how}, ...)")
             del tx, details  # the lines hold the list's columns they need: let it go first
             return _levels(lines, all_types=type is None, current=current), asked
 

@@ -142,7 +142,7 @@ from invtools.frames.schemas import (
     TX_TYPE_DTYPE,
 )
 from invtools.frames.schemas import PARTNER_TYPE_NAMES as PARTNER_TYPE_NAMES  # likewise
-from invtools.frames.stock import rebase_levels, stock_history, unchecked_levels
+from invtools.frames.stock import rebase_levels, stock_history
 
 __all__ = [
     "SCHEMAS",
@@ -165,7 +165,6 @@ __all__ = [
     "attributes_df",
     "stock_history",
     "rebase_levels",
-    "unchecked_levels",
     "with_provenance",
     "merge_provenance",
     "Context",

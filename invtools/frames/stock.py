@@ -27,7 +27,6 @@ from invtools.frames.schemas import SCHEMAS
 __all__ = [
     "stock_history",
     "rebase_levels",
-    "unchecked_levels",
     "in_series_order",
     "opening_levels",
     "known_from",
