@@ -139,7 +139,8 @@ class DataFrames(Resources):
         arguments of :meth:`transactions`. A whole list is read from its page bytes by
         pyarrow. ``with_lines=True`` fetches each row's detail (one request each, cached for
         good per revision) and gives one row per line: the transaction's columns, then the
-        line columns of :func:`invtools.frames.lines_df`.
+        line columns of :func:`invtools.frames.lines_df` (levels recomputed from each item's
+        earliest line, not anchored: take levels from :meth:`lines_df`).
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
