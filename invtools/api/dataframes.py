@@ -221,7 +221,7 @@ class DataFrames(Resources):
             return frames.with_item_columns(with_items, items, item_columns)
 
         def build() -> tuple[pd.DataFrame, _Asked | None]:
-            # the anchor first: a line recorded after it leaves its items unanchored
+            # the anchor first, so that it never counts a transaction the lines lack
             stock = None
             if type is None and until is None:
                 stock = self.items(refresh=refresh, max_age=max_age, progress=progress)
@@ -231,17 +231,16 @@ class DataFrames(Resources):
             )
             walk, asked = walked(refresh=refresh, progress=progress)
             tx, details = self._tx_and_details(walk, progress, asked)
-            if stock is not None and walk.data_as_of < stock.data_as_of - _APART:
+            if stock is not None and stock.replayed and stock.data_as_of < walk.data_as_of - _APART:
+                stock = self.items(refresh=True, progress=progress)  # replayed: read again
+                current = frames.stock_df(stock)
+            if stock is not None and walk.replayed and walk.data_as_of < stock.data_as_of - _APART:
                 details.close()  # the list replayed from before the anchor: walked again
                 walk, asked = walked(refresh=True, progress=progress)
                 tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
-            if stock is not None and current is not None:  # less lines recorded after the read
-                later = tx["created_at"] > self.service_clock.of_local(stock.data_as_of)
-                newer = lines["item_id"][lines["transaction_id"].isin(tx["id"][later])]
-                current = current[~current["item_id"].isin(newer).to_numpy(dtype=bool)]
-            elif type is not None or since is not None:
+            if current is None and (type is not None or since is not None):
                 how = f"type={type!r}" if type is not None else f"until={until!r}"
                 unchecked_levels(lines, f"lines_df({how}, ...)")
             del tx, details  # the lines hold the list's columns they need: let it go first
@@ -384,8 +383,8 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-#: How long before the items list's read (the anchor) ``lines_df``'s transactions list may
-#: have been walked; a list replayed from earlier is walked again.
+#: How far apart ``lines_df`` reads the items list (its levels' anchor) and walks the
+#: transactions list at most: the older one, replayed, is read again.
 _APART = timedelta(minutes=1)
 
 

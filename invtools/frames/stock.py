@@ -277,8 +277,8 @@ def rebase_levels(lines: pd.DataFrame, current: pd.DataFrame | None = None) -> p
       earlier than the newest line, the frame reaching now): **anchored**, so the item's last
       level is its current stock -- the sum of its rows -- and at a location its row there
       (0 when the item has none); every earlier level is that minus the effects after it.
-      An item of the lines that ``current`` does not hold keeps the stored opening below, and
-      a :class:`~invtools.errors.LevelsWarning` names it unless its lines say it is deleted.
+      An item of the lines that ``current`` does not hold (deleted: the items list leaves
+      it out) keeps the stored opening below.
     - else read off the *earliest* line's stored level (level minus its own effect).
 
     Why: editing a transaction makes the service recompute every later level without raising
@@ -305,7 +305,7 @@ def rebase_levels(lines: pd.DataFrame, current: pd.DataFrame | None = None) -> p
     missing = [c for c in needed if c not in lines.columns]
     if missing:
         raise ConfigError(f"rebase_levels needs a lines frame (client.lines_df()); no {missing}")
-    anchors = None if current is None else _anchors(lines, current)
+    anchors = None if current is None else _anchors(current)
     out = lines.copy(deep=False)  # its level columns are replaced, never written into
     overall, inward, outward = _line_effects(out)
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
@@ -381,7 +381,7 @@ def unchecked_levels(lines: pd.DataFrame, who: str) -> None:
         f"{who}: the stock levels of",
         lines["item_id"].dropna(),
         "are not checked against the current stock: lines_df(since=...) without type= or "
-        "until= anchors them at the items list; filter or cut that frame",
+        "until= anchors them; filter or cut that frame",
     )
 
 
@@ -394,11 +394,9 @@ def _warn(head: str, items: Any, tail: str) -> None:
         warnings.warn(f"{head} item {shown}{count} {tail}", LevelsWarning, stacklevel=4)
 
 
-def _anchors(lines: pd.DataFrame, current: pd.DataFrame) -> pd.Series:
-    """The current stock of every (item, location) the lines touch, by (item id, location id;
-    -1 for all locations) as floats: from ``current`` (:func:`invtools.frames.stock_df`), 0 at a
-    location an item held there has no row for, NaN (no anchor) for an item it does not hold,
-    which a :class:`~invtools.errors.LevelsWarning` names unless its lines say it is deleted."""
+def _anchors(current: pd.DataFrame) -> pd.Series:
+    """The current stock by (item id, location id; -1 for all locations: the sum of the
+    item's rows) as floats, from ``current`` (:func:`invtools.frames.stock_df`)."""
     check_kind(current, pd.DataFrame, "rebase_levels: current", "a stock_df() frame")
     missing = [c for c in ("item_id", "location_id", "quantity") if c not in current.columns]
     if missing:
@@ -410,17 +408,6 @@ def _anchors(lines: pd.DataFrame, current: pd.DataFrame) -> pd.Series:
     total = qty.groupby(item).sum()
     everywhere = pd.Series(total.to_numpy(), index=[total.index, np.full(len(total), -1.0)])
     anchors = pd.concat([qty.groupby([item, loc]).sum(), everywhere])
-    listed = set(total.index)
-    unlisted = lines[~lines["item_id"].astype(float).isin(listed).to_numpy(dtype=bool)]
-    said = unlisted.get("item_deleted", pd.Series(pd.NA, index=unlisted.index, dtype="boolean"))
-    gone = said.fillna(False).to_numpy(dtype=bool)
-    _warn(
-        "rebase_levels: the current stock given holds no",
-        unlisted["item_id"][~gone].dropna(),
-        "of the lines: their levels are read off their earliest line's stored level, "
-        "which an edit of an earlier transaction since it was fetched shifts; pass a "
-        "stock_df() read after the lines (client.lines_df() reads one)",
-    )
     return anchors
 
 
