@@ -85,11 +85,10 @@ class WindowWarning(UserWarning):
 
 
 class LevelsWarning(UserWarning):
-    """Stock levels not checked against the service's current stock: a frame whose window
-    ends in the past or holds some types only, or items the items list did not give (deleted,
-    or with lines newer than the list read). The message names them; an edit of an earlier
-    transaction since their details were fetched shifts their levels
-    (docs/explanation/now.md)."""
+    """Stock levels not checked against the service's current stock: a ``since=`` frame
+    whose window ends in the past (``until=``) or holds some types only (``type=``). The
+    message names the items; an edit of an earlier transaction since their details were
+    fetched shifts their levels (docs/explanation/now.md)."""
 
 
 class ClockWarning(UserWarning):
