@@ -24,6 +24,7 @@ from invtools.errors import (
     DeletedItemsWarning,
     InvalidRequestError,
     InvtoolsError,
+    LevelsWarning,
     LockedError,
     NotFoundError,
     PaginationError,
@@ -85,6 +86,7 @@ __all__ = [
     "WindowWarning",
     "CutWarning",
     "ClockWarning",
+    "LevelsWarning",
     *_LAZY,
     *_SUBMODULES,
 ]

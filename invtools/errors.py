@@ -19,10 +19,13 @@ Errors are split by what the caller can do about them::
         ├── RateLimitError             429, after the retries ran out
         └── ServerError                5xx, after the retries ran out
 
-Three warnings live here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
+The warnings live here too: :class:`DeletedItemsWarning`, said when an analysis or a plot
 leaves deleted items out of its result (``include_deleted=True`` keeps them),
 :class:`WindowWarning`, said when an analysis needs transactions from outside its frame's
-window, and :class:`ClockWarning`, said when the service's clock is not believed.
+window (or its frame records no moment), :class:`CutWarning`, when a ``top`` cut drops rows
+an analysis flags, :class:`LevelsWarning`, when a frame's stock levels could not be checked
+against the service's current stock, and :class:`ClockWarning`, said when the service's
+clock is not believed.
 
 Every :class:`APIError` carries ``status``, ``type``, ``title``, ``correlation_id``, ``method``
 and ``path``. Messages never contain a token: the real service echoes a bad token in the
@@ -57,6 +60,7 @@ __all__ = [
     "DeletedItemsWarning",
     "WindowWarning",
     "CutWarning",
+    "LevelsWarning",
     "ClockWarning",
     "from_response",
 ]
@@ -89,6 +93,13 @@ class CutWarning(UserWarning):
     """An analysis asked for its ``top`` N rows cut rows it flags below the cut (``reorder``'s
     items that run out within the lead time): the message says how many, the result's
     ``attrs`` say the cut; ``top=None`` (the default) cuts nothing."""
+
+
+class LevelsWarning(UserWarning):
+    """Stock levels not checked against the service's current stock: a ``since=`` frame
+    whose window ends in the past (``until=``) or holds some types only (``type=``). The
+    message names the items; an edit of an earlier transaction since their details were
+    fetched shifts their levels (docs/explanation/now.md)."""
 
 
 class ClockWarning(UserWarning):

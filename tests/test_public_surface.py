@@ -30,6 +30,7 @@ EXPECTED = {
     "WindowWarning",
     "CutWarning",
     "ClockWarning",
+    "LevelsWarning",
     # the client and the mirror
     "Client",
     "Team",

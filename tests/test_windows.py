@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from invtools import TransactionMirror
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, LevelsWarning
 
 pytestmark = pytest.mark.network
 
@@ -112,7 +112,8 @@ def test_several_types_when_the_server_ignores_the_type_filter(sb, make_client):
 def test_lines_of_several_types(sb, make_client):
     c = make_client(sb)
     text, moment = a_window_of(sb, 120)
-    lines = c.lines_df(type=("in", "adjust"), since=text)
+    with pytest.warns(LevelsWarning, match="not checked against the current stock"):
+        lines = c.lines_df(type=("in", "adjust"), since=text)
     wanted = {i for i, _r in truth(sb, kinds={"in", "adjust"}, since=moment)}
     assert set(lines["transaction_id"]) == wanted and set(lines["type"]) <= {"in", "adjust"}
 

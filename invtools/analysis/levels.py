@@ -51,7 +51,11 @@ def stock_at(
     default that moment (the lines', kept when a few items are picked; else the newest time in
     the history: docs/explanation/now.md), i.e. the stock now.
 
-    Every item (and location) of the history whose stock is known at ``as_of`` is listed:
+    The levels are the history's, so its lines' (:func:`invtools.frames.stock_history`:
+    anchored at the current stock for a ``client.lines_df(since=...)`` without ``type`` or
+    ``until``, else said by a :class:`~invtools.errors.LevelsWarning` when its lines were
+    fetched). Every item (and location) of the history whose stock is known at ``as_of`` is
+    listed:
 
     - with a line at or before ``as_of``: the level after the last one; ``last_change`` is
       its time;

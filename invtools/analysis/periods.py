@@ -181,7 +181,8 @@ def period_end_stock(
     count, so a history of a window gives every item present in it the same figures as the
     full history would, from the window's first period on; periods before it are not listed
     (``periods=None``: every period since then). ``item_ids``: the items to keep (a list of
-    ids, one id, or an items frame's ``id`` column); default all.
+    ids, one id, or an items frame's ``id`` column); default all. The levels are the
+    history's lines' (anchored at the current stock, or said: :func:`stock_at`).
 
     Wide (default): index named by the period (``month`` ``"2026-05"``, ``quarter``
     ``"2026Q2"``, ``year`` ``"2026"``, ``week``/``day`` by its last day ``"2026-05-31"``), one

@@ -41,6 +41,7 @@ from invtools.frames.arrow import give_back
 from invtools.frames.lines import lines_of
 from invtools.frames.openings import decide_openings
 from invtools.frames.provenance import Provenance
+from invtools.frames.stock import unchecked_levels
 
 __all__ = ["DataFrames"]
 
@@ -139,8 +140,9 @@ class DataFrames(Resources):
         arguments of :meth:`transactions`. A whole list is read from its page bytes by
         pyarrow. ``with_lines=True`` fetches each row's detail (one request each, cached for
         good per revision) and gives one row per line: the transaction's columns, then the
-        line columns of :func:`invtools.frames.lines_df`, each item named as :meth:`items_df`
-        (fetched too, with the same ``refresh``/``max_age``) says now.
+        line columns of :func:`invtools.frames.lines_df` (levels recomputed from each item's
+        earliest line, not anchored: take levels from :meth:`lines_df`), each item named as
+        :meth:`items_df` (fetched too, with the same ``refresh``/``max_age``) says now.
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
@@ -189,22 +191,20 @@ class DataFrames(Resources):
         """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
         request per transaction in the window, each cached for good per revision.
 
-        Stock levels: an edit of an earlier transaction changes every later level without
-        raising those transactions' revisions, so without a ``type`` filter the levels are
-        recomputed from the quantities (:func:`invtools.frames.rebase_levels`) from each
-        item's earliest line in the frame. With a ``type`` filter they are the stored ones.
+        Stock levels: without ``type`` and ``until``, **anchored at the current stock** of
+        the items list, read first (per location too; :func:`invtools.frames.rebase_levels`);
+        else the details' stored ones (recomputed from each item's earliest line when every
+        type is there), and with ``since`` a :class:`~invtools.errors.LevelsWarning` names
+        the items. ``refresh=True`` walks both lists again, never a detail at its revision.
+        The rule, and what is said when an item cannot be anchored: docs/explanation/now.md.
 
-        Names are current (:func:`invtools.frames.current_names`): a rename raises no
-        revision, so each line's item name, SKU and barcode are those of :meth:`items_df`
-        (fetched too, with the same ``refresh``/``max_age``: its pages and the attribute
-        definitions), and its partner, locations and member those of the list rows.
-
-        ``item_columns`` names columns of :meth:`items_df` (``"attr_Category"``, ``"cost"``,
-        ...) to join onto each line by ``item_id``, after ``item_name``
-        (:func:`invtools.frames.with_item_columns`: a deleted item's line gets <NA>; an
-        unknown name is a ConfigError listing the items frame's columns). The items frame is
-        fetched through the client (cached, with ``refresh``/``max_age``/``progress``) and its
-        provenance merged into the frame's.
+        Names are current (:func:`invtools.frames.current_names`; a rename raises no
+        revision): each line's item name, SKU and barcode as the items list says (the one the
+        levels are anchored at, else :meth:`items_df`'s), its partner, locations and member as
+        the list rows do. ``item_columns`` names columns of :meth:`items_df`
+        (``"attr_Category"``, ``"cost"``, ...) joined onto each line by ``item_id``, after
+        ``item_name`` (:func:`invtools.frames.with_item_columns`: a deleted item's line gets
+        <NA>; an unknown name is a ConfigError listing the items frame's columns).
 
         >>> lines = client.lines_df(since="30D", item_columns=["sku", "attr_Category"])
         >>> lines.columns[lines.columns.get_loc("item_name") + 1]
@@ -213,30 +213,44 @@ class DataFrames(Resources):
         ['/v1/location-txs', '/v1/items']
         """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        items = None
+        items, fresh = None, {"refresh": refresh, "max_age": max_age, "progress": progress}
         if item_columns is not None:  # the names checked before any detail is fetched
-            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+            items = self.items_df(**fresh)
             frames.with_item_columns(frames.lines_df([]), items, item_columns)
 
+        listed: list[dict] = []  # the items list the levels are anchored at names them too
+
         def build() -> tuple[pd.DataFrame, _Asked | None]:
-            walk, asked = self._windowed(
-                since,
-                until,
-                type=type,
-                chains=chains,
-                refresh=refresh,
-                max_age=max_age,
-                progress=progress,
+            # the anchor first, so that it never counts a transaction the lines lack
+            stock = None
+            if type is None and until is None:
+                stock = self.items(refresh=refresh, max_age=max_age, progress=progress)
+                listed[:] = stock
+            current = None if stock is None else frames.stock_df(listed)
+            walked = functools.partial(
+                self._windowed, since, until, type=type, chains=chains, max_age=max_age
             )
+            walk, asked = walked(refresh=refresh, progress=progress)
             tx, details = self._tx_and_details(walk, progress, asked)
+            if stock is not None and stock.replayed and stock.data_as_of < walk.data_as_of - _APART:
+                stock = self.items(refresh=True, progress=progress)  # replayed: read again
+                listed[:] = stock
+                current = frames.stock_df(listed)
+            if stock is not None and walk.replayed and walk.data_as_of < stock.data_as_of - _APART:
+                details.close()  # the list replayed from before the anchor: walked again
+                walk, asked = walked(refresh=True, progress=progress)
+                tx, details = self._tx_and_details(walk, progress, asked)
             with closing(details):
                 lines = lines_of(tx, details)
+            if current is None and (type is not None or since is not None):
+                how = f"type={type!r}" if type is not None else f"until={until!r}"
+                unchecked_levels(lines, f"lines_df({how}, ...)")
             del tx, details  # the lines hold the list's columns they need: let it go first
-            return _levels(lines, all_types=type is None), asked
+            return _levels(lines, all_types=type is None, current=current), asked
 
         lines = self._framed(TXS_PATH, filters, build, grain="lines")
         if items is None:  # it names the lines' items now: a rename raises no revision
-            items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
+            items = frames.items_df(listed) if listed else self.items_df(**fresh)
         lines = frames.current_names(lines, {"items": items})
         return (
             lines if item_columns is None else frames.with_item_columns(lines, items, item_columns)
@@ -377,6 +391,11 @@ def _as_json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+#: How far apart ``lines_df`` reads the items list (its levels' anchor) and walks the
+#: transactions list at most: the older one, replayed, is read again.
+_APART = timedelta(minutes=1)
+
+
 @dataclass
 class _Asked:
     """The window a walk of the transactions list was asked for: its bounds as first read
@@ -407,13 +426,16 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return decide_openings(df, opened=pd.NaT)
 
 
-def _levels(lines: pd.DataFrame, *, all_types: bool) -> pd.DataFrame:
+def _levels(
+    lines: pd.DataFrame, *, all_types: bool, current: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """``lines`` (:func:`invtools.frames.lines.lines_of`) with their stock levels recomputed
-    from the quantities when every type is there to recompute them from (see ``lines_df``).
-    What building the lines freed goes back first (a ``lines_df()`` re-run of 100,000
-    transactions: a peak of +117-119 MiB, not +137-141)."""
+    from the quantities when every type is there to recompute them from, anchored at the
+    ``current`` stock when given (see ``lines_df``). What building the lines freed goes back
+    first (a ``lines_df()`` re-run of 100,000 transactions: a peak of +117-119 MiB, not
+    +137-141)."""
     give_back()
-    return frames.rebase_levels(lines) if all_types else lines
+    return frames.rebase_levels(lines, current) if all_types else lines
 
 
 def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:

@@ -8,6 +8,7 @@ history knows of a stock before its first line (the analyses' and the plots' ope
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,14 +17,20 @@ import pandas as pd
 
 from invtools._config import check_flag, check_kind
 from invtools._types import check_id, check_ids
-from invtools.errors import ConfigError
+from invtools.errors import ConfigError, LevelsWarning
 from invtools.frames.context import context_of, held
 from invtools.frames.lines import lines_df
 from invtools.frames.provenance import PROVENANCE_KEYS, utc_stamp, with_provenance
 from invtools.frames.reader import check_times
 from invtools.frames.schemas import SCHEMAS
 
-__all__ = ["stock_history", "rebase_levels", "in_series_order", "opening_levels", "known_from"]
+__all__ = [
+    "stock_history",
+    "rebase_levels",
+    "in_series_order",
+    "opening_levels",
+    "known_from",
+]
 
 #: One stock: an item at one location, or (location_id <NA>) at all of them.
 SERIES = ["item_id", "location_id"]
@@ -54,6 +61,10 @@ def stock_history(
     the newest line there gives it; <NA> for all locations), stock, change (float64),
     item_deleted (boolean).
 
+    - The levels are the lines' own: a ``client.lines_df(since=...)`` without ``type``/``until``
+      has them anchored at the service's current stock (the items list; otherwise a
+      :class:`~invtools.errors.LevelsWarning` named the items that may be off), a mirror's
+      are of its whole history (:func:`rebase_levels`; docs/explanation/now.md).
     - All locations (``location_id=None``): ``stock`` is each line's ``new_stock_level``.
     - One location: lines whose ``to_location`` is it give ``to_location_new_stock_level``,
       lines whose ``from_location`` is it give ``from_location_new_stock_level``; other lines
@@ -238,23 +249,33 @@ _REBASE_NEEDS = (
 )
 
 
-def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
+def rebase_levels(lines: pd.DataFrame, current: pd.DataFrame | None = None) -> pd.DataFrame:
     """Recompute the stock-level columns of a :func:`invtools.frames.lines_df` frame from the
-    line quantities, so they agree with the history the frame holds.
+    line quantities, so they agree with the history the frame holds -- and, given the
+    service's ``current`` stock, with the service.
 
     Stock after a line = the stock before the item's first line in the frame + the signed
     effects of its lines since, in (transaction_time, transaction_id) order -- the service's
-    own replay order. The opening stock of each item (all locations) and of each item at each
-    location is read off the *earliest* line's stored level (level minus its own effect).
+    own replay order. Effects: in ``+q``, out ``-q``, adjust the signed ``q``, move ``0``
+    overall and ``-q``/``+q`` at its from/to location. A returned level is null where the
+    stored one was. Every type of transaction must be in the frame (a ``type``-filtered frame
+    lacks the other types' effects).
+
+    The stock before the first line (of each item, and of each item at each location):
+
+    - ``current`` given (a :func:`invtools.frames.stock_df` frame of the items list, read no
+      earlier than the newest line, the frame reaching now): **anchored**, so the item's last
+      level is its current stock -- the sum of its rows -- and at a location its row there
+      (0 when the item has none); every earlier level is that minus the effects after it.
+      An item of the lines that ``current`` does not hold (deleted: the items list leaves
+      it out) keeps the stored opening below.
+    - else read off the *earliest* line's stored level (level minus its own effect).
 
     Why: editing a transaction makes the service recompute every later level without raising
     the later transactions' revisions, so details stored before the edit keep the old levels.
-    Recomputing repairs every line after the earliest one. It cannot repair the opening stock
-    itself: when the frame starts mid-history (a ``since=`` window), an edit of a transaction
-    before the window shifts it, and only re-fetching the details helps. Every type of
-    transaction must be in the frame (a ``type``-filtered frame lacks the other types'
-    effects). Effects: in ``+q``, out ``-q``, adjust the signed ``q``, move ``0`` overall and
-    ``-q``/``+q`` at its from/to location. A returned level is null where the stored one was.
+    Recomputing repairs every line after the earliest one; only the anchor repairs the
+    opening stock of a frame that starts mid-history (a ``since=`` window) after an edit of
+    a transaction before it.
 
     >>> lines = lines_df([
     ...   {"id": 2, "type": "out", "transaction_time": "2026-05-02T00:00:00.000Z",
@@ -263,6 +284,9 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     ...    "items": [{"id": 9, "quantity": 5, "new_stock_level": 5}]}])
     >>> rebase_levels(lines)["new_stock_level"].tolist()
     [3.0, 5.0]
+    >>> now = pd.DataFrame({"item_id": [9], "location_id": [1], "quantity": [13.0]})
+    >>> rebase_levels(lines, now)["new_stock_level"].tolist()       # 5 more before May
+    [13.0, 15.0]
     """
     check_kind(lines, pd.DataFrame, "rebase_levels: lines", "a lines DataFrame")
     if lines.empty:
@@ -271,6 +295,7 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in needed if c not in lines.columns]
     if missing:
         raise ConfigError(f"rebase_levels needs a lines frame (client.lines_df()); no {missing}")
+    anchors = None if current is None else _anchors(current)
     out = lines.copy(deep=False)  # its level columns are replaced, never written into
     overall, inward, outward = _line_effects(out)
     has_to = out["to_location_id"].notna().to_numpy(dtype=bool)
@@ -313,6 +338,11 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         running = pd.Series(effect).groupby(stock, sort=False).cumsum().to_numpy()
         opening = pd.Series(level - running).groupby(stock, sort=False)
         first = opening.transform("first").to_numpy()
+        if anchors is not None:  # opening = current - every effect in the frame
+            now = anchors.reindex(pd.MultiIndex.from_arrays([item[row], loc])).to_numpy(copy=True)
+            now[np.isnan(now) & np.isin(item[row], anchors.index.get_level_values(0))] = 0.0
+            total = pd.Series(running).groupby(stock, sort=False).transform("last").to_numpy()
+            first = np.where(np.isnan(now), first, now - total)
         new = np.where(np.isnan(level), np.nan, np.round(first + running, 9))
         for k, (col, *_rest) in enumerate(steps):
             mine = part == k
@@ -321,6 +351,54 @@ def rebase_levels(lines: pd.DataFrame) -> pd.DataFrame:
         # stubs: pd.array takes any dtype, here the column's own
         out[col] = pd.array(values, dtype=out[col].dtype)  # type: ignore[arg-type]
     return out
+
+
+def unchecked_levels(lines: pd.DataFrame, who: str) -> None:
+    """Say (:class:`~invtools.errors.LevelsWarning`, naming the items) that the stock levels
+    of ``lines``, as ``who`` fetched them, are not checked against the service's current
+    stock: they are the stored ones (with every type: recomputed from each item's earliest
+    line), which an edit of an earlier transaction since its details were fetched shifts.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     unchecked_levels(lines_df([{"id": 1, "type": "out",
+    ...         "items": [{"id": 9, "quantity": 2, "new_stock_level": 3}]}]), "my_lines()")
+    >>> str(said[0].message)[:50]
+    'my_lines(): the stock levels of item 9 are not che'
+    """
+    _warn(
+        f"{who}: the stock levels of",
+        lines["item_id"].dropna(),
+        "are not checked against the current stock: lines_df(since=...) without type= or "
+        "until= anchors them; filter or cut that frame",
+    )
+
+
+def _warn(head: str, items: Any, tail: str) -> None:
+    """A :class:`~invtools.errors.LevelsWarning`: ``head``, the items named, ``tail``."""
+    ids = sorted({int(i) for i in items})
+    if ids:
+        shown = ", ".join(map(str, ids[:10])) + (", ..." if len(ids) > 10 else "")
+        count = f" ({len(ids)} items)" if len(ids) > 1 else ""
+        warnings.warn(f"{head} item {shown}{count} {tail}", LevelsWarning, stacklevel=4)
+
+
+def _anchors(current: pd.DataFrame) -> pd.Series:
+    """The current stock by (item id, location id; -1 for all locations: the sum of the
+    item's rows) as floats, from ``current`` (:func:`invtools.frames.stock_df`)."""
+    check_kind(current, pd.DataFrame, "rebase_levels: current", "a stock_df() frame")
+    missing = [c for c in ("item_id", "location_id", "quantity") if c not in current.columns]
+    if missing:
+        raise ConfigError(f"rebase_levels: current needs a stock_df() frame; no {missing}")
+    rows = current.dropna(subset=["item_id"])
+    item = rows["item_id"].to_numpy(dtype="float64", na_value=np.nan)
+    loc = rows["location_id"].to_numpy(dtype="float64", na_value=np.nan)
+    qty = pd.Series(rows["quantity"].to_numpy(dtype="float64", na_value=np.nan))
+    total = qty.groupby(item).sum()
+    everywhere = pd.Series(total.to_numpy(), index=[total.index, np.full(len(total), -1.0)])
+    anchors = pd.concat([qty.groupby([item, loc]).sum(), everywhere])
+    return anchors
 
 
 def _stock_ids(item: np.ndarray, loc: np.ndarray) -> np.ndarray:

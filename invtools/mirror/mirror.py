@@ -269,10 +269,13 @@ class TransactionMirror:
         with the schema of :func:`invtools.frames.lines_df`; ``since``/``until``/``type`` as
         for :meth:`transactions_df`.
 
-        The three stock-level columns are rebuilt from the line quantities (see
-        :func:`invtools.frames.rebase_levels`): the service recomputes later stock levels when
-        an earlier transaction is edited, backdated or deleted, without raising their
-        revisions, so the levels stored with a detail are those of the moment it was fetched.
+        The three stock-level columns are rebuilt from the line quantities of the whole
+        mirrored history, then cut (see :func:`invtools.frames.rebase_levels`): the service
+        recomputes later stock levels when an earlier transaction is edited, backdated or
+        deleted, without raising their revisions, so the levels stored with a detail are
+        those of the moment it was fetched. A ``since=``/``until=``/``type=`` frame thus has
+        the levels of the whole history, right as of the last full sync; a window sync does
+        not see an edit before its look-back (its report says so), nor do the levels.
 
         >>> lines = mirror.lines_df()
         >>> cols = ["transaction_id", "type", "item_name", "quantity", "new_stock_level"]
