@@ -11,7 +11,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from invtools import DeletedItemsWarning, WindowWarning, analysis
+from invtools import DeletedItemsWarning, LevelsWarning, WindowWarning, analysis
 from invtools.frames import context_of, fit_window, stock_history
 
 pytestmark = pytest.mark.network
@@ -130,7 +130,8 @@ def test_a_frame_built_by_hand_is_not_silently_measured_to_its_newest_row():
 
 def test_a_frame_until_a_day_is_as_of_that_day_and_holds_nothing_after(sb, make_client):
     client = make_client(sb)
-    lines = client.lines_df(since="2026-09-01", until="2026-09-30")
+    with pytest.warns(LevelsWarning):  # a window ending in the past: levels not anchored
+        lines = client.lines_df(since="2026-09-01", until="2026-09-30")
     end = pd.Timestamp("2026-09-30T23:59:59.999", tz="UTC")
     ctx = context_of(lines)
     assert ctx.as_of == end and ctx.window == (pd.Timestamp("2026-09-01", tz="UTC"), end)
