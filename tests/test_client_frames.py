@@ -93,10 +93,7 @@ def test_lines_fetch_one_detail_per_transaction_in_the_window_once_for_life(sb, 
     sb.clear_log()
     joined = client.transactions_df(since=since, with_lines=True, refresh=True)
     # details came from the cache; the items list (it names the lines' items) fresh again
-    assert [r.route for r in sb.requests if r.route != "/v1/items"] == [
-        "/v1/location-txs",
-        "/v1/item-attrs",
-    ]
+    assert [r.route for r in sb.requests if r.route != "/v1/items"] == ["/v1/location-txs"]
     assert len(joined) == len(lines)
     assert list(joined.columns[: len(frames.SCHEMAS["transactions"])]) == list(
         frames.SCHEMAS["transactions"]

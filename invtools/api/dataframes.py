@@ -142,7 +142,7 @@ class DataFrames(Resources):
         good per revision) and gives one row per line: the transaction's columns, then the
         line columns of :func:`invtools.frames.lines_df` (levels recomputed from each item's
         earliest line, not anchored: take levels from :meth:`lines_df`), each item named as
-        :meth:`items_df` (fetched too, with the same ``refresh``/``max_age``) says now.
+        the items list (walked too, with the same ``refresh``/``max_age``) says now.
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
         >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
@@ -173,8 +173,8 @@ class DataFrames(Resources):
         if not with_lines:
             return self._framed(TXS_PATH, filters, build)
         joined = self._framed(TXS_PATH, filters, build, grain="lines")
-        items = self.items_df(refresh=refresh, max_age=max_age, progress=progress)
-        return frames.current_names(joined, {"items": items})
+        items = self.items(refresh=refresh, max_age=max_age, progress=progress)
+        return frames.current_names(joined, {"items": frames.items_df(list(items))})
 
     def lines_df(
         self,
@@ -250,7 +250,7 @@ class DataFrames(Resources):
 
         lines = self._framed(TXS_PATH, filters, build, grain="lines")
         if items is None:  # it names the lines' items now: a rename raises no revision
-            items = frames.items_df(listed) if listed else self.items_df(**fresh)
+            items = frames.items_df(listed or list(self.items(**fresh)))
         lines = frames.current_names(lines, {"items": items})
         return (
             lines if item_columns is None else frames.with_item_columns(lines, items, item_columns)
