@@ -124,10 +124,15 @@ def three_shops(monkeypatch):
 SHOPS = ["shop", "harrogate", "york"]
 
 
+def _shown(err: str) -> list[str]:
+    """The lines a terminal shows of ``err`` (tqdm 4.66 moves the cursor over its bars first)."""
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", err).splitlines()
+
+
 def test_under_each_team_the_cost_line_names_its_team(three_shops, tmp_path, fake_clock, capfd):
     paced = dict(rate_limit=1, concurrency=1, clock=fake_clock, quiet=True)
     invtools.each_team(lambda c: c.lines_df(), SHOPS, cache=tmp_path / "a.sqlite", **paced)
-    said = sorted(line for line in capfd.readouterr().err.splitlines() if "to fetch" in line)
+    said = sorted(line for line in _shown(capfd.readouterr().err) if "to fetch" in line)
     assert len(said) == 3
     for name, line in zip(sorted(SHOPS), said, strict=True):
         n = len(three_shops.data(name).transactions)
@@ -148,6 +153,6 @@ def test_under_each_team_the_cost_line_names_its_team(three_shops, tmp_path, fak
     alone = invtools.connect("york", cache=tmp_path / "d.sqlite", progress=True, **paced)
     alone.lines_df()
     alone.close()
-    said = [line for line in capfd.readouterr().err.splitlines() if "to fetch" in line]
+    said = [line for line in _shown(capfd.readouterr().err) if "to fetch" in line]
     n = len(three_shops.data("york").transactions)
     assert len(said) == 1 and said[0].startswith(f"{n} transaction details to fetch, about ")

@@ -169,7 +169,8 @@ def reorder(
     )
     base = items.drop_duplicates("id").set_index("id").reindex(columns=["name", "sku", "quantity"])
     ids = moved.index.get_level_values("item_id")
-    moved["item_name"] = base["name"].reindex(ids).fillna(moved["item_name"]).to_numpy()
+    listed_name = base["name"].reindex(ids).set_axis(moved.index)  # pandas 2.2 aligns no other way
+    moved["item_name"] = listed_name.fillna(moved["item_name"])
     sku = base["sku"].reindex(ids).astype("string").array  # none: <NA>
     moved.insert(1, "sku", pd.Series(sku, index=moved.index))
     moved["daily_out"] = moved["units_out"] / days
