@@ -255,7 +255,7 @@ class Contender:
                 ).fetchall():
                     if column in has("items"):
                         for i, value in con.sql(
-                            f"SELECT id, {column} FROM boxhero.items"
+                            f"SELECT item_id, {column} FROM boxhero.items"
                         ).fetchall():
                             if isinstance(value, float):
                                 attributes[(int(i), name, value)] += 1

@@ -137,7 +137,7 @@ def lines() -> pd.DataFrame:
 def items() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "id": pd.array([1, 2, 3, 4], dtype="Int64"),
+            "item_id": pd.array([1, 2, 3, 4], dtype="Int64"),
             "name": pd.array(["Mug", "Cup", "Pen", "Vase"], dtype="string"),
             "quantity": [5.0, 7.0, 0.0, 2.0],
             "cost": [2.0, 1.5, 0.5, 10.0],
@@ -178,7 +178,7 @@ def test_stock_value_per_location():
         }
     )
     items = pd.DataFrame(
-        {"id": pd.array([1, 2], dtype="Int64"), "cost": [1.0, 5.0], "price": [2.0, 9.0]}
+        {"item_id": pd.array([1, 2], dtype="Int64"), "cost": [1.0, 5.0], "price": [2.0, 9.0]}
     )
     v = stock_value(stock, items).set_index("location_name")
     assert v.loc["Store", "value_at_cost"] == 3.0 and v.loc["Shop", "value_at_price"] == 4.0
@@ -281,7 +281,7 @@ def test_the_demo_shops_worst_item_is_not_a_deleted_one(make_client):
         view = sb.data("shop")
         lines = _as_of_newest(lines_df([view.transaction(row["id"]) for row in view.transactions]))
         items = make_client(sb).items_df()
-    gone = set(lines["item_id"]) - set(items["id"])
+    gone = set(lines["item_id"]) - set(items["item_id"])
     assert gone and gone == set(lines.loc[lines["item_deleted"].to_numpy(dtype=bool), "item_id"])
     history = stock_history(lines)
     with pytest.warns(DeletedItemsWarning):
@@ -328,7 +328,7 @@ def test_stock_at_is_the_level_after_the_last_line_at_or_before_then(vase_histor
 
 def test_stock_value_by_month_carries_levels_over_quiet_months(vase_history):
     items = pd.DataFrame(
-        {"id": pd.array([6, 7], dtype="Int64"), "cost": [2.0, 1.0], "price": [5.0, 3.0]}
+        {"item_id": pd.array([6, 7], dtype="Int64"), "cost": [2.0, 1.0], "price": [5.0, 3.0]}
     )
     v = stock_value_by_month(vase_history, items)
     assert v["month"].tolist() == ["2026-01", "2026-02", "2026-03", "2026-04"]
@@ -503,7 +503,7 @@ def _analysis_lines() -> pd.DataFrame:
 def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
     from invtools.analysis import supplier_summary
 
-    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    items = pd.DataFrame({"item_id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
     s = supplier_summary(_analysis_lines(), items=items).set_index("partner_id")
     assert s.index.tolist() == [50, 51]  # by value: 50 delivered 10*2+5+4*2+2*10 = 53
     assert s.loc[50, ["deliveries", "quantity", "value_at_cost", "items"]].tolist() == [
@@ -538,7 +538,7 @@ def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
 def test_shrinkage_nets_adjustments_by_item_location_and_member():
     from invtools.analysis import shrinkage
 
-    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    items = pd.DataFrame({"item_id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
     lines = _analysis_lines()
     by_item = shrinkage(lines, items)
     assert by_item["item_id"].tolist() == [3, 1, 2]  # -10, -8, +1: the biggest loss first
@@ -563,7 +563,7 @@ def test_the_new_helpers_follow_the_vocabulary(vase_history):
     from invtools.analysis import month_end_stock, shrinkage, supplier_summary
 
     lines = _analysis_lines()
-    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    items = pd.DataFrame({"item_id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
     wrong_kind = [
         (lambda: stock_at(lines.to_dict("records")), "stock_at: history must be a DataFrame"),
         (lambda: stock_at(vase_history, as_of=3.5), "stock_at: as_of must be a time"),
@@ -608,7 +608,7 @@ def test_windows_back_from_the_frames_moment_equal_the_explicit_date(vase_histor
     from invtools.analysis import month_end_stock, shrinkage, supplier_summary
 
     lines = _analysis_lines()
-    items = pd.DataFrame({"id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
+    items = pd.DataFrame({"item_id": pd.array([1, 2, 3], dtype="Int64"), "cost": [2.0, 1.0, 10.0]})
     now = lines["transaction_time"].max()
     back = now - pd.Timestamp("2026-01-10", tz="UTC")  # a window that starts on Jan 10
     days = f"{back.total_seconds() / 86400:.6f}D"
@@ -632,7 +632,7 @@ def test_the_audits_leave_out_deleted_items_and_carry_provenance():
     from invtools.analysis import shrinkage, supplier_summary
     from invtools.frames import with_provenance
 
-    items = pd.DataFrame({"id": pd.array([1, 2], dtype="Int64"), "cost": [2.0, 1.0]})
+    items = pd.DataFrame({"item_id": pd.array([1, 2], dtype="Int64"), "cost": [2.0, 1.0]})
     lines = _analysis_lines()
     lines["item_deleted"] = pd.array((lines["item_id"] == 3).tolist(), dtype="boolean")
     lines = with_provenance(lines, team_name="Shop", endpoint="/v1/location-txs/{id}")

@@ -302,7 +302,10 @@ def test_viz_functions(world, sweep):
         "opening_counts": {"df": w["tx"]},
         "partner_types": {"df": w["tx"]},
         "plot_activity": {"df": w["tx"]},
-        "plot_stock_history": {"history": w["history"], "item_ids": w["items"]["id"][:3].tolist()},
+        "plot_stock_history": {
+            "history": w["history"],
+            "item_ids": w["items"]["item_id"][:3].tolist(),
+        },
         "plot_calendar": {"df": w["tx"]},
         "plot_stock_value": {
             "monthly": __import__("pandas").DataFrame(
@@ -321,7 +324,7 @@ def test_viz_functions(world, sweep):
 def test_client_methods(world, sweep):
     w = world
     client = w["client"]
-    tx_id, item_id = int(w["tx"]["id"].iloc[0]), int(w["items"]["id"].iloc[0])
+    tx_id, item_id = int(w["tx"]["id"].iloc[0]), int(w["items"]["item_id"].iloc[0])
     baselines = {
         "get": {"path": "/v1/teams/linked"},
         "pages": {"path": "/v1/partners"},

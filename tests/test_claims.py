@@ -95,7 +95,7 @@ def test_a_filter_of_items_keeps_the_moment_and_a_history_of_them_its_window(sb,
 def test_a_merged_frame_is_not_silently_measured_to_its_newest_row(sb, make_client):
     client, lines = _year(sb, make_client)
     items = client.items_df()
-    merged = lines.merge(items[["id", "cost"]], left_on="item_id", right_on="id", how="left")
+    merged = lines.merge(items[["item_id", "cost"]], on="item_id", how="left")
     assert not merged.attrs  # pandas 3 drops attrs on a merge of frames whose attrs differ
     with pytest.warns(WindowWarning, match=r"as_of="):
         _quietly(lambda: analysis.movement(merged, items))

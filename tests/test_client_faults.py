@@ -196,7 +196,7 @@ def test_a_redirect_elsewhere_is_refused_saying_where_and_nothing_of_it_is_kept(
 
     sb.handle = original  # the server fixed: the same call, the same cache, the real items
     items = client.items_df()
-    assert sorted(items["id"]) == sorted(i["id"] for i in sb.data("shop").items)
+    assert sorted(items["item_id"]) == sorted(i["id"] for i in sb.data("shop").items)
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e30", "-9.1e15"])
@@ -222,4 +222,4 @@ def test_a_number_that_is_not_json_is_the_servers_fault_and_never_kept(
         client.items_df()
     sb.handle = original  # the server fixed: nothing of the bad answer was kept
     items = client.items_df()
-    assert sorted(items["id"]) == sorted(i["id"] for i in sb.data("shop").items)
+    assert sorted(items["item_id"]) == sorted(i["id"] for i in sb.data("shop").items)

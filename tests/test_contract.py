@@ -256,7 +256,7 @@ class Contract:
         assert line_keys(lines) == truth_lines(server, truth["id"])
         if items is not None:
             stock = sorted((i["id"], i["name"], float(i["quantity"])) for i in server.data().items)
-            got = zip(items["id"], items["name"], items["quantity"].astype(float), strict=True)
+            got = zip(items["item_id"], items["name"], items["quantity"].astype(float), strict=True)
             assert sorted((int(i), n, q) for i, n, q in got) == stock
 
     def test_whole_history_frames_and_a_mirror_equal_the_truth_after_deletions_and_edits(
@@ -278,7 +278,7 @@ class Contract:
             first = mirror.sync()
             self.assert_equal_to_the_truth(server, mirror.transactions_df(), mirror.lines_df())
             deleted, edited = mutate(server)
-            added = server.add_transaction(type="in", lines=[(int(items["id"].iloc[0]), 3)])
+            added = server.add_transaction(type="in", lines=[(int(items["item_id"].iloc[0]), 3)])
             report = mirror.sync()
             mirrored = mirror.transactions_df(), mirror.lines_df()
             fresh = client.transactions_df(refresh=True), client.lines_df(refresh=True)

@@ -213,8 +213,8 @@ def test_reorder_per_location_worked_by_hand_transfer_order_or_both():
         (2, 4, 2, 28),
         (3, 5, 1, 28),
     )
-    items = pd.DataFrame({"id": pd.array([1, 2, 3, 4, 5], dtype="Int64")}).assign(
-        name=lambda d: "I" + d["id"].astype(str), quantity=0.0
+    items = pd.DataFrame({"item_id": pd.array([1, 2, 3, 4, 5], dtype="Int64")}).assign(
+        name=lambda d: "I" + d["item_id"].astype(str), quantity=0.0
     )
     stock = _stock((1, 1, 0), (1, 2, 10), (2, 1, -1), (2, 2, 2), (3, 2, 7), (4, 1, 5), (4, 2, 30))
     stock = pd.concat([stock, _stock((5, 1, 100))], ignore_index=True)
@@ -272,7 +272,7 @@ def test_reorder_per_location_refuses_what_it_cannot_answer(call, error, message
 
 
 _ITEMS = pd.DataFrame(
-    {"id": pd.array([1], dtype="Int64"), "name": ["I1"], "quantity": [1.0], "cost": [2.0]}
+    {"item_id": pd.array([1], dtype="Int64"), "name": ["I1"], "quantity": [1.0], "cost": [2.0]}
 ).assign(price=3.0, sku="S1")
 _STOCK = _stock((1, 1, 1))
 
@@ -339,7 +339,7 @@ def test_abc_classes_worked_by_hand_the_item_crossing_a_cut_in_its_class():
     lines = _sales((1, 1, 1, 50), (1, 2, 1, 30), (1, 3, 1, 10), (1, 4, 1, 6), (1, 5, 1, 4))
     items = pd.DataFrame(
         {
-            "id": pd.array([6, 5, 4, 3, 2, 1], dtype="Int64"),
+            "item_id": pd.array([6, 5, 4, 3, 2, 1], dtype="Int64"),
             "name": pd.array([f"I{i}" for i in (6, 5, 4, 3, 2, 1)], dtype="string"),
             "cost": [9.0, 1.0, 1.0, 1.0, 1.0, 1.0],
             "price": [9.0, 2.0, 2.0, 2.0, 2.0, np.nan],

@@ -138,7 +138,7 @@ def test_the_truth_is_the_services_rows_table_by_table_in_the_hinted_columns(sb,
             )
             assert set(rows.columns) - attrs == set(hints(table)), table
     items = every(truth, "items")
-    assert Counter(zip(items["id"], items["name"], items["sku"], strict=True)) == Counter(
+    assert Counter(zip(items["item_id"], items["name"], items["sku"], strict=True)) == Counter(
         (i["id"], i["name"], i["sku"]) for i in view.items
     )
     assert "attr_weight_kg" in items.columns  # the attribute columns named for the warehouse

@@ -46,7 +46,7 @@ URL, TEAM = "https://rest.example.com", 48213
 #: Each table's own key, after the team's: what a row of it is.
 OWN_KEYS = {
     "teams": (),
-    "items": ("id",),
+    "items": ("item_id",),
     "locations": ("id",),
     "stock": ("item_id", "location_id"),
     "partners": ("id",),
@@ -90,6 +90,11 @@ def members(ids, names=None, roles=None) -> pd.DataFrame:
             "role": pd.Series(roles if roles is not None else ["admin"] * n, dtype=ROLE_DTYPE),
         }
     )
+
+
+def an_item() -> pd.DataFrame:
+    """:func:`mixed` as rows of the items table (its key: ``item_id``)."""
+    return mixed().rename(columns={"id": "item_id"})
 
 
 def mixed() -> pd.DataFrame:
@@ -402,7 +407,7 @@ def test_a_rows_fingerprint_depends_on_the_row_alone(rows, data):
 
 
 def test_arrow_types_each_column_by_its_dtype_and_keeps_the_key_not_null():
-    rows = plain(mixed().rename(columns={"id": "item_id"}).assign(location_id=3), URL, TEAM)
+    rows = plain(an_item().assign(location_id=3), URL, TEAM)
     rows["location_id"] = rows["location_id"].astype("Int64")
     schema = arrow_table(rows, "stock").schema
     assert schema.names == list(rows.columns)
@@ -429,7 +434,7 @@ def test_arrow_types_each_column_by_its_dtype_and_keeps_the_key_not_null():
 def test_arrow_has_one_schema_whatever_the_values():
     """dlt refuses to buffer two schemas of one table: all-null columns and no rows give the
     schema full rows give."""
-    full = plain(mixed(), URL, TEAM)
+    full = plain(an_item(), URL, TEAM)
     nulls = full.copy()
     for col in ("name", "quantity", "deleted", "at"):
         nulls[col] = pd.Series([None, None], dtype=full[col].dtype)
@@ -439,11 +444,11 @@ def test_arrow_has_one_schema_whatever_the_values():
 
 
 def test_arrow_keeps_the_values_and_leaves_the_index_out():
-    rows = plain(mixed(), URL, TEAM).set_axis([4, 9])
+    rows = plain(an_item(), URL, TEAM).set_axis([4, 9])
     table = arrow_table(rows, "items")
     assert table.column_names == list(rows.columns)
     got = table.to_pylist()
-    assert [r["id"] for r in got] == [1, 2]
+    assert [r["item_id"] for r in got] == [1, 2]
     assert [r["name"] for r in got] == ["Hammer", None]
     assert got[0]["quantity"] == 2.5 and got[1]["quantity"] is None
     assert got[0]["at"] == pd.Timestamp("2024-03-01T12:00:00Z").to_pydatetime()
@@ -451,9 +456,9 @@ def test_arrow_keeps_the_values_and_leaves_the_index_out():
 
 
 def test_a_row_without_its_key_is_refused():
-    rows = plain(mixed(), URL, TEAM)
-    rows.loc[1, "id"] = None
-    with pytest.raises((ValueError, pa.ArrowInvalid), match="id"):
+    rows = plain(an_item(), URL, TEAM)
+    rows.loc[1, "item_id"] = None
+    with pytest.raises((ValueError, pa.ArrowInvalid), match="item_id"):
         arrow_table(rows, "items")
 
 

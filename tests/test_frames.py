@@ -369,7 +369,7 @@ def test_items_columns_and_money(item_rows):
     df = items_df(item_rows)
     attrs = ("attr_Color", "attr_Weight (kg)", "attr_Supplier code", "attr_Expiry")
     assert_schema(df, "items", extra=(*attrs, "unit"))
-    assert values(df["id"]) == [101, 102, 103]
+    assert values(df["item_id"]) == [101, 102, 103]
     assert values(df["barcode"]) == ["8801234567890", None, "GC25"]
     assert values(df["photo_url"]) == ["https://img.example/mug.jpg", None, None]
     assert values(df["cost"]) == [4.2, 1.5, None]  # "n/a" -> NaN
@@ -459,7 +459,7 @@ def test_stock_without_locations_and_with_unknown_location(item_rows):
 
 def test_stock_sums_match_the_item_and_location_totals(item_rows):
     stock = stock_df(item_rows)
-    items = items_df(item_rows).set_index("id")
+    items = items_df(item_rows).set_index("item_id")
     per_item = stock.groupby("item_id")["quantity"].sum()
     assert per_item.to_dict() == items.loc[per_item.index, "quantity"].to_dict()
     per_location = stock.groupby("location_id")["quantity"].sum()

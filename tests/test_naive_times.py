@@ -95,7 +95,7 @@ def _calls(w):
         "viz.plot_calendar": (viz.plot_calendar, {"df": tx}, ["df"]),
         "viz.plot_stock_history": (
             viz.plot_stock_history,
-            {"history": h, "item_ids": items["id"][:3].tolist()},
+            {"history": h, "item_ids": items["item_id"][:3].tolist()},
             ["history"],
         ),
     }

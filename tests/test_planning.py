@@ -144,7 +144,7 @@ def test_reorder_flags_what_is_already_out_and_ranks_by_units_out():
     )
     items = pd.DataFrame(
         {
-            "id": pd.array([1, 2, 3], dtype="Int64"),
+            "item_id": pd.array([1, 2, 3], dtype="Int64"),
             "name": pd.array(["A", "B", "C"], dtype="string"),
             "quantity": [0.0, -2.0, 100.0],
         }
@@ -185,7 +185,7 @@ def test_reorder_counts_the_sales_from_the_look_backs_start_to_as_of_and_names_w
     )
     items = pd.DataFrame(
         {
-            "id": pd.array([1, 2, 3, 4, 5, 1], dtype="Int64"),  # item 1 twice: the first row
+            "item_id": pd.array([1, 2, 3, 4, 5, 1], dtype="Int64"),  # item 1 twice: the first row
             "name": pd.array(["Mug", "Jug", "Cup", "Pot", "Pan", "Old mug"], dtype="string"),
             "sku": pd.array(["M-1", "J-2", None, "P-4", "P-5", "X"], dtype="string"),
             "quantity": [36_500.0, 36_500.5, 14.5, 30.0, 14.0, 0.0],
@@ -219,7 +219,7 @@ def test_reorder_counts_the_sales_from_the_look_backs_start_to_as_of_and_names_w
 def test_reorder_leaves_deleted_items_out_unless_asked_and_says_so():
     lines = _lines((1, "out", 1, -5.0), (1, "out", 2, -3.0))
     lines["item_deleted"] = pd.array([False, True], dtype="boolean")
-    items = pd.DataFrame({"id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
+    items = pd.DataFrame({"item_id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
     with pytest.warns(DeletedItemsWarning, match=r"^reorder: left out 1 deleted item \(2 "):
         assert reorder(lines, items, look_back="7D")["item_id"].tolist() == [1]
     kept = reorder(lines, items, look_back="7D", include_deleted=True)
@@ -227,7 +227,7 @@ def test_reorder_leaves_deleted_items_out_unless_asked_and_says_so():
 
 
 _SOLD = _lines((1, "out", 1, -5.0))
-_ITEMS = pd.DataFrame({"id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
+_ITEMS = pd.DataFrame({"item_id": pd.array([1], "Int64"), "name": ["Mug"], "quantity": [9.0]})
 _STOCK = pd.DataFrame(
     {
         "location_id": pd.array([1], "Int64"),
@@ -498,7 +498,9 @@ def test_dead_stock_worked_by_hand_per_location_and_per_holding():
     )
     items = pd.DataFrame(
         {
-            "id": pd.array([10, 11, 12, 13, 14, 15, 16, 10], dtype="Int64"),  # 10 twice: the first
+            "item_id": pd.array(
+                [10, 11, 12, 13, 14, 15, 16, 10], dtype="Int64"
+            ),  # 10 twice: the first
             "cost": [1.0, 2.0, 0.25, None, 5.0, 3.0, 1.0, 9.0],
         }
     )

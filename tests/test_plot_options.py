@@ -361,7 +361,7 @@ def test_stock_value_axis_from_zero_with_the_currency():
             "value_at_price": [70000.0, 66000.0, 68000.0],
         }
     )
-    items = pd.DataFrame({"id": [1], "cost": [1.0], "price": [2.0]})
+    items = pd.DataFrame({"item_id": [1], "cost": [1.0], "price": [2.0]})
     items.attrs["currency_code"] = "GBP"
     ax = plot_stock_value(monthly, items=items)
     assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 70000

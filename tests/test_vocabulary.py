@@ -113,7 +113,7 @@ def _lines(*, window: bool = False) -> pd.DataFrame:
 def _items() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "id": pd.array([1, 2, 3], dtype="Int64"),
+            "item_id": pd.array([1, 2, 3], dtype="Int64"),
             "name": pd.array(["I1", "I2", "I3"], dtype="string"),
             "sku": pd.array(["S1", "S2", "S3"], dtype="string"),
             "quantity": [4.0, 5.0, 5.0],

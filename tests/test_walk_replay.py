@@ -90,7 +90,7 @@ def test_items_after_a_cached_first_page_have_todays_stock(sb, make_client):
     sb.add_transaction(type="in", lines=[(items[0]["id"], 5), (items[250]["id"], 7)])
     expected = {i["id"]: i["quantity"] for i in sb.data().items}
     df = c.items_df()
-    assert dict(zip(df["id"].tolist(), df["quantity"].tolist(), strict=True)) == expected
+    assert dict(zip(df["item_id"].tolist(), df["quantity"].tolist(), strict=True)) == expected
     stock = c.stock_df()
     assert stock.groupby("item_id")["quantity"].sum().to_dict() == pytest.approx(expected)
 
@@ -170,7 +170,7 @@ SCRIPT = textwrap.dedent("""
                      ("whole", c.transactions_df()),
                      ("window", c.transactions_df(since=since)),
                      ("lines", c.lines_df(since=since))):
-        key = ["transaction_id", "item_id"] if name == "lines" else ["id"]
+        key = {"lines": ["transaction_id", "item_id"], "items": ["item_id"]}.get(name, ["id"])
         out[name] = {"rows": df[key + (["revision"] if "revision" in df else [])]
                      .astype(str).values.tolist(),
                      "data_as_of": df.attrs["data_as_of"], "requests": df.attrs["requests"]}

@@ -46,7 +46,7 @@ SHRINKAGE_KEYS = {
 
 def _costs(lines: pd.DataFrame, items: pd.DataFrame) -> np.ndarray:
     """Each line's item cost (today's; NaN for an item the items frame lacks)."""
-    cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
+    cost = items.drop_duplicates("item_id").set_index("item_id")["cost"].astype("float64")
     return cost.reindex(lines["item_id"].array).to_numpy(dtype="float64", na_value=np.nan)
 
 
@@ -94,7 +94,7 @@ def supplier_summary(
     who = "supplier_summary"
     need(lines, "lines", f"{_LINE_COLUMNS} partner_id partner_name", who=who)
     if items is not None:
-        need(items, "items", "id cost", who=who)
+        need(items, "items", "item_id cost", who=who)
     counted = in_window(lines, since, until, who=who, strict=strict)
     inbound = counted[(counted["type"].isin(["in"]) & counted["partner_id"].notna()).to_numpy(bool)]
     suppliers = None
@@ -208,7 +208,7 @@ def shrinkage(
         )
     key, name = SHRINKAGE_KEYS[by]
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
-    need(items, "items", "id cost", who=who)
+    need(items, "items", "item_id cost", who=who)
     leave_out = check_flag(exclude_opening_counts, f"{who}: exclude_opening_counts")
     counted = lines
     if leave_out and OPENING_COUNT not in lines.columns:  # built by hand: the rule on it whole

@@ -92,7 +92,7 @@ def abc_classes(
     check_choice(measure, ABC_MEASURES, who=who, name="measure")
     low, high = _cuts(cuts, who=who)
     need(lines, "lines", "transaction_time type item_id item_name quantity", who=who)
-    need(items, "items", "id name cost price", who=who)
+    need(items, "items", "item_id name cost price", who=who)
     if by == "location" and stock is None:
         raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
     if stock is not None:
@@ -113,7 +113,7 @@ def abc_classes(
         index=pd.Index(sold["item_id"].astype("Int64").array, name="item_id"),
     )
     units = units.groupby(level=0).sum()
-    base = items.drop_duplicates("id").set_index("id")
+    base = items.drop_duplicates("item_id").set_index("item_id")
     base.index = pd.Index(base.index, dtype="Int64", name="item_id")
     ids = base.index.union(units.index.dropna())
     known = base.reindex(ids)

@@ -181,7 +181,7 @@ def period_end_stock(
     count, so a history of a window gives every item present in it the same figures as the
     full history would, from the window's first period on; periods before it are not listed
     (``periods=None``: every period since then). ``item_ids``: the items to keep (a list of
-    ids, one id, or an items frame's ``id`` column); default all. The levels are the
+    ids, one id, or an items frame's ``item_id`` column); default all. The levels are the
     history's lines' (anchored at the current stock, or said: :func:`stock_at`).
 
     Wide (default): index named by the period (``month`` ``"2026-05"``, ``quarter``
@@ -279,7 +279,7 @@ def _period_table(
         )
     if isinstance(item_ids, pd.DataFrame):
         raise ArgumentTypeError(
-            f"{who}: item_ids takes ids, not a frame: pass items['id'] for the "
+            f"{who}: item_ids takes ids, not a frame: pass items['item_id'] for the "
             "items of an items frame"
         )
     wanted = check_ids(item_ids, name=f"{who}: item_ids")
@@ -404,14 +404,16 @@ def stock_value_by_month(
     """
     who = "stock_value_by_month"
     need(history, "history", _COLUMNS, who=who)
-    need(items, "items", "id cost price", who=who)
+    need(items, "items", "item_id cost price", who=who)
     tz = check_tz(tz, who)
     until = as_of_time(as_of, history["transaction_time"], who=who, frame=history)
     _check_periods(history, until, None, tz, _PERIODS["ME"], who=who, strict=strict)
     h = without_deleted(history.reset_index(drop=True), history, include=include_deleted, who=who)
     span, levels = _period_end_levels(h, known_from(history), until, tz)
     item_of = [k[0] for k in levels.columns]  # (item_id, location_id) pairs
-    prices = items.drop_duplicates("id").set_index("id")[["cost", "price"]].reindex(item_of)
+    prices = (
+        items.drop_duplicates("item_id").set_index("item_id")[["cost", "price"]].reindex(item_of)
+    )
     cost, price = np.nan_to_num(prices.to_numpy(dtype="float64")).T
     amounts = np.nan_to_num(levels.clip(lower=0).to_numpy(dtype="float64"))  # positive stock
     in_stock = pd.DataFrame(amounts > 0, columns=item_of).T.groupby(level=0).any().sum()

@@ -134,7 +134,7 @@ def reorder(
         f"{_LINES} item_name" + (" location_id" if by == "location" else ""),
         who=who,
     )
-    need(items, "items", "id name quantity", who=who)
+    need(items, "items", "item_id name quantity", who=who)
     if by == "location" and stock is None:
         raise ConfigError(f"{who}: by='location' needs the stock there: pass client.stock_df()")
     if stock is not None:
@@ -167,7 +167,11 @@ def reorder(
     moved = per.groupby(keys, dropna=False).agg(
         item_name=("item_name", "last"), units_out=("units_out", "sum")
     )
-    base = items.drop_duplicates("id").set_index("id").reindex(columns=["name", "sku", "quantity"])
+    base = (
+        items.drop_duplicates("item_id")
+        .set_index("item_id")
+        .reindex(columns=["name", "sku", "quantity"])
+    )
     ids = moved.index.get_level_values("item_id")
     listed_name = base["name"].reindex(ids).set_axis(moved.index)  # pandas 2.2 aligns no other way
     moved["item_name"] = listed_name.fillna(moved["item_name"])
@@ -314,7 +318,7 @@ def dead_stock(
     who = "dead_stock"
     check_choice(by, DEAD_STOCK_BY, who=who, name="by")
     need(lines, "lines", _LINES, who=who)
-    need(items, "items", "id cost", who=who)
+    need(items, "items", "item_id cost", who=who)
     need(stock, "stock", "item_id item_name location_id location_name quantity", who=who)
     as_of = _as_of(lines, as_of, who=who)
     start, length = look_back_start(look_back, as_of, who=who)
@@ -322,7 +326,7 @@ def dead_stock(
     check_reach(lines, start, as_of, question=question, who=who, strict=strict)
     last_sale = _sales(lines, as_of).groupby("item_id")["transaction_time"].max()
     sold = last_sale[last_sale >= start].index  # sold in the look-back
-    cost = items.drop_duplicates("id").set_index("id")["cost"].astype("float64")
+    cost = items.drop_duplicates("item_id").set_index("item_id")["cost"].astype("float64")
     held = stock[(stock["quantity"] > 0).fillna(False).to_numpy(dtype=bool)]
     held = pd.DataFrame(
         {

@@ -101,8 +101,8 @@ def movement(
     sales = lines[sold.fillna(False).to_numpy(dtype=bool)]
     last_sale = sales.groupby("item_id")["transaction_time"].max()
     if items is not None:
-        need(items, "items", "id name quantity cost", who="movement")
-        base = items.set_index("id")[["name", "quantity", "cost"]]
+        need(items, "items", "item_id name quantity cost", who="movement")
+        base = items.set_index("item_id")[["name", "quantity", "cost"]]
         # deleted items are not in `items`: kept here, left out (and said) at the end
         gone = moved[moved.index.isin(list(deleted_items(counted))) & ~moved.index.isin(base.index)]
         moved = pd.concat([base.join(moved, how="left"), gone])
@@ -137,8 +137,8 @@ def stock_value(stock: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     True
     """
     need(stock, "stock", "item_id location_id location_name quantity", who="stock_value")
-    need(items, "items", "id cost price", who="stock_value")
-    s = stock.merge(items[["id", "cost", "price"]], left_on="item_id", right_on="id", how="left")
+    need(items, "items", "item_id cost price", who="stock_value")
+    s = stock.merge(items[["item_id", "cost", "price"]], on="item_id", how="left")
     s = s[s["quantity"] > 0]
     s = s.assign(value_at_cost=s["quantity"] * s["cost"], value_at_price=s["quantity"] * s["price"])
     out = s.groupby(["location_id", "location_name"], dropna=False, observed=True).agg(

@@ -31,7 +31,7 @@ their key (dlt's ``delete-insert``), each row with its ``_fingerprint``:
 - ``teams`` (key ``base_url, team_id``): the team's name and mode, ``data_as_of`` (the moment
   the mirror's rows are as of, on the service's clock) and ``skipped`` (the tables its mode
   does not allow);
-- ``items`` (``id``): items, attribute columns named as ``attributes.column_name`` says
+- ``items`` (``item_id``): items, attribute columns named as ``attributes.column_name`` says
   (:func:`attribute_columns`: ``attr_Weight (kg)`` is ``attr_weight_kg``; after a rename,
   the values move to the new name's column);
 - ``stock`` (``item_id, location_id``): the quantity per item and location;

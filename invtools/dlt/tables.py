@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from invtools.frames.schemas import SCHEMAS
+from invtools.frames.schemas import KEYS, SCHEMAS
 
 #: The hard-delete flag (dlt's ``hard_delete`` hint): a row with it set deletes its key.
 DELETED = "_deleted"
@@ -29,11 +29,12 @@ FINGERPRINT = "_fingerprint"
 #: The columns that say whose a row is, first in every table's key.
 TEAM_KEY = ("base_url", "team_id")
 
-#: table -> (the frame schema its columns come from, its key after :data:`TEAM_KEY`).
+#: table -> (the frame schema its columns come from, its key after :data:`TEAM_KEY`: the
+#: frame's, :data:`~invtools.frames.schemas.KEYS`).
 #: (In the order a run extracts them.)
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "teams": ("teams", ()),
-    "items": ("items", ("id",)),
+    "items": ("items", (KEYS["items"],)),
     "locations": ("locations", ("id",)),
     "stock": ("stock", ("item_id", "location_id")),
     "partners": ("partners", ("id",)),

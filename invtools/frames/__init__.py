@@ -19,7 +19,7 @@ resource           columns (dtype)
                    opening_count (the transaction's), item_id, item_name, sku, barcode,
                    quantity, item_deleted, new_stock_level, from_location_new_stock_level,
                    to_location_new_stock_level
-``items``          id, name, sku, barcode, photo_url, cost, price, quantity, then
+``items``          item_id, name, sku, barcode, photo_url, cost, price, quantity, then
                    ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
                    text/barcode string)
 ``stock``          item_id, item_name, sku, location_id, location_name, quantity
@@ -33,6 +33,9 @@ resource           columns (dtype)
 
 Conventions (the contract plots and the mirror rely on):
 
+- A frame of one kind of thing names its key ``<thing>_id`` (the wire's ``id``), as every
+  other frame names it: ``items.item_id`` is ``stock.item_id`` and ``lines.item_id``, so
+  frames join on one name (``lines.merge(items, on="item_id")``).
 - ids and counts are ``Int64`` (nullable); times ``datetime64[ms, UTC]`` (the wire has
   millisecond precision, so nothing is lost); quantities and money ``float64``; text is
   ``string`` (``pd.StringDtype()``, missing values ``<NA>``); flags ``boolean`` (nullable).

@@ -96,7 +96,7 @@ def to_excel(
 
     >>> import tempfile
     >>> from pathlib import Path
-    >>> items = pd.DataFrame({"id": [1, 2], "name": ["Mug", "Hose"]})
+    >>> items = pd.DataFrame({"item_id": [1, 2], "name": ["Mug", "Hose"]})
     >>> items.attrs.update(source="api", team_name="Shop", endpoint="/v1/items")
     >>> path = to_excel(Path(tempfile.mkdtemp()) / "audit.xlsx", {"items": items})
     >>> book = pd.read_excel(path, sheet_name=None)      # every sheet, by name

@@ -225,7 +225,7 @@ def with_item_columns(
     >>> lines = lines_df([{"id": 5, "type": "out", "transaction_time": "2026-05-02T01:10:00Z",
     ...     "items": [{"id": 9, "name": "Mug", "sku": "M-9", "quantity": 2},
     ...               {"id": 4, "name": "Old jug", "sku": "J-4", "quantity": 1}]}])
-    >>> items = pd.DataFrame({"id": pd.array([9], "Int64"),
+    >>> items = pd.DataFrame({"item_id": pd.array([9], "Int64"),
     ...                       "attr_Category": pd.array(["Kitchen"], "string")})
     >>> with_item_columns(lines, items, ["sku", "attr_Category"])[
     ...     ["item_id", "item_name", "attr_Category", "sku"]]
@@ -238,13 +238,13 @@ def with_item_columns(
         if not isinstance(df, pd.DataFrame):
             raise ArgumentTypeError(f"{where}: {name} must be a DataFrame, not {type(df).__name__}")
     check_columns(lines, "item_id item_name", f"{where}: lines (lines_df())")
-    check_columns(items, "id", f"{where}: items (items_df())")
+    check_columns(items, "item_id", f"{where}: items (items_df())")
     wanted = _item_column_names(columns, where)
     unknown = [
-        c for c in wanted if c not in _ON_EVERY_LINE and (c not in items.columns or c == "id")
+        c for c in wanted if c not in _ON_EVERY_LINE and (c not in items.columns or c == "item_id")
     ]
     if unknown:
-        known = [str(c) for c in items.columns if c != "id"]
+        known = [str(c) for c in items.columns if c != "item_id"]
         raise ConfigError(
             f"{where}: item_columns {unknown} are not columns of the items frame; it has {known}"
         )
@@ -256,7 +256,7 @@ def with_item_columns(
             "(items.rename(columns={...})) and pass the new names"
         )
     new = [c for c in dict.fromkeys(wanted) if c not in lines.columns]
-    by_id = items.drop_duplicates("id").set_index("id")[new]  # each id's first row
+    by_id = items.drop_duplicates("item_id").set_index("item_id")[new]  # each id's first row
     joined = by_id.reindex(pd.Index(lines["item_id"])).set_axis(lines.index)
     at = list(lines.columns).index("item_name") + 1
     out = pd.concat([lines.iloc[:, :at], joined, lines.iloc[:, at:]], axis=1)

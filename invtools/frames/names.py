@@ -26,6 +26,7 @@ import pandas as pd
 
 from invtools._config import check_kind
 from invtools.errors import ConfigError
+from invtools.frames.schemas import KEYS
 
 __all__ = ["REFERENCES", "current_names"]
 
@@ -44,10 +45,11 @@ REFERENCES: dict[str, tuple[str, dict[str, str]]] = {
 def current_names(df: pd.DataFrame, lists: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """A copy of ``df`` (transactions or lines) whose references are named as ``lists`` say
     now (``{"items": items_df(), "partners": ..., "locations": ..., "members": ...}``, each
-    whole, with ``id`` and the columns :data:`REFERENCES` names). A reference whose list is
-    given but does not hold its id is deleted there: its ``<ref>_deleted`` (``item_deleted``)
-    is set where the frame has one, and its names stay as ``df`` had them. References whose
-    list is not given are left as they are. ``df.attrs`` is kept.
+    whole, with its key (``item_id``, ``partner_id``, ...) and the columns :data:`REFERENCES`
+    names). A reference whose list is given but does not hold its id is deleted there: its
+    ``<ref>_deleted`` (``item_deleted``) is set where the frame has one, and its names stay as
+    ``df`` had them. References whose list is not given are left as they are. ``df.attrs`` is
+    kept.
     """
     check_kind(df, pd.DataFrame, "current_names(df)", "a DataFrame")
     check_kind(lists, Mapping, "current_names(lists)", "a mapping of list name -> DataFrame")
@@ -58,14 +60,17 @@ def current_names(df: pd.DataFrame, lists: Mapping[str, pd.DataFrame]) -> pd.Dat
                 f"current_names(lists): no list {kind!r}; the lists are {', '.join(sorted(kinds))}"
             )
         check_kind(given, pd.DataFrame, f"current_names(lists[{kind!r}])", "a DataFrame")
-        if "id" not in given.columns:
-            raise ConfigError(f"current_names(lists[{kind!r}]) has no id column")
+        if KEYS.get(kind, "id") not in given.columns:
+            raise ConfigError(
+                f"current_names(lists[{kind!r}]) has no {KEYS.get(kind, 'id')} column"
+            )
     out = df.copy()
     for ref, (kind, copied) in REFERENCES.items():
         if kind not in lists or f"{ref}_id" not in out.columns:
             continue
         ids = out[f"{ref}_id"]
-        table = lists[kind].drop_duplicates("id").set_index("id")
+        key = KEYS.get(kind, "id")
+        table = lists[kind].drop_duplicates(key).set_index(key)
         listed = ids.isin(table.index).to_numpy(dtype=bool, na_value=False)
         for source, target in copied.items():
             if target in out.columns and source in table.columns:

@@ -26,6 +26,7 @@ from invtools.frames.schemas import (
     STRING,
     TX_PLAIN,
     TX_REFS,
+    wire_names,
 )
 
 __all__ = [
@@ -119,10 +120,11 @@ def items_df(
 ) -> pd.DataFrame:
     """Items (``/v1/items``) as a typed frame, with one column per item attribute.
 
-    Columns: id (Int64), name, sku, barcode, photo_url (string), cost, price (float64 from the
-    decimal strings; unparsable -> NaN), quantity (float64), then ``attr_<attribute name>`` for
-    each attribute (number -> float64, date -> datetime64[ms, UTC], text/barcode -> string),
-    then unknown fields. Per-location ``quantities`` are not a column: see :func:`stock_df`.
+    Columns: item_id (Int64; the wire's ``id``), name, sku, barcode, photo_url (string), cost,
+    price (float64 from the decimal strings; unparsable -> NaN), quantity (float64), then
+    ``attr_<attribute name>`` for each attribute (number -> float64, date -> datetime64[ms,
+    UTC], text/barcode -> string), then unknown fields. Per-location ``quantities`` are not a
+    column: see :func:`stock_df`.
 
     ``attributes`` (the ``/v1/item-attrs`` records, or :func:`attributes_df`) is optional: with
     it, every attribute gets its column, in ``rank`` order and typed by ``attr_type``, even if
@@ -159,7 +161,7 @@ def items_df(
                     attr_types[name] = attr.get("type")
             yield rec
 
-    reader = Reader(list(schema), ignore=("attrs", "quantities"))
+    reader = Reader(wire_names("items"), ignore=("attrs", "quantities"))
     reader.read(rows_noting_attrs(), "items_df")
     attr_cols = {
         f"attr_{name}": typed(

@@ -31,6 +31,8 @@ __all__ = [
     "TX_PLAIN",
     "TX_REFS",
     "LOCATION",
+    "KEYS",
+    "wire_names",
 ]
 
 TIME_DTYPE = pd.DatetimeTZDtype(unit="ms", tz="UTC")
@@ -115,7 +117,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     # items_df appends one attr_<name> column per item attribute after these.
     "items": {
-        "id": "Int64",
+        "item_id": "Int64",
         "name": STRING,
         "sku": STRING,
         "barcode": STRING,
@@ -157,6 +159,22 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "item_deleted": "boolean",
     },
 }
+
+#: A frame of one kind of thing names its key ``<thing>_id``, the way every other frame names
+#: it (``stock.item_id``, ``lines.transaction_id``), so frames join on one name; the wire's
+#: ``id``. The first column of its schema.
+KEYS: dict[str, str] = {"items": "item_id"}
+
+
+def wire_names(resource: str) -> dict[str, str]:
+    """Wire field -> column of ``resource``'s schema: the wire's ``id`` is the frame's key.
+
+    >>> wire_names("items")["id"], wire_names("items")["name"]
+    ('item_id', 'name')
+    """
+    key = KEYS.get(resource)
+    return {("id" if col == key else col): col for col in SCHEMAS[resource]}
+
 
 #: item attribute ``type`` -> dtype of its ``attr_<name>`` column (unknown types: string).
 ATTR_DTYPES: dict[str, Any] = {

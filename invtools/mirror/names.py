@@ -30,6 +30,8 @@ from typing import Any
 
 import pandas as pd
 
+from invtools.frames.schemas import KEYS
+
 __all__ = ["fetch_names", "lists", "store_names"]
 
 #: The lists a reference is named from, and what each is called in a report.
@@ -89,7 +91,9 @@ def lists(conn: sqlite3.Connection) -> dict[str, pd.DataFrame]:
     if "names" not in tables:  # a file of an older invtools, opened read-only
         return {}
     stored = pd.read_sql_query("SELECT * FROM names ORDER BY kind, id", conn)
-    return {
-        str(kind): rows.drop(columns="kind").reset_index(drop=True)
+    return {  # each list's id named as its frame names it
+        str(kind): rows.drop(columns="kind")
+        .rename(columns={"id": KEYS.get(str(kind), "id")})
+        .reset_index(drop=True)
         for kind, rows in stored.groupby("kind", sort=False)
     }
