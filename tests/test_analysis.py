@@ -518,7 +518,7 @@ def test_supplier_summary_counts_deliveries_quantity_value_and_rhythm():
     assert "value_at_cost" not in supplier_summary(_analysis_lines()).columns
     partners = pd.DataFrame(
         {
-            "id": pd.array([50, 51, 52, 60], dtype="Int64"),
+            "partner_id": pd.array([50, 51, 52, 60], dtype="Int64"),
             "name": pd.array(["P50", "P51", "Idle", "C"], dtype="string"),
             "type": pd.Categorical(["supplier", "customer", "supplier", "customer"]),
         }

@@ -172,7 +172,7 @@ class TestEveryRenameReachesEveryFrame:
                 "SELECT transaction_id, item_id, item_name, sku, barcode, partner_name "
                 "FROM boxhero.lines"
             ).fetchall()
-            attrs = con.sql("SELECT id, attr_name FROM boxhero.attributes").fetchall()
+            attrs = con.sql("SELECT attribute_id, attr_name FROM boxhero.attributes").fetchall()
         assert Counter(tx) == _tx_truth(sb)
         assert Counter(lines) == _lines_truth(sb)
         assert set(attrs) == {(a["id"], a["attr_name"]) for a in sb.data().attrs}

@@ -225,12 +225,12 @@ LOADED = {
     "from_location_name, created_by_name, created_by_deleted",
     "lines": "transaction_id, line_no, item_id, quantity, item_name, sku, item_deleted, "
     "partner_name, to_location_name, from_location_name, created_by_name",
-    "items": "id, name, sku, quantity",
+    "items": "item_id, name, sku, quantity",
     "stock": "item_id, location_id, quantity",
-    "locations": "id, name",
-    "partners": "id, name",
-    "members": "id, name, role",
-    "attributes": "id, attr_name",
+    "locations": "location_id, name",
+    "partners": "partner_id, name",
+    "members": "member_id, name, role",
+    "attributes": "attribute_id, attr_name",
     "teams": "team_id, team_name",
 }
 
@@ -241,8 +241,8 @@ def loaded(w: Warehouse, team: str = "shop", sb=None) -> dict[str, Counter]:
     out = {table: Counter(w.rows(table, columns, team, sb)) for table, columns in LOADED.items()}
     # each number attribute's values in the column its attributes row names
     values = Counter()
-    for _, name, column in w.rows("attributes", "id, attr_name, column_name", team, sb):
-        for item_id, value in w.rows("items", f"id, {column}", team, sb):
+    for _, name, column in w.rows("attributes", "attribute_id, attr_name, column_name", team, sb):
+        for item_id, value in w.rows("items", f"item_id, {column}", team, sb):
             if isinstance(value, float):
                 values[(item_id, name, value)] += 1
     out["attribute values"] = values
@@ -599,7 +599,7 @@ def test_a_basic_mode_team_loads_what_every_team_may_and_says_why_not_the_rest(s
     (skipped,) = w.rows("teams", "skipped", "basic")[0]
     assert {"items", "stock", "transactions", "lines"} <= set(skipped.split(", "))
     view = sb.data("basic")
-    assert sorted(w.rows("members", "id", "basic")) == [(m["id"],) for m in view.members]
+    assert sorted(w.rows("members", "member_id", "basic")) == [(m["id"],) for m in view.members]
     assert "transactions" not in counts
 
 

@@ -152,11 +152,12 @@ def test_the_truth_is_the_services_rows_table_by_table_in_the_hinted_columns(sb,
     )
     for table, records in (("locations", view.locations), ("partners", view.partners)):
         got = every(truth, table)
-        assert Counter(zip(got["id"], got["name"], strict=True)) == Counter(
+        key = {"locations": "location_id", "partners": "partner_id"}[table]
+        assert Counter(zip(got[key], got["name"], strict=True)) == Counter(
             (r["id"], r["name"]) for r in records
         )
     members = every(truth, "members")
-    assert Counter(zip(members["id"], members["role"], strict=True)) == Counter(
+    assert Counter(zip(members["member_id"], members["role"], strict=True)) == Counter(
         (m["id"], m["role"]) for m in view.members
     )
     attributes = every(truth, "attributes")
@@ -225,7 +226,7 @@ def test_a_basic_team_has_the_tables_every_mode_allows_and_says_which_not(sb, tm
     assert team["data_as_of"].notna().all()
     view = sb.data("basic")
     members = every(truth, "members")
-    assert sorted(members["id"]) == sorted(m["id"] for m in view.members)
+    assert sorted(members["member_id"]) == sorted(m["id"] for m in view.members)
     attributes = every(truth, "attributes")
     assert sorted(attributes["attr_name"]) == sorted(a["attr_name"] for a in view.attrs)
     assert attributes["column_name"].notna().all()
@@ -265,10 +266,10 @@ def test_what_the_destination_holds_is_the_teams_keys_and_fingerprints(tmp_path)
         pipeline,
         "members",
         [
-            {"base_url": "u", "team_id": 1, "id": 1, FINGERPRINT: "a"},
-            {"base_url": "u", "team_id": 1, "id": 2, FINGERPRINT: "b"},
-            {"base_url": "u", "team_id": 2, "id": 3, FINGERPRINT: "c"},
-            {"base_url": "v", "team_id": 1, "id": 4, FINGERPRINT: "d"},
+            {"base_url": "u", "team_id": 1, "member_id": 1, FINGERPRINT: "a"},
+            {"base_url": "u", "team_id": 1, "member_id": 2, FINGERPRINT: "b"},
+            {"base_url": "u", "team_id": 2, "member_id": 3, FINGERPRINT: "c"},
+            {"base_url": "v", "team_id": 1, "member_id": 4, FINGERPRINT: "d"},
         ],
     )
     _tiny(
@@ -316,9 +317,9 @@ def test_which_destinations_merge(tmp_path):
 def test_a_table_loaded_then_dropped_by_hand_is_found(tmp_path):
     pipeline = duckdb_pipeline(tmp_path)
     assert dropped(pipeline, None, ["members"], ("u", 1)) == []  # no schema: nothing loaded
-    row = {"base_url": "u", "team_id": 1, "id": 1, FINGERPRINT: "a"}
-    _tiny(pipeline, "members", [row])
-    _tiny(pipeline, "partners", [row])
+    row = {"base_url": "u", "team_id": 1, FINGERPRINT: "a"}
+    _tiny(pipeline, "members", [{**row, "member_id": 1}])
+    _tiny(pipeline, "partners", [{**row, "partner_id": 1}])
     schema = pipeline.default_schema
     assert dropped(pipeline, schema, ["members", "partners", "items"], ("u", 1)) == []
     with pipeline.sql_client() as client:
@@ -536,11 +537,11 @@ def test_load_runs_here_with_the_token_of_invtools_and_says_a_line(sb, tmp_path,
     assert "\n" not in line and said == []
     assert (tmp_path / "invtools.duckdb").is_file()
     assert (tmp_path / ".dlt" / "pipelines" / "invtools").is_dir()
-    assert rows_of(_here(tmp_path), "members", "id, name") == _members(sb)
+    assert rows_of(_here(tmp_path), "members", "member_id, name") == _members(sb)
     sb.edit_member(sb.data("basic").members[0]["id"], team="basic", name="M. Renamed")
     line, _ = _load(sb, tmp_path, monkeypatch, "basic")
     assert ", members +0 ~1 -0, " in line
-    assert rows_of(_here(tmp_path), "members", "id, name") == _members(sb)
+    assert rows_of(_here(tmp_path), "members", "member_id, name") == _members(sb)
 
 
 @network
@@ -605,7 +606,7 @@ def test_load_discards_a_stopped_run_and_says_so(sb, tmp_path, monkeypatch):
         "this run loads what the destination lacks, so nothing is lost"
     ]
     assert ", members +0 ~1 -0, " in line
-    assert rows_of(_here(tmp_path), "members", "id, name") == _members(sb)
+    assert rows_of(_here(tmp_path), "members", "member_id, name") == _members(sb)
 
 
 @network
@@ -622,9 +623,12 @@ def test_load_reloads_the_tables_dropped_by_hand_and_says_so(sb, tmp_path, monke
     assert said == ["partners, members: gone from the destination, loaded afresh"]
     # then the run of every table: the rest loaded as always
     assert ", partners +0 ~0 -0, members +0 ~0 -0, attributes +0 ~1 -0; " in line
-    assert rows_of(_here(tmp_path), "members", "id, name") == _members(sb)
+    assert rows_of(_here(tmp_path), "members", "member_id, name") == _members(sb)
     partners = Counter(p["id"] for p in sb.data("basic").partners)
-    assert Counter(i for (i,) in rows_of(_here(tmp_path), "partners", "id").elements()) == partners
+    assert (
+        Counter(i for (i,) in rows_of(_here(tmp_path), "partners", "partner_id").elements())
+        == partners
+    )
     seconds = float(line.rsplit(", ", 1)[1].removesuffix(" s"))  # the run's own, both loads
     assert 0 < seconds <= took + 0.05, line
 

@@ -47,11 +47,11 @@ URL, TEAM = "https://rest.example.com", 48213
 OWN_KEYS = {
     "teams": (),
     "items": ("item_id",),
-    "locations": ("id",),
+    "locations": ("location_id",),
     "stock": ("item_id", "location_id"),
-    "partners": ("id",),
-    "members": ("id",),
-    "attributes": ("id",),
+    "partners": ("partner_id",),
+    "members": ("member_id",),
+    "attributes": ("attribute_id",),
     "transactions": ("id",),
     "lines": ("transaction_id", "line_no"),
 }
@@ -85,7 +85,7 @@ def members(ids, names=None, roles=None) -> pd.DataFrame:
     n = len(ids)
     return pd.DataFrame(
         {
-            "id": pd.array(ids, dtype="Int64"),
+            "member_id": pd.array(ids, dtype="Int64"),
             "name": pd.array(names if names is not None else [f"m{i}" for i in ids], "string"),
             "role": pd.Series(roles if roles is not None else ["admin"] * n, dtype=ROLE_DTYPE),
         }
@@ -225,12 +225,20 @@ def test_plain_puts_the_teams_key_first_and_the_fingerprint_and_flag_last():
     df.index = [10, 20, 30]  # what a filtered frame has
     df.attrs = {"provenance": {"endpoint": "/members"}}
     out = plain(df, URL, TEAM)
-    assert list(out.columns) == ["base_url", "team_id", "id", "name", "role", FINGERPRINT, DELETED]
+    assert list(out.columns) == [
+        "base_url",
+        "team_id",
+        "member_id",
+        "name",
+        "role",
+        FINGERPRINT,
+        DELETED,
+    ]
     assert out.index.equals(pd.RangeIndex(3))
     assert out.attrs == {}
     assert out["base_url"].tolist() == [URL] * 3 and out["base_url"].dtype == "string"
     assert out["team_id"].tolist() == [TEAM] * 3 and out["team_id"].dtype == "Int64"
-    assert out["id"].tolist() == [5, 6, 7]
+    assert out["member_id"].tolist() == [5, 6, 7]
     # a category is its text, not an empty cell
     assert out["role"].dtype == "string"
     assert out["role"].tolist()[::2] == ["admin", "viewer"] and out["role"].isna().tolist()[1]
@@ -245,7 +253,15 @@ def test_plain_puts_the_teams_key_first_and_the_fingerprint_and_flag_last():
 
 def test_plain_of_no_rows_has_the_columns_and_no_rows():
     out = plain(members([]), URL, TEAM)
-    assert list(out.columns) == ["base_url", "team_id", "id", "name", "role", FINGERPRINT, DELETED]
+    assert list(out.columns) == [
+        "base_url",
+        "team_id",
+        "member_id",
+        "name",
+        "role",
+        FINGERPRINT,
+        DELETED,
+    ]
     assert len(out) == 0 and out["team_id"].dtype == "Int64" and out[DELETED].dtype == "boolean"
 
 
@@ -502,7 +518,7 @@ def test_a_teams_tombstone_is_its_team():
 
 
 def _fp(rows: pd.DataFrame, key: int) -> str:
-    return rows.loc[rows["id"] == key, FINGERPRINT].iloc[0]
+    return rows.loc[rows["member_id"] == key, FINGERPRINT].iloc[0]
 
 
 def test_reconciliation_loads_the_new_and_changed_and_deletes_the_gone():
@@ -511,7 +527,7 @@ def test_reconciliation_loads_the_new_and_changed_and_deletes_the_gone():
     given = dict(held)
     r = Reconciliation("members", (URL, TEAM), held)
     fresh = r.fresh(now)
-    assert fresh["id"].tolist() == [2, 3, 4]
+    assert fresh["member_id"].tolist() == [2, 3, 4]
     assert list(fresh.columns) == list(now.columns)
     assert fresh.index.equals(pd.RangeIndex(3))
     assert r.counts == {"new": 2, "changed": 1, "removed": 0}
@@ -541,8 +557,8 @@ def test_keys_are_reconciled_across_batches_and_gone_is_what_no_batch_had():
     second = plain(members([2, 3], names=["again", "m3"]), URL, TEAM)
     held = {(1,): _fp(first, 1), (3,): _fp(second, 3), (4,): "f" * 16}
     r = Reconciliation("members", (URL, TEAM), held)
-    assert r.fresh(first)["id"].tolist() == [2]
-    assert r.fresh(second)["id"].tolist() == []  # 2 was seen in the first batch
+    assert r.fresh(first)["member_id"].tolist() == [2]
+    assert r.fresh(second)["member_id"].tolist() == []  # 2 was seen in the first batch
     assert r.fresh(plain(members([]), URL, TEAM)).empty
     assert r.gone() == [(URL, TEAM, 4)]
     assert r.counts == {"new": 1, "changed": 0, "removed": 1}
@@ -613,7 +629,7 @@ def test_reconciliation_is_the_set_difference_of_the_service_and_the_destination
     loaded = []
     for start, end in zip([0, *cuts], [*cuts, len(ids)], strict=True):
         fresh = r.fresh(rows.iloc[start:end])
-        loaded += fresh["id"].tolist() if len(fresh) else []
+        loaded += fresh["member_id"].tolist() if len(fresh) else []
     gone = r.gone()
     unchanged = {i for i in now.keys() & held_names.keys() if now[i] == held_names[i]}
     assert Counter(loaded) == Counter(now.keys() - unchanged)
@@ -629,7 +645,7 @@ def test_reconciliation_is_the_set_difference_of_the_service_and_the_destination
 
 
 def _attrs(names: dict[int, str]) -> pd.DataFrame:
-    return pd.DataFrame({"id": list(names), "attr_name": list(names.values())})
+    return pd.DataFrame({"attribute_id": list(names), "attr_name": list(names.values())})
 
 
 def test_attribute_columns_are_lower_snake_case_and_keep_digits():

@@ -71,7 +71,7 @@ def made(tmp_path_factory) -> dict[str, pd.DataFrame]:
                 "mirror_history": mirror.stock_history(),
             }
     lines, items = out["lines"], out["items"]
-    location = int(out["locations"]["id"].iloc[0])
+    location = int(out["locations"]["location_id"].iloc[0])
     out["history"] = frames.stock_history(lines)
     out["history_one_location"] = frames.stock_history(lines, location_id=location)
     out["history_empty"] = frames.stock_history(out["lines_empty"])

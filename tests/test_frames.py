@@ -463,7 +463,7 @@ def test_stock_sums_match_the_item_and_location_totals(item_rows):
     per_item = stock.groupby("item_id")["quantity"].sum()
     assert per_item.to_dict() == items.loc[per_item.index, "quantity"].to_dict()
     per_location = stock.groupby("location_id")["quantity"].sum()
-    locations = locations_df(load("locations.json")["items"]).set_index("id")["quantity"]
+    locations = locations_df(load("locations.json")["items"]).set_index("location_id")["quantity"]
     assert per_location.to_dict() == locations.to_dict()
 
 

@@ -292,7 +292,7 @@ def test_a_success_stating_an_absurd_reset_is_no_statement_over_http(
     client = make_client(sb, clock=fake_clock, rate_limit=5, cache=False)
     truth = [m["id"] for m in sb.data("shop").members]
     for _ in range(3):
-        assert sorted(client.members_df()["id"]) == truth
+        assert sorted(client.members_df()["member_id"]) == truth
     assert all(s <= SPACING + 1e-9 for s in fake_clock.slept)  # the configured pace only
     assert client.budget.buckets["/v1/members"]["stated_room"] is None
 

@@ -253,7 +253,7 @@ def test_a_windowed_plot_starts_each_location_at_its_opening_balance(sb, make_cl
 def test_locations_are_named_by_name_in_histories_legends_and_tables(sb, make_client):
     client = make_client(sb)
     lines = client.lines_df(since="2026-06-01")
-    names = client.locations_df().set_index("id")["name"]
+    names = client.locations_df().set_index("location_id")["name"]
     history = stock_history(lines, by_location=True)
     assert history["location_name"].tolist() == names.reindex(history["location_id"]).tolist()
     assert stock_history(lines)["location_name"].isna().all()  # all locations: no one place

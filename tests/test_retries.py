@@ -319,7 +319,7 @@ def test_a_429_asking_for_an_absurd_wait_fails_at_once_naming_the_header_over_ht
     assert len(calls) == 1 and all(s < 1 for s in fake_clock.slept)  # nothing waited for it
     sb.handle = original  # the server fixed: the same client goes on
     truth = [m["id"] for m in sb.data("shop").members]
-    assert sorted(client.members_df()["id"]) == truth
+    assert sorted(client.members_df()["member_id"]) == truth
 
 
 @pytest.mark.parametrize("header, value", UNUSABLE)
@@ -330,7 +330,7 @@ def test_a_429_with_an_unusable_reset_backs_off_and_retries_over_http(
     _, calls = _answering_429(sb, lambda n: {header: value} if n == 1 else None)
     client = make_client(sb, clock=fake_clock, rate_limit=0, cache=False, backoff=0.5)
     truth = [m["id"] for m in sb.data("shop").members]
-    assert sorted(client.members_df()["id"]) == truth
+    assert sorted(client.members_df()["member_id"]) == truth
     assert len(calls) == 2
     [waited] = fake_clock.slept
     assert 0.25 <= waited <= 0.5  # the first backoff of 0.5 s, not the 0.05 s of a reset past

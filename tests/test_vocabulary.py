@@ -283,7 +283,7 @@ def test_the_frames_of_supplier_summary_go_by_position_like_every_analysis():
     lines = _lines()
     partners = pd.DataFrame(
         {
-            "id": pd.array([50, 60], dtype="Int64"),
+            "partner_id": pd.array([50, 60], dtype="Int64"),
             "name": pd.array(["P50", "P60"], dtype="string"),
             "type": pd.array(["supplier", "customer"], dtype="string"),
         }

@@ -102,7 +102,7 @@ def test_partners_after_a_cached_first_page_are_todays(sb, make_client):
     sb.edit_partner(first[2]["id"], name="Renamed Supplies Ltd")
     sb.edit_partner(first[5]["id"], deleted=True)
     df = c.partners_df()
-    assert list(zip(df["id"], df["name"], strict=True)) == [
+    assert list(zip(df["partner_id"], df["name"], strict=True)) == [
         (p["id"], p["name"]) for p in sb.data().partners
     ]
 

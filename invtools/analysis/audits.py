@@ -99,8 +99,8 @@ def supplier_summary(
     inbound = counted[(counted["type"].isin(["in"]) & counted["partner_id"].notna()).to_numpy(bool)]
     suppliers = None
     if partners is not None:
-        need(partners, "partners", "id name type", who=who)
-        customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "id"]
+        need(partners, "partners", "partner_id name type", who=who)
+        customers = partners.loc[partners["type"].isin(["customer"]).to_numpy(bool), "partner_id"]
         inbound = inbound[~inbound["partner_id"].isin(customers.tolist()).to_numpy(bool)]
         suppliers = partners[partners["type"].isin(["supplier"]).to_numpy(bool)]
     # a slice of its own, so marking its attrs touches nothing of the caller's
@@ -136,9 +136,11 @@ def supplier_summary(
     out["first_delivery"], out["last_delivery"] = g["time"].min(), g["time"].max()
     names = newest_name(inbound, "partner_id", "partner_name")
     if suppliers is not None:  # every supplier, those that delivered nothing too
-        names = pd.concat([suppliers.set_index("id")["name"], names])
+        names = pd.concat([suppliers.set_index("partner_id")["name"], names])
         names = names[~names.index.duplicated(keep="last")]
-        out = out.reindex(out.index.union(pd.Index(suppliers["id"].dropna(), dtype="Int64")))
+        out = out.reindex(
+            out.index.union(pd.Index(suppliers["partner_id"].dropna(), dtype="Int64"))
+        )
         out = out.fillna({"deliveries": 0, "quantity": 0.0, "items": 0, "value_at_cost": 0.0})
     out.index = pd.Index(out.index, dtype="Int64", name="partner_id")
     out.insert(0, "partner_name", names.reindex(out.index).astype(object).astype("string"))

@@ -35,7 +35,8 @@ their key (dlt's ``delete-insert``), each row with its ``_fingerprint``:
   (:func:`attribute_columns`: ``attr_Weight (kg)`` is ``attr_weight_kg``; after a rename,
   the values move to the new name's column);
 - ``stock`` (``item_id, location_id``): the quantity per item and location;
-- ``locations``, ``partners``, ``members``, ``attributes`` (``id``);
+- ``locations`` (``location_id``), ``partners`` (``partner_id``), ``members`` (``member_id``),
+  ``attributes`` (``attribute_id``);
 - ``transactions`` (``id``): the current revision of each transaction, its references named
   as the lists say now;
 - ``lines`` (``transaction_id, line_no``): the lines of each transaction's current revision.

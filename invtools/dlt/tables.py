@@ -35,11 +35,11 @@ TEAM_KEY = ("base_url", "team_id")
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "teams": ("teams", ()),
     "items": ("items", (KEYS["items"],)),
-    "locations": ("locations", ("id",)),
+    "locations": ("locations", (KEYS["locations"],)),
     "stock": ("stock", ("item_id", "location_id")),
-    "partners": ("partners", ("id",)),
-    "members": ("members", ("id",)),
-    "attributes": ("attributes", ("id",)),
+    "partners": ("partners", (KEYS["partners"],)),
+    "members": ("members", (KEYS["members"],)),
+    "attributes": ("attributes", (KEYS["attributes"],)),
     "transactions": ("transactions", ("id",)),
     "lines": ("lines", ("transaction_id", "line_no")),
 }
@@ -102,20 +102,20 @@ def attribute_columns(attributes: pd.DataFrame) -> dict[str, str]:
     :meth:`~invtools.Client.items_df` -> ``attr_`` and the name in lower snake case (what
     dlt's naming convention keeps as it is), ``_<id>`` added where two names would meet.
 
-    >>> attrs = pd.DataFrame({"id": [7, 8, 9], "attr_name": ["Weight (kg)", "Colour", "colour"]})
+    >>> attrs = pd.DataFrame({"attribute_id": [7, 8, 9], "attr_name": ["Weight (kg)", "Colour", "colour"]})
     >>> attribute_columns(attrs)
     {'attr_Weight (kg)': 'attr_weight_kg', 'attr_Colour': 'attr_colour_8', 'attr_colour': 'attr_colour_9'}
     """  # noqa: E501 - the doctest shows the mapping whole
     plain = {
         int(i): "attr_" + (re.sub(r"[^0-9a-z]+", "_", str(name).lower()).strip("_") or "x")
-        for i, name in zip(attributes["id"], attributes["attr_name"], strict=True)
+        for i, name in zip(attributes["attribute_id"], attributes["attr_name"], strict=True)
     }
     # again until no two meet: "a", "A" and "a 1" (ids 1, 2, 3) are attr_a_1_1, attr_a_2, attr_a_1_3
     while taken := {n for n, count in Counter(plain.values()).items() if count > 1}:
         plain = {i: f"{n}_{i}" if n in taken else n for i, n in plain.items()}
     return {
         f"attr_{name}": plain[int(i)]
-        for i, name in zip(attributes["id"], attributes["attr_name"], strict=True)
+        for i, name in zip(attributes["attribute_id"], attributes["attr_name"], strict=True)
     }
 
 
@@ -209,8 +209,8 @@ class Reconciliation:
     (its first row).
 
     >>> r = Reconciliation("members", ("https://x", 9), {(1,): "a", (2,): "b"})
-    >>> rows = plain(pd.DataFrame({"id": pd.array([2, 3], dtype="Int64")}), "https://x", 9)
-    >>> r.fresh(rows)["id"].tolist(), r.gone(), r.counts
+    >>> rows = plain(pd.DataFrame({"member_id": pd.array([2, 3], dtype="Int64")}), "https://x", 9)
+    >>> r.fresh(rows)["member_id"].tolist(), r.gone(), r.counts
     ([2, 3], [('https://x', 9, 1)], {'new': 1, 'changed': 1, 'removed': 1})
     """
 

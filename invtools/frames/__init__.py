@@ -23,10 +23,11 @@ resource           columns (dtype)
                    ``attr_<name>`` per item attribute (number float64, date datetime64[ms, UTC],
                    text/barcode string)
 ``stock``          item_id, item_name, sku, location_id, location_name, quantity
-``locations``      id, name, quantity, memo
-``partners``       id, type (category supplier/customer), name, phone, email, address, memo
-``members``        id, name, role (category admin/member/viewer)
-``attributes``     id, attr_type, attr_name (string), rank (Int64)
+``locations``      location_id, name, quantity, memo
+``partners``       partner_id, type (category supplier/customer), name, phone, email, address,
+                   memo
+``members``        member_id, name, role (category admin/member/viewer)
+``attributes``     attribute_id, attr_type, attr_name (string), rank (Int64)
 ``stock_history``  transaction_time, transaction_id, item_id, item_name, location_id,
                    location_name, stock, change, item_deleted
 =================  ==========================================================================

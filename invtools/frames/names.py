@@ -12,7 +12,7 @@ deleted one (its ``_deleted`` flag set, its last known name kept).
 >>> tx = pd.DataFrame({"partner_id": pd.array([3, 4, None], dtype="Int64"),
 ...                    "partner_name": pd.array(["Old", "Gone", None], dtype="string"),
 ...                    "partner_deleted": pd.array([False, False, None], dtype="boolean")})
->>> partners = pd.DataFrame({"id": pd.array([3], dtype="Int64"), "name": ["New"]})
+>>> partners = pd.DataFrame({"partner_id": pd.array([3], dtype="Int64"), "name": ["New"]})
 >>> out = current_names(tx, {"partners": partners})
 >>> out["partner_name"].tolist(), out["partner_deleted"].tolist()
 (['New', 'Gone', <NA>], [False, True, <NA>])
@@ -60,16 +60,14 @@ def current_names(df: pd.DataFrame, lists: Mapping[str, pd.DataFrame]) -> pd.Dat
                 f"current_names(lists): no list {kind!r}; the lists are {', '.join(sorted(kinds))}"
             )
         check_kind(given, pd.DataFrame, f"current_names(lists[{kind!r}])", "a DataFrame")
-        if KEYS.get(kind, "id") not in given.columns:
-            raise ConfigError(
-                f"current_names(lists[{kind!r}]) has no {KEYS.get(kind, 'id')} column"
-            )
+        if KEYS[kind] not in given.columns:
+            raise ConfigError(f"current_names(lists[{kind!r}]) has no {KEYS[kind]} column")
     out = df.copy()
     for ref, (kind, copied) in REFERENCES.items():
         if kind not in lists or f"{ref}_id" not in out.columns:
             continue
         ids = out[f"{ref}_id"]
-        key = KEYS.get(kind, "id")
+        key = KEYS[kind]
         table = lists[kind].drop_duplicates(key).set_index(key)
         listed = ids.isin(table.index).to_numpy(dtype=bool, na_value=False)
         for source, target in copied.items():

@@ -142,9 +142,9 @@ def items_df(
     if attributes is not None:
         specs = attributes if isinstance(attributes, pd.DataFrame) else attributes_df(attributes)
         check_columns(
-            specs, "id rank attr_name attr_type", "items_df: attributes (attributes_df())"
+            specs, "attribute_id rank attr_name attr_type", "items_df: attributes (attributes_df())"
         )
-        specs = specs.sort_values(["rank", "id"], kind="stable", na_position="last")
+        specs = specs.sort_values(["rank", "attribute_id"], kind="stable", na_position="last")
         for name, kind in zip(specs["attr_name"], specs["attr_type"], strict=True):
             if not pd.isna(name):
                 attr_types.setdefault(name, None if pd.isna(kind) else kind)
@@ -207,14 +207,17 @@ def stock_df(
     computed = {col: typed(values, schema[col]) for col, values in heads.items()}
     computed["location_id"] = location_ids = as_int(reader.lists["location_id"])
     locs = locations if isinstance(locations, pd.DataFrame) else locations_df(locations or ())
-    check_columns(locs, "id name", "stock_df: locations (locations_df())")
-    lookup = locs.drop_duplicates("id").set_index("id")["name"]  # each id named by its first row
+    check_columns(locs, "location_id name", "stock_df: locations (locations_df())")
+    lookup = locs.drop_duplicates("location_id").set_index("location_id")[
+        "name"
+    ]  # each id named by its first row
     computed["location_name"] = pd.array(lookup.reindex(location_ids).array, dtype=STRING)
     return build_frame(schema, reader, computed=computed)
 
 
 def locations_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Locations (``/v1/locations``): id (Int64), name (string), quantity (float64), memo (string).
+    """Locations (``/v1/locations``): location_id (Int64), name (string), quantity (float64),
+    memo (string).
 
     >>> df = locations_df([{"id": 1, "name": "Warehouse", "quantity": 120, "memo": None}])
     >>> df.dtypes.astype(str).tolist()
@@ -224,8 +227,8 @@ def locations_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def partners_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Partners (``/v1/partners``): id (Int64), type (category supplier/customer, from the wire's
-    0/1), name, phone, email, address, memo (string).
+    """Partners (``/v1/partners``): partner_id (Int64), type (category supplier/customer, from
+    the wire's 0/1), name, phone, email, address, memo (string).
 
     >>> partners_df([{"id": 4, "type": 1, "name": "Cafe Rosa"}]).loc[0, ["type", "email"]].tolist()
     ['customer', <NA>]
@@ -234,7 +237,7 @@ def partners_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def members_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Team members (``/v1/members``): id (Int64), name (string), role (category
+    """Team members (``/v1/members``): member_id (Int64), name (string), role (category
     admin/member/viewer).
 
     >>> members_df([{"id": 2, "name": "Ana", "role": "admin"}])["role"].cat.categories.tolist()
@@ -244,12 +247,12 @@ def members_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def attributes_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Item attribute specs (``/v1/item-attrs``): id (Int64), attr_type, attr_name (string),
-    rank (Int64).
+    """Item attribute specs (``/v1/item-attrs``): attribute_id (Int64), attr_type, attr_name
+    (string), rank (Int64).
 
     >>> attributes_df([{"id": 1, "attr_type": "date", "attr_name": "Expiry", "rank": 0}])
-       id attr_type attr_name  rank
-    0   1      date    Expiry     0
+       attribute_id attr_type attr_name  rank
+    0             1      date    Expiry     0
     """
     return _simple("attributes", records)
 
@@ -258,6 +261,6 @@ def _simple(resource: str, records, names: Mapping[str, Mapping] = MappingProxyT
     what = f"{resource}_df"
     check_iterable(records, what)
     schema = SCHEMAS[resource]
-    reader = Reader(list(schema))
+    reader = Reader(wire_names(resource))
     reader.read(records, what)
     return build_frame(schema, reader, names=names)

@@ -5,7 +5,7 @@ and the wire fields of a transaction row (read by :mod:`.resources` from dicts a
 :mod:`.arrow` from page bytes).
 
 >>> {col: str(dtype) for col, dtype in SCHEMAS["members"].items()}
-{'id': 'Int64', 'name': 'string', 'role': 'category'}
+{'member_id': 'Int64', 'name': 'string', 'role': 'category'}
 >>> TX_TYPE_DTYPE.categories.tolist()
 ['in', 'out', 'move', 'adjust']
 """
@@ -134,9 +134,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "location_name": STRING,
         "quantity": "float64",
     },
-    "locations": {"id": "Int64", "name": STRING, "quantity": "float64", "memo": STRING},
+    "locations": {"location_id": "Int64", "name": STRING, "quantity": "float64", "memo": STRING},
     "partners": {
-        "id": "Int64",
+        "partner_id": "Int64",
         "type": PARTNER_TYPE_DTYPE,
         "name": STRING,
         "phone": STRING,
@@ -144,9 +144,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "address": STRING,
         "memo": STRING,
     },
-    "members": {"id": "Int64", "name": STRING, "role": ROLE_DTYPE},
+    "members": {"member_id": "Int64", "name": STRING, "role": ROLE_DTYPE},
     # attr_type stays text (not a category) so a type the server adds later is not lost.
-    "attributes": {"id": "Int64", "attr_type": STRING, "attr_name": STRING, "rank": "Int64"},
+    "attributes": {
+        "attribute_id": "Int64",
+        "attr_type": STRING,
+        "attr_name": STRING,
+        "rank": "Int64",
+    },
     "stock_history": {
         "transaction_time": TIME_DTYPE,
         "transaction_id": "Int64",
@@ -163,7 +168,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 #: A frame of one kind of thing names its key ``<thing>_id``, the way every other frame names
 #: it (``stock.item_id``, ``lines.transaction_id``), so frames join on one name; the wire's
 #: ``id``. The first column of its schema.
-KEYS: dict[str, str] = {"items": "item_id"}
+KEYS: dict[str, str] = {
+    "items": "item_id",
+    "locations": "location_id",
+    "partners": "partner_id",
+    "members": "member_id",
+    "attributes": "attribute_id",
+}
 
 
 def wire_names(resource: str) -> dict[str, str]:

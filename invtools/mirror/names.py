@@ -17,9 +17,9 @@ requests), and the mirror's frames name every reference as they say
 []
 >>> store_names(conn, {"partners": [{"id": 3, "name": "New"}], "items": []})
 ["partner 3 renamed 'Old' → 'New'"]
->>> lists(conn)["partners"][["id", "name"]]
-   id name
-0   3  New
+>>> lists(conn)["partners"][["partner_id", "name"]]
+   partner_id name
+0           3  New
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _moved(old: tuple, new: list) -> list[str]:
 
 
 def lists(conn: sqlite3.Connection) -> dict[str, pd.DataFrame]:
-    """The lists the file's last sync stored, per list (id, name, sku, barcode), for
+    """The lists the file's last sync stored, per list (its key, name, sku, barcode), for
     :func:`invtools.frames.current_names`; none for a file no sync stored them in."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "names" not in tables:  # a file of an older invtools, opened read-only
@@ -93,7 +93,7 @@ def lists(conn: sqlite3.Connection) -> dict[str, pd.DataFrame]:
     stored = pd.read_sql_query("SELECT * FROM names ORDER BY kind, id", conn)
     return {  # each list's id named as its frame names it
         str(kind): rows.drop(columns="kind")
-        .rename(columns={"id": KEYS.get(str(kind), "id")})
+        .rename(columns={"id": KEYS[str(kind)]})
         .reset_index(drop=True)
         for kind, rows in stored.groupby("kind", sort=False)
     }
