@@ -90,7 +90,8 @@ else:
             seconds = time.perf_counter() - t0
         out[name] = {"seconds": seconds, "sent": m.sent, "n": len(df)}
         if name == "transactions_df":
-            out[name]["rows"] = [[int(i), int(r)] for i, r in zip(df["id"], df["revision"])]
+            keys = zip(df["transaction_id"], df["revision"])
+            out[name]["rows"] = [[int(i), int(r)] for i, r in keys]
         else:
             out[name]["lines"] = sorted([int(t), int(i)] for t, i in
                                         zip(df["transaction_id"], df["item_id"]))

@@ -242,7 +242,8 @@ class Contender:
                         "SELECT count(*) FROM boxhero.transaction_details__items "
                         "WHERE quantity__v_double IS NOT NULL"
                     ).fetchall()[0][0]
-            tx = con.sql(f"SELECT id, revision, {refs} FROM {schema}.transactions").fetchall()
+            key = "transaction_id" if self.name == "invtools" else "id"
+            tx = con.sql(f"SELECT {key}, revision, {refs} FROM {schema}.transactions").fetchall()
             lines: dict[int, list] = {}
             names: dict[int, list] = {}
             for t, item, q, name in con.sql(lines_sql).fetchall():

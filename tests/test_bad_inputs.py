@@ -324,7 +324,7 @@ def test_viz_functions(world, sweep):
 def test_client_methods(world, sweep):
     w = world
     client = w["client"]
-    tx_id, item_id = int(w["tx"]["id"].iloc[0]), int(w["items"]["item_id"].iloc[0])
+    tx_id, item_id = int(w["tx"]["transaction_id"].iloc[0]), int(w["items"]["item_id"].iloc[0])
     baselines = {
         "get": {"path": "/v1/teams/linked"},
         "pages": {"path": "/v1/partners"},

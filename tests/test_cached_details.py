@@ -58,7 +58,7 @@ def test_a_rerun_on_the_same_cache_sends_nothing_and_gives_the_first_runs_rows(s
     assert again.attrs["from_cache"] >= first["transaction_id"].nunique()  # each detail
     with_lines = make_client(sb).transactions_df(with_lines=True)
     assert sb.requests == []
-    assert lines_of(with_lines.dropna(subset=["item_id"]), "id") == truth(sb)
+    assert lines_of(with_lines.dropna(subset=["item_id"])) == truth(sb)
 
 
 def test_a_rerun_in_a_new_process_sends_nothing(sb, make_client, tmp_path):
@@ -104,7 +104,7 @@ def test_edited_deleted_and_backdated_transactions_are_never_served_stale(sb, ma
     )
     sb.clear_log()
     tx = make_client(sb).transactions_df(with_lines=True, max_age="0s")
-    assert lines_of(tx.dropna(subset=["item_id"]), "id") == truth(sb)
+    assert lines_of(tx.dropna(subset=["item_id"])) == truth(sb)
     assert detail_requests(sb) == []
 
 

@@ -205,7 +205,7 @@ def test_a_rewalk_frame_equals_the_plain_frame_and_a_warm_one_sends_nothing(sb, 
     assert warm.attrs["requests"] == 0 and warm.attrs["walk"]["plan"] == "types"
     assert warm.attrs["walk"]["replayed"]
     rows = list(c.transactions(refresh=True))  # refreshed: the stored cursors
-    assert ids(rows) == expected["id"].tolist()
+    assert ids(rows) == expected["transaction_id"].tolist()
     assert any("cursor" in r.params and "type" not in r.params for r in list_requests(sb))
     got = c.transactions_df()  # warm again: the seams just walked
     assert got.attrs["walk"]["plan"] == "seams" and got.attrs["requests"] == 0

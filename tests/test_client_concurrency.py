@@ -128,9 +128,9 @@ def test_rows_and_lines_are_those_of_one_at_a_time_in_the_same_order_404_include
         with_lines = eight.transactions_df(with_lines=True)
         same_frame(with_lines, one.transactions_df(with_lines=True))
         assert deleted not in set(eight.lines_df()["transaction_id"])
-        kept = with_lines[with_lines["id"] == deleted]  # the row stays, without lines
+        kept = with_lines[with_lines["transaction_id"] == deleted]  # the row stays, without lines
         assert len(kept) == 1 and kept["item_id"].isna().all()
-        assert list(with_lines["id"].drop_duplicates()) == [r["id"] for r in rows]
+        assert list(with_lines["transaction_id"].drop_duplicates()) == [r["id"] for r in rows]
 
         pairs = [(r["id"], r["revision"]) for r in rows]
         got = list(eight.transaction_details(pairs))

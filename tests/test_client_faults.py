@@ -60,12 +60,12 @@ def test_the_whole_list_fast_path_gives_the_right_frame_or_the_packages_error(
     sb, make_client, fake_clock, kind
 ):
     c = make_client(sb, clock=fake_clock)
-    expected = make_client(sb, cache=False).transactions_df()["id"].tolist()
+    expected = make_client(sb, cache=False).transactions_df()["transaction_id"].tolist()
     sb.faults = Faults(on_requests={2}, kinds=(kind,))  # page 2 of the walk
-    assert c.transactions_df()["id"].tolist() == expected
+    assert c.transactions_df()["transaction_id"].tolist() == expected
     sb.faults = Faults(rate=1.0, kinds=(kind,))
     if kind == "mislabelled":  # whole JSON, wrong label: used, never stored
-        assert c.transactions_df(refresh=True)["id"].tolist() == expected
+        assert c.transactions_df(refresh=True)["transaction_id"].tolist() == expected
     else:
         with pytest.raises(ServerError, match="truncated or empty"):
             c.transactions_df(refresh=True)
@@ -91,7 +91,7 @@ def test_walks_under_bad_answers_and_edits_give_every_row_once(sb, make_client, 
         sb.clear_log()
         try:
             # Fresh walks (a cached one would rightly be the list as of its first page).
-            whole = c.transactions_df(refresh=True)["id"].tolist()
+            whole = c.transactions_df(refresh=True)["transaction_id"].tolist()
             rows = [r["id"] for r in c.transactions(refresh=True)]
         except InvtoolsError:
             errors += 1

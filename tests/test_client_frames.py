@@ -99,7 +99,7 @@ def test_lines_fetch_one_detail_per_transaction_in_the_window_once_for_life(sb, 
         frames.SCHEMAS["transactions"]
     )
     assert {"item_id", "quantity", "new_stock_level"} <= set(joined.columns)
-    assert joined["id"].tolist() == lines["transaction_id"].tolist()
+    assert joined["transaction_id"].tolist() == lines["transaction_id"].tolist()
 
 
 def test_lines_df_levels_stay_true_after_an_earlier_edit(sb, make_client, tmp_path):
@@ -175,7 +175,9 @@ def test_until_with_keep_and_since_with_stop_at_both_apply(sb, make_client):
 def test_a_year_month_is_a_valid_since(sb, make_client):
     c = make_client(sb)
     df = c.transactions_df(since="2026-10")
-    assert len(df) and df["id"].tolist() == c.transactions_df(since="2026-10-01")["id"].tolist()
+    assert len(df) and df["transaction_id"].tolist() == (
+        c.transactions_df(since="2026-10-01")["transaction_id"].tolist()
+    )
 
 
 # -- issue 11, item 11: an empty result keeps every column -----------------------------------
@@ -237,10 +239,10 @@ def test_who_and_where_equal_the_raw_details_on_every_path(sb, client, tmp_path)
     mirror.sync()
     frames_ = {
         "lines": (client.lines_df(), "transaction_id"),
-        "whole walk": (client.transactions_df(), "id"),
-        "type=move": (client.transactions_df(type="move"), "id"),
+        "whole walk": (client.transactions_df(), "transaction_id"),
+        "type=move": (client.transactions_df(type="move"), "transaction_id"),
         "mirror lines": (mirror.lines_df(), "transaction_id"),
-        "mirror transactions": (mirror.transactions_df(), "id"),
+        "mirror transactions": (mirror.transactions_df(), "transaction_id"),
     }
     for name, (df, id_column) in frames_.items():
         assert len(df) > 0, name

@@ -222,7 +222,9 @@ def test_measure_and_provenance_say_where_rows_came_from(sb, make_client):
     assert prov["endpoint"] == "/v1/location-txs" and prov["filters"]["type"] == "in"
     pages = -(-len(ins) // 100)
     assert prov["pages"] == pages and prov["requests"] == pages and prov["from_cache"] == 0
-    assert prov["rows"] == len(df) == len(ins) and df["id"].tolist() == [t["id"] for t in ins]
+    assert prov["rows"] == len(df) == len(ins) and df["transaction_id"].tolist() == [
+        t["id"] for t in ins
+    ]
     assert prov["fetched_at"].endswith("Z") and set(df["type"]) == {"in"}
     with c.measure() as warm:
         again = c.transactions_df(type="in")

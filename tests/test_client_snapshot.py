@@ -36,7 +36,7 @@ def test_a_cached_head_and_a_fresh_tail_are_never_mixed(sb, make_client):
     assert expected[0] == to_today and to_past in expected[-200:]
 
     for frame in (c.transactions_df(), c.transactions_df(type=None, since="2000-01-01")):
-        assert frame["id"].tolist() == expected  # each once, in the list's order
+        assert frame["transaction_id"].tolist() == expected  # each once, in the list's order
     assert [r["id"] for r in c.transactions()] == expected
 
     lines = c.lines_df()
@@ -52,7 +52,7 @@ def test_a_walk_within_max_age_sends_nothing_and_says_how_old_it_is(sb, make_cli
     sb.clear_log()
     again = c.transactions_df(since="2000-01-01")
     assert sb.requests == []
-    assert again["id"].tolist() == first["id"].tolist()
+    assert again["transaction_id"].tolist() == first["transaction_id"].tolist()
     assert again.attrs["requests"] == 0
     # How old: the data is as of the first walk, not of this call.
     as_of = pd.Timestamp(again.attrs["data_as_of"])  # on the service's clock, as c.now()
@@ -68,18 +68,24 @@ def test_an_older_walk_than_max_age_is_fetched_again_whole(sb, make_client):
     sb.clear_log()
     fresh = c.transactions_df(since="2000-01-01", max_age="0s")
     pages = sum(r.route == "/v1/location-txs" for r in sb.requests)
-    assert fresh["id"].iloc[0] == new["id"] and pages == -(-len(fresh) // 100)
+    assert fresh["transaction_id"].iloc[0] == new["id"] and pages == -(-len(fresh) // 100)
     assert pd.Timestamp(fresh.attrs["data_as_of"]) >= pd.Timestamp(c.now()) - pd.Timedelta(
         minutes=1
     )
     # A whole walk (the raw fast path, several chains) follows the same rule: its chains
     # are replayed from the cache only as the one walk that stored them.
-    assert c.transactions_df(max_age="1h")["id"].tolist() == fresh["id"].tolist()
+    assert (
+        c.transactions_df(max_age="1h")["transaction_id"].tolist()
+        == fresh["transaction_id"].tolist()
+    )
     sb.clear_log()
-    assert c.transactions_df(max_age="1h")["id"].tolist() == fresh["id"].tolist()
+    assert (
+        c.transactions_df(max_age="1h")["transaction_id"].tolist()
+        == fresh["transaction_id"].tolist()
+    )
     assert sb.requests == []
     newer = sb.add_transaction()
-    assert c.transactions_df(refresh=True)["id"].iloc[0] == newer["id"]
+    assert c.transactions_df(refresh=True)["transaction_id"].iloc[0] == newer["id"]
 
 
 def test_max_age_needs_a_unit(sb, make_client):

@@ -59,8 +59,7 @@ def _holds_what_it_claims(df, sb) -> None:
     until = pd.Timestamp(window["until"])
     assert (df["transaction_time"] <= until).all()
     assert until >= df["transaction_time"].max()
-    ids = "transaction_id" if "transaction_id" in df else "id"
-    assert set(zip(df[ids], df["revision"], strict=True)) == _truth_in(sb, window)
+    assert set(zip(df["transaction_id"], df["revision"], strict=True)) == _truth_in(sb, window)
 
 
 # ------------------------------------------------------------------------------ the clock
@@ -187,7 +186,7 @@ def test_a_replayed_walk_claims_no_row_it_does_not_hold(sb, make_client):
     first = make_client(sb).transactions_df(since="30D")
     new = sb.add_transaction()  # after the walk: not in its record
     again = make_client(sb).transactions_df(since="30D")  # a new kernel, the same cache
-    assert again.attrs["requests"] == 0 and new["id"] not in set(again["id"])
+    assert again.attrs["requests"] == 0 and new["id"] not in set(again["transaction_id"])
     assert again.attrs["window"] == first.attrs["window"]  # as of when the first walk began
     assert again.attrs["as_of"] == first.attrs["as_of"]
 
@@ -237,7 +236,7 @@ def test_a_window_sync_counts_back_from_the_clock_not_a_future_row(sb, make_clie
     report = mirror.sync(look_back="30D")
     assert (report.new, report.changed) == (1, 1)
     assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta(minutes=1)
-    got = mirror.transactions_df().set_index("id")["revision"]
+    got = mirror.transactions_df().set_index("transaction_id")["revision"]
     assert got[recent["id"]] == recent["revision"] + 1
 
 

@@ -95,7 +95,7 @@ def truth_rows(sb) -> pd.DataFrame:
     rows = sb.data("shop").transactions
     df = pd.DataFrame(
         [(r["id"], r["revision"], r["type"], r["transaction_time"], r["created_at"]) for r in rows],
-        columns=["id", "revision", "type", "transaction_time", "created_at"],
+        columns=["transaction_id", "revision", "type", "transaction_time", "created_at"],
     )
     for col in ("transaction_time", "created_at"):
         df[col] = pd.to_datetime(df[col], utc=True)
@@ -120,7 +120,7 @@ def truth_lines(sb, ids) -> list[tuple]:
     return sorted(out)
 
 
-def tx_keys(df: pd.DataFrame, id_col: str = "id") -> list[tuple]:
+def tx_keys(df: pd.DataFrame, id_col: str = "transaction_id") -> list[tuple]:
     """(id, revision, type, transaction time) of each row, sorted."""
     got = zip(
         df[id_col], df["revision"], df["type"].astype(str), df["transaction_time"], strict=True
@@ -253,7 +253,7 @@ class Contract:
         (name, stock) as the server holds them now."""
         truth = truth_rows(server)
         assert tx_keys(txs) == tx_keys(truth)
-        assert line_keys(lines) == truth_lines(server, truth["id"])
+        assert line_keys(lines) == truth_lines(server, truth["transaction_id"])
         if items is not None:
             stock = sorted((i["id"], i["name"], float(i["quantity"])) for i in server.data().items)
             got = zip(items["item_id"], items["name"], items["quantity"].astype(float), strict=True)
@@ -269,8 +269,12 @@ class Contract:
         with clock_warnings() as said:
             items, txs, lines = client.items_df(), client.transactions_df(), client.lines_df()
         self.assert_equal_to_the_truth(server, txs, lines, items)
-        assert deleted not in set(txs["id"]) and deleted not in set(lines["transaction_id"])
-        assert set(txs.loc[txs["id"] == edited, "revision"]) == {sb_revision(server, edited)}
+        assert deleted not in set(txs["transaction_id"]) and deleted not in set(
+            lines["transaction_id"]
+        )
+        assert set(txs.loc[txs["transaction_id"] == edited, "revision"]) == {
+            sb_revision(server, edited)
+        }
         texts = shown(client, items, txs, lines)
 
         mirror = TransactionMirror(tmp_path / "mirror.sqlite", client)
@@ -286,7 +290,9 @@ class Contract:
         assert (report.new, report.changed, report.removed) == (1, 1, 1)
         for got in (mirrored, fresh):  # the mirror rebuilds its stock levels, like lines_df
             self.assert_equal_to_the_truth(server, *got)
-            assert {added["id"], edited} <= set(got[0]["id"]) and deleted not in set(got[0]["id"])
+            assert {added["id"], edited} <= set(got[0]["transaction_id"]) and deleted not in set(
+                got[0]["transaction_id"]
+            )
         assert mirrored[0].attrs["team_id"] == server.data().team["id"]
         assert mirrored[1].attrs["base_url"] == server.base_url
         self.assert_said(said + more, False if self.quiet() else None)
@@ -308,7 +314,7 @@ class Contract:
         if frame == "transactions_df":
             assert tx_keys(df) == tx_keys(inside)
         else:
-            assert line_keys(df) == truth_lines(server, inside["id"])
+            assert line_keys(df) == truth_lines(server, inside["transaction_id"])
         self.assert_said(said, False if self.quiet() else None)
         assert_no_token(server, shown(df) + said)
 

@@ -421,7 +421,7 @@ def test_crosstab_equals_plain_pandas_on_the_servers_json(sb, make_client):
 def _tx_frame() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "id": pd.array([1, 2, 3, 4], dtype="Int64"),
+            "transaction_id": pd.array([1, 2, 3, 4], dtype="Int64"),
             "transaction_time": pd.array(
                 pd.to_datetime(
                     [

@@ -97,7 +97,7 @@ CALLS: dict[str, Callable] = {
     ),
     "lines_df": lambda c, ids, revs: [x for x in lines_of(c.lines_df()) if x[0] in ids],
     "transactions_df(with_lines=True)": lambda c, ids, revs: [
-        x for x in lines_of(c.transactions_df(with_lines=True), "id") if x[0] in ids
+        x for x in lines_of(c.transactions_df(with_lines=True), "transaction_id") if x[0] in ids
     ],
 }
 
@@ -183,7 +183,7 @@ def test_a_mirror_stores_no_wrong_detail_and_a_rerun_stores_the_right_one(
     assert str(a) in str(caught.value)
     put_right()
     mirror.sync(look_back="30D")
-    window = set(mirror.transactions_df()["id"])
+    window = set(mirror.transactions_df()["transaction_id"])
     assert a in window and b in window
     assert lines_of(mirror.lines_df()) == truth(sb, window)
 

@@ -221,7 +221,7 @@ def truth(sb, team: str = "shop") -> dict[str, Counter]:
 
 
 LOADED = {
-    "transactions": "id, revision, partner_name, partner_deleted, to_location_name, "
+    "transactions": "transaction_id, revision, partner_name, partner_deleted, to_location_name, "
     "from_location_name, created_by_name, created_by_deleted",
     "lines": "transaction_id, line_no, item_id, quantity, item_name, sku, item_deleted, "
     "partner_name, to_location_name, from_location_name, created_by_name",
@@ -470,7 +470,7 @@ def _subset_runs(w, sb):
     mutate_everything(sb)
     w.run(resources=["teams"])
     w.run(resources=["transactions", "partners"])
-    assert Counter(w.rows("transactions", "id, revision, partner_name")) == Counter(
+    assert Counter(w.rows("transactions", "transaction_id, revision, partner_name")) == Counter(
         (r["id"], r["revision"], _ref(r["partner"])) for r in sb.data().transactions
     )
     sb.edit_transaction(sb.data().transactions[2]["id"])
@@ -755,7 +755,9 @@ def test_invtools_load_prints_a_line_per_run_and_keeps_its_files_in_its_folder(
     status, out, _ = _cli(sb, tmp_path, monkeypatch, capsys, "--quiet")
     assert status == 0 and "transactions +0 ~" in out and "-1," in out
     with duckdb.connect(str(tmp_path / "invtools.duckdb"), read_only=True) as con:
-        rows = con.sql("SELECT id, revision, partner_name FROM boxhero.transactions").fetchall()
+        rows = con.sql(
+            "SELECT transaction_id, revision, partner_name FROM boxhero.transactions"
+        ).fetchall()
     assert Counter(rows) == Counter(
         (r["id"], r["revision"], _ref(r["partner"])) for r in sb.data().transactions
     )
@@ -814,5 +816,5 @@ def test_the_filesystem_tables_read_as_plain_parquet_equal_the_server(sb, tmp_pa
     mutate_everything(sb)
     w.run()
     files = str(w.bucket / "boxhero" / "transactions" / "*.parquet")
-    rows = duckdb.sql(f"SELECT id, revision FROM read_parquet('{files}')").fetchall()
+    rows = duckdb.sql(f"SELECT transaction_id, revision FROM read_parquet('{files}')").fetchall()
     assert Counter(rows) == Counter((r["id"], r["revision"]) for r in sb.data().transactions)

@@ -180,7 +180,7 @@ def test_the_transactions_and_lines_come_in_batches_numbered_per_transaction(sb,
     assert len(batches[-1]) == 0  # an empty batch last: a table of no rows
     txs = pd.concat(batches, ignore_index=True)
     assert Counter(
-        zip(txs["id"], txs["revision"], _texts(txs["partner_name"]), strict=True)
+        zip(txs["transaction_id"], txs["revision"], _texts(txs["partner_name"]), strict=True)
     ) == Counter((k[0], k[1], k[2]) for k in server_transactions(sb).elements())
     assert "removed_at" not in txs.columns
     lines = every(truth, "lines")
@@ -208,11 +208,11 @@ def test_the_truth_of_a_later_run_has_a_deletion_gone_and_names_as_they_are_now(
     sb.edit_partner(partner, name="Renamed Ltd")
     truth = truth_of(sb, tmp_path)
     txs = every(truth, "transactions")
-    assert gone not in set(txs["id"])
+    assert gone not in set(txs["transaction_id"])
     assert gone not in set(every(truth, "lines")["transaction_id"])
     assert "Renamed Ltd" in set(txs["partner_name"].dropna())
     assert Counter(
-        zip(txs["id"], txs["revision"], _texts(txs["partner_name"]), strict=True)
+        zip(txs["transaction_id"], txs["revision"], _texts(txs["partner_name"]), strict=True)
     ) == Counter(tuple(k) for k in server_transactions(sb).elements())
 
 
@@ -347,9 +347,9 @@ def test_a_load_then_a_change_loads_the_difference_and_deletes_the_gone(sb, tmp_
         "changed": 0,
         "removed": 0,
     }
-    assert rows_of(pipeline, "transactions", "id, revision, partner_name") == server_transactions(
-        sb
-    )
+    assert rows_of(
+        pipeline, "transactions", "transaction_id, revision, partner_name"
+    ) == server_transactions(sb)
     assert rows_of(pipeline, "lines", "transaction_id, line_no, item_id, quantity") == server_lines(
         sb
     )
@@ -370,9 +370,9 @@ def test_a_load_then_a_change_loads_the_difference_and_deletes_the_gone(sb, tmp_
         "changed": 1,
         "removed": 0,
     }
-    assert rows_of(pipeline, "transactions", "id, revision, partner_name") == server_transactions(
-        sb
-    )
+    assert rows_of(
+        pipeline, "transactions", "transaction_id, revision, partner_name"
+    ) == server_transactions(sb)
     assert rows_of(pipeline, "lines", "transaction_id, line_no, item_id, quantity") == server_lines(
         sb
     )
@@ -406,7 +406,7 @@ def test_a_filesystem_dataset_is_replaced_whole_and_holds_one_team(tmp_path, cap
         assert counts["lines"]["replaced"] == sum(server_lines(sb).values())
         assert counts["teams"]["replaced"] == 1
         files = str(bucket / "boxhero" / "transactions" / "*.parquet")
-        got = duckdb.sql(f"SELECT id, revision FROM read_parquet('{files}')").fetchall()
+        got = duckdb.sql(f"SELECT transaction_id, revision FROM read_parquet('{files}')").fetchall()
         assert Counter(got) == Counter((i, r) for i, r, _ in server_transactions(sb).elements())
         # replaced whole, no row deletes another: nothing for dlt to warn of
         assert not [r for r in caplog.records if "hard_delete" in r.getMessage()]

@@ -52,7 +52,7 @@ OWN_KEYS = {
     "partners": ("partner_id",),
     "members": ("member_id",),
     "attributes": ("attribute_id",),
-    "transactions": ("id",),
+    "transactions": ("transaction_id",),
     "lines": ("transaction_id", "line_no"),
 }
 

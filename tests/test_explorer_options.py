@@ -125,7 +125,7 @@ def test_the_item_view_leaves_out_the_stocktakes_lines(demo):
         ex.by.value = "item"
         ex.metric.value = "quantity"
         ex.exclude_counts.value = True
-    ids = tx.loc[opening_counts(tx), "id"]
+    ids = tx.loc[opening_counts(tx), "transaction_id"]
     kept = lines[~lines["transaction_id"].isin(ids)]
     assert len(kept) < len(lines)
     expected = activity_table(

@@ -46,7 +46,7 @@ def service_now(sb) -> pd.Timestamp:
 
 
 def ids(frame: pd.DataFrame) -> list[int]:
-    return sorted(int(i) for i in frame["id"])
+    return sorted(int(i) for i in frame["transaction_id"])
 
 
 @pytest.mark.parametrize("spell", ["text", "timedelta"])
@@ -127,7 +127,7 @@ def test_dates_of_the_explorers_zone(sb, make_client):
 def make_frame() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "id": [1, 2, 3],
+            "transaction_id": [1, 2, 3],
             "transaction_time": pd.to_datetime(
                 ["2026-03-02", "2026-03-18", "2026-04-02"], utc=True
             ),

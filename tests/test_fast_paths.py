@@ -206,7 +206,7 @@ def test_client_frames_leave_pyarrow_as_they_found_it_and_their_text_whole(sb, m
     rows = [
         (t["id"], t["revision"], (t.get("partner") or {}).get("name")) for t in truth.transactions
     ]
-    got = zip(tx["id"], tx["revision"], tx["partner_name"].astype(object), strict=True)
+    got = zip(tx["transaction_id"], tx["revision"], tx["partner_name"].astype(object), strict=True)
     assert [(i, r, None if pd.isna(p) else p) for i, r, p in got] == rows
     want = sorted(
         (t["id"], line["id"], line.get("name"), float(line["quantity"]))

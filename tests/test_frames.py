@@ -135,7 +135,7 @@ def test_transactions_column_by_column(tx_rows):
     df = transactions_df(tx_rows)
     assert_schema(df, "transactions")
     assert df["transaction_time"].dt.tz is not None and str(df["transaction_time"].dt.tz) == "UTC"
-    assert values(df["id"]) == [1005, 1004, 1003, 1002, 1001]
+    assert values(df["transaction_id"]) == [1005, 1004, 1003, 1002, 1001]
     assert values(df["type"]) == ["in", "adjust", "out", "move", "in"]
     assert df.loc[2, "transaction_time"] == ts("2026-04-05T15:45:10.250Z")
     assert df.loc[2, "created_at"] == ts("2026-04-05T15:45:12.004Z")
@@ -170,7 +170,7 @@ def test_transactions_column_by_column(tx_rows):
 
 def test_backdated_is_more_than_one_day_between_business_time_and_recording(tx_rows):
     assert BACKDATE_THRESHOLD == pd.Timedelta(days=1)
-    df = transactions_df(tx_rows).set_index("id")
+    df = transactions_df(tx_rows).set_index("transaction_id")
     # 1005: exactly one day later (not backdated); 1004: four days; 1002: one day and 1 ms.
     assert df["backdated"].to_dict() == {
         1005: False,
@@ -200,7 +200,7 @@ def test_backdated_is_missing_when_a_time_is_missing_or_bad():
 def test_details_in_transactions_df_ignore_their_lines(details):
     df = transactions_df(details)
     assert_schema(df, "transactions")  # no stray "items" column
-    assert sorted(values(df["id"])) == [1001, 1002, 1003, 1004, 1005]
+    assert sorted(values(df["transaction_id"])) == [1001, 1002, 1003, 1004, 1005]
 
 
 def test_unknown_fields_are_kept_after_the_schema_and_missing_ones_are_na():
@@ -250,7 +250,7 @@ def test_odd_values_become_missing_not_errors():
         values(
             df[
                 [
-                    "id",
+                    "transaction_id",
                     "revision",
                     "created_at",
                     "partner_id",
@@ -275,7 +275,7 @@ def test_a_generator_is_consumed_once(tx_rows):
 
     df = transactions_df(gen())
     assert consumed == [1005, 1004, 1003, 1002, 1001]
-    assert values(df["id"]) == consumed
+    assert values(df["transaction_id"]) == consumed
 
 
 def test_wrong_input_shapes_say_what_to_pass(tx_rows):
@@ -778,7 +778,7 @@ def test_many_rows_across_chunks_with_late_extras_and_non_dict_mappings():
     rows[frames.CHUNK_ROWS + 1] = MappingProxyType(rows[frames.CHUNK_ROWS + 1])
     df = transactions_df(iter(rows))
     assert_schema(df, "transactions", extra=("late",))
-    assert values(df["id"]) == list(range(n))
+    assert values(df["transaction_id"]) == list(range(n))
     assert df["total_quantity"].tolist() == [i / 2 for i in range(n)]
     assert values(df["partner_id"]) == [None if i % 3 else i for i in range(n)]
     assert values(df["partner_name"])[frames.CHUNK_ROWS + 1] == (
@@ -837,7 +837,7 @@ def test_a_generator_is_read_a_chunk_at_a_time_and_its_rows_freed():
             yield Row(id=i, type="in", memo=f"m{i}", partner={"id": i, "name": f"P{i}"})
 
     df = transactions_df(rows())
-    assert len(df) == n and values(df["id"]) == list(range(n))
+    assert len(df) == n and values(df["transaction_id"]) == list(range(n))
     assert values(df["partner_name"])[-1] == f"P{n - 1}" and df["memo"].iloc[-1] == f"m{n - 1}"
     # The chunk being read and the one before it, never the whole input.
     assert frames.CHUNK_ROWS <= most <= 2 * frames.CHUNK_ROWS

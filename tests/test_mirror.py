@@ -226,7 +226,7 @@ def test_edits_deletes_new_and_backdated_are_reported_exactly(sb, mirror, client
     # The mirror now equals the server: rows, lines (stock levels included) and history.
     assert_same_frame(mirror.transactions_df(), client.transactions_df(refresh=True))
     assert_same_frame(mirror.lines_df(), fresh_lines(sb))
-    removed = mirror.transactions_df(include_removed=True).set_index("id")
+    removed = mirror.transactions_df(include_removed=True).set_index("transaction_id")
     assert pd.notna(removed.loc[deleted, "removed_at"])
     assert removed["removed_at"].notna().sum() == 1
     log = mirror.changes_df()
@@ -327,7 +327,7 @@ def test_a_window_sync_reads_an_unseen_row_fresh_not_as_the_client_cached_it(sb,
     assert report.kind == "window"
     assert report.changes["change"].astype(str).tolist() == ["edited"]
     now = {r["id"]: r for r in rows_by_time(sb)}
-    got = mirror.transactions_df().set_index("id")
+    got = mirror.transactions_df().set_index("transaction_id")
     assert got.loc[moved, "transaction_time"] == pd.Timestamp(now[moved]["transaction_time"])
     assert got.loc[moved, "revision"] == now[moved]["revision"]
     assert_same_frame(mirror.transactions_df(), frames.transactions_df(rows_by_time(sb)))
@@ -848,7 +848,7 @@ def test_a_window_sync_then_a_full_one_reports_old_rows_as_new_not_backdated(sb,
     assert (
         not plain_new["backdated"].fillna(False).any()
         or plain_new["backdated"].sum()
-        == m.transactions_df().set_index("id").loc[plain_new.index, "backdated"].sum()
+        == m.transactions_df().set_index("transaction_id").loc[plain_new.index, "backdated"].sum()
     )
 
 
@@ -953,7 +953,7 @@ def test_a_window_sync_reads_the_list_fresh_even_when_the_cache_holds_it(sb, mir
     report = mirror.sync(look_back="90D")
     assert report.kind == "window" and report.changed == 1
     assert report.changes["transaction_id"].tolist() == [edited["id"]]
-    mine = mirror.transactions_df().set_index("id")["revision"].to_dict()
+    mine = mirror.transactions_df().set_index("transaction_id")["revision"].to_dict()
     assert mine == {r["id"]: r["revision"] for r in rows_by_time(sb)}
 
 
@@ -984,12 +984,12 @@ def test_a_window_sync_checks_every_unseen_row_not_only_the_first(sb, mirror):
     asked = {int(r.path.rsplit("/", 1)[1]) for r in sb.requests if r.route == DETAIL}
     assert set(deleted) | set(moved) <= asked
     truth = {r["id"]: r["revision"] for r in rows_by_time(sb)}
-    mine = mirror.transactions_df().set_index("id")
+    mine = mirror.transactions_df().set_index("transaction_id")
     assert mine["revision"].to_dict() == truth
     for tx in moved:
         assert mine.loc[tx, "revision"] == before[tx]["revision"] + 1
         assert mine.loc[tx, "transaction_time"] == pd.Timestamp(rows[-2]["transaction_time"])
-    removed = mirror.transactions_df(include_removed=True).set_index("id")
+    removed = mirror.transactions_df(include_removed=True).set_index("transaction_id")
     assert set(removed.index[removed["removed_at"].notna()]) == set(deleted)
 
 
@@ -1033,8 +1033,8 @@ def test_a_transaction_deleted_between_the_list_and_its_detail_is_not_mirrored(
     )
     assert changes == {kept["id"]: "edited", edited["id"]: "removed"}
     truth = {r["id"]: r["revision"] for r in rows_by_time(sb)}
-    assert mirror.transactions_df().set_index("id")["revision"].to_dict() == truth
-    assert added["id"] not in set(mirror.transactions_df(include_removed=True)["id"])
+    assert mirror.transactions_df().set_index("transaction_id")["revision"].to_dict() == truth
+    assert added["id"] not in set(mirror.transactions_df(include_removed=True)["transaction_id"])
     assert set(mirror.lines_df()["transaction_id"]) == set(truth)
 
 
@@ -1058,7 +1058,7 @@ def test_a_row_seen_again_after_its_removal_is_restored(sb, mirror, tmp_path):
     assert change["old_revision"] == change["new_revision"] == gone["revision"]
     assert "1 changed" in str(report)
     restored = TransactionMirror(mirror.path)
-    assert restored.transactions_df().set_index("id")["revision"].to_dict() == truth
+    assert restored.transactions_df().set_index("transaction_id")["revision"].to_dict() == truth
     assert restored.transactions_df(include_removed=True)["removed_at"].isna().all()
     assert restored.changes_df()["change"].astype(str).tolist()[-2:] == ["removed", "restored"]
 
@@ -1101,7 +1101,7 @@ def test_a_first_syncs_change_log_is_the_servers_rows_whatever_the_chunks(sb, cl
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sync, "_VERSIONS_CHUNK", 7)  # many seams in a small shop
         report = TransactionMirror(tmp_path / "chunked.sqlite", client).sync()
-    truth = frames.transactions_df(rows_by_time(sb)).set_index("id")
+    truth = frames.transactions_df(rows_by_time(sb)).set_index("transaction_id")
     log = report.changes.set_index("transaction_id").loc[truth.index]
     assert (log["change"] == "new").all() and len(log) == len(truth) > 7
     assert log["new_revision"].tolist() == truth["revision"].tolist()

@@ -111,7 +111,7 @@ def test_a_full_resync_runs_as_many_chains_as_the_call_or_the_client_allows(
     # its anchor: the service's clock when the walk began
     assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta("1min")
     got = TransactionMirror(path, client).transactions_df()
-    assert got["id"].tolist() == [r["id"] for r in first_rows(sb)]
+    assert got["transaction_id"].tolist() == [r["id"] for r in first_rows(sb)]
     assert got["revision"].tolist() == [r["revision"] for r in first_rows(sb)]
 
 
@@ -136,4 +136,4 @@ def test_a_window_sync_over_several_pages_anchors_at_the_services_clock(quick, t
     rows = first_rows(sb)
     assert report.kind == "full" and report.list_pages == 6
     assert abs(report.anchor - pd.Timestamp(client.now())) < pd.Timedelta("1min")
-    assert mirror.transactions_df()["id"].tolist() == [r["id"] for r in rows]
+    assert mirror.transactions_df()["transaction_id"].tolist() == [r["id"] for r in rows]

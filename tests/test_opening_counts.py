@@ -122,23 +122,23 @@ def test_the_flag_is_decided_on_the_whole_frame_by_every_builder(shop, make_clie
 
     rows = sb.data().transactions
     details = [sb.data().transaction(t["id"]) for t in rows]
-    assert flagged(client.transactions_df(), "id") == openings  # a whole list: pyarrow
-    assert flagged(client.transactions_df(chains=3), "id") == openings
-    assert flagged(frames.transactions_df(rows), "id") == openings  # a list of dicts
+    assert flagged(client.transactions_df()) == openings  # a whole list: pyarrow
+    assert flagged(client.transactions_df(chains=3)) == openings
+    assert flagged(frames.transactions_df(rows)) == openings  # a list of dicts
     assert flagged(frames.lines_df(details)) == openings  # details: the memo and the times
-    assert flagged(client.transactions_df(with_lines=True), "id") == openings
+    assert flagged(client.transactions_df(with_lines=True)) == openings
     # a window of the list may start mid-history: the memo alone says (not the "Inventur")
     since = min(t["transaction_time"] for t in rows if t["id"] in openings)
     assert flagged(client.lines_df(since=since)) == openings[1:]
 
     mirror = TransactionMirror(tmp_path / "m.sqlite", client)
     mirror.sync()
-    assert flagged(mirror.transactions_df(), "id") == openings
-    assert flagged(mirror.transactions_df(type="adjust"), "id") == openings
+    assert flagged(mirror.transactions_df()) == openings
+    assert flagged(mirror.transactions_df(type="adjust")) == openings
     assert flagged(mirror.lines_df(type="adjust")) == openings
     # the warehouse's batches: decided on the whole mirror, not on each batch
     parts = list(batches(mirror, size=7))
-    assert flagged(pd.concat([t for t, _ in parts]), "id") == openings
+    assert flagged(pd.concat([t for t, _ in parts])) == openings
     assert flagged(pd.concat([lines for _, lines in parts])) == openings
 
 

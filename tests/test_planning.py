@@ -659,12 +659,12 @@ def test_audit_says_that_since_cuts_on_transaction_time(sb, make_client):
     short = client.transactions_df(since=since)
     with pytest.warns(WindowWarning, match="since= cuts on transaction time"):
         missed = audit(short, recorded_since=since)
-    assert late["id"] not in set(missed["transaction_id"])
+    assert late["transaction_id"] not in set(missed["transaction_id"])
     with pytest.raises(ConfigError, match=r"client.transactions_df\(since="):
         audit(short, recorded_since=since, strict=True)
     earlier = (pd.Timestamp(since, tz="UTC") - pd.Timedelta(days=30)).strftime("%Y-%m-%d")
     longer = _quietly(audit, client.transactions_df(since=earlier), recorded_since=since)
-    assert late["id"] in set(longer["transaction_id"])
+    assert late["transaction_id"] in set(longer["transaction_id"])
     assert set(longer["transaction_id"]) == set(
         _quietly(audit, tx, recorded_since=since)["transaction_id"]
     )

@@ -61,7 +61,7 @@ def tx_frame(rows: list[dict]) -> pd.DataFrame:
 
     return pd.DataFrame(
         {
-            "id": pd.array(range(1, n + 1), dtype="Int64"),
+            "transaction_id": pd.array(range(1, n + 1), dtype="Int64"),
             "type": pd.Series(col("type", "out"), dtype=TYPES),
             "transaction_time": _times(col("time")),
             "created_at": _times(col("time")),

@@ -137,7 +137,7 @@ def _stock() -> pd.DataFrame:
 def _tx() -> pd.DataFrame:
     tx = pd.DataFrame(
         {
-            "id": pd.array([1, 2], dtype="Int64"),
+            "transaction_id": pd.array([1, 2], dtype="Int64"),
             "type": pd.array(["in", "out"], dtype="string"),
             "transaction_time": _t("2026-02-01T00:00Z", "2026-02-05T00:00Z"),
             "created_at": _t("2026-02-01T20:00Z", "2026-02-05T01:00Z"),  # 20 hours late, 1

@@ -146,7 +146,7 @@ def pieced(run: Chains) -> list[tuple[int, int]]:
         merged=plan.merged,
         types=plan.types if plan.kind == "merge" else None,
     )
-    return list(zip(df["id"].tolist(), df["revision"].tolist(), strict=True))
+    return list(zip(df["transaction_id"].tolist(), df["revision"].tolist(), strict=True))
 
 
 def seams_of(fake: FakeList, chains: int) -> tuple:
@@ -871,7 +871,7 @@ def test_a_frame_of_a_walk_is_its_rows_fresh_or_replayed_and_records_the_seams()
     fake, kept = FakeList(make_rows(195)), Kept()
     walk = Walk(fake, SPEC, store=kept, chains=8, split=True, counters=(tally := Tally()))
     df = walk.frame()
-    assert list(zip(df["id"], df["revision"], strict=True)) == fake.truth()
+    assert list(zip(df["transaction_id"], df["revision"], strict=True)) == fake.truth()
     assert df.attrs["walk"]["plan"] == "types" and not df.attrs["walk"]["replayed"]
     assert tally.counts["rows"] == 195 and walk.rows == 195
     assert kept.record.complete and walk.seams == seam_starts(fake.keys(), chains=8, limit=LIMIT)

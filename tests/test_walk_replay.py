@@ -33,7 +33,7 @@ def truth(sb) -> list[tuple[int, int]]:
 
 def pairs(rows) -> list[tuple[int, int]]:
     if isinstance(rows, pd.DataFrame):
-        return list(zip(rows["id"].tolist(), rows["revision"].tolist(), strict=True))
+        return list(zip(rows["transaction_id"].tolist(), rows["revision"].tolist(), strict=True))
     return [(r["id"], r["revision"]) for r in rows]
 
 
@@ -170,7 +170,8 @@ SCRIPT = textwrap.dedent("""
                      ("whole", c.transactions_df()),
                      ("window", c.transactions_df(since=since)),
                      ("lines", c.lines_df(since=since))):
-        key = {"lines": ["transaction_id", "item_id"], "items": ["item_id"]}.get(name, ["id"])
+        key = {"lines": ["transaction_id", "item_id"], "items": ["item_id"]}.get(
+            name, ["transaction_id"])
         out[name] = {"rows": df[key + (["revision"] if "revision" in df else [])]
                      .astype(str).values.tolist(),
                      "data_as_of": df.attrs["data_as_of"], "requests": df.attrs["requests"]}

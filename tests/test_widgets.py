@@ -564,7 +564,7 @@ def make_transactions(n: int = 240, seed: int = 3) -> pd.DataFrame:
     qty[types == "adjust"] *= -1
     return pd.DataFrame(
         {
-            "id": np.arange(1, n + 1),
+            "transaction_id": np.arange(1, n + 1),
             "type": pd.Categorical(types, categories=["in", "out", "move", "adjust"]),
             "transaction_time": times,
             "total_quantity": qty,

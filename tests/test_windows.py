@@ -26,7 +26,7 @@ def truth(sb, *, kinds=None, since=None):
 
 def pairs(rows):
     if isinstance(rows, pd.DataFrame):
-        return list(zip(rows["id"].tolist(), rows["revision"].tolist(), strict=True))
+        return list(zip(rows["transaction_id"].tolist(), rows["revision"].tolist(), strict=True))
     return [(r["id"], r["revision"]) for r in rows]
 
 
@@ -84,7 +84,7 @@ def test_several_types_are_the_union_of_each_type_newest_first(sb, make_client, 
         t for t in ("in", "out", "move", "adjust") if t in kinds
     ]
     union = pd.concat([c.transactions_df(type=k) for k in kinds]).sort_values(
-        ["transaction_time", "id"], ascending=False
+        ["transaction_time", "transaction_id"], ascending=False
     )
     assert pairs(union) == expected
     assert pairs(c.transactions(type=kinds)) == expected

@@ -100,12 +100,12 @@ def activity_profile(
     times = df["transaction_time"]
     rows = times.notna().to_numpy(dtype=bool)
     local = times[rows].dt.tz_convert(zone)
-    ids = next((c for c in ("transaction_id", "id") if c in df.columns), None)
+    ids = "transaction_id" in df.columns
     counted = pd.DataFrame(
         {
             key: (local.dt.month if by == "month" else local.dt.day_of_week).to_numpy(),
             "type": df["type"][rows].astype("string").fillna("(none)").to_numpy(dtype=object),
-            "tx": df[ids][rows].to_numpy() if ids else np.arange(int(rows.sum())),
+            "tx": df["transaction_id"][rows].to_numpy() if ids else np.arange(int(rows.sum())),
             "units": pd.to_numeric(df[quantity][rows], errors="coerce")
             .abs()
             .fillna(0.0)

@@ -37,7 +37,7 @@ AUDIT_BY = ("member",)
 #: the rows backdated up to this long are in it.
 LOOK_BACK = pd.Timedelta(days=30)
 
-_COLUMNS = "id type transaction_time created_at revision created_by_id created_by_name"
+_COLUMNS = "transaction_id type transaction_time created_at revision created_by_id created_by_name"
 
 
 def _recorded_span(tx: pd.DataFrame, since: Any, until: Any, *, who: str):
@@ -145,8 +145,8 @@ def audit(
     # one row per transaction: a frame of lines (transactions_df(with_lines=True)) holds a
     # transaction once per line, and it was recorded once
     tx = (
-        transactions.drop_duplicates("id")
-        if transactions["id"].duplicated().any()
+        transactions.drop_duplicates("transaction_id")
+        if transactions["transaction_id"].duplicated().any()
         else transactions
     )
     recorded = tx["created_at"].notna()
@@ -159,7 +159,7 @@ def audit(
     lag = cast("pd.Series[pd.Timedelta]", tx["created_at"] - tx["transaction_time"]) / DAY
     rows = pd.DataFrame(
         {
-            "transaction_id": tx["id"].astype("Int64").array,
+            "transaction_id": tx["transaction_id"].astype("Int64").array,
             "type": tx["type"].astype("string").array,
             "transaction_time": tx["transaction_time"].astype(TIME_DTYPE).array,
             "created_at": tx["created_at"].astype(TIME_DTYPE).array,

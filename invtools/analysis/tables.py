@@ -105,9 +105,9 @@ def crosstab(
     df = in_window(transactions, since, until, who=who, strict=strict)
     labels = {key: _labels(df, key, zone, who=who) for key in [*keys, columns]}
     frame = pd.DataFrame({key: values.to_numpy(dtype=object) for key, values in labels.items()})
-    ids = next((c for c in ("transaction_id", "id") if c in df.columns), None)
     if metric == "count":
-        frame["_v"] = df[ids].to_numpy() if ids else range(len(df))
+        ids = "transaction_id" in df.columns
+        frame["_v"] = df["transaction_id"].to_numpy() if ids else range(len(df))
         how = "nunique"
     else:
         units = next((c for c in ("total_quantity", "quantity") if c in df.columns), None)

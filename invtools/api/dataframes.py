@@ -145,7 +145,7 @@ class DataFrames(Resources):
         the items list (walked too, with the same ``refresh``/``max_age``) says now.
 
         >>> tx = client.transactions_df(since="2026-10-01", with_lines=True)
-        >>> len(tx) > tx["id"].nunique()        # a transaction of several items: several rows
+        >>> len(tx) > tx["transaction_id"].nunique()   # a transaction of several items: rows
         True
         """
         filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
@@ -317,7 +317,7 @@ class DataFrames(Resources):
         """The details of the rows of ``tx`` (their mode checked by the walk), one at a time
         (so what a frame is built from is never all held at once)."""
         revisions = [None if pd.isna(r) else r for r in tx["revision"].tolist()]
-        pairs = list(zip(tx["id"].tolist(), revisions, strict=True))
+        pairs = list(zip(tx["transaction_id"].tolist(), revisions, strict=True))
         with closing(self._details(pairs, progress=progress)) as fetched:
             for _pair, detail in fetched:
                 yield detail
@@ -441,7 +441,5 @@ def _levels(
 def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
     """The transactions frame left-joined with the line columns of their details."""
     lines = _levels(lines_of(tx, found), all_types=all_types)
-    own = [c for c in lines.columns if c not in tx.columns]  # transaction_id, item_id, ...
-    return tx.merge(
-        lines[own], how="left", left_on="id", right_on="transaction_id", sort=False
-    ).drop(columns="transaction_id")
+    own = [c for c in lines.columns if c not in tx.columns]  # item_id, item_name, ...
+    return tx.merge(lines[["transaction_id", *own]], how="left", on="transaction_id", sort=False)

@@ -37,8 +37,8 @@ their key (dlt's ``delete-insert``), each row with its ``_fingerprint``:
 - ``stock`` (``item_id, location_id``): the quantity per item and location;
 - ``locations`` (``location_id``), ``partners`` (``partner_id``), ``members`` (``member_id``),
   ``attributes`` (``attribute_id``);
-- ``transactions`` (``id``): the current revision of each transaction, its references named
-  as the lists say now;
+- ``transactions`` (``transaction_id``): the current revision of each transaction, its
+  references named as the lists say now;
 - ``lines`` (``transaction_id, line_no``): the lines of each transaction's current revision.
 
 A destination that cannot merge (dlt's ``filesystem`` without a table format) gets every

@@ -40,7 +40,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "partners": ("partners", (KEYS["partners"],)),
     "members": ("members", (KEYS["members"],)),
     "attributes": ("attributes", (KEYS["attributes"],)),
-    "transactions": ("transactions", ("id",)),
+    "transactions": ("transactions", (KEYS["transactions"],)),
     "lines": ("lines", ("transaction_id", "line_no")),
 }
 #: What every team's API allows; the rest needs Location mode.

@@ -7,12 +7,13 @@ a DataFrame whose columns, order and dtypes are declared once, in :data:`SCHEMAS
 =================  ==========================================================================
 resource           columns (dtype)
 =================  ==========================================================================
-``transactions``   id, type (category in/out/move/adjust), transaction_time, created_at (both
-                   datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity
-                   (float64), partner_/from_location_/to_location_ + id (Int64), name
-                   (string), deleted (boolean); location_id, location_name (where the stock
-                   changed); created_by_ + id, name, deleted; memo, url (string); backdated,
-                   opening_count (boolean: an opening stock count, :mod:`.openings`)
+``transactions``   transaction_id, type (category in/out/move/adjust), transaction_time,
+                   created_at (both datetime64[ms, UTC]), revision, count_of_items (Int64),
+                   total_quantity (float64), partner_/from_location_/to_location_ + id
+                   (Int64), name (string), deleted (boolean); location_id, location_name
+                   (where the stock changed); created_by_ + id, name, deleted; memo, url
+                   (string); backdated, opening_count (boolean: an opening stock count,
+                   :mod:`.openings`)
 ``lines``          transaction_id, transaction_time, type, revision, partner_id, partner_name,
                    from_location_id, from_location_name, to_location_id, to_location_name,
                    location_id, location_name, created_by_id, created_by_name,
@@ -35,8 +36,10 @@ resource           columns (dtype)
 Conventions (the contract plots and the mirror rely on):
 
 - A frame of one kind of thing names its key ``<thing>_id`` (the wire's ``id``), as every
-  other frame names it: ``items.item_id`` is ``stock.item_id`` and ``lines.item_id``, so
-  frames join on one name (``lines.merge(items, on="item_id")``).
+  other frame names it: ``items.item_id`` is ``stock.item_id`` and ``lines.item_id``,
+  ``transactions.transaction_id`` is ``lines.transaction_id``, ``partners.partner_id`` is
+  ``transactions.partner_id``, so frames join on one name (``lines.merge(items,
+  on="item_id")``).
 - ids and counts are ``Int64`` (nullable); times ``datetime64[ms, UTC]`` (the wire has
   millisecond precision, so nothing is lost); quantities and money ``float64``; text is
   ``string`` (``pd.StringDtype()``, missing values ``<NA>``); flags ``boolean`` (nullable).

@@ -26,7 +26,7 @@ from invtools.errors import ArgumentTypeError, PaginationError
 from invtools.frames.columns import POOL, ref_columns, string_array, with_categories
 from invtools.frames.openings import OPENING_COUNT, decide_openings, opening_flags
 from invtools.frames.resources import derived_columns, transactions_df
-from invtools.frames.schemas import SCHEMAS, TX_PLAIN, TX_REFS, TX_TYPE_DTYPE
+from invtools.frames.schemas import SCHEMAS, TX_PLAIN, TX_REFS, TX_TYPE_DTYPE, wire_names
 
 __all__ = [
     "transactions_df_from_pages",
@@ -44,7 +44,10 @@ _ARROW_REF = pa.struct([("id", pa.int64()), ("name", pa.string()), ("deleted", p
 #: an object): such a block is read again with json.loads and the forgiving dict path, so both
 #: paths give the same frame.
 _ARROW_TX = pa.struct(
-    [(key, _WIRE.get(SCHEMAS["transactions"][key], pa.string())) for key in TX_PLAIN]
+    [
+        (key, _WIRE.get(SCHEMAS["transactions"][col], pa.string()))
+        for key, col in wire_names("transactions", TX_PLAIN).items()
+    ]
     + [(key, _ARROW_REF) for key in TX_REFS]
 )
 _ARROW_PAGE = pa.schema([("items", pa.list_(_ARROW_TX))])
@@ -76,7 +79,7 @@ def transactions_df_from_pages(
     >>> body = (b'{"items": [{"id": 7, "type": "in", "transaction_time": '
     ...         b'"2026-05-02T01:10:00.000Z"}], "cursor": null, "has_more": false}')
     >>> df = transactions_df_from_pages([body])
-    >>> int(df.loc[0, "id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
+    >>> int(df.loc[0, "transaction_id"]), df.loc[0, "type"], str(df["transaction_time"].dtype)
     (7, 'in', 'datetime64[ms, UTC]')
     """
     if isinstance(bodies, (str, bytes)) or not isinstance(bodies, Iterable):
@@ -109,7 +112,7 @@ def walk_frame(
 
     >>> body = (b'{"items":[{"id":3,"transaction_time":"2026-05-02T00:00:00Z"},'
     ...         b'{"id":2,"transaction_time":"2026-05-01T00:00:00Z"}]}')
-    >>> walk_frame([(body, 2, 1)])["id"].tolist()
+    >>> walk_frame([(body, 2, 1)])["transaction_id"].tolist()
     [3]
     """
     shapes: list[tuple[int, int | None]] = []  # (rows, rows that count) of each page
@@ -168,7 +171,7 @@ def frame_keys(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     when missing), its id (-1 when missing)."""
     t = df["transaction_time"].dt.tz_convert(None).to_numpy().astype("datetime64[ms]")
     ms = np.where(np.isnat(t), -(2**62), t.astype(np.int64))
-    return ms, df["id"].to_numpy(dtype=np.int64, na_value=-1)
+    return ms, df["transaction_id"].to_numpy(dtype=np.int64, na_value=-1)
 
 
 def _blocks(bodies: Iterable[bytes], block_bytes: int) -> Iterator[list[bytes]]:
@@ -249,7 +252,7 @@ def _tx_frame_from_arrow(blocks: list[pa.StructArray]) -> pd.DataFrame:
     codes = pc.fill_null(pc.index_in(field["type"], categories, memory_pool=POOL), -1)
     refs = {col: v for key in TX_REFS for col, v in ref_columns(key, field[key]).items()}
     data = {
-        "id": integer(field["id"]),
+        "transaction_id": integer(field["id"]),
         "type": pd.Categorical.from_codes(codes.to_numpy().astype(np.int8), dtype=dtype),
         "revision": integer(field["revision"]),
         "count_of_items": integer(field["count_of_items"]),

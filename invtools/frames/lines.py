@@ -115,7 +115,7 @@ def lines_of(
         raise ArgumentTypeError(
             f"lines_of: transactions must be a DataFrame, not {type(transactions).__name__}"
         )
-    check_columns(transactions, " ".join(_LINE_TX_COLUMNS.values()), "lines_of: transactions")
+    check_columns(transactions, " ".join(_LINE_TX_COLUMNS), "lines_of: transactions")
 
     def check(detail: Any, number: int) -> None:
         if number >= len(transactions):
@@ -128,15 +128,12 @@ def lines_of(
     lines, per_detail = _read_lines(details, check)
     if len(per_detail) != len(transactions):
         raise ConfigError(f"lines_of: {len(per_detail)} details for {len(transactions)} rows")
-    per_tx = {col: transactions[src].array for col, src in _LINE_TX_COLUMNS.items()}
+    per_tx = {col: transactions[col].array for col in _LINE_TX_COLUMNS}
     return _frame(lines, per_detail, per_tx)
 
 
-#: The lines schema's transaction columns -> the transactions frame's.
-_LINE_TX_COLUMNS = {
-    col: "id" if col == "transaction_id" else col
-    for col in list(SCHEMAS["lines"])[: list(SCHEMAS["lines"]).index("item_id")]
-}
+#: The lines schema's transaction columns: the transactions frame's, of the same names.
+_LINE_TX_COLUMNS = list(SCHEMAS["lines"])[: list(SCHEMAS["lines"]).index("item_id")]
 
 
 def _read_lines(

@@ -115,16 +115,15 @@ def decide_openings(df: pd.DataFrame, *, opened: Any = None) -> pd.DataFrame:
 
 def transaction_ids(df: pd.DataFrame, rows: Any) -> list[Any]:
     """The ids of the transactions of ``df``'s ``rows`` (a boolean mask), each once, in order:
-    what :data:`OPENING_NOTE` holds (``transaction_id``, else ``id``; a frame without either:
-    the rows' labels), as JSON values.
+    what :data:`OPENING_NOTE` holds (``transaction_id``; a frame without it: the rows'
+    labels), as JSON values.
 
     >>> lines = pd.DataFrame({"transaction_id": [7, 7, 3]})
     >>> transaction_ids(lines, [True, True, True])
     [3, 7]
     """
     chosen = df[np.asarray(rows, dtype=bool)]
-    key = next((c for c in ("transaction_id", "id") if c in chosen.columns), None)
-    ids = chosen.index if key is None else chosen[key].dropna()
+    ids = chosen["transaction_id"].dropna() if "transaction_id" in chosen else chosen.index
     return sorted({v.item() if isinstance(v, np.generic) else v for v in ids.tolist()})
 
 

@@ -72,7 +72,8 @@ def derived_columns(transaction_time, created_at, refs: dict[str, Any]) -> dict[
 def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Transaction rows (``/v1/location-txs``) as a typed frame, one row per transaction.
 
-    Columns: id, type (category in/out/move/adjust), transaction_time, created_at
+    Columns: transaction_id (the wire's ``id``), type (category in/out/move/adjust),
+    transaction_time, created_at
     (datetime64[ms, UTC]), revision, count_of_items (Int64), total_quantity (float64),
     partner_id, partner_name, partner_deleted, from_location_id, from_location_name,
     from_location_deleted, to_location_id, to_location_name, to_location_deleted,
@@ -102,7 +103,7 @@ def transactions_df(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     0  out          Shop             Ana             3.0       True
     """
     check_iterable(records, "transactions_df")
-    reader = Reader(TX_PLAIN, TX_REFS, ignore=("items",))
+    reader = Reader(wire_names("transactions", TX_PLAIN), TX_REFS, ignore=("items",))
     reader.read(records, "transactions_df")
     times = reader.lists["transaction_time"], reader.lists["created_at"]
     computed = derived_columns(*times, reader.ref_columns())

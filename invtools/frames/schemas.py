@@ -1,8 +1,9 @@
 """The schemas: the single place that says which columns each frame has, in order, and their dtype.
 
 Also the dtypes they are made of, the wire's partner-type codes, the ``backdated`` threshold,
-and the wire fields of a transaction row (read by :mod:`.resources` from dicts and by
-:mod:`.arrow` from page bytes).
+the fields of a transaction row (read by :mod:`.resources` from dicts and by :mod:`.arrow`
+from page bytes), and each frame's key: a frame of one kind of thing names it ``<thing>_id``
+(:data:`KEYS`), where the wire says ``id``.
 
 >>> {col: str(dtype) for col, dtype in SCHEMAS["members"].items()}
 {'member_id': 'Int64', 'name': 'string', 'role': 'category'}
@@ -12,6 +13,7 @@ and the wire fields of a transaction row (read by :mod:`.resources` from dicts a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -49,9 +51,10 @@ PARTNER_TYPE_NAMES = {0: "supplier", 1: "customer"}
 #: transaction dated in the future of its recording is not backdated; <NA> if either time is.
 BACKDATE_THRESHOLD = pd.Timedelta(days=1)
 
-#: A transaction row's plain wire fields, and its embedded references ``{id, name, deleted}``.
+#: A transaction row's plain fields, as its frame's columns (the wire's ``id`` is the key:
+#: :func:`wire_names`), and its embedded references ``{id, name, deleted}``.
 TX_PLAIN = (
-    "id",
+    "transaction_id",
     "type",
     "transaction_time",
     "created_at",
@@ -85,7 +88,7 @@ def _refs(*, deleted: bool = True) -> dict[str, Any]:
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "transactions": {
-        "id": "Int64",
+        "transaction_id": "Int64",
         "type": TX_TYPE_DTYPE,
         "transaction_time": TIME_DTYPE,
         "created_at": TIME_DTYPE,
@@ -174,17 +177,19 @@ KEYS: dict[str, str] = {
     "partners": "partner_id",
     "members": "member_id",
     "attributes": "attribute_id",
+    "transactions": "transaction_id",
 }
 
 
-def wire_names(resource: str) -> dict[str, str]:
-    """Wire field -> column of ``resource``'s schema: the wire's ``id`` is the frame's key.
+def wire_names(resource: str, columns: Iterable[str] | None = None) -> dict[str, str]:
+    """Wire field -> column, for ``columns`` of ``resource``'s frame (default: its schema's):
+    the wire's ``id`` is the frame's key (:data:`KEYS`).
 
     >>> wire_names("items")["id"], wire_names("items")["name"]
     ('item_id', 'name')
     """
-    key = KEYS.get(resource)
-    return {("id" if col == key else col): col for col in SCHEMAS[resource]}
+    key = KEYS[resource]
+    return {("id" if col == key else col): col for col in columns or SCHEMAS[resource]}
 
 
 #: item attribute ``type`` -> dtype of its ``attr_<name>`` column (unknown types: string).

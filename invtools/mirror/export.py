@@ -50,7 +50,7 @@ def batches(
     Their references are named as the team's lists said at the file's last sync, as the
     mirror's frames name them.
 
-    >>> sizes = [(len(t), t["id"].is_unique) for t, _ in batches(mirror, size=100)]
+    >>> sizes = [(len(t), t["transaction_id"].is_unique) for t, _ in batches(mirror, size=100)]
     >>> sum(n for n, _ in sizes) == mirror.info()["transactions"] + mirror.info()["removed"]
     True
     """
@@ -81,7 +81,7 @@ def batches(
             [json.loads(d) for _, d, removed in fetched if removed is None and d is not None]
         ).drop(columns=list(_LEVELS))
         lines = frames.current_names(lines, named)
-        flags = txs.drop_duplicates("id").set_index("id")[OPENING_COUNT]
+        flags = txs.drop_duplicates("transaction_id").set_index("transaction_id")[OPENING_COUNT]
         lines[OPENING_COUNT] = flags.reindex(lines["transaction_id"].array).array
         yield (
             frames.with_provenance(txs, origin, filters={"include_removed": True}, rows=len(txs)),

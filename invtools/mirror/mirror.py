@@ -339,7 +339,8 @@ class TransactionMirror:
         return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
     def syncs_df(self) -> pd.DataFrame:
-        """One row per completed sync: when, kind, look-back (``look_back_seconds``), counts
+        """One row per completed sync: its ``sync_id`` (``changes_df()``'s), when, kind,
+        look-back (``look_back_seconds``), counts
         and requests sent. The dtypes are the same whatever the rows hold (a look-back and a
         cutoff only for window syncs: NaN / <NA> otherwise).
 

@@ -59,8 +59,8 @@ APP_ID = 0x696E766D
 SCHEMA_VERSION = 1
 
 #: Columns of ``syncs`` that the package names otherwise (the file keeps its names):
-#: ``syncs_df()`` shows them so.
-SYNCS_SHOWN = {"window_seconds": "look_back_seconds"}
+#: ``syncs_df()`` shows them so (its key ``sync_id``, as ``changes_df()`` names it).
+SYNCS_SHOWN = {"id": "sync_id", "window_seconds": "look_back_seconds"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -253,8 +253,8 @@ class ActivityExplorer(widgets.VBox):
             flagged = np.zeros(len(df), dtype=bool)
             if {"type", "transaction_time"} <= set(df.columns):
                 flagged = opening_counts(df).to_numpy(dtype=bool)
-            if lines and "transaction_id" in df.columns and "id" in self.data.columns:
-                ids = self.data.loc[self._openings(self.data), "id"]
+            if lines and "transaction_id" in df.columns and "transaction_id" in self.data:
+                ids = self.data.loc[self._openings(self.data), "transaction_id"]
                 flagged = flagged | df["transaction_id"].isin(ids).to_numpy(bool)
             self._flags[lines] = flagged
         return self._flags[lines]
