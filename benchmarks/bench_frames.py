@@ -165,7 +165,7 @@ def plain(rows: list[dict]) -> pd.DataFrame:
     df = pd.json_normalize(rows)
     # json_normalize leaves an all-NaN column for a ref that is sometimes null.
     df = df.drop(columns=["partner", "from_location", "to_location"], errors="ignore")
-    df = df.rename(columns=lambda c: c.replace(".", "_"))
+    df = df.rename(columns=lambda c: c.replace(".", "_")).rename(columns={"id": "transaction_id"})
     for col in ("transaction_time", "created_at"):
         df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601")
     df["type"] = df["type"].astype("category")
@@ -176,7 +176,7 @@ def plain(rows: list[dict]) -> pd.DataFrame:
     df["location_name"] = df["to_location_name"].where(to, df["from_location_name"])
     # A sometimes-null reference's id comes out float64 and its flag object: nullable types.
     for col in df.columns:
-        if col == "id" or col.endswith("_id") or col in ("revision", "count_of_items"):
+        if col.endswith("_id") or col in ("revision", "count_of_items"):
             df[col] = df[col].astype("Int64")
         elif col.endswith("_deleted"):
             df[col] = df[col].astype("boolean")

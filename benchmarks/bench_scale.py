@@ -90,12 +90,13 @@ else:
 out = {"seconds": seconds, "peak": rss(), "grew": rss() - before}
 if df is not None:
     out.update(rows=len(df), frame=int(df.memory_usage(deep=True).sum()))
-    if "transaction_id" in df.columns:
+    if "item_id" in df.columns:
         out["digest"] = hash(tuple(sorted(zip(df["transaction_id"].tolist(),
                                               df["item_id"].tolist(),
                                               df["quantity"].tolist()))))
     else:
-        out["digest"] = hash(tuple(sorted(zip(df["id"].tolist(), df["revision"].tolist()))))
+        out["digest"] = hash(tuple(sorted(zip(df["transaction_id"].tolist(),
+                                              df["revision"].tolist()))))
 if client is not None:
     client.close()
 print(json.dumps(out), flush=True)
