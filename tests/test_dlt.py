@@ -330,7 +330,7 @@ def test_a_first_load_equals_the_server_and_the_tables_are_typed_on_purpose(sb, 
                 "information_schema.columns WHERE table_schema = 'boxhero'"
             ).fetchall()
         )
-    assert types["transactions.id"] == types["lines.item_id"] == "BIGINT"
+    assert types["transactions.transaction_id"] == types["lines.item_id"] == "BIGINT"
     assert types["lines.quantity"] == types["stock.quantity"] == types["items.cost"] == "DOUBLE"
     assert types["transactions.transaction_time"] == "TIMESTAMP WITH TIME ZONE"
     assert types["transactions.backdated"] == "BOOLEAN"
@@ -500,7 +500,7 @@ def _dropped_tables(w, sb):
 def _lost_rows(w, sb):
     """Rows deleted by hand in the destination."""
     mutate_everything(sb)
-    w.sql("DELETE FROM {dataset}.transactions WHERE id % 3 = 0")
+    w.sql("DELETE FROM {dataset}.transactions WHERE transaction_id % 3 = 0")
     w.sql("DELETE FROM {dataset}.stock WHERE location_id % 2 = 0")
 
 
