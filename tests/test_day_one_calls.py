@@ -441,6 +441,14 @@ def test_crosstab_worked_by_hand_newest_names_time_zones_and_signs():
     assert weeks.columns.tolist() == ["2026-01-26", "2026-02-02", "2026-02-23"]
     assert crosstab(tx, rows=["type"], columns="quarter").columns.tolist() == ["2026Q1"]
     assert crosstab(tx.iloc[:0], rows="member", columns="type").empty
+    # a frame built by hand: the adjust before the first in/out/move opens the record
+    opened = crosstab(tx, rows="member", columns="type", exclude_opening_counts=True)
+    assert opened.attrs["opening_counts_excluded"] == [1]
+    assert opened.to_dict("index") == {
+        "Ann Lee": {"in": 0, "out": 1},
+        "Bo": {"in": 1, "out": 0},
+        "(none)": {"in": 0, "out": 1},
+    }
 
 
 @pytest.mark.parametrize(
