@@ -17,8 +17,8 @@ from invtools._config import check_flag
 from invtools._types import TX_TYPES, check_tz
 from invtools.analysis.common import carry_provenance, check_choice, in_window, need, newest_name
 from invtools.errors import ArgumentTypeError, ConfigError
-from invtools.frames import OPENING_NOTE, opening_counts
-from invtools.frames.openings import OPENING_COUNT, transaction_ids
+from invtools.frames import OPENING_NOTE
+from invtools.frames.openings import with_openings, without_openings
 
 __all__ = ["crosstab", "CROSSTAB_KEYS", "CROSSTAB_PERIODS", "CROSSTAB_METRICS"]
 
@@ -113,14 +113,10 @@ def crosstab(
     leave_out = check_flag(exclude_opening_counts, f"{who}: exclude_opening_counts")
     zone = check_tz(tz, who=who)
     need(transactions, "transactions", "transaction_time", who=who)
-    df = transactions
-    if leave_out and OPENING_COUNT not in df.columns:  # built by hand: the rule on it whole
-        df = df.assign(**{OPENING_COUNT: opening_counts(df)})
+    df = with_openings(transactions) if leave_out else transactions
     df = in_window(df, since, until, who=who, strict=strict)
     if leave_out:
-        openings = opening_counts(df).to_numpy(bool)
-        left_out = transaction_ids(df, openings)
-        df = df[~openings]
+        df, left_out = without_openings(df)
     labels = {key: _labels(df, key, zone, who=who) for key in [*keys, columns]}
     frame = pd.DataFrame({key: values.to_numpy(dtype=object) for key, values in labels.items()})
     ids = next((c for c in ("transaction_id", "id") if c in df.columns), None)
