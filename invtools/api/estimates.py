@@ -182,5 +182,5 @@ def _windows(windows: Any) -> dict[str, Any]:
     if not asked:
         raise ConfigError("fetch_costs: windows is empty; give one, e.g. ('30D', '90D', None)")
     if len(asked) < len(listed):
-        raise ConfigError(f"fetch_costs: a window is given twice in {listed!r}; give each once")
+        raise ConfigError(f"fetch_costs: windows names a window twice ({listed!r}); give each once")
     return asked
