@@ -78,11 +78,12 @@ def test_lines_df_after_it_walks_no_list_again(sb, make_client):
     client.lines_df(since="90D")
     client.lines_df(since="30D")
     assert sent(sb, LIST) == 0 and sent(sb, DETAIL) > 0
+    assert sent(sb, "/v1/items") == 0  # nor the items list its levels are anchored at
 
     client.fetch_costs(windows=(None,))  # the whole list: walked once more, then kept
     sb.clear_log()
     whole = client.lines_df()
-    assert sent(sb, LIST) == 0
+    assert sent(sb, LIST) == sent(sb, "/v1/items") == 0
     assert whole["transaction_id"].nunique() == len(sb.data("shop").transactions)
 
 

@@ -2,8 +2,9 @@
 :meth:`Estimates.fetch_costs`, inherited by :class:`~invtools.api.client.Client`.
 
 The transactions list is walked once, as far as the widest window reaches (newest first; the
-whole list for "everything"), and left in its record: a ``lines_df(since=...)`` of any of the
-windows within the hour replays it, no list request again. Each window's rows then say, with
+whole list for "everything"), after the items list ``lines_df`` anchors its levels at, and both
+are left in their records: a ``lines_df(since=...)`` of any of the windows soon after (within
+the items list's 10 minutes) replays them, no list request again. Each window's rows then say, with
 no request, how many details the cache holds for good (at the revision the list shows) and how
 many are still to fetch; the time is the pacing budget's estimate
 (:meth:`~invtools.api.details.Pace.seconds`, the one the cost line says) at the pace the last
@@ -30,18 +31,18 @@ from invtools.http.pacing import bucket_of
 
 __all__ = ["Estimates", "COST_COLUMNS"]
 
-#: The columns of :meth:`Estimates.fetch_costs`, in order.
-COST_COLUMNS = [
-    "since",
-    "transactions",
-    "cached",
-    "to_fetch",
-    "list_pages",
-    "requests",
-    "seconds",
-    "at_most",
-    "time",
-]
+#: The columns of :meth:`Estimates.fetch_costs`, in order, and their dtypes.
+COST_COLUMNS = {
+    "since": "datetime64[ms, UTC]",
+    "transactions": "int64",
+    "cached": "int64",
+    "to_fetch": "int64",
+    "list_pages": "int64",
+    "requests": "int64",
+    "seconds": "float64",
+    "at_most": "float64",
+    "time": "string",
+}
 
 _EPOCH = pd.Timestamp(0, tz="UTC")
 
@@ -62,10 +63,14 @@ class Estimates(DataFrames):
         whole list: ``"everything"``). A window is anything ``since=`` takes: a length of time
         back from the service's clock (``"30D"``, ``"12W"``, ``"6M"``), a date, a month.
 
-        The list is walked once, as far as the widest window reaches (``"everything"``: the
-        whole list, a page per 100 transactions: at 100,000 transactions about 1,000
-        requests, minutes at the real pace; its bar shows them), and kept in its record: a
-        ``lines_df`` of any window within the hour (``max_age``) sends no list request again.
+        The items list is read first, as ``lines_df`` reads it (its levels' anchor: a page
+        per 100 items), then the transactions list is walked once, as far as the widest window
+        reaches (``"everything"``: the whole list, a page per 100 transactions: at 100,000
+        transactions about 1,000 requests, minutes at the real pace; its bar shows them), and
+        both are kept in their records: a ``lines_df`` of any of the windows within 10 minutes
+        (the items list's ``max_age``) sends only the details it lacks. Later it reads the
+        items list again, and the window's pages of the transactions list with it (its levels
+        are anchored at the two read together: docs/explanation/now.md).
         Columns:
 
         - ``since``: where the window starts (NaT: everything);
@@ -75,16 +80,15 @@ class Estimates(DataFrames):
         - ``list_pages``: the pages of the list that hold the window (what walking it costs;
           this call's walk, or its record, pays them: ``attrs["requests"]`` says what it sent);
         - ``requests``: what ``lines_df(since=window)`` sends now: the details to fetch, and
-          the list's pages too when its walk would not be replayed (no cache file);
+          the list's pages too when its walk is not kept (no cache file);
         - ``seconds``, ``time``: how long they take at the pace the last fetch of details saw
           (in any process of the cache folder), as the cost line says it; ``at_most``: how
           long at most (NaN once a fetch has shown the pace: before, the service may allow
           less than the configured rate).
 
-        (``lines_df()`` also reads the items list its levels are anchored at: a page per 100
-        items.) Run again on the same cache (Restart & Run All, within the hour) it sends
-        nothing, and the details fetched since count as cached. ``attrs`` hold where it came
-        from (:class:`~invtools.Provenance`: ``requests`` this call sent).
+        Run again on the same cache (Restart & Run All, within 10 minutes) it sends nothing,
+        and the details fetched since count as cached. ``attrs`` hold where it came from
+        (:class:`~invtools.Provenance`: ``requests`` this call sent).
 
         >>> costs = client.fetch_costs(windows=("7D", "30D", None))
         >>> costs.index.tolist()
@@ -104,6 +108,8 @@ class Estimates(DataFrames):
             open_ = [k for k, lo in starts.items() if lo is None]
             dated = [(lo, k) for k, lo in starts.items() if lo is not None]
             widest = open_[0] if open_ else min(dated)[1]
+            # the anchor of lines_df's levels first, as it reads it: it replays both then
+            list(self.items(refresh=refresh, max_age=max_age, progress=progress))
             walk, _ = self._windowed(
                 asked[widest], None, refresh=refresh, max_age=max_age, progress=progress
             )
@@ -116,9 +122,9 @@ class Estimates(DataFrames):
             table = pd.DataFrame(
                 [self._window_cost(v, moment, ms, held) for v in asked.values()],
                 index=pd.Index(list(asked), name="window"),
-                columns=COST_COLUMNS,
+                columns=list(COST_COLUMNS),
             )
-            return table.astype(_DTYPES)
+            return table.astype(COST_COLUMNS)
 
         return self._framed(TXS_PATH, {"windows": list(asked)}, build, grain="windows")
 
@@ -154,19 +160,6 @@ class Estimates(DataFrames):
         bucket = bucket_of(self._requester.url(path), self.rate_limit_scope)
         seconds, at_most = details.Pace(budget, bucket, self.concurrency, False).seconds(n)
         return seconds, math.nan if at_most is None else at_most
-
-
-_DTYPES = {
-    "since": "datetime64[ms, UTC]",
-    "transactions": "int64",
-    "cached": "int64",
-    "to_fetch": "int64",
-    "list_pages": "int64",
-    "requests": "int64",
-    "seconds": "float64",
-    "at_most": "float64",
-    "time": "string",
-}
 
 
 def _windows(windows: Any) -> dict[str, Any]:
