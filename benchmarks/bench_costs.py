@@ -83,7 +83,7 @@ def step(sb, cache: Path, op: str, since: str) -> dict:
     if child.returncode:
         raise SystemExit(f"step {op} failed:\n" + "\n".join(line for _t, line in said[-20:]))
     result = json.loads(out.decode().strip().splitlines()[-1])
-    result["said"] = [(t - result["began"], line) for t, line in said if "|" not in line]
+    result["said"] = [(t - result["began"], line) for t, line in said]
     routes = [r.route for r in sb.requests]
     result["list"] = routes.count("/v1/location-txs")
     result["details"] = routes.count("/v1/location-txs/{id}")
@@ -123,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             f"2. fetch_costs, new process: {again['seconds']:.2f} s, {again['requests']} requests"
         )
         fresh = step(sb, Path(tmp) / "b" / "cache.sqlite", "lines", args.since)
-        holds = next((t, s) for t, s in fresh["said"] if " holds " in s)
+        holds = next(
+            (t, s[s.index("the window holds") :]) for t, s in fresh["said"] if " holds " in s
+        )
         cost = next((t, s) for t, s in fresh["said"] if "details to fetch" in s)
         print(f"3. lines_df(since={args.since!r}), fresh cache:")
         print(f"   {holds[0]:6.1f} s  {holds[1]}")
