@@ -313,7 +313,7 @@ class DataFrames(Resources):
         return tx, self._row_details(tx, progress, "the list" if asked is None else "the window")
 
     def _row_details(
-        self, tx: pd.DataFrame, progress: bool | None, what: str
+        self, tx: pd.DataFrame, progress: bool | None, what: str = "the window"
     ) -> Generator[dict | None, None, None]:
         """The details of the rows of ``tx`` (their mode checked by the walk), one at a time
         (so what a frame is built from is never all held at once); a long fetch says first
