@@ -155,7 +155,7 @@ class Estimates(DataFrames):
         if n <= 0:
             return 0.0, math.nan
         budget = getattr(self._requester.session, "budget", None)
-        if budget is None:
+        if budget is None or budget.unlimited:  # not paced, or the service states no limit
             return n * details.SERVICE_LATENCY / self.concurrency, math.nan
         bucket = bucket_of(self._requester.url(path), self.rate_limit_scope)
         seconds, at_most = details.Pace(budget, bucket, self.concurrency, False).seconds(n)
