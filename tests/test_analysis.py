@@ -6,6 +6,7 @@ import warnings
 
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 from invtools import ConfigError, DeletedItemsWarning, WindowWarning
 from invtools.analysis import (
@@ -647,30 +648,6 @@ def test_the_audits_leave_out_deleted_items_and_carry_provenance():
 
 
 # -- the same, on the stand-in server's data over HTTP, against plain pandas on its JSON -------
-def _raw_lines(view) -> pd.DataFrame:
-    """Every line of the server's own details, with plain pandas: the truth to compare with."""
-    rows = []
-    for row in view.transactions:
-        d = view.transaction(row["id"])
-        where = d["to_location"] or d["from_location"]
-        for line in d["items"]:
-            rows.append(
-                {
-                    "tx": d["id"],
-                    "time": pd.Timestamp(d["transaction_time"]),
-                    "type": d["type"],
-                    "partner": (d["partner"] or {}).get("id"),
-                    "location": where["id"],
-                    "member": d["created_by"]["id"],
-                    "item": line["id"],
-                    "qty": float(line["quantity"]),
-                    "deleted": line["deleted"],
-                    "level": line["new_stock_level"],
-                }
-            )
-    return pd.DataFrame(rows)
-
-
 @pytest.mark.network
 def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_client):
     from invtools.analysis import supplier_summary
@@ -682,12 +659,12 @@ def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_clien
         got = supplier_summary(
             client.lines_df(), items=client.items_df(), partners=client.partners_df()
         ).set_index("partner_id")
-    raw = _raw_lines(view)
+    raw = raw_lines(view)
     cost = {it["id"]: float(it["cost"]) for it in view.items}  # decimal strings on the wire
     suppliers = {p["id"] for p in view.partners if p["type"] == 0}
-    inbound = raw[(raw["type"] == "in") & raw["partner"].isin(suppliers) & ~raw["deleted"]]
+    inbound = raw[(raw["type"] == "in") & raw["partner_id"].isin(suppliers) & ~raw["deleted"]]
     inbound = inbound.assign(value=inbound["qty"] * inbound["item"].map(cost))
-    for partner, rows in inbound.groupby("partner"):
+    for partner, rows in inbound.groupby("partner_id"):
         times = rows.drop_duplicates("tx")["time"].sort_values()
         want = [
             rows["tx"].nunique(),
@@ -703,7 +680,7 @@ def test_supplier_summary_equals_plain_pandas_on_the_servers_json(sb, make_clien
     assert set(got.index) == suppliers  # the ones that delivered nothing too, with zeros
     assert got["value_at_cost"].is_monotonic_decreasing
     assert got.attrs["team_name"] == view.team["name"]
-    gone = raw[(raw["type"] == "in") & raw["partner"].isin(suppliers) & raw["deleted"]]
+    gone = raw[(raw["type"] == "in") & raw["partner_id"].isin(suppliers) & raw["deleted"]]
     assert got.attrs["deleted_items_excluded"] == sorted(set(gone["item"]))
 
 
@@ -714,7 +691,7 @@ def test_shrinkage_by_each_key_equals_plain_pandas_on_the_servers_json(sb, make_
     client = make_client(sb)
     view = sb.data("shop")
     lines, items = client.lines_df(), client.items_df()
-    raw = _raw_lines(view)
+    raw = raw_lines(view)
     cost = {it["id"]: float(it["cost"]) for it in view.items}
     since = pd.Timestamp("2025-06-01", tz="UTC")  # after the opening stocktake
     adjusted = raw[(raw["type"] == "adjust") & ~raw["deleted"] & (raw["time"] >= since)]
@@ -790,7 +767,7 @@ def test_month_end_stock_of_a_window_equals_the_full_history_for_its_items(sb, m
         got.set_index(key), whole.set_index(key).loc[got.set_index(key).index]
     )
     # and plain pandas on the server's JSON: each item's level after its last line by then
-    raw = _raw_lines(view).sort_values(["time", "tx"], kind="stable")
+    raw = raw_lines(view).sort_values(["time", "tx"], kind="stable")
     for month_end, rows in got.groupby("as_of"):
         seen = raw[raw["time"] <= month_end].groupby("item")["level"].last()
         want = seen.reindex(rows["item_id"].astype(int)).fillna(0.0)  # no line yet: none held

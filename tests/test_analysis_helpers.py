@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 from invtools import analysis, viz
 from invtools.errors import ArgumentTypeError, ConfigError
@@ -34,28 +35,6 @@ def _raw_transactions(view) -> pd.DataFrame:
         }
         for t in view.transactions
     )
-
-
-def _raw_lines(view) -> pd.DataFrame:
-    """Every line of the server's own details, with plain pandas."""
-    rows = []
-    for t in view.transactions:
-        d = view.transaction(t["id"])
-        for line in d["items"]:
-            rows.append(
-                {
-                    "tx": d["id"],
-                    "time": pd.Timestamp(d["transaction_time"]),
-                    "type": d["type"],
-                    "partner": (d["partner"] or {}).get("name"),
-                    "from": (d["from_location"] or {}).get("id"),
-                    "to": (d["to_location"] or {}).get("id"),
-                    "item": line["id"],
-                    "item_name": line["name"],
-                    "qty": float(line["quantity"]),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 # -- activity profiles ---------------------------------------------------------------------------
@@ -89,7 +68,7 @@ def test_month_profile_is_the_mean_per_year_present_or_the_sum_as_said(sb, make_
 @pytest.mark.network
 def test_weekday_profile_of_lines_counts_transactions_units_and_days(sb, make_client):
     lines = make_client(sb).lines_df(since="2026-03-01")
-    raw = _raw_lines(sb.data("shop"))
+    raw = raw_lines(sb.data("shop"))
     raw = raw[raw["time"] >= pd.Timestamp("2026-03-01", tz="UTC")]
     until = pd.Timestamp(lines.attrs["window"]["until"])
     days = pd.Series(pd.period_range("2026-03-01", until.tz_localize(None), freq="D").day_of_week)
@@ -172,7 +151,7 @@ def test_top_keeps_every_row_that_ties_with_the_nth_and_says_so():
 def test_top_customers_and_what_they_take_equal_plain_pandas(sb, make_client):
     lines = make_client(sb).lines_df()
     out = lines[lines["type"] == "out"].dropna(subset=["partner_name"])
-    raw = _raw_lines(sb.data("shop"))
+    raw = raw_lines(sb.data("shop"))
     raw = raw[(raw["type"] == "out") & raw["partner"].notna()]
     for value, agg, column, how in [
         ("quantity", "sum", "qty", "sum"),
@@ -231,7 +210,7 @@ def top(*args, **kwargs):
 def test_transfer_flows_equal_plain_pandas_and_are_drawn(sb, make_client):
     lines = make_client(sb).lines_df()
     flows = analysis.transfer_flows(lines)
-    raw = _raw_lines(sb.data("shop"))
+    raw = raw_lines(sb.data("shop"))
     moves = raw[raw["type"] == "move"]
     want = moves.groupby(["from", "to"]).agg(
         units=("qty", "sum"), transactions=("tx", "nunique"), items=("item", "nunique")

@@ -241,6 +241,20 @@ def test_a_stand_in_stating_no_limit_is_not_paced_and_says_no_cost(make_client, 
         assert "no limit stated" in repr(c.budget)
 
 
+def test_the_cost_of_a_window_at_a_stand_in_stating_no_limit_is_its_latency_not_5_a_second(
+    make_client, fake_clock, tmp_path
+):
+    """The demo's stand-in states no limit: ``fetch_costs`` says what its latency costs (8
+    in flight at 0.8 s each), not the minutes 5 a second would take."""
+    with serve(size=400, rate_limit=0, clock=fake_clock) as sb:
+        c = make_client(sb, rate_limit=5, clock=fake_clock, cache=tmp_path / "c.sqlite")
+        costs = c.fetch_costs(windows=[None])
+        n = len(sb.data("shop").transactions)
+        assert c.budget.unlimited and costs.loc["everything", "to_fetch"] == n
+        assert costs.loc["everything", "seconds"] == pytest.approx(n * 0.8 / c.concurrency)
+        assert costs.loc["everything", "seconds"] < n / 5  # what 5 a second would take
+
+
 @pytest.mark.parametrize(
     "model", [{}, {"stated_budget": True}, {"coarse_budget": True}, {"rate_limit_scope": "token"}]
 )

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 from invtools import (
     ArgumentTypeError,
@@ -37,26 +38,6 @@ def _place(d) -> dict:
     return d["to_location"] or d["from_location"] or {}
 
 
-def _raw_lines(view) -> pd.DataFrame:
-    """Every line of the server's own details, with plain pandas."""
-    rows = []
-    for t in view.transactions:
-        d = view.transaction(t["id"])
-        for line in d["items"]:
-            rows.append(
-                {
-                    "tx": d["id"],
-                    "time": pd.Timestamp(d["transaction_time"]),
-                    "type": d["type"],
-                    "partner": (d["partner"] or {}).get("name"),
-                    "location": _place(d).get("id"),
-                    "item": line["id"],
-                    "qty": abs(float(line["quantity"])),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
 def _raw_stock(view) -> pd.DataFrame:
     return pd.DataFrame(
         {"item": it["id"], "location": q["location_id"], "qty": float(q["quantity"])}
@@ -72,7 +53,7 @@ def test_reorder_per_location_equals_plain_pandas_on_the_servers_json(sb, make_c
     view = sb.data("shop")
     lines, items, stock = client.lines_df(since="8W"), client.items_df(), client.stock_df()
     as_of = pd.Timestamp(lines.attrs["window"]["until"])
-    raw, held = _raw_lines(view), _raw_stock(view)
+    raw, held = raw_lines(view), _raw_stock(view)
     live = {it["id"] for it in view.items}
     sold = raw[
         (raw["type"] == "out")
@@ -80,7 +61,7 @@ def test_reorder_per_location_equals_plain_pandas_on_the_servers_json(sb, make_c
         & (raw["time"] <= as_of)
         & raw["item"].isin(live)
     ]
-    units = sold.groupby(["item", "location"])["qty"].sum()
+    units = sold.groupby(["item", "location"])["units"].sum()
     lead = 14
     pace = units / 56
     on_hand = held.set_index(["item", "location"])["qty"]
@@ -133,10 +114,10 @@ def test_reorder_lists_every_item_that_runs_out_by_default_as_the_how_to_prints_
     view = sb.data("shop")
     lines, items, stock = client.lines_df(since="90D"), client.items_df(), client.stock_df()
     as_of = pd.Timestamp(lines.attrs["window"]["until"])
-    raw = _raw_lines(view)
+    raw = raw_lines(view)
     live = {it["id"]: float(it["quantity"]) for it in view.items}
     sold = raw[(raw["type"] == "out") & (raw["time"] >= as_of - 56 * DAY) & raw["item"].isin(live)]
-    units = sold[sold["time"] <= as_of].groupby("item")["qty"].sum()
+    units = sold[sold["time"] <= as_of].groupby("item")["units"].sum()
     cover = pd.Series({i: max(live[i], 0) for i in units.index}) / (units / 56)
     lead = 150  # long enough that some items (not all) run out within it on this small history
     want = sorted(cover[cover <= lead].index)
@@ -294,10 +275,10 @@ def test_abc_classes_equal_plain_pandas_on_the_servers_json(sb, make_client, mea
     view = sb.data("shop")
     lines, items, stock = client.lines_df(since="90D"), client.items_df(), client.stock_df()
     as_of = pd.Timestamp(lines.attrs["window"]["until"])
-    raw = _raw_lines(view)
+    raw = raw_lines(view)
     live = {it["id"]: it for it in view.items}
     sold = raw[(raw["type"] == "out") & (raw["time"] >= as_of - 90 * DAY) & (raw["time"] <= as_of)]
-    units = sold.groupby("item")["qty"].sum().reindex(sorted(live), fill_value=0.0)
+    units = sold.groupby("item")["units"].sum().reindex(sorted(live), fill_value=0.0)
     factor = {"cost": "cost", "price": "price"}.get(measure)
     values = units * [float(live[i][factor]) for i in units.index] if factor else units
     values = values.sort_index()  # ties in item order
@@ -406,7 +387,7 @@ def test_crosstab_equals_plain_pandas_on_the_servers_json(sb, make_client):
     for kind in sums.columns:
         assert where[kind].tolist() == pytest.approx(sums[kind].reindex(where.index).fillna(0))
 
-    r_lines = _raw_lines(view)  # partner x month on a lines frame: transactions counted once
+    r_lines = raw_lines(view)  # partner x month on a lines frame: transactions counted once
     r_lines = r_lines[r_lines["time"] >= pd.Timestamp("2026-05-01", tz="UTC")]
     r_lines = r_lines.assign(month=r_lines["time"].dt.strftime("%Y-%m"))
     r_lines["partner"] = r_lines["partner"].fillna("(none)")
@@ -460,6 +441,14 @@ def test_crosstab_worked_by_hand_newest_names_time_zones_and_signs():
     assert weeks.columns.tolist() == ["2026-01-26", "2026-02-02", "2026-02-23"]
     assert crosstab(tx, rows=["type"], columns="quarter").columns.tolist() == ["2026Q1"]
     assert crosstab(tx.iloc[:0], rows="member", columns="type").empty
+    # a frame built by hand: the adjust before the first in/out/move opens the record
+    opened = crosstab(tx, rows="member", columns="type", exclude_opening_counts=True)
+    assert opened.attrs["opening_counts_excluded"] == [1]
+    assert opened.to_dict("index") == {
+        "Ann Lee": {"in": 0, "out": 1},
+        "Bo": {"in": 1, "out": 0},
+        "(none)": {"in": 0, "out": 1},
+    }
 
 
 @pytest.mark.parametrize(

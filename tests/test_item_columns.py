@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 import invtools
 from invtools import ConfigError
@@ -14,25 +15,6 @@ from invtools.frames import with_item_columns
 pytestmark = pytest.mark.network
 
 SHOPS = ["shop", "harrogate", "york"]
-
-
-def _raw_lines(view, since: pd.Timestamp) -> pd.DataFrame:
-    """Every line of the server's own details from ``since`` on: transaction, item, type, units."""
-    rows = []
-    for row in view.transactions:
-        if pd.Timestamp(row["transaction_time"]) < since:
-            continue
-        d = view.transaction(row["id"])
-        for line in d["items"]:
-            rows.append(
-                {
-                    "transaction_id": d["id"],
-                    "item_id": line["id"],
-                    "type": d["type"],
-                    "quantity": float(line["quantity"]),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 def _raw_categories(view) -> dict[int, str]:
@@ -158,7 +140,10 @@ def test_shops_by_category_and_by_sku_equal_plain_pandas(shops_server, monkeypat
     raw = []
     for team in SHOPS:
         view = shops_server.data(team)
-        found = _raw_lines(view, pd.Timestamp(since, tz="UTC"))
+        found = raw_lines(view)
+        late = found["time"] >= pd.Timestamp(since, tz="UTC")
+        found = found.loc[late, ["tx", "item", "type", "qty"]]
+        found = found.rename(columns={"tx": "transaction_id", "item": "item_id", "qty": "quantity"})
         found["team"] = team
         found["category"] = found["item_id"].map(_raw_categories(view))
         sku = {it["id"]: it["sku"] for it in view.items}

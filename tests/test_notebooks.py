@@ -11,8 +11,11 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from invtools import notebook
 from invtools.notebook.demo import execute_notebook, kernel_env
 from invtools.sandbox import serve
 
@@ -30,8 +33,8 @@ def demo_tokens() -> list[str]:
         return list(sb.tokens.values())
 
 
-def test_there_are_eight_numbered_notebooks():
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+def test_there_are_nine_numbered_notebooks():
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(1, 10)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -62,3 +65,155 @@ def test_notebook_runs_on_the_demo_server_without_leaking_a_token(path, demo_tok
     assert not re.search(r"\[\d\d:\d\d(<\?)?, \? ", outputs)
     assert "Greenfield Hardware & Garden" in summary["teams"]
     assert summary["sent"] > 0 and summary["rows"] > 0
+
+
+# ------------------------------------------------------- notebook 09: its numbers are the truth's
+
+NINE = ROOT / "notebooks" / "09-abc-cover-adjustments-and-reconciliation.ipynb"
+DAY = pd.Timedelta(days=1)
+
+
+@pytest.fixture
+def demo_process(monkeypatch, tmp_path):
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    yield
+    notebook.stop_demo_server()
+
+
+def _run_in_process(path: Path) -> dict:
+    """Every code cell of the notebook, in order, in this process: its variables."""
+    import matplotlib.pyplot as plt
+
+    namespace: dict = {"__name__": "__notebook__"}
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] == "code":
+            try:
+                exec(compile("".join(cell["source"]), path.name, "exec"), namespace)
+            finally:
+                plt.close("all")
+    return namespace
+
+
+def _truth_lines(view) -> pd.DataFrame:
+    """Every line of the server's own details (signed quantities), with plain pandas."""
+    rows = []
+    for t in view.transactions:
+        d = view.transaction(t["id"])
+        place = d["to_location"] or d["from_location"] or {}
+        for line in d["items"]:
+            rows.append(
+                {
+                    "tx": d["id"],
+                    "time": pd.Timestamp(d["transaction_time"]),
+                    "type": d["type"],
+                    "member": d["created_by"]["name"],
+                    "opening": d["type"] == "adjust" and d["memo"] == "Opening stocktake",
+                    "location": place.get("id"),
+                    "item": line["id"],
+                    "qty": float(line["quantity"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_notebook_09_answers_the_day_one_questions_as_the_servers_json_does(demo_process):
+    got = _run_in_process(NINE)
+    view = notebook.demo_server().data("shop")
+    as_of = got["as_of"]
+    raw = _truth_lines(view)
+    live = {it["id"]: it for it in view.items}
+    held = pd.DataFrame(
+        {"item": it["id"], "location": q["location_id"], "qty": float(q["quantity"])}
+        for it in view.items
+        for q in it["quantities"]
+    )
+    places = {loc["id"]: loc["name"] for loc in view.locations}
+    out = raw[(raw["type"] == "out") & (raw["time"] <= as_of) & raw["item"].isin(live)]
+
+    # 1. ABC: the classes by 90 days' outbound value at cost, each class's stock value per place
+    units = out[out["time"] >= as_of - 90 * DAY].groupby("item")["qty"].sum().abs()
+    value = units.reindex(sorted(live), fill_value=0.0) * [float(live[i]["cost"]) for i in live]
+    ordered = value.sort_values(ascending=False, kind="stable")
+    before = (ordered / ordered.sum()).cumsum().shift(fill_value=0.0)
+    cls = pd.Series(np.where(before < 0.8, "A", np.where(before < 0.95, "B", "C")), ordered.index)
+    cls[ordered <= 0] = "C"
+    assert got["classes"].set_index("item_id")["class"].astype(str).to_dict() == cls.to_dict()
+    stocked = held[held["qty"] > 0]
+    worth = (stocked["qty"] * stocked["item"].map(lambda i: float(live[i]["cost"]))).groupby(
+        [stocked["location"].map(places), stocked["item"].map(cls)]
+    )
+    want = worth.sum().unstack()
+    shown = got["value_by_class"]
+    assert sorted(shown.index) == sorted(want.index) and list(map(str, shown.columns)) == list(
+        want.columns
+    )
+    for place, row in want.iterrows():
+        assert shown.loc[place].tolist() == pytest.approx(row.tolist())
+
+    # 2. cover per item and location over 8 weeks, 14 days' lead: what runs out, what answers it
+    sold = out[out["time"] >= as_of - 56 * DAY].groupby(["item", "location"])["qty"].sum().abs()
+    pace = sold / 56
+    on_hand = held.set_index(["item", "location"])["qty"]
+    spare = (on_hand.clip(lower=0) - pace.reindex(on_hand.index, fill_value=0.0) * 14).clip(0)
+    here = on_hand.reindex(pace.index).fillna(0.0).clip(lower=0)
+    short = pace[here / pace <= 14]
+    flagged = {}
+    for (item, place), daily in short.items():
+        shortfall = max(daily * 14 - here[(item, place)], 0.0)
+        elsewhere = spare.xs(item, level="item").drop(place, errors="ignore").sum()
+        flagged[(item, place)] = (
+            "order"
+            if elsewhere <= 0
+            else "transfer"
+            if elsewhere >= shortfall
+            else "transfer and order"
+        )
+    now = got["now"]
+    shown_actions = zip(now["item_id"], now["location_id"], now["action"], strict=True)
+    assert {(i, p): a for i, p, a in shown_actions} == flagged
+    assert len(now) == len(flagged) > 0 and "transfer" in flagged.values()
+    pooled = out[out["time"] >= as_of - 56 * DAY].groupby("item")["qty"].sum().abs() / 56
+    cover = pd.Series({i: max(float(live[i]["quantity"]), 0.0) for i in pooled.index}) / pooled
+    pooled_flags = got["pooled"].set_index("item_id")["runs_out_in_lead_time"]
+    assert sorted(pooled_flags[pooled_flags].index) == sorted(cover[cover <= 14].index)
+
+    # 3. members' adjustments: per member and month, each type, the opening stocktake left out
+    rows = pd.DataFrame(
+        {
+            "id": t["id"],
+            "member": t["created_by"]["name"],
+            "month": pd.Timestamp(t["transaction_time"]).strftime("%Y-%m"),
+            "type": t["type"],
+            "opening": t["type"] == "adjust" and t["memo"] == "Opening stocktake",
+        }
+        for t in view.transactions
+    )
+    openings = sorted(rows.loc[rows["opening"], "id"])
+    assert len(openings) == 4
+    per_member = got["per_member"]
+    assert per_member.attrs["opening_counts_excluded"] == openings
+    kept = rows[~rows["opening"]]
+    want = pd.crosstab([kept["member"], kept["month"]], kept["type"])
+    pd.testing.assert_frame_equal(
+        per_member, want.reindex(index=per_member.index, columns=per_member.columns).fillna(0),
+        check_names=False, check_dtype=False,
+    )  # fmt: skip
+    assert per_member.to_numpy().sum() == len(view.transactions) - 4
+    adjusts = raw[(raw["type"] == "adjust") & ~raw["opening"]]
+    net = adjusts.groupby(["member", adjusts["time"].dt.strftime("%Y-%m")])["qty"].sum()
+    shown_net = got["net"].stack()
+    assert shown_net[shown_net != 0].to_dict() == pytest.approx(net[net != 0].to_dict())
+    assert got["net"].attrs["opening_counts_excluded"] == openings
+
+    # 4. the lines' last level is the stock the service shows, per item and per location
+    assert got["per_item"][got["per_item"] != 0].empty
+    assert got["per_place"][got["per_place"] != 0].empty
+    moved = set(raw["item"]) & set(live)
+    assert got["last"].to_dict() == {i: float(live[i]["quantity"]) for i in moved}
+    levels = got["where"].set_index(["item_id", "location_id"])["stock"]
+    truth = on_hand[on_hand.index.get_level_values("item").isin(moved)]
+    assert levels.reindex(truth.index).fillna(0.0).tolist() == pytest.approx(truth.tolist())
+    assert len(got["per_place"]) == len(held)  # every place an item is listed at, compared

@@ -4,8 +4,9 @@ The stand-in's shop opens its record with four "Opening stocktake" adjustments. 
 transaction is one is decided once, where its frame is built (the ``opening_count`` column of
 the transactions and lines frames, of the client's and the mirror's), so a slice keeps it: an
 adjust-only slice of the lines (no memo, no in/out/move to date against) leaves them out with
-``exclude_opening_counts=True``, and :func:`invtools.analysis.shrinkage` leaves them out by
-default. Real HTTP against the stand-in; ``sb.data()`` is the truth.
+``exclude_opening_counts=True`` (the activity views and :func:`invtools.analysis.crosstab`),
+and :func:`invtools.analysis.shrinkage` leaves them out by default. Real HTTP against the
+stand-in; ``sb.data()`` is the truth.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pandas as pd
 import pytest
 
 from invtools import TransactionMirror, frames
-from invtools.analysis import shrinkage
+from invtools.analysis import crosstab, shrinkage
 from invtools.mirror import batches
 from invtools.viz import activity_table, opening_counts, plot_activity
 
@@ -83,6 +84,47 @@ def test_an_adjust_only_slice_of_the_lines_leaves_the_opening_counts_out(shop, m
 
     ax = plot_activity(adjusts, "M", by="member", metric="quantity", exclude_opening_counts=True)
     assert ax.get_title().endswith(", without opening stock counts")
+
+
+def test_crosstab_leaves_the_opening_counts_out_of_any_slice_and_says_so(shop, make_client):
+    sb, openings = shop
+    client = make_client(sb)
+    tx, lines = client.transactions_df(), client.lines_df()
+    # per member and month, each type's transactions: the server's rows, openings left out
+    raw = pd.DataFrame(
+        {
+            "member": t["created_by"]["name"],
+            "month": pd.Timestamp(t["transaction_time"]).strftime("%Y-%m"),
+            "type": t["type"],
+        }
+        for t in sb.data().transactions
+        if t["id"] not in openings
+    )
+    want = pd.crosstab([raw["member"], raw["month"]], raw["type"])
+    got = crosstab(tx, rows=["member", "month"], columns="type", exclude_opening_counts=True)
+    assert got.attrs["opening_counts_excluded"] == openings  # said: which were left out
+    pd.testing.assert_frame_equal(
+        got, want.reindex(index=got.index, columns=got.columns).fillna(0), check_names=False
+    )
+    assert got.to_numpy().sum() == len(tx) - len(openings)
+    kept = crosstab(tx, rows=["member", "month"], columns="type")
+    assert "opening_counts_excluded" not in kept.attrs
+    assert kept["adjust"].sum() == got["adjust"].sum() + len(openings)
+
+    # an adjust-only slice of the lines (no memo, no in/out/move): the units per member
+    adjusts = lines[lines["type"] == "adjust"]
+    units = crosstab(
+        adjusts, rows="member", columns="type", metric="quantity", exclude_opening_counts=True
+    )
+    assert units.attrs["opening_counts_excluded"] == openings
+    truth = _adjust_lines(sb, leave_out=openings)
+    per_member = truth.groupby("member")["quantity"].apply(lambda q: q.abs().sum())
+    assert units["adjust"].sort_index().to_dict() == pytest.approx(per_member.to_dict())
+    # a window without them: nothing left out, and said so
+    later = crosstab(
+        tx, rows="member", columns="type", since="2026-06-01", exclude_opening_counts=True
+    )
+    assert later.attrs["opening_counts_excluded"] == []
 
 
 def test_shrinkage_leaves_the_opening_counts_out_by_default_and_says_so(shop, make_client):

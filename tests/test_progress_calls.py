@@ -37,6 +37,7 @@ CALLS = [
     ("items_df", lambda c, **kw: c.items_df(**kw), None),
     ("stock_df", lambda c, **kw: c.stock_df(**kw), None),
     ("partners_df", lambda c, **kw: c.partners_df(**kw), None),
+    ("fetch_costs", lambda c, **kw: c.fetch_costs(**kw), None),  # short walks: no bar
 ]
 
 

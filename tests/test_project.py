@@ -63,7 +63,7 @@ def test_every_package_folder_is_packaged_and_the_notebooks_ship_with_it():
     assert set(tool["packages"]) == folders | {"invtools.examples"}
     assert tool["package-dir"] == {"invtools.examples": "notebooks"}
     assert tool["package-data"]["invtools.examples"] == ["*.ipynb"]
-    assert len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) == 8
+    assert len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) == 9
 
 
 def test_the_demo_extra_has_what_invtools_demo_needs_and_dev_includes_it():

@@ -29,8 +29,8 @@ from invtools.analysis.common import (
     without_deleted,
 )
 from invtools.errors import ConfigError
-from invtools.frames import DELETED_NOTE, OPENING_NOTE, opening_counts
-from invtools.frames.openings import OPENING_COUNT, transaction_ids
+from invtools.frames import DELETED_NOTE, OPENING_NOTE
+from invtools.frames.openings import with_openings, without_openings
 
 __all__ = ["supplier_summary", "shrinkage", "SHRINKAGE_KEYS"]
 
@@ -212,16 +212,13 @@ def shrinkage(
     need(lines, "lines", f"{_LINE_COLUMNS} {key} {name}", who=who)
     need(items, "items", "item_id cost", who=who)
     leave_out = check_flag(exclude_opening_counts, f"{who}: exclude_opening_counts")
-    counted = lines
-    if leave_out and OPENING_COUNT not in lines.columns:  # built by hand: the rule on it whole
-        counted = lines.assign(**{OPENING_COUNT: opening_counts(lines)})
-    counted = in_window(counted, since, until, who=who, strict=strict)
+    counted = in_window(
+        with_openings(lines) if leave_out else lines, since, until, who=who, strict=strict
+    )
     adjusted = counted[counted["type"].isin(["adjust"]).to_numpy(bool)]
     left_out: list[Any] = []
     if leave_out:
-        openings = opening_counts(adjusted).to_numpy(bool)
-        left_out = transaction_ids(adjusted, openings)
-        adjusted = adjusted[~openings]
+        adjusted, left_out = without_openings(adjusted)
     # a slice of its own, so marking its attrs touches nothing of the caller's
     adjusted = without_deleted(adjusted, adjusted, include=include_deleted, who=who)
     qty = adjusted["quantity"].to_numpy(dtype="float64", na_value=np.nan)

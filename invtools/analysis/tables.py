@@ -17,6 +17,8 @@ from invtools._config import check_flag
 from invtools._types import TX_TYPES, check_tz
 from invtools.analysis.common import carry_provenance, check_choice, in_window, need, newest_name
 from invtools.errors import ArgumentTypeError, ConfigError
+from invtools.frames import OPENING_NOTE
+from invtools.frames.openings import with_openings, without_openings
 
 __all__ = ["crosstab", "CROSSTAB_KEYS", "CROSSTAB_PERIODS", "CROSSTAB_METRICS"]
 
@@ -47,6 +49,7 @@ def crosstab(
     until: Any = None,
     tz: str | None = "UTC",
     signed: bool = False,
+    exclude_opening_counts: bool = False,
     strict: bool = False,
 ) -> pd.DataFrame:
     """The transactions counted (or their units added up) by ``rows`` against ``columns``: a
@@ -68,7 +71,10 @@ def crosstab(
     -5 is 5 units of activity). ``since``/``until`` limit the count (both included; a date,
     a month, or a duration such as ``"90D"`` back from the moment the frame is as of); reaching
     outside the frame's window is said (a :class:`~invtools.errors.WindowWarning`;
-    ``strict=True``: an error).
+    ``strict=True``: an error). ``exclude_opening_counts=True`` leaves out the opening stock
+    counts (the stocktake a record starts with; :func:`invtools.frames.opening_counts`, read
+    from the frame's ``opening_count`` column, so an adjust-only slice leaves them out too),
+    said in ``attrs["opening_counts_excluded"]``: the ids of the transactions left out.
 
     Returns a wide table: one row per combination of the rows' keys that holds anything,
     one column per value of ``columns`` (types in the order in/out/move/adjust, periods in
@@ -83,6 +89,10 @@ def crosstab(
     True
     >>> where = crosstab(tx, rows="location", columns="type", metric="quantity")
     >>> who_buys = crosstab(tx, rows="partner", columns="month", since="2026-05-01")
+    >>> adjusts = crosstab(tx[tx["type"] == "adjust"], rows="member", columns="month",
+    ...                    exclude_opening_counts=True)
+    >>> len(adjusts.attrs["opening_counts_excluded"])  # the shop's opening stocktake
+    4
     """
     who = "crosstab"
     keys = [rows] if isinstance(rows, str) else rows
@@ -100,9 +110,13 @@ def crosstab(
         raise ConfigError(f"{who}: a key is given twice ({[*keys, columns]}); give each once")
     check_choice(metric, CROSSTAB_METRICS, who=who, name="metric")
     check_flag(signed, f"{who}: signed")
+    leave_out = check_flag(exclude_opening_counts, f"{who}: exclude_opening_counts")
     zone = check_tz(tz, who=who)
     need(transactions, "transactions", "transaction_time", who=who)
-    df = in_window(transactions, since, until, who=who, strict=strict)
+    df = with_openings(transactions) if leave_out else transactions
+    df = in_window(df, since, until, who=who, strict=strict)
+    if leave_out:
+        df, left_out = without_openings(df)
     labels = {key: _labels(df, key, zone, who=who) for key in [*keys, columns]}
     frame = pd.DataFrame({key: values.to_numpy(dtype=object) for key, values in labels.items()})
     if metric == "count":
@@ -129,6 +143,8 @@ def crosstab(
     table.columns.name = columns
     table.index.names = keys
     table.attrs["crosstab"] = {"rows": keys, "columns": columns, "metric": metric, "tz": zone}
+    if leave_out:
+        table.attrs[OPENING_NOTE] = left_out
     return carry_provenance(table, transactions, who=who)
 
 

@@ -8,7 +8,8 @@ serves (:mod:`~invtools.api.refusals`), what the client knows of the endpoints (
 team and its mode, how long answers are kept: :mod:`~invtools.api.endpoints`), transaction
 details several at once over an ordered concurrent map (:mod:`~invtools.api.details`), request
 statistics (:mod:`~invtools.api.stats`), what a cache holds and pruning it
-(:mod:`~invtools.api.cacheinfo`).
+(:mod:`~invtools.api.cacheinfo`), what fetching each window's lines would cost
+(:mod:`~invtools.api.estimates`: ``fetch_costs``).
 
 The walk engine: the record a walk leaves (:mod:`~invtools.api.records`), which chains the
 next one runs (:mod:`~invtools.api.plan`), the chains of a fresh walk

@@ -6,7 +6,8 @@ One class: its settings, the session it owns (cached, paced on a budget the toke
 token only in its auth object), its life cycle and display, its statistics and its cache's
 upkeep are here; it inherits the resource methods (:mod:`invtools.api.resources`, with
 ``team()`` and the low-level ``get()``) and the frame methods built on them
-(:mod:`invtools.api.dataframes`). Every request goes through :mod:`invtools.api.requester`.
+(:mod:`invtools.api.dataframes`), and what fetching each window's lines would cost
+(:mod:`invtools.api.estimates`). Every request goes through :mod:`invtools.api.requester`.
 
 >>> Client(token="t", base_url="http://127.0.0.1:9", cache=False, rate_limit=0)
 Client(base_url='http://127.0.0.1:9', team=<not fetched yet>, cache=off, rate_limit=off)
@@ -37,8 +38,8 @@ from invtools._config import (
     normalise_base_url,
 )
 from invtools.api.cacheinfo import prune_cache, prune_if_due
-from invtools.api.dataframes import DataFrames
 from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
+from invtools.api.estimates import Estimates
 from invtools.api.records import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
@@ -54,7 +55,7 @@ __all__ = ["Client"]
 logger = logging.getLogger("invtools")
 
 
-class Client(DataFrames):
+class Client(Estimates):
     """One team's view of the inventory API.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),

@@ -42,6 +42,7 @@ from invtools.frames.lines import lines_of
 from invtools.frames.openings import decide_openings
 from invtools.frames.provenance import Provenance
 from invtools.frames.stock import unchecked_levels
+from invtools.frames.tally import holds_line
 
 __all__ = ["DataFrames"]
 
@@ -309,16 +310,18 @@ class DataFrames(Resources):
                 (clock.now() if began is None else clock.of_local(began)) - asked.back
             )
             tx = tx[tx["transaction_time"] >= floor].reset_index(drop=True)
-        return tx, self._row_details(tx, progress)
+        return tx, self._row_details(tx, progress, "the list" if asked is None else "the window")
 
     def _row_details(
-        self, tx: pd.DataFrame, progress: bool | None
+        self, tx: pd.DataFrame, progress: bool | None, what: str = "the window"
     ) -> Generator[dict | None, None, None]:
         """The details of the rows of ``tx`` (their mode checked by the walk), one at a time
-        (so what a frame is built from is never all held at once)."""
+        (so what a frame is built from is never all held at once); a long fetch says first
+        what ``what`` holds, from the rows alone (:func:`invtools.frames.tally.holds_line`)."""
         revisions = [None if pd.isna(r) else r for r in tx["revision"].tolist()]
         pairs = list(zip(tx["transaction_id"].tolist(), revisions, strict=True))
-        with closing(self._details(pairs, progress=progress)) as fetched:
+        holds = functools.partial(holds_line, tx, what=what)
+        with closing(self._details(pairs, progress=progress, holds=holds)) as fetched:
             for _pair, detail in fetched:
                 yield detail
 

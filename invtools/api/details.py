@@ -92,15 +92,17 @@ def fetch_details(
     workers: int,
     progress: bool,
     pace: Pace | None,
+    holds: Callable[[], str] | None = None,
 ) -> Generator[tuple[Any, dict | None], None, None]:
     """``(row, fetch(id, revision))`` for each row, in order, ``workers`` at a time. ``rows``:
     list rows (``id``, ``revision``) or ``(id, revision)`` pairs, read lazily. For a list or
     tuple, ``held(pairs)`` says which the cache holds (None: none), the bar counts only the
-    others, and ``pace`` (None: not paced) announces how long they will take and is told the
-    pace their answers came at. The held ones are read ``cached(pairs)`` at a time, a chunk
-    of :data:`CACHED_CHUNK` (None: fetched like the others; a None in its answer: that one
-    fetched), in this thread, while the others are in flight. Ctrl-C (or any error) stops it
-    at once: nothing more is sent, and what was fetched stays in the cache.
+    others, and ``pace`` (None: not paced) announces how long they will take (after the line
+    ``holds()`` gives: what the rows hold) and is told the pace their answers came at. The
+    held ones are read ``cached(pairs)`` at a time, a chunk of :data:`CACHED_CHUNK` (None:
+    fetched like the others; a None in its answer: that one fetched), in this thread, while
+    the others are in flight. Ctrl-C (or any error) stops it at once: nothing more is sent,
+    and what was fetched stays in the cache.
 
     >>> list(fetch_details(lambda t, r: {"id": t}, [(1, 0), (2, 0)], held=None, workers=2,
     ...                    progress=False, pace=None))
@@ -120,7 +122,7 @@ def fetch_details(
             bulk = listed, found
             keyed = (item for item, h in zip(listed, found, strict=True) if not h)
         if pace is not None:
-            pace.announce(total)
+            pace.announce(total, holds)
 
     def one(item: tuple[Any, Pair]) -> tuple[Any, dict | None]:
         row, (tid, revision) = item
@@ -287,24 +289,32 @@ class Pace:
     def __init__(self, budget: Any, bucket: str, concurrency: int, say: bool = True) -> None:
         self.budget, self.bucket, self.concurrency, self.say = budget, bucket, concurrency, say
 
-    def announce(self, misses: int) -> None:
+    def announce(self, misses: int, holds: Callable[[], str] | None = None) -> None:
         """Say on stderr how long ``misses`` details will take, if over ANNOUNCE_SECONDS (and
-        ``say``); nothing when the service states no limit (no pacing to cost anything)."""
+        ``say``), after the line ``holds()`` gives (what the list rows hold); nothing when the
+        service states no limit (no pacing to cost anything)."""
         if misses <= 0 or not self.say or self.budget.unlimited:
             return
+        seconds, upto = self.seconds(misses)
+        if seconds > ANNOUNCE_SECONDS:
+            if holds is not None:
+                notice(holds())
+            # names the team in each_team
+            notice(cost_line(misses, seconds, misses / seconds, upto=upto))
+
+    def seconds(self, misses: int) -> tuple[float, float | None]:
+        """About how long ``misses`` details take at the pace the last fetch saw, and how long
+        at most when no fetch has shown it yet (None once one has)."""
         seconds = self.budget.expected_seconds(
             self.bucket,
             misses,
             in_flight=self.concurrency / SERVICE_LATENCY,
             latency=SERVICE_LATENCY,
         )
-        if seconds > ANNOUNCE_SECONDS:
-            # no pace seen yet: the estimate is the configured pace's, and the service may
-            # allow less; a fetch seen since, the estimate is that pace (within a few %)
-            seen = self.budget.summary().get(self.bucket, {}).get("seen")
-            upto = None if seen is not None else seconds * UNSEEN_SLACK
-            # names the team in each_team
-            notice(cost_line(misses, seconds, misses / seconds, upto=upto))
+        # no pace seen yet: the estimate is the configured pace's, and the service may allow
+        # less; a fetch seen since, the estimate is that pace (within a few %)
+        seen = self.budget.summary().get(self.bucket, {}).get("seen")
+        return seconds, None if seen is not None else seconds * UNSEEN_SLACK
 
     def saw(self, answered: int, first: float, last: float) -> None:
         """``answered`` requests, the first answered ``first`` s after the batch began, the

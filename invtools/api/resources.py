@@ -300,9 +300,10 @@ class Resources:
         return self._details(rows, refresh=refresh, progress=progress)
 
     def _details(
-        self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None
+        self, rows: Iterable[Any], *, refresh: bool = False, progress: bool | None = None, **said
     ) -> Generator[tuple[Any, dict | None], None, None]:
-        """:meth:`transaction_details` for a caller that checked the team's mode."""
+        """:meth:`transaction_details` for a caller that checked the team's mode; ``said``:
+        ``holds=`` a line said before the cost line (what the list rows hold)."""
         refresh = check_flag(refresh, "refresh")
         asked = None if progress is None else check_flag(progress, "progress")
 
@@ -320,6 +321,7 @@ class Resources:
             workers=self.concurrency,
             progress=self.progress if asked is None else asked,
             pace=self._pace(say=shows(asked, client=self.progress)),
+            **said,
         )
 
     def locations(self, *, refresh: bool = False) -> list[dict]:

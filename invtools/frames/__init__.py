@@ -85,6 +85,8 @@ module             what it holds
 ``arrow``          :func:`transactions_df_from_pages`: page bytes parsed by pyarrow; what a
                    build freed given back (``give_back``)
 ``stock``          :func:`stock_history`, :func:`rebase_levels`
+``tally``          what a window holds from the list rows alone: transactions and units per
+                   type, the line a long fetch of details says first
 ``provenance``     :func:`with_provenance`, :data:`PROVENANCE_KEYS`,
                    :func:`merge_provenance` (several frames' records in one)
 ``context``        :func:`context_of` (a frame's team, grain, window and the moment it is as

@@ -55,6 +55,8 @@ __all__ = [
     "first_activity",
     "decide_openings",
     "transaction_ids",
+    "with_openings",
+    "without_openings",
 ]
 
 #: The column of a transactions or lines frame that says which rows are opening counts.
@@ -154,3 +156,24 @@ def opening_counts(df: pd.DataFrame) -> pd.Series:
             )
     flags = opening_flags(df["type"].array, df["transaction_time"].array, df.get("memo"))
     return pd.Series(flags, index=df.index, dtype="boolean").astype(bool)
+
+
+def with_openings(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its ``opening_count`` column: as it is when it has one, else decided on
+    ``df`` whole (a frame built by hand), before any cut of it can change the answer."""
+    return df if OPENING_COUNT in df.columns else df.assign(**{OPENING_COUNT: opening_counts(df)})
+
+
+def without_openings(df: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+    """``df`` without its opening counts, and the ids of the transactions left out (what
+    :data:`OPENING_NOTE` says).
+
+    >>> tx = pd.DataFrame({"transaction_id": [5, 6], "type": ["adjust", "out"],
+    ...     "opening_count": [True, False],
+    ...     "transaction_time": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True)})
+    >>> rest, left_out = without_openings(tx)
+    >>> rest["transaction_id"].tolist(), left_out
+    ([6], [5])
+    """
+    openings = opening_counts(df).to_numpy(bool)
+    return df[~openings], transaction_ids(df, openings)
