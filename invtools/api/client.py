@@ -37,8 +37,8 @@ from invtools._config import (
     normalise_base_url,
 )
 from invtools.api.cacheinfo import prune_cache, prune_if_due
-from invtools.api.dataframes import DataFrames
 from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
+from invtools.api.lineframes import LineFrames
 from invtools.api.records import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
@@ -54,7 +54,7 @@ __all__ = ["Client"]
 logger = logging.getLogger("invtools")
 
 
-class Client(DataFrames):
+class Client(LineFrames):
     """One team's view of the inventory API.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),
