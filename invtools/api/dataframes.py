@@ -34,7 +34,7 @@ from invtools._types import (
     parse_window,
 )
 from invtools.api.clock import ServiceClock
-from invtools.api.endpoints import default_max_age
+from invtools.api.endpoints import Team, default_max_age
 from invtools.api.resources import Resources
 from invtools.api.stats import Measurement
 from invtools.api.walk import Walk
@@ -287,13 +287,14 @@ class DataFrames(Resources):
         *,
         grain: str | None = None,
         after: datetime | None = None,
+        team: Team | None = None,
     ) -> pd.DataFrame:
         """``df``, built in measurement ``m``, with its record (see :meth:`_framed`);
         ``after``: the time from which its rows hold every transaction of the window, only
         some of its details having arrived (:func:`invtools.frames.complete_since`): its
-        window starts there."""
+        window starts there; ``team``: the team as read before (None: read now)."""
         clock = self._requester.service_clock
-        team, s = self.team(), m.stats
+        team, s = team or self.team(), m.stats
         if "created_at" in df.columns and len(df):
             clock.saw_recorded(df["created_at"].max())
         moment = clock.now() if m.data_as_of is None else clock.of_local(m.data_as_of)

@@ -149,6 +149,7 @@ class LineFrames(DataFrames):
             items = self.items_df(**fresh)
             frames.with_item_columns(frames.lines_df([]), items, item_columns)
         listed: list[dict] = []  # the items list the levels are anchored at names them too
+        team = self.team()  # what the frames' records name, read while the token is good
 
         def lines(found: Iterable[dict | None]) -> pd.DataFrame:
             got = found if isinstance(found, list) else None
@@ -165,7 +166,9 @@ class LineFrames(DataFrames):
                 items = frames.items_df(listed or list(self.items(**fresh)))
             times = tx["transaction_time"]
             after = None if arrived is None else frames.complete_since(times, arrived)
-            done = self._recorded(made, window, m, TXS_PATH, filters, grain="lines", after=after)
+            done = self._recorded(
+                made, window, m, TXS_PATH, filters, grain="lines", after=after, team=team
+            )
             done = frames.current_names(done, {"items": items})
             if item_columns is None:
                 return done
