@@ -174,16 +174,21 @@ def test_cancel_stops_the_fetch_and_keeps_what_arrived(sb, make_client):
     rows = window_rows(client, sb)
     k = distinct_cut(rows, 5)
     release = hold_details(sb, [r["id"] for r in rows[k:]])
-    growing = client.lines_growing(since="90D")
-    assert growing.wait(k)
-    growing.cancel()
-    release.set()
+    try:
+        growing = client.lines_growing(since="90D")
+        assert growing.wait(k)
+        growing.cancel()
+        assert not growing.wait() and growing.done  # ended with the older details still held
+    finally:
+        release.set()
     with pytest.raises(Cancelled):
         growing.result()
-    assert growing.arrived < len(rows)
+    assert growing.arrived == k and "stopped: Cancelled" in repr(growing)
     with pytest.warns(WindowWarning):
         part = growing.frame()
-    assert frames.context_of(part).window[0] >= pd.Timestamp(rows[k - 1]["transaction_time"])
+    newest = [r["id"] for r in rows[:k]]
+    pd.testing.assert_frame_equal(key_columns(part), lines_of_truth(sb, newest))
+    assert frames.context_of(part).window[0] == pd.Timestamp(rows[k - 1]["transaction_time"])
 
 
 _CHILD = """

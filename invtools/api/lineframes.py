@@ -149,7 +149,6 @@ class LineFrames(DataFrames):
             items = self.items_df(**fresh)
             frames.with_item_columns(frames.lines_df([]), items, item_columns)
         listed: list[dict] = []  # the items list the levels are anchored at names them too
-        team = self.team()  # what the frames' records name, read while the token is good
 
         def lines(found: Iterable[dict | None]) -> pd.DataFrame:
             got = found if isinstance(found, list) else None
@@ -175,6 +174,7 @@ class LineFrames(DataFrames):
             return frames.with_item_columns(done, items, item_columns)
 
         with self._counters.measure() as m:
+            team = self.team()  # what the frames' records name, read while the token is good
             # the anchor first, so that it never counts a transaction the lines lack
             stock = None
             if type is None and until is None:
@@ -185,7 +185,7 @@ class LineFrames(DataFrames):
                 self._windowed, since, until, type=type, chains=asked["chains"], max_age=max_age
             )
             walk, window = walked(refresh=refresh, progress=progress)
-            shown = progress and not growing  # a growing fetch shows its own bar
+            shown = False if growing else progress  # a growing fetch shows its own bar
             tx, details = self._tx_and_details(walk, shown, window)
             if stock is not None and stock.replayed and stock.data_as_of < walk.data_as_of - _APART:
                 stock = self.items(refresh=True, progress=progress)  # replayed: read again
