@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 from invtools import analysis, frames
 from invtools.errors import AuthenticationError, Cancelled, WindowWarning
@@ -54,15 +55,11 @@ def distinct_cut(rows, near: int) -> int:
 
 
 def lines_of_truth(sb, ids) -> pd.DataFrame:
-    """(transaction_id, item_id, quantity) of the server's details of ``ids``, sorted."""
-    got = [
-        (tid, line["id"], float(line["quantity"]))
-        for tid in ids
-        for line in sb.data().transaction(tid)["items"]
-    ]
-    cols = ["transaction_id", "item_id", "quantity"]
-    got = pd.DataFrame(got, columns=cols).astype({"transaction_id": int, "item_id": int})
-    return got.sort_values(cols).reset_index(drop=True)
+    """(transaction_id, item_id, quantity) of the server's lines of transactions ``ids``."""
+    raw = raw_lines(sb.data())
+    got = raw[raw["tx"].isin(list(ids))][["tx", "item", "qty"]]
+    got = got.set_axis(["transaction_id", "item_id", "quantity"], axis=1)
+    return key_columns(got)
 
 
 def key_columns(lines: pd.DataFrame) -> pd.DataFrame:
