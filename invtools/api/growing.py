@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from invtools._clock import cancel_scope
-from invtools._progress import progress_bar
+from invtools._progress import notice, progress_bar
 from invtools.errors import Cancelled, WindowWarning
 from invtools.frames.stretch import complete_since
 
@@ -51,7 +51,7 @@ class GrowingLines:
         self._build = build
         self.total = len(build.tx)
         self._found: list[dict | None] = []
-        self._arrived = 0
+        self._arrived, self._ended = 0, False
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self._whole: pd.DataFrame | None = None
@@ -80,10 +80,13 @@ class GrowingLines:
                         raise Cancelled("stopped by cancel()")
         except BaseException as exc:  # kept for result(): never lost in the thread
             self.error = exc
+            if not isinstance(exc, Cancelled):  # said now too, should nobody ask
+                notice(f"lines_growing stopped: {_said(exc)}; {self._stretch(self.arrived)}")
         finally:
             details.close()
             self._bar.close()
             with self._changed:
+                self._ended = True
                 self._changed.notify_all()
 
     @property
@@ -94,7 +97,7 @@ class GrowingLines:
     @property
     def done(self) -> bool:
         """Whether the fetch has ended: every detail in, or stopped (``error``)."""
-        return not self._thread.is_alive()
+        return self._ended
 
     def wait(self, details: int | None = None, timeout: float | None = None) -> bool:
         """Wait until ``details`` are in (None: all), or the fetch stopped, or ``timeout``
@@ -149,7 +152,8 @@ class GrowingLines:
         if arrived >= self.total:
             return "every detail in"
         since = complete_since(self._build.tx["transaction_time"], arrived)
-        return f"{arrived:,} of {self.total:,} details; complete from {since:%d %b %Y %H:%M} on"
+        held = "" if since is None else f"; complete from {since:%d %b %Y %H:%M} on"
+        return f"{arrived:,} of {self.total:,} details{held}"
 
     def __repr__(self) -> str:
         said = self._stretch(self.arrived)

@@ -28,6 +28,8 @@ import pandas as pd
 
 from invtools import frames
 from invtools._clock import cancel_scope
+from invtools._progress import notice
+from invtools.errors import Cancelled
 from invtools.frames.provenance import utc_stamp
 from invtools.mirror import names, store
 from invtools.mirror.report import SyncReport
@@ -73,6 +75,8 @@ class BackgroundSync:
                 self.report = self.mirror.sync(**options)
         except BaseException as exc:  # kept for result(): never lost in the thread
             self.error = exc
+            if not isinstance(exc, Cancelled):  # said now too, should nobody ask
+                notice(f"sync_in_background stopped: {type(exc).__name__}: {exc}")
 
     @property
     def done(self) -> bool:
