@@ -49,7 +49,7 @@ class GrowingLines:
 
     def __init__(self, build: Any, context: Context, *, progress: bool) -> None:
         self._build = build
-        self.total = len(build.tx)
+        self.total = len(build.times)
         self._found: list[dict | None] = []
         self._arrived, self._ended = 0, False
         self._changed = threading.Condition()
@@ -151,7 +151,7 @@ class GrowingLines:
         """What the first ``arrived`` rows hold in full, as a sentence says it."""
         if arrived >= self.total:
             return "every detail in"
-        since = complete_since(self._build.tx["transaction_time"], arrived)
+        since = complete_since(self._build.times, arrived)
         held = "" if since is None else f"; complete from {since:%d %b %Y %H:%M} on"
         return f"{arrived:,} of {self.total:,} details{held}"
 

@@ -36,12 +36,13 @@ _APART = timedelta(minutes=1)
 
 @dataclass
 class LinesBuild:
-    """A lines frame being built: ``tx``, the window's list rows (newest first), ``details``,
-    their details to come in the same order; ``lines(details)`` the lines of the first
-    ``len(details)`` rows with their levels, ``framed(lines, arrived)`` those lines as the
-    frame (its record; the window the first ``arrived`` rows hold in full, None: all)."""
+    """A lines frame being built: ``times``, the transaction times of the window's list rows
+    (newest first), ``details``, their details to come in the same order; ``lines(details)``
+    the lines of the first ``len(details)`` rows with their levels (a stream: of all, the rows
+    let go once read), ``framed(lines, arrived)`` those lines as the frame (its record; the
+    window the first ``arrived`` rows hold in full, None: all)."""
 
-    tx: pd.DataFrame
+    times: pd.Series
     details: Generator[dict | None, None, None]
     lines: Callable[[list[dict | None] | Iterable[dict | None]], pd.DataFrame]
     framed: Callable[[pd.DataFrame, int | None], pd.DataFrame]
@@ -149,11 +150,17 @@ class LineFrames(DataFrames):
             items = self.items_df(**fresh)
             frames.with_item_columns(frames.lines_df([]), items, item_columns)
         listed: list[dict] = []  # the items list the levels are anchored at names them too
+        tx: pd.DataFrame | None = None  # the list rows, newest first
 
         def lines(found: Iterable[dict | None]) -> pd.DataFrame:
+            nonlocal tx
             got = found if isinstance(found, list) else None
+            assert tx is not None, "lines_df's stream is read once"
             rows = tx if got is None or len(got) == len(tx) else tx.iloc[: len(got)]
+            if got is None:  # lines_df's one stream: the list rows let go once read
+                tx = None
             made = lines_of(rows, found)
+            del rows  # the lines hold the list's columns they need: let it go first
             if current is None and (type is not None or since is not None):
                 how = f"type={type!r}" if type is not None else f"until={until!r}"
                 unchecked_levels(made, f"lines_df({how}, ...)")
@@ -163,7 +170,6 @@ class LineFrames(DataFrames):
             nonlocal items
             if items is None:  # it names the lines' items now: a rename raises no revision
                 items = frames.items_df(listed or list(self.items(**fresh)))
-            times = tx["transaction_time"]
             after = None if arrived is None else frames.complete_since(times, arrived)
             done = self._recorded(
                 made, window, m, TXS_PATH, filters, grain="lines", after=after, team=team
@@ -195,4 +201,5 @@ class LineFrames(DataFrames):
                 details.close()  # the list replayed from before the anchor: walked again
                 walk, window = walked(refresh=True, progress=progress)
                 tx, details = self._tx_and_details(walk, shown, window)
-            yield LinesBuild(tx, details, lines, framed)
+            times = tx["transaction_time"].copy()
+            yield LinesBuild(times, details, lines, framed)
