@@ -6,12 +6,14 @@ certain; ``sb.data()`` is the truth."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pandas as pd
 import pytest
 from test_growing import distinct_cut, hold_details, key_columns, lines_of_truth
 
 from invtools import TransactionMirror, frames
-from invtools.errors import AuthenticationError
+from invtools.errors import AuthenticationError, ConfigError
 
 pytestmark = pytest.mark.network
 
@@ -58,3 +60,14 @@ def test_an_error_in_a_background_sync_is_raised_and_what_came_is_kept(sb, make_
     assert filling.done and "stopped" in repr(filling)
     newest = [r["id"] for r in rows[:k]]
     pd.testing.assert_frame_equal(key_columns(filling.lines_df()), lines_of_truth(sb, newest))
+
+
+def test_the_file_is_checked_before_the_sync_goes_to_the_background(sb, make_client, tmp_path):
+    # the file made and checked in the caller's thread, never by two threads at once (the
+    # waiting caller reading a file the sync was still making took it for another program's)
+    path = tmp_path / "notes.sqlite"
+    with sqlite3.connect(path) as other:
+        other.execute("CREATE TABLE notes (text TEXT)")
+    other.close()
+    with pytest.raises(ConfigError, match="not an invtools transaction mirror"):
+        TransactionMirror(path, make_client(sb)).sync_in_background()

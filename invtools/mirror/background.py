@@ -56,6 +56,7 @@ class BackgroundSync:
     """
 
     def __init__(self, mirror: Any, **options: Any) -> None:
+        mirror.path  # noqa: B018 - first use here: the file made and checked before the thread
         self.mirror, self.report = mirror, None
         self.error: BaseException | None = None
         self._began = utc_stamp()  # a detail stored since: this sync's walk is over
