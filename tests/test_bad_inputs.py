@@ -249,6 +249,7 @@ def test_frames_functions(world, sweep, tmp_path):
             "until": None,
             "moment": pd.Timestamp("2026-10-31", tz="UTC"),
         },
+        "complete_since": {"times": w["lines"]["transaction_time"], "arrived": 1},
         "merge_provenance": {"frames": [w["lines"], w["items"]]},
         "deleted_items": {"df": w["lines"]},
         "opening_counts": {"df": w["lines"]},

@@ -40,6 +40,7 @@ from invtools._config import (
 from invtools.api.cacheinfo import prune_cache, prune_if_due
 from invtools.api.endpoints import DEFAULT_EXPIRY, EXPIRY
 from invtools.api.estimates import Estimates
+from invtools.api.lineframes import LineFrames
 from invtools.api.records import clear_walks, walks_folder
 from invtools.api.requester import BearerAuth, ClientSession, Requester
 from invtools.api.stats import Counters, Measurement, RequestStats
@@ -55,7 +56,7 @@ __all__ = ["Client"]
 logger = logging.getLogger("invtools")
 
 
-class Client(Estimates):
+class Client(LineFrames, Estimates):
     """One team's view of the inventory API.
 
     ``token=None`` reads ``INVTOOLS_TOKEN``. ``cache``: True (the user cache directory),

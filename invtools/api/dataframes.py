@@ -34,17 +34,17 @@ from invtools._types import (
     parse_window,
 )
 from invtools.api.clock import ServiceClock
-from invtools.api.endpoints import default_max_age
+from invtools.api.endpoints import Team, default_max_age
 from invtools.api.resources import Resources
+from invtools.api.stats import Measurement
 from invtools.api.walk import Walk
 from invtools.frames.arrow import give_back
 from invtools.frames.lines import lines_of
 from invtools.frames.openings import decide_openings
 from invtools.frames.provenance import Provenance
-from invtools.frames.stock import unchecked_levels
 from invtools.frames.tally import holds_line
 
-__all__ = ["DataFrames"]
+__all__ = ["DataFrames", "with_levels"]
 
 
 class DataFrames(Resources):
@@ -177,86 +177,6 @@ class DataFrames(Resources):
         items = self.items(refresh=refresh, max_age=max_age, progress=progress)
         return frames.current_names(joined, {"items": frames.items_df(list(items))})
 
-    def lines_df(
-        self,
-        *,
-        type: str | Iterable[str] | None = None,  # noqa: A002 - the API's own name
-        since: Any = None,
-        until: Any = None,
-        chains: int | None = None,
-        item_columns: str | Iterable[str] | None = None,
-        refresh: bool = False,
-        max_age: Any = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        """One row per transaction line (:func:`invtools.frames.lines_df`), from one detail
-        request per transaction in the window, each cached for good per revision.
-
-        Stock levels: without ``type`` and ``until``, **anchored at the current stock** of
-        the items list, read first (per location too; :func:`invtools.frames.rebase_levels`);
-        else the details' stored ones (recomputed from each item's earliest line when every
-        type is there), and with ``since`` a :class:`~invtools.errors.LevelsWarning` names
-        the items. ``refresh=True`` walks both lists again, never a detail at its revision.
-        The rule, and what is said when an item cannot be anchored: docs/explanation/now.md.
-
-        Names are current (:func:`invtools.frames.current_names`; a rename raises no
-        revision): each line's item name, SKU and barcode as the items list says (the one the
-        levels are anchored at, else :meth:`items_df`'s), its partner, locations and member as
-        the list rows do. ``item_columns`` names columns of :meth:`items_df`
-        (``"attr_Category"``, ``"cost"``, ...) joined onto each line by ``item_id``, after
-        ``item_name`` (:func:`invtools.frames.with_item_columns`: a deleted item's line gets
-        <NA>; an unknown name is a ConfigError listing the items frame's columns).
-
-        >>> lines = client.lines_df(since="30D", item_columns=["sku", "attr_Category"])
-        >>> lines.columns[lines.columns.get_loc("item_name") + 1]
-        'attr_Category'
-        >>> lines.attrs["endpoint"]
-        ['/v1/location-txs', '/v1/items']
-        """
-        filters = {"type": _as_json(check_tx_type(type)), "since": since, "until": until}
-        items, fresh = None, {"refresh": refresh, "max_age": max_age, "progress": progress}
-        if item_columns is not None:  # the names checked before any detail is fetched
-            items = self.items_df(**fresh)
-            frames.with_item_columns(frames.lines_df([]), items, item_columns)
-
-        listed: list[dict] = []  # the items list the levels are anchored at names them too
-
-        def build() -> tuple[pd.DataFrame, _Asked | None]:
-            # the anchor first, so that it never counts a transaction the lines lack
-            stock = None
-            if type is None and until is None:
-                stock = self.items(refresh=refresh, max_age=max_age, progress=progress)
-                listed[:] = stock
-            current = None if stock is None else frames.stock_df(listed)
-            walked = functools.partial(
-                self._windowed, since, until, type=type, chains=chains, max_age=max_age
-            )
-            walk, asked = walked(refresh=refresh, progress=progress)
-            tx, details = self._tx_and_details(walk, progress, asked)
-            if stock is not None and stock.replayed and stock.data_as_of < walk.data_as_of - _APART:
-                stock = self.items(refresh=True, progress=progress)  # replayed: read again
-                listed[:] = stock
-                current = frames.stock_df(listed)
-            if stock is not None and walk.replayed and walk.data_as_of < stock.data_as_of - _APART:
-                details.close()  # the list replayed from before the anchor: walked again
-                walk, asked = walked(refresh=True, progress=progress)
-                tx, details = self._tx_and_details(walk, progress, asked)
-            with closing(details):
-                lines = lines_of(tx, details)
-            if current is None and (type is not None or since is not None):
-                how = f"type={type!r}" if type is not None else f"until={until!r}"
-                unchecked_levels(lines, f"lines_df({how}, ...)")
-            del tx, details  # the lines hold the list's columns they need: let it go first
-            return _levels(lines, all_types=type is None, current=current), asked
-
-        lines = self._framed(TXS_PATH, filters, build, grain="lines")
-        if items is None:  # it names the lines' items now: a rename raises no revision
-            items = frames.items_df(listed or list(self.items(**fresh)))
-        lines = frames.current_names(lines, {"items": items})
-        return (
-            lines if item_columns is None else frames.with_item_columns(lines, items, item_columns)
-        )
-
     def locations_df(self, *, refresh: bool = False) -> pd.DataFrame:
         """All locations (:func:`invtools.frames.locations_df`)."""
         return self._framed(
@@ -355,19 +275,42 @@ class DataFrames(Resources):
         service's clock, checked against the rows' ``created_at``) and, for a walk asked for a
         window (``build`` returns the frame and what was asked), the window it holds
         (:func:`invtools.frames.fit_window`)."""
-        clock = self._requester.service_clock
         with self._counters.measure() as m:
             built = build()
         df, asked = built if isinstance(built, tuple) else (built, None)
-        team, s = self.team(), m.stats
+        return self._recorded(df, asked, m, path, filters, grain=grain)
+
+    def _recorded(
+        self,
+        df: pd.DataFrame,
+        asked: _Asked | None,
+        m: Measurement,
+        path: str,
+        filters: Mapping[str, Any],
+        *,
+        grain: str | None = None,
+        after: datetime | None = None,
+        team: Team | None = None,
+    ) -> pd.DataFrame:
+        """``df``, built in measurement ``m``, with its record (see :meth:`_framed`);
+        ``after``: the time from which its rows hold every transaction of the window, only
+        some of its details having arrived (:func:`invtools.frames.complete_since`): its
+        window starts there; ``team``: the team as read before (None: read now)."""
+        clock = self._requester.service_clock
+        team, s = team or self.team(), m.stats
         if "created_at" in df.columns and len(df):
             clock.saw_recorded(df["created_at"].max())
         moment = clock.now() if m.data_as_of is None else clock.of_local(m.data_as_of)
         window = None
         as_of = moment
+        since = until = None
         if asked is not None:  # "90D": back from the data's moment (the clock checked)
             since = asked.since if asked.back is None else moment - asked.back
-            df, window, as_of = frames.fit_window(df, since, asked.until, moment=moment)
+            until = asked.until
+        if after is not None and (since is None or after > since):
+            since = after
+        if since is not None or until is not None:
+            df, window, as_of = frames.fit_window(df, since, until, moment=moment)
         record = Provenance(
             source="api",
             team_id=team.id,
@@ -392,11 +335,6 @@ class DataFrames(Resources):
 def _as_json(value: Any) -> Any:
     """A filter as a JSON value (what ``df.attrs`` keeps): several types as a list."""
     return list(value) if isinstance(value, tuple) else value
-
-
-#: How far apart ``lines_df`` reads the items list (its levels' anchor) and walks the
-#: transactions list at most: the older one, replayed, is read again.
-_APART = timedelta(minutes=1)
 
 
 @dataclass
@@ -429,7 +367,7 @@ def _tx_frame(walk: Walk) -> pd.DataFrame:
     return decide_openings(df, opened=pd.NaT)
 
 
-def _levels(
+def with_levels(
     lines: pd.DataFrame, *, all_types: bool, current: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """``lines`` (:func:`invtools.frames.lines.lines_of`) with their stock levels recomputed
@@ -443,6 +381,6 @@ def _levels(
 
 def _join_lines(tx: pd.DataFrame, found: Iterable[dict | None], *, all_types: bool) -> pd.DataFrame:
     """The transactions frame left-joined with the line columns of their details."""
-    lines = _levels(lines_of(tx, found), all_types=all_types)
+    lines = with_levels(lines_of(tx, found), all_types=all_types)
     own = [c for c in lines.columns if c not in tx.columns]  # item_id, item_name, ...
     return tx.merge(lines[["transaction_id", *own]], how="left", on="transaction_id", sort=False)

@@ -91,6 +91,8 @@ module             what it holds
                    :func:`merge_provenance` (several frames' records in one)
 ``context``        :func:`context_of` (a frame's team, grain, window and the moment it is as
                    of: what every analysis reads), :func:`window_of`, :func:`fit_window`
+``stretch``        :func:`complete_since`: the stretch of a window a partial fetch holds in
+                   full (details newest first, in the background)
 ``names``          :func:`current_names`: references named as their lists say now (a
                    rename raises no revision)
 ``openings``       :func:`opening_counts`: the one rule for opening stock counts, decided
@@ -158,6 +160,7 @@ from invtools.frames.schemas import (
 )
 from invtools.frames.schemas import PARTNER_TYPE_NAMES as PARTNER_TYPE_NAMES  # likewise
 from invtools.frames.stock import rebase_levels, stock_history
+from invtools.frames.stretch import complete_since
 
 __all__ = [
     "SCHEMAS",
@@ -186,6 +189,7 @@ __all__ = [
     "context_of",
     "window_of",
     "fit_window",
+    "complete_since",
     "DELETED_NOTE",
     "deleted_items",
     "OPENING_NOTE",

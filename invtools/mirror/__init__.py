@@ -66,16 +66,21 @@ What lives where:
 - :mod:`~invtools.mirror.mirror` -- :class:`TransactionMirror`: opening a file for a team
   (its team and service checked, a new file claimed), ``sync()``, and the offline reading
   methods (the client's ``since``/``until``/``type`` on its frames, which carry a
-  ``source="mirror"`` provenance).
+  ``source="mirror"`` provenance);
+- :mod:`~invtools.mirror.background` -- :class:`BackgroundSync`: a sync in a background thread
+  (``mirror.sync_in_background()``), whose frames hold the newest stretch stored in full while
+  a first fill runs (``frames.complete_since``).
 
 May import :mod:`invtools.api` (the client, used through its public methods only),
-:mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``);
+:mod:`invtools.frames`, and the foundation (``errors``, ``_types``, ``_files``, ``_progress``,
+``_clock``);
 never ``viz``, ``notebook`` or ``sandbox`` (the example above uses the
 sandbox; the code does not).
 """
 
 from __future__ import annotations
 
+from invtools.mirror.background import BackgroundSync
 from invtools.mirror.export import batches
 from invtools.mirror.mirror import TransactionMirror
 from invtools.mirror.report import CHANGE_KINDS, SyncReport
@@ -83,6 +88,7 @@ from invtools.mirror.store import default_path
 
 __all__ = [
     "TransactionMirror",
+    "BackgroundSync",
     "SyncReport",
     "CHANGE_KINDS",
     "default_path",

@@ -35,6 +35,7 @@ from invtools.frames.columns import as_time
 from invtools.frames.openings import decide_openings, first_activity
 from invtools.frames.provenance import Provenance
 from invtools.mirror import names, store
+from invtools.mirror.background import BackgroundSync
 from invtools.mirror.report import SyncReport, fmt_time, read_changes
 from invtools.mirror.sync import run_sync
 
@@ -48,8 +49,7 @@ class TransactionMirror:
     """A local SQLite copy of one team's transactions and their lines, synced by revision.
 
     ``path=None`` uses a file per team and service (base URL) in the user data directory
-    (needs ``client``).
-    ``client`` may be ``None`` to read an existing file offline; :meth:`sync` needs one.
+    (needs ``client``). ``client`` may be ``None`` to read an existing file offline.
     Making one sends nothing: its first use (a sync, a read, ``path``) asks for the team once
     and checks the file against it (a new file is made only for a team that can sync).
     The file is created readable by its owner only (0600, in folders it makes 0700) and never
@@ -165,11 +165,10 @@ class TransactionMirror:
         (exception, Ctrl-C, killed process), nothing applied is lost and the file stays
         consistent; run it again: details already stored are not re-fetched.
 
-        Only one sync of a file runs at a time: while one runs (in another notebook, say),
-        another raises :class:`~invtools.errors.LockedError`. A team not in Location mode
-        raises :class:`~invtools.errors.TeamModeError` before anything is sent or written.
-
-        A mirror synced before reads the list again and fetches no detail:
+        One sync of a file at a time (another meanwhile: :class:`~invtools.errors.LockedError`);
+        a team not in Location mode: :class:`~invtools.errors.TeamModeError` before anything is
+        sent or written. :meth:`sync_in_background` runs it in a background thread. A mirror
+        synced before reads the list again and fetches no detail:
 
         >>> report = mirror.sync()
         >>> report.new, report.changed, report.removed, report.details_fetched
@@ -204,6 +203,10 @@ class TransactionMirror:
                 return run_sync(
                     conn, client, team=team, look_back=back, progress=progress, chains=chains
                 )
+
+    def sync_in_background(self, **options: Any) -> BackgroundSync:
+        """:meth:`sync` in a background thread, with honest frames (:class:`BackgroundSync`)."""
+        return BackgroundSync(self, **options)
 
     # ---- reading (no network)
 
@@ -334,7 +337,6 @@ class TransactionMirror:
         True
         """
         item_ids = check_ids(item_ids, name="stock_history: item_ids")  # one id: a list of one
-        # the lines' provenance carried on, with what was asked
         history = frames.stock_history(self.lines_df(), item_ids=item_ids, location_id=location_id)
         return _stamped(history, history.attrs, item_ids=item_ids, location_id=location_id)
 
@@ -352,8 +354,7 @@ class TransactionMirror:
             df = pd.read_sql_query("SELECT * FROM syncs ORDER BY id", conn)
             origin = store.origin_of(conn)
         df = df.rename(columns=store.SYNCS_SHOWN)  # the file's names, as the package says them
-        for col in ("started_at", "finished_at"):
-            df[col] = as_time(df[col].tolist())
+        df = df.assign(**{col: as_time(df[col].tolist()) for col in ("started_at", "finished_at")})
         kinds = {"kind": "string", "look_back_seconds": "float64"}
         df = df.astype({**kinds, "anchor_ms": "Int64", "cutoff_ms": "Int64"})
         return _stamped(df, origin)
@@ -373,8 +374,8 @@ class TransactionMirror:
             return store.file_info(self.path, conn)
 
     def _peek(self) -> tuple[dict | None, str | None]:
-        """:meth:`info` for a display, read without creating or changing any file, never
-        raising: (info, None), or (None, why not)."""
+        """:meth:`info` for a display, never creating or changing a file: (info, None), or
+        (None, why not)."""
         if self._path is None:  # a display never sends a request (the team names the file)
             return None, "the team's default file, found on first use"
         try:
