@@ -68,7 +68,7 @@ def test_demo_outside_the_repository_runs_the_notebooks_that_ship_with_invtools(
     shipped = example_notebooks()
     assert [p.name for p in shipped] == sorted(
         p.name for p in (ROOT / "notebooks").glob("[0-9]*.ipynb")
-    ) and len(shipped) == 8
+    ) and len(shipped) == 9
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:

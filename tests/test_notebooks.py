@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from truth import raw_lines
 
 from invtools import notebook
 from invtools.notebook.demo import execute_notebook, kernel_env
@@ -96,25 +97,10 @@ def _run_in_process(path: Path) -> dict:
 
 
 def _truth_lines(view) -> pd.DataFrame:
-    """Every line of the server's own details (signed quantities), with plain pandas."""
-    rows = []
-    for t in view.transactions:
-        d = view.transaction(t["id"])
-        place = d["to_location"] or d["from_location"] or {}
-        for line in d["items"]:
-            rows.append(
-                {
-                    "tx": d["id"],
-                    "time": pd.Timestamp(d["transaction_time"]),
-                    "type": d["type"],
-                    "member": d["created_by"]["name"],
-                    "opening": d["type"] == "adjust" and d["memo"] == "Opening stocktake",
-                    "location": place.get("id"),
-                    "item": line["id"],
-                    "qty": float(line["quantity"]),
-                }
-            )
-    return pd.DataFrame(rows)
+    """The server's lines (tests/truth.py), each member by name and the opening stocktake said."""
+    raw = raw_lines(view)
+    opening = (raw["type"] == "adjust") & (raw["memo"] == "Opening stocktake")
+    return raw.assign(member=raw["member_name"], opening=opening)
 
 
 @pytest.mark.slow
@@ -217,3 +203,23 @@ def test_notebook_09_answers_the_day_one_questions_as_the_servers_json_does(demo
     truth = on_hand[on_hand.index.get_level_values("item").isin(moved)]
     assert levels.reindex(truth.index).fillna(0.0).tolist() == pytest.approx(truth.tolist())
     assert len(got["per_place"]) == len(held)  # every place an item is listed at, compared
+
+    # 5. the cost of each window before anything is fetched; the lines of 30 days as they grow
+    costs = got["costs"]
+    assert costs.loc["everything", "transactions"] == len(view.transactions)
+    assert costs["to_fetch"].tolist() == [0, 0, 0]  # every detail fetched by the cells above
+    assert costs["time"].tolist() == ["nothing to send"] * 3
+
+    def rows(lines):
+        return sorted(
+            zip(lines["transaction_id"], lines["item_id"], lines["quantity"], strict=True)
+        )
+
+    def truth_since(since):
+        late = raw[raw["time"] >= pd.Timestamp(since)]
+        return sorted(zip(late["tx"], late["item"], late["qty"], strict=True))
+
+    month, part = got["month"], got["part"]
+    assert got["growing"].done and rows(month) == truth_since(month.attrs["window"]["since"])
+    assert rows(part) == truth_since(part.attrs["window"]["since"])  # its window, held in full
+    assert costs.loc["30D", "transactions"] == month["transaction_id"].nunique()

@@ -12,7 +12,8 @@ import pandas as pd
 def raw_lines(view) -> pd.DataFrame:
     """Every line of the server's own details, one row each: ``tx``, ``time``, ``type``,
     ``partner`` (its name) and ``partner_id``, ``from`` / ``to`` (location ids) and
-    ``location`` (where the stock changed: ``to``, else ``from``), ``member``, ``item``,
+    ``location`` (where the stock changed: ``to``, else ``from``), ``member`` (its id) and
+    ``member_name``, ``memo``, ``item``,
     ``item_name``, ``qty`` (signed as the wire has it), ``units`` (its size), ``deleted`` (the
     item) and ``level`` (the stored new stock level)."""
     rows = []
@@ -32,6 +33,8 @@ def raw_lines(view) -> pd.DataFrame:
                     "to": dest.get("id"),
                     "location": (dest or source).get("id"),
                     "member": d["created_by"]["id"],
+                    "member_name": d["created_by"]["name"],
+                    "memo": d.get("memo"),
                     "item": line["id"],
                     "item_name": line["name"],
                     "qty": qty,
