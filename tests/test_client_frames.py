@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pandas as pd
 import pytest
@@ -61,6 +62,24 @@ def test_every_frame_has_its_schema_and_says_where_it_came_from(sb, client):
     assert len(built["items"]) == len(sb.data("shop").items)
     assert built["stock"].attrs["requests"] == 0  # items and locations came from the cache
     assert sb.tokens["shop"] not in repr([df.attrs for df in built.values()])
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [{"since": "30D"}, {"type": "out", "since": "30D"}, {"until": "2026-10-01"}],
+    ids=["anchored", "type", "until"],
+)
+@pytest.mark.parametrize("columns", [None, ["attr_Category"]], ids=["", "item_columns"])
+def test_a_lines_frame_counts_every_request_its_call_sent(sb, client, asked, columns):
+    """One rule: the items list that anchors or only names the lines, and the attribute
+    definitions that ``item_columns`` needs, are the frame's requests like its details."""
+    warnings.simplefilter("ignore", LevelsWarning)  # type= / until=: not anchored, said
+    sb.clear_log()
+    lines = client.lines_df(**asked, item_columns=columns)
+    assert lines.attrs["requests"] == len(sb.requests) > 0
+    sb.clear_log()
+    again = client.lines_df(**asked, item_columns=columns)  # warm: nothing sent, none counted
+    assert again.attrs["requests"] == len(sb.requests) == 0
 
 
 def test_second_call_is_answered_from_the_cache_and_provenance_says_so(client):

@@ -146,8 +146,8 @@ class LineFrames(DataFrames):
         filters.update(since=since, until=until)
         fresh = {"refresh": refresh, "max_age": max_age, "progress": progress}
         items = None
-        if item_columns is not None:  # the names checked before any detail is fetched
-            items = self.items_df(**fresh)
+        if item_columns is not None:  # the names checked before any detail is fetched; its
+            items = self.items_df(**fresh)  # requests counted in its record, merged onto the lines'
             frames.with_item_columns(frames.lines_df([]), items, item_columns)
         listed: list[dict] = []  # the items list the levels are anchored at names them too
         tx: pd.DataFrame | None = None  # the list rows, newest first
@@ -169,7 +169,7 @@ class LineFrames(DataFrames):
         def framed(made: pd.DataFrame, arrived: int | None) -> pd.DataFrame:
             nonlocal items
             if items is None:  # it names the lines' items now: a rename raises no revision
-                items = frames.items_df(listed or list(self.items(**fresh)))
+                items = frames.items_df(listed)
             after = None if arrived is None else frames.complete_since(times, arrived)
             done = self._recorded(
                 made, window, m, TXS_PATH, filters, grain="lines", after=after, team=team
@@ -179,25 +179,32 @@ class LineFrames(DataFrames):
                 return done
             return frames.with_item_columns(done, items, item_columns)
 
-        with self._counters.measure() as m:
+        with self._counters.measure() as m:  # every request of the frame counted in it
             team = self.team()  # what the frames' records name, read while the token is good
-            # the anchor first, so that it never counts a transaction the lines lack
-            stock = None
-            if type is None and until is None:
-                stock = self.items(**fresh)
-                listed[:] = stock
-            current = None if stock is None else frames.stock_df(listed)
+            # the items list first (it names the lines; without type= and until= it anchors
+            # their levels too), so that it never counts a transaction the lines lack
+            stock = self.items(**fresh)
+            listed[:] = stock
+            current = frames.stock_df(listed) if type is None and until is None else None
             walked = functools.partial(
                 self._windowed, since, until, type=type, chains=asked["chains"], max_age=max_age
             )
             walk, window = walked(refresh=refresh, progress=progress)
             shown = False if growing else progress  # a growing fetch shows its own bar
             tx, details = self._tx_and_details(walk, shown, window)
-            if stock is not None and stock.replayed and stock.data_as_of < walk.data_as_of - _APART:
+            if (
+                current is not None
+                and stock.replayed
+                and stock.data_as_of < walk.data_as_of - _APART
+            ):
                 stock = self.items(refresh=True, progress=progress)  # replayed: read again
                 listed[:] = stock
                 current = frames.stock_df(listed)
-            if stock is not None and walk.replayed and walk.data_as_of < stock.data_as_of - _APART:
+            if (
+                current is not None
+                and walk.replayed
+                and walk.data_as_of < stock.data_as_of - _APART
+            ):
                 details.close()  # the list replayed from before the anchor: walked again
                 walk, window = walked(refresh=True, progress=progress)
                 tx, details = self._tx_and_details(walk, shown, window)
