@@ -42,6 +42,8 @@ POLL_SECONDS = 0.1
 _STAGED = """SELECT s.t_ms, s.row_json, d.detail_json, d.fetched_at >= ? FROM staging s
     LEFT JOIN details d ON d.id = s.id AND d.revision = s.revision
     ORDER BY s.t_ms DESC, s.id DESC"""
+_FETCHED = """SELECT COUNT(*) FROM staging s
+    JOIN details d ON d.id = s.id AND d.revision = s.revision WHERE d.fetched_at >= ?"""
 
 
 class BackgroundSync:
@@ -119,8 +121,10 @@ class BackgroundSync:
         return self._frame("transactions")
 
     def _fetched(self) -> int:
-        """Details of staged rows stored since this sync began."""
-        return sum(bool(new) for *_rest, new in self._staged()[0])
+        """Details of staged rows stored since this sync began (counted in the file: a wait
+        reads no row's JSON)."""
+        with store.connect(self.mirror.path, readonly=self.mirror.read_only) as conn:
+            return conn.execute(_FETCHED, (self._began,)).fetchone()[0]
 
     def _staged(self) -> tuple[list, Any, dict, bool]:
         """The staged rows with their details, newest first; the file's provenance; the names
