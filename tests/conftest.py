@@ -56,6 +56,18 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
 
 
 @pytest.fixture
+def demo_process(monkeypatch, tmp_path):
+    """This process as a notebook's kernel on the built-in demo server: its cache in
+    ``tmp_path``, figures off screen, the demo server stopped after the test."""
+    from invtools import notebook
+
+    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    yield
+    notebook.stop_demo_server()
+
+
+@pytest.fixture
 def sb():
     from invtools.sandbox import serve
 

@@ -74,14 +74,6 @@ NINE = ROOT / "notebooks" / "09-abc-cover-adjustments-and-reconciliation.ipynb"
 DAY = pd.Timedelta(days=1)
 
 
-@pytest.fixture
-def demo_process(monkeypatch, tmp_path):
-    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    yield
-    notebook.stop_demo_server()
-
-
 def _run_in_process(path: Path) -> dict:
     """Every code cell of the notebook, in order, in this process: its variables."""
     import matplotlib.pyplot as plt

@@ -28,14 +28,6 @@ def links(text: str) -> list[str]:
     return re.findall(r"\]\(([^)\s]+)\)", text)
 
 
-@pytest.fixture
-def demo_process(monkeypatch, tmp_path):
-    monkeypatch.setenv("INVTOOLS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    yield
-    notebook.stop_demo_server()
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_python_blocks_run_in_order(demo_process, capsys):
