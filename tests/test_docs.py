@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_readme import blocks, demo_process, links  # noqa: F401 - demo_process: fixture
+from test_readme import blocks, links
 
 from invtools import notebook
 from invtools.notebook.demo import example_notebooks
@@ -83,7 +83,7 @@ def test_the_reference_has_an_entry_for_every_public_name():
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_python_blocks_run_in_order(demo_process, capsys):  # noqa: F811
+def test_python_blocks_run_in_order(demo_process, capsys):
     import matplotlib.pyplot as plt
 
     namespace: dict = {"__name__": "__docs__"}
